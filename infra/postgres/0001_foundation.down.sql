@@ -1,0 +1,4 @@
+DROP TABLE IF EXISTS tenant_assets;
+DROP TABLE IF EXISTS api_nonces;
+DROP TABLE IF EXISTS api_keys;
+DROP TABLE IF EXISTS tenants;

@@ -1,0 +1,47 @@
+import { z } from 'zod';
+
+// Every setting the processes read, with its default, in one place. Only the wiring module of a
+// process calls loadConfig; everything else receives the parsed values it needs.
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+
+export const configSchema = z.object({
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: port.default(8080),
+  SVC_DATA_DIR: z.string().min(1).default('.data'),
+  // External PostgreSQL 15+; when unset the service starts its embedded PostgreSQL.
+  DATABASE_URL: z.string().url().optional(),
+  // Port of the embedded PostgreSQL; 0 picks a free one on each start.
+  SVC_PG_PORT: port.default(0),
+  // 32 bytes as base64url; generated into SVC_DATA_DIR on first start when unset in embedded mode.
+  SVC_MASTER_KEY: z
+    .string()
+    .refine((v) => Buffer.from(v, 'base64url').length === 32, 'must be 32 bytes encoded as base64url')
+    .optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // Largest request body accepted, in bytes (the spec's payload cap).
+  SVC_MAX_BODY_BYTES: positiveInt.default(4 * 1024 * 1024),
+  // How far into the future an occurred_at may lie before it is refused.
+  SVC_OCCURRED_AT_FUTURE_SKEW_S: positiveInt.default(300),
+  SVC_PG_POOL_SIZE: positiveInt.default(10),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  // An empty variable means "not set", as shells commonly export them.
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = configSchema.safeParse(present);
+  if (parsed.success) {
+    if (parsed.data.DATABASE_URL && !parsed.data.SVC_MASTER_KEY) {
+      throw new ConfigError(
+        'SVC_MASTER_KEY: required when DATABASE_URL is set, so every process shares the key that encrypts secrets',
+      );
+    }
+    return parsed.data;
+  }
+  const lines = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`);
+  throw new ConfigError(`invalid configuration\n  ${lines.join('\n  ')}`);
+}

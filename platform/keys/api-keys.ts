@@ -1,0 +1,115 @@
+import { randomBytes } from 'node:crypto';
+import type { SecretBox } from '../crypto/secret-box.ts';
+import type { Pool } from '../postgres/pool.ts';
+
+// Operator-issued API credentials. The secret is 32 random bytes handed out once as base64url
+// text and stored sealed under the master key; the key id is bound into the seal.
+export const SCOPES = ['ingest', 'read', 'webhook_mgmt'] as const;
+export type Scope = (typeof SCOPES)[number];
+export type Environment = 'test' | 'live';
+
+export const KEY_PREFIX: Record<Environment, string> = { test: 'svc_test_', live: 'svc_live_' };
+
+export interface ApiKey {
+  keyId: string;
+  tenantId: string;
+  scopes: Scope[];
+  environment: Environment;
+  secret: Buffer;
+}
+
+export interface IssuedKey {
+  tenant_id: string;
+  key_id: string;
+  secret: string;
+  scopes: Scope[];
+  environment: Environment;
+}
+
+export type IssueOutcome =
+  | { kind: 'issued'; key: IssuedKey }
+  // No tenant with this id: tenants are created first.
+  | { kind: 'unknown_tenant' };
+
+export async function issueKey(
+  pool: Pool,
+  box: SecretBox,
+  request: { tenantId: string; scopes: Scope[]; environment: Environment },
+): Promise<IssueOutcome> {
+  const keyId = KEY_PREFIX[request.environment] + randomBytes(16).toString('hex');
+  const secret = randomBytes(32);
+  const sealed = box.seal(secret, sealContext(keyId));
+  const result = await pool.query(
+    `INSERT INTO api_keys (key_id, tenant_id, scopes, environment, secret_sealed)
+     SELECT $1, tenant_id, $3, $4, $5 FROM tenants WHERE tenant_id = $2`,
+    [keyId, request.tenantId, request.scopes, request.environment, sealed],
+  );
+  if (result.rowCount === 0) return { kind: 'unknown_tenant' };
+  return {
+    kind: 'issued',
+    key: {
+      tenant_id: request.tenantId,
+      key_id: keyId,
+      secret: secret.toString('base64url'),
+      scopes: request.scopes,
+      environment: request.environment,
+    },
+  };
+}
+
+export async function revokeKey(pool: Pool, keyId: string, at: Date): Promise<boolean> {
+  const result = await pool.query('UPDATE api_keys SET revoked_at = $2 WHERE key_id = $1 AND revoked_at IS NULL', [keyId, at]);
+  return result.rowCount === 1;
+}
+
+// Active keys by id, cached per process for a short time: a revocation takes effect everywhere
+// within CACHE_TTL_MS. Unknown ids are cached too (briefly) so a flood of them stays off the database.
+const CACHE_TTL_MS = 30_000;
+const MISS_TTL_MS = 5_000;
+const CACHE_MAX = 10_000;
+
+export class ApiKeyStore {
+  private readonly cache = new Map<string, { key: ApiKey | undefined; expiresAt: number }>();
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly box: SecretBox,
+  ) {}
+
+  async find(keyId: string): Promise<ApiKey | undefined> {
+    const now = Date.now();
+    const cached = this.cache.get(keyId);
+    if (cached && cached.expiresAt > now) return cached.key;
+    const key = await this.load(keyId);
+    if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(keyId, { key, expiresAt: now + (key ? CACHE_TTL_MS : MISS_TTL_MS) });
+    return key;
+  }
+
+  private async load(keyId: string): Promise<ApiKey | undefined> {
+    const { rows } = await this.pool.query<{
+      key_id: string;
+      tenant_id: string;
+      scopes: Scope[];
+      environment: Environment;
+      secret_sealed: Buffer;
+    }>(
+      `SELECT key_id, tenant_id, scopes, environment, secret_sealed
+         FROM api_keys WHERE key_id = $1 AND revoked_at IS NULL`,
+      [keyId],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    return {
+      keyId: row.key_id,
+      tenantId: row.tenant_id,
+      scopes: row.scopes,
+      environment: row.environment,
+      secret: this.box.open(row.secret_sealed, sealContext(row.key_id)),
+    };
+  }
+}
+
+function sealContext(keyId: string): string {
+  return `api_key:${keyId}`;
+}

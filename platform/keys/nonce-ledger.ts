@@ -1,0 +1,92 @@
+import type { Pool } from '../postgres/pool.ts';
+
+// A nonce is single-use per key for this long.
+export const NONCE_WINDOW_S = 600;
+const SWEEP_EVERY_MS = 60_000;
+
+interface Claim {
+  keyId: string;
+  nonce: string;
+  at: Date;
+  resolve: (claimed: boolean) => void;
+  reject: (error: unknown) => void;
+}
+
+// Nonce claims kept in Postgres, so single use holds across restarts and across API processes.
+// Claims that arrive together share one INSERT (group commit): while a write is in flight the
+// next claims queue up and go in the following statement, so a busy edge spends one round trip
+// and one commit per group instead of one per request.
+export class NonceLedger {
+  private queue: Claim[] = [];
+  private inFlight = 0;
+  private sweeper: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly options: { maxInFlight?: number; now?: () => Date } = {},
+  ) {}
+
+  // True when this call claimed the nonce; false when it was used within the window.
+  claim(keyId: string, nonce: string, at: Date): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ keyId, nonce, at, resolve, reject });
+      this.pump();
+    });
+  }
+
+  startSweeping(): void {
+    this.sweeper ??= setInterval(() => void this.sweep().catch(() => undefined), SWEEP_EVERY_MS);
+    this.sweeper.unref();
+  }
+
+  stopSweeping(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = undefined;
+  }
+
+  async sweep(): Promise<number> {
+    const now = this.options.now?.() ?? new Date();
+    const cutoff = new Date(now.getTime() - NONCE_WINDOW_S * 1000);
+    const result = await this.pool.query('DELETE FROM api_nonces WHERE claimed_at < $1', [cutoff]);
+    return result.rowCount ?? 0;
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0 && this.inFlight < (this.options.maxInFlight ?? 2)) {
+      const group = this.queue;
+      this.queue = [];
+      this.inFlight++;
+      void this.write(group).finally(() => {
+        this.inFlight--;
+        this.pump();
+      });
+    }
+  }
+
+  private async write(group: Claim[]): Promise<void> {
+    // One row per (key, nonce) in a statement; a repeat inside the same group loses to the first.
+    const first = new Map<string, Claim>();
+    const repeats: Claim[] = [];
+    for (const claim of group) {
+      const id = `${claim.keyId}\u0000${claim.nonce}`;
+      if (first.has(id)) repeats.push(claim);
+      else first.set(id, claim);
+    }
+    const claims = [...first.values()];
+    try {
+      const { rows } = await this.pool.query<{ key_id: string; nonce: string }>(
+        `INSERT INTO api_nonces (key_id, nonce, claimed_at)
+           SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[])
+         ON CONFLICT (key_id, nonce) DO UPDATE SET claimed_at = EXCLUDED.claimed_at
+           WHERE api_nonces.claimed_at <= EXCLUDED.claimed_at - make_interval(secs => ${NONCE_WINDOW_S})
+         RETURNING key_id, nonce`,
+        [claims.map((c) => c.keyId), claims.map((c) => c.nonce), claims.map((c) => c.at)],
+      );
+      const won = new Set(rows.map((r) => `${r.key_id}\u0000${r.nonce}`));
+      for (const [id, claim] of first) claim.resolve(won.has(id));
+      for (const claim of repeats) claim.resolve(false);
+    } catch (error) {
+      for (const claim of group) claim.reject(error);
+    }
+  }
+}

@@ -1,0 +1,32 @@
+import type { Config } from '../config.ts';
+import { startEmbeddedPostgres } from './embedded.ts';
+import { createPool, type Pool } from './pool.ts';
+
+export interface Database {
+  pool: Pool;
+  // "embedded" when this service runs its own PostgreSQL from the data directory.
+  mode: 'embedded' | 'external';
+  close: () => Promise<void>;
+}
+
+// Connects to DATABASE_URL, or starts (or joins) the embedded PostgreSQL of the data directory.
+// Closing stops the embedded server only when this process was the one that started it.
+export async function openDatabase(
+  config: Pick<Config, 'DATABASE_URL' | 'SVC_DATA_DIR' | 'SVC_PG_PORT' | 'SVC_PG_POOL_SIZE'>,
+  log?: (line: string) => void,
+): Promise<Database> {
+  if (config.DATABASE_URL) {
+    const pool = createPool(config.DATABASE_URL, config.SVC_PG_POOL_SIZE);
+    return { pool, mode: 'external', close: () => pool.end() };
+  }
+  const server = await startEmbeddedPostgres({ dataDir: config.SVC_DATA_DIR, port: config.SVC_PG_PORT, log });
+  const pool = createPool(server.url(), config.SVC_PG_POOL_SIZE);
+  return {
+    pool,
+    mode: 'embedded',
+    close: async () => {
+      await pool.end();
+      await server.stop();
+    },
+  };
+}

@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { FAMILIES, type Family } from './families/index.ts';
+import { externalId } from './primitives/fields.ts';
+import { dateTimeSchema } from './primitives/timestamp.ts';
+
+export const SCHEMA_VERSION = '2026-09-01';
+
+// The envelope of every ingested event, strict: received_at is the service's, never sent.
+export function envelopeSchema<D extends z.ZodType>(data: D) {
+  return z.strictObject({
+    external_id: externalId,
+    schema_version: z.literal(SCHEMA_VERSION),
+    occurred_at: dateTimeSchema,
+    recorded_at: dateTimeSchema.optional(),
+    sequence: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+    data,
+  });
+}
+
+export const ENVELOPES = {
+  party: envelopeSchema(FAMILIES.party.data),
+  account: envelopeSchema(FAMILIES.account.data),
+  instrument: envelopeSchema(FAMILIES.instrument.data),
+  movement: envelopeSchema(FAMILIES.movement.data),
+  relationship: envelopeSchema(FAMILIES.relationship.data),
+  control_event: envelopeSchema(FAMILIES.control_event.data),
+} satisfies Record<Family, z.ZodType>;
+
+export type Envelope<F extends Family = Family> = z.infer<(typeof ENVELOPES)[F]>;
+
+// One batch item: the family name and its envelope (documentation and typing; items are
+// validated by validateItem so that every finding gets its governed code).
+export const batchItemSchema = z.discriminatedUnion('object', [
+  z.strictObject({ object: z.literal('party'), event: ENVELOPES.party }),
+  z.strictObject({ object: z.literal('account'), event: ENVELOPES.account }),
+  z.strictObject({ object: z.literal('instrument'), event: ENVELOPES.instrument }),
+  z.strictObject({ object: z.literal('movement'), event: ENVELOPES.movement }),
+  z.strictObject({ object: z.literal('relationship'), event: ENVELOPES.relationship }),
+  z.strictObject({ object: z.literal('control_event'), event: ENVELOPES.control_event }),
+]);
+
+export const MAX_BATCH_ITEMS = 1000;
+
+// The outer shape of a batch; items are validated one by one so a bad item is its own result.
+export const batchRequestSchema = z.strictObject({
+  events: z.array(z.unknown()).min(1).max(MAX_BATCH_ITEMS),
+});

@@ -1,0 +1,38 @@
+// The governed error codes: each defined once, with its HTTP status and title. Clients branch on
+// the code, never on detail. Codes are never repurposed; new ones are only ever added.
+// The first block is the codes the interface spec shows; the second block is codes of ours for
+// situations the spec leaves open (see docs/decisions/0003-error-codes.md).
+export const ERROR_CATALOG = {
+  'svc:validation/schema': { status: 400, title: 'The payload does not match the schema' },
+  'svc:validation/unsupported_schema_version': { status: 400, title: 'Unsupported schema version' },
+  'svc:validation/timestamp_out_of_range': { status: 400, title: 'Timestamp out of range' },
+  'svc:validation/money_scale_mismatch': { status: 400, title: 'Money scale does not match the asset registry' },
+  'svc:validation/pan_detected': { status: 400, title: 'A full card number was found in the payload' },
+  'svc:auth/unauthenticated': { status: 401, title: 'Authentication required' },
+  'svc:auth/timestamp_skew': { status: 401, title: 'Request timestamp malformed or outside the allowed skew' },
+  'svc:auth/invalid_signature': { status: 401, title: 'Invalid signature' },
+  'svc:auth/nonce_replayed': { status: 401, title: 'Nonce already used' },
+  'svc:auth/insufficient_scope': { status: 403, title: 'The credential lacks the required scope' },
+  'svc:sequence/conflict': { status: 409, title: 'Conflicting resubmission' },
+  'svc:idempotency/key_conflict': { status: 409, title: 'Idempotency-Key reused with a different body' },
+  'svc:request/payload_too_large': { status: 413, title: 'Request body too large' },
+  'svc:batch/too_large': { status: 413, title: 'Too many events in the batch' },
+  'svc:rate_limit/exceeded': { status: 429, title: 'Rate limit exceeded' },
+  'svc:import/invalid_chunk': { status: 400, title: 'Invalid import chunk' },
+  'svc:webhook/test_timeout': { status: 504, title: 'Webhook test result not observed in time' },
+
+  'svc:auth/unsupported_scheme': { status: 401, title: 'Signature scheme not supported' },
+  'svc:request/malformed_json': { status: 400, title: 'The body is not valid JSON' },
+  'svc:request/unsupported_media_type': { status: 415, title: 'Unsupported media type' },
+  'svc:request/bad_request': { status: 400, title: 'The request could not be understood' },
+  'svc:request/not_found': { status: 404, title: 'No such route' },
+  'svc:internal/error': { status: 500, title: 'Internal error' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+export const ERROR_CODES = Object.keys(ERROR_CATALOG) as ErrorCode[];
+
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(ERROR_CATALOG, code);
+}

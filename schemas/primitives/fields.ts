@@ -1,0 +1,18 @@
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import { ASSET_CODE } from '../assets/registry.ts';
+
+// Field builders for the spec's tables, so each constraint is written the way the table says it.
+export const text = (min: number, max: number) => z.string().min(min).max(max);
+export const upTo = (max: number) => z.string().max(max);
+export const country = z.string().regex(/^[A-Z]{2}$/, 'must be two upper-case letters');
+export const assetCode = z
+  .string()
+  .regex(ASSET_CODE, 'must be three upper-case letters or X- followed by 2-10 upper-case letters or digits');
+export const ipAddress = z.string().refine((v) => isIP(v) !== 0 && !v.includes('%'), 'must be an IPv4 or IPv6 address');
+export const externalId = text(1, 256);
+
+export const entityRefSchema = z.strictObject({
+  kind: z.enum(['party', 'account', 'instrument']),
+  external_id: externalId,
+});

@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { TenantAssetRegistry } from '../../platform/assets/tenant-registry.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { ApiKeyStore } from '../../platform/keys/api-keys.ts';
+import type { NonceLedger } from '../../platform/keys/nonce-ledger.ts';
+import type { Pool } from '../../platform/postgres/pool.ts';
+import { buildProblem, PROBLEM_CONTENT_TYPE } from '../../schemas/problem.ts';
+import { registerAuthentication } from './http/authentication.ts';
+import { registerErrorHandling } from './http/error-handling.ts';
+import { RequestLogController } from './http/request-logging.ts';
+import './http/fastify-types.ts';
+import { registerDocsRoutes } from './routes/docs.ts';
+import { registerHealthRoutes } from './routes/health.ts';
+import { registerValidateRoute } from './routes/validate.ts';
+
+export interface ApiDeps {
+  pool: Pool;
+  clock: Clock;
+  keys: ApiKeyStore;
+  nonces: NonceLedger;
+  assets: TenantAssetRegistry;
+  settings: { maxBodyBytes: number; occurredAtFutureSkewS: number };
+  logger: FastifyServerOptions['logger'];
+}
+
+const CORRELATION_HEADER = 'svc-correlation-id';
+const CORRELATION_ID = /^[\x21-\x7e]{1,128}$/;
+
+export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: deps.logger,
+    bodyLimit: deps.settings.maxBodyBytes,
+    // The caller's correlation id (when well-formed) is the request id, so it is on every log line.
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers[CORRELATION_HEADER];
+      return typeof given === 'string' && CORRELATION_ID.test(given) ? given : randomUUID();
+    },
+    logController: new RequestLogController(),
+    return503OnClosing: true,
+    // Failures before routing (a path that cannot be decoded, for one) still get a governed body.
+    frameworkErrors: (error, request, reply) => {
+      const problem = buildProblem('svc:request/bad_request', {
+        instance: (request.url ?? '').split('?')[0] ?? '',
+        correlationId: request.id,
+        detail: error.message,
+      });
+      void (reply as any).code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problem);
+    },
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('Svc-Correlation-Id', request.id);
+  });
+
+  // Bodies are kept as the raw bytes: the signature covers them, and they are parsed only after
+  // the request is authenticated.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+
+  registerErrorHandling(app);
+  registerAuthentication(app, deps);
+  registerHealthRoutes(app, deps);
+  await registerDocsRoutes(app);
+  registerValidateRoute(app, {
+    clock: deps.clock,
+    assets: deps.assets,
+    occurredAtFutureSkewS: deps.settings.occurredAtFutureSkewS,
+  });
+  return app;
+}

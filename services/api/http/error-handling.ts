@@ -1,0 +1,39 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import type { ErrorCode } from '../../../schemas/errors/catalog.ts';
+import { sendProblem } from './problem-reply.ts';
+
+// Fastify's own failures as governed problems. Only client errors are explained to the client;
+// anything else is logged with its context and answered with a bare internal error.
+function codeFor(error: FastifyError): ErrorCode {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return 'svc:request/payload_too_large';
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_TYPE':
+      return 'svc:request/unsupported_media_type';
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return 'svc:request/malformed_json';
+  }
+  const status = error.statusCode ?? 500;
+  if (status === 413) return 'svc:request/payload_too_large';
+  if (status === 415) return 'svc:request/unsupported_media_type';
+  if (status === 404) return 'svc:request/not_found';
+  if (status >= 400 && status < 500) return 'svc:request/bad_request';
+  return 'svc:internal/error';
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const code = codeFor(error);
+    if (code === 'svc:internal/error') {
+      request.log.error({ err: error }, 'request failed');
+      return sendProblem(request, reply, code, { detail: 'the service failed to handle this request; it has been logged' });
+    }
+    return sendProblem(request, reply, code, { detail: error.message });
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(request, reply, 'svc:request/not_found', { detail: `no route for ${request.method} ${request.url.split('?')[0]}` }),
+  );
+}

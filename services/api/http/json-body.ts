@@ -1,0 +1,36 @@
+import type { FastifyRequest } from 'fastify';
+import type { ErrorCode } from '../../../schemas/errors/catalog.ts';
+
+export type JsonBody =
+  | { ok: true; value: unknown }
+  // 415 when the content type is not JSON; 400 when the bytes are not one JSON value in UTF-8.
+  | { ok: false; code: ErrorCode; detail: string };
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+export function rawBody(request: FastifyRequest): Buffer {
+  return Buffer.isBuffer(request.body) ? request.body : EMPTY;
+}
+const EMPTY = Buffer.alloc(0);
+
+// Bodies arrive as raw bytes (the signature covers the bytes, not a re-serialisation) and are
+// parsed here, after authentication.
+export function readJsonBody(request: FastifyRequest): JsonBody {
+  const contentType = request.headers['content-type'];
+  const mediaType = contentType?.split(';')[0]?.trim().toLowerCase();
+  if (mediaType !== 'application/json') {
+    return { ok: false, code: 'svc:request/unsupported_media_type', detail: 'send the body as application/json' };
+  }
+  const bytes = rawBody(request);
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch {
+    return { ok: false, code: 'svc:request/malformed_json', detail: 'the body is not valid UTF-8' };
+  }
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false, code: 'svc:request/malformed_json', detail: bytes.length === 0 ? 'the body is empty' : 'the body is not valid JSON' };
+  }
+}

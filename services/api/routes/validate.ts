@@ -1,0 +1,61 @@
+import type { FastifyInstance } from 'fastify';
+import type { Clock } from '../../../platform/clock.ts';
+import type { TenantAssetRegistry } from '../../../platform/assets/tenant-registry.ts';
+import { MAX_BATCH_ITEMS } from '../../../schemas/envelope.ts';
+import { validateItem } from '../../../schemas/validation/validate-item.ts';
+import { readJsonBody } from '../http/json-body.ts';
+import { problemFor, sendProblem } from '../http/problem-reply.ts';
+import { validateRequestItems } from '../ingest/request-items.ts';
+import type { DryRunResponse, DryRunResult } from '../../../schemas/responses.ts';
+
+// POST /v1/validate: exactly the live validation, nothing stored. 200 when every item is valid,
+// 422 with the same body shape when any is not.
+export function registerValidateRoute(
+  app: FastifyInstance,
+  deps: { clock: Clock; assets: TenantAssetRegistry; occurredAtFutureSkewS: number },
+): void {
+  app.post('/v1/validate', { config: { scopes: ['ingest', 'read'] } }, async (request, reply) => {
+    const body = readJsonBody(request);
+    if (!body.ok) return sendProblem(request, reply, body.code, { detail: body.detail });
+
+    const found = validateRequestItems(body.value);
+    switch (found.kind) {
+      case 'malformed':
+        return sendProblem(request, reply, 'svc:validation/schema', { detail: 'the batch envelope is malformed', errors: found.errors });
+      case 'too_many':
+        return sendProblem(request, reply, 'svc:batch/too_large', {
+          detail: `a batch holds at most ${MAX_BATCH_ITEMS} events; this one has ${found.count}`,
+        });
+      case 'items':
+        break;
+    }
+
+    const context = {
+      registry: await deps.assets.forTenant(request.apiKey!.tenantId),
+      nowMs: deps.clock.now().getTime(),
+      futureSkewMs: deps.occurredAtFutureSkewS * 1000,
+    };
+    const results: DryRunResult[] = found.items.map((item, index) => {
+      const outcome = validateItem(item, context, found.prefix(index));
+      if (outcome.ok) {
+        return { index, outcome: 'valid', object: outcome.object, external_id: outcome.event.external_id };
+      }
+      return {
+        index,
+        outcome: 'rejected',
+        ...(outcome.object ? { object: outcome.object } : {}),
+        ...(outcome.externalId !== undefined ? { external_id: outcome.externalId } : {}),
+        problem: problemFor(request, outcome.code, { detail: 'the item failed validation', errors: outcome.errors }),
+      };
+    });
+    const accepted = results.filter((r) => r.outcome === 'valid').length;
+    const response: DryRunResponse = {
+      valid: accepted === results.length,
+      checked: results.length,
+      accepted,
+      rejected: results.length - accepted,
+      results,
+    };
+    return reply.code(response.valid ? 200 : 422).send(response);
+  });
+}

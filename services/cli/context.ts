@@ -1,0 +1,37 @@
+import { loadConfig, type Config } from '../../platform/config.ts';
+import { resolveMasterKey } from '../../platform/crypto/master-key.ts';
+import { openDatabase, type Database } from '../../platform/postgres/database.ts';
+import { migrate } from '../../platform/postgres/migrate.ts';
+
+export interface CliContext {
+  config: Config;
+  db: Database;
+  masterKey: Buffer;
+}
+
+// Every command talks to the same database as `svc up`: DATABASE_URL, or the embedded server of
+// the data directory (joined when `svc up` is running, started for the command otherwise).
+// Migrations are applied first, so any command works on a fresh data directory.
+export async function openContext(): Promise<CliContext> {
+  const config = loadConfig();
+  const db = await openDatabase(config);
+  try {
+    await migrate(db.pool);
+    const masterKey = await resolveMasterKey(config.SVC_MASTER_KEY, config.SVC_DATA_DIR);
+    return { config, db, masterKey };
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+}
+
+export async function withContext<T>(work: (context: CliContext) => Promise<T>): Promise<T> {
+  const context = await openContext();
+  try {
+    return await work(context);
+  } finally {
+    await context.db.close();
+  }
+}
+
+export class UsageError extends Error {}
