@@ -1,0 +1,57 @@
+import { mkdtemp, chmod, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import pg from 'pg';
+import { startEmbeddedPostgres, type EmbeddedServer } from '../../platform/postgres/embedded.ts';
+import { createPool } from '../../platform/postgres/pool.ts';
+import { migrate } from '../../platform/postgres/migrate.ts';
+
+export const TEMPLATE_DATABASE = 'svc_test_template';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    // Connection URL of the test server with `{database}` where each test file puts its own.
+    databaseUrlPattern: string;
+    templateDatabase: string;
+  }
+}
+
+let server: EmbeddedServer | undefined;
+let dataDir: string | undefined;
+
+// One real PostgreSQL for the whole run (the embedded one, or TEST_DATABASE_URL's server), with
+// a migrated template database that every test file clones into a database of its own.
+export async function setup(project: TestProject): Promise<void> {
+  let adminUrl: string;
+  const external = process.env.TEST_DATABASE_URL;
+  if (external) {
+    adminUrl = external;
+  } else {
+    dataDir = await mkdtemp(join(tmpdir(), 'svc-test-'));
+    // The server runs as the postgres user when we are root; it must be able to reach its directory.
+    await chmod(dataDir, 0o755);
+    server = await startEmbeddedPostgres({ dataDir, port: 0 });
+    adminUrl = server.url('postgres');
+  }
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DATABASE}`);
+  await admin.query(`CREATE DATABASE ${TEMPLATE_DATABASE}`);
+  await admin.end();
+
+  const url = new URL(adminUrl);
+  url.pathname = `/${TEMPLATE_DATABASE}`;
+  const pool = createPool(url.toString(), 2);
+  await migrate(pool);
+  await pool.end();
+
+  url.pathname = '/{database}';
+  project.provide('databaseUrlPattern', url.toString().replace('%7Bdatabase%7D', '{database}'));
+  project.provide('templateDatabase', TEMPLATE_DATABASE);
+}
+
+export async function teardown(): Promise<void> {
+  await server?.stop();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+}
