@@ -13,13 +13,12 @@ export interface Database {
 // Closing stops the embedded server only when this process was the one that started it.
 export async function openDatabase(
   config: Pick<Config, 'DATABASE_URL' | 'SVC_DATA_DIR' | 'SVC_PG_PORT' | 'SVC_PG_POOL_SIZE'>,
-  log?: (line: string) => void,
 ): Promise<Database> {
   if (config.DATABASE_URL) {
     const pool = createPool(config.DATABASE_URL, config.SVC_PG_POOL_SIZE);
     return { pool, mode: 'external', close: () => pool.end() };
   }
-  const server = await startEmbeddedPostgres({ dataDir: config.SVC_DATA_DIR, port: config.SVC_PG_PORT, log });
+  const server = await startEmbeddedPostgres({ dataDir: config.SVC_DATA_DIR, port: config.SVC_PG_PORT });
   const pool = createPool(server.url(), config.SVC_PG_POOL_SIZE);
   return {
     pool,

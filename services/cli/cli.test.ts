@@ -1,0 +1,114 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signRequest } from '../../platform/crypto/request-signing.ts';
+import { freePort } from '../../platform/postgres/embedded.ts';
+import { partyEvent } from '../../test/fixtures/events.ts';
+
+// The operator CLI as a newcomer runs it: separate processes sharing one data directory and
+// its embedded PostgreSQL.
+const SVC = join(import.meta.dirname, '../../bin/svc.js');
+
+let dataDir: string;
+let env: NodeJS.ProcessEnv;
+
+function run(args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [SVC, ...args], { env: { ...env, ...extraEnv } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => (stderr += c));
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'svc-cli-'));
+  await chmod(dataDir, 0o755);
+  const { DATABASE_URL: _ignored, SVC_MASTER_KEY: _alsoIgnored, ...rest } = process.env;
+  env = { ...rest, SVC_DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
+});
+
+afterAll(async () => {
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('svc CLI', () => {
+  it('creates a tenant and issues keys printed once as JSON', async () => {
+    const created = await run(['tenants', 'create', 'acme', '--base-asset', 'EUR']);
+    expect(created.code, created.stderr).toBe(0);
+
+    const issued = await run(['keys', 'issue', '--tenant', 'acme', '--scope', 'ingest', '--json']);
+    expect(issued.code, issued.stderr).toBe(0);
+    const key = JSON.parse(issued.stdout);
+    expect(Object.keys(key).sort()).toEqual(['environment', 'key_id', 'scopes', 'secret', 'tenant_id']);
+    expect(key).toMatchObject({ tenant_id: 'acme', scopes: ['ingest'], environment: 'test' });
+    expect(key.key_id).toMatch(/^svc_test_[0-9a-f]{32}$/);
+    expect(key.secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(Buffer.from(key.secret, 'base64url')).toHaveLength(32);
+
+    const live = JSON.parse((await run(['keys', 'issue', '--tenant', 'acme', '--scope', 'read', '--live', '--json'])).stdout);
+    expect(live.key_id).toMatch(/^svc_live_/);
+    expect(live.environment).toBe('live');
+  }, 60_000);
+
+  it('refuses bad usage with exit code 2 and a message', async () => {
+    const unknownTenant = await run(['keys', 'issue', '--tenant', 'nobody', '--scope', 'ingest', '--json']);
+    expect(unknownTenant.code).toBe(2);
+    expect(unknownTenant.stderr).toContain('no tenant nobody');
+    const badScope = await run(['keys', 'issue', '--tenant', 'acme', '--scope', 'admin']);
+    expect(badScope.code).toBe(2);
+    const duplicate = await run(['tenants', 'create', 'acme', '--base-asset', 'EUR']);
+    expect(duplicate.code).toBe(2);
+    const badAsset = await run(['tenants', 'create', 'other', '--base-asset', 'EURO']);
+    expect(badAsset.code).toBe(2);
+  }, 60_000);
+
+  it('stops start-up on a bad setting, naming the variable', async () => {
+    const result = await run(['up'], { PORT: 'eighty' });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('PORT');
+  });
+
+  describe('while svc up is running', () => {
+    let server: ChildProcess;
+    let baseUrl: string;
+
+    beforeAll(async () => {
+      const port = await freePort();
+      server = spawn(process.execPath, [SVC, 'up'], { env: { ...env, PORT: String(port) } });
+      baseUrl = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        server.stdout!.on('data', (chunk) => {
+          out += chunk;
+          const match = /svc is up at (http:\/\/\S+)/.exec(out);
+          if (match) resolve(match[1]!);
+        });
+        server.on('exit', (code) => reject(new Error(`svc up exited with ${code}`)));
+      });
+    }, 60_000);
+
+    afterAll(async () => {
+      const exited = new Promise((resolve) => server.once('exit', resolve));
+      server.kill('SIGTERM');
+      await exited;
+    });
+
+    it('prints its base URL and serves health', async () => {
+      expect(baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect((await fetch(`${baseUrl}/health`)).status).toBe(200);
+    });
+
+    it('issues a key through the CLI that the running service accepts', async () => {
+      const key = JSON.parse((await run(['keys', 'issue', '--tenant', 'acme', '--scope', 'ingest', '--json'])).stdout);
+      const body = JSON.stringify({ object: 'party', event: partyEvent() });
+      const headers = signRequest({ keyId: key.key_id, secret: key.secret, method: 'POST', target: '/v1/validate', body });
+      const res = await fetch(`${baseUrl}/v1/validate`, { method: 'POST', body, headers: { ...headers, 'content-type': 'application/json' } });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ valid: true });
+    }, 60_000);
+  });
+});

@@ -1,0 +1,105 @@
+import { request as httpRequest } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { problemSchema } from '../schemas/problem.ts';
+import { startTestApi, type TestApi } from './support/test-api.ts';
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startTestApi({ SVC_MAX_BODY_BYTES: '2048' });
+});
+afterAll(async () => api?.close());
+
+function expectGoverned(res: { statusCode: number; headers: Record<string, unknown>; json: () => any }, status: number, code: string) {
+  expect(res.statusCode).toBe(status);
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  const problem = problemSchema.parse(res.json());
+  expect(problem.code).toBe(code);
+  expect(problem.status).toBe(status);
+  return problem;
+}
+
+describe('framework failures come out as governed problems', () => {
+  it('an unknown route is a 404 problem', async () => {
+    const problem = expectGoverned(await api.app.inject({ method: 'GET', url: '/v1/nothing-here?x=1' }), 404, 'svc:request/not_found');
+    expect(problem.instance).toBe('/v1/nothing-here');
+  });
+
+  it('malformed JSON is a 400 problem (after authentication)', async () => {
+    const res = await api.client.send({ method: 'POST', url: '/v1/validate', body: '{"object": "party",', key: api.keys.ingest });
+    expectGoverned(res, 400, 'svc:request/malformed_json');
+  });
+
+  it('an unauthenticated request is refused before its body is looked at', async () => {
+    const res = await api.app.inject({ method: 'POST', url: '/v1/validate', headers: { 'content-type': 'text/plain' }, payload: 'nonsense' });
+    expectGoverned(res, 401, 'svc:auth/unauthenticated');
+  });
+
+  it('a wrong content type is a 415 problem', async () => {
+    const res = await api.client.send({ method: 'POST', url: '/v1/validate', body: '{}', key: api.keys.ingest, headers: { 'content-type': 'text/plain' } });
+    expectGoverned(res, 415, 'svc:request/unsupported_media_type');
+  });
+
+  it('invalid UTF-8 is a 400 problem', async () => {
+    const res = await api.client.send({ method: 'POST', url: '/v1/validate', body: Buffer.from([0x7b, 0xff, 0x7d]), key: api.keys.ingest });
+    expectGoverned(res, 400, 'svc:request/malformed_json');
+  });
+
+  it('a body over the cap is a 413 problem', async () => {
+    const res = await api.client.send({ method: 'POST', url: '/v1/validate', body: { pad: 'x'.repeat(4096) }, key: api.keys.ingest });
+    expectGoverned(res, 413, 'svc:request/payload_too_large');
+  });
+
+  it('a body over the cap sent without Content-Length (chunked) is a 413 problem', async () => {
+    await api.app.listen({ host: '127.0.0.1', port: 0 });
+    const address = api.app.server.address() as { port: number };
+    const { status, type, body } = await new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
+      const req = httpRequest(
+        { host: '127.0.0.1', port: address.port, method: 'POST', path: '/v1/validate', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } },
+        (res) => {
+          let text = '';
+          res.on('data', (c) => (text += c));
+          res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type']), body: text }));
+        },
+      );
+      req.on('error', reject);
+      for (let i = 0; i < 8; i++) req.write('x'.repeat(1024));
+      req.end();
+    });
+    expect(status).toBe(413);
+    expect(type).toMatch(/^application\/problem\+json/);
+    expect(JSON.parse(body).code).toBe('svc:request/payload_too_large');
+  });
+
+  it('a problem carries every member the spec lists', async () => {
+    const res = await api.app.inject({ method: 'POST', url: '/v1/validate' });
+    const problem = res.json();
+    expect(Object.keys(problem).sort()).toEqual(['code', 'correlation_id', 'detail', 'errors', 'instance', 'status', 'title', 'type']);
+  });
+});
+
+describe('correlation ids', () => {
+  it('records and echoes the caller correlation id', async () => {
+    const res = await api.app.inject({ method: 'POST', url: '/v1/validate', headers: { 'svc-correlation-id': 'trace-123' } });
+    expect(res.headers['svc-correlation-id']).toBe('trace-123');
+    expect(res.json().correlation_id).toBe('trace-123');
+  });
+
+  it('generates one when absent', async () => {
+    const res = await api.app.inject({ method: 'GET', url: '/health' });
+    expect(res.headers['svc-correlation-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('documentation', () => {
+  it('serves the OpenAPI 3.1 document with the family schemas and a docs page', async () => {
+    const doc = (await api.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.paths['/v1/validate'].post.responses['422']).toBeDefined();
+    const movement = doc.components.schemas.MovementEvent;
+    expect(movement.additionalProperties).toBe(false);
+    expect(movement.properties.schema_version.const).toBe('2026-09-01');
+    expect(movement.properties.data.properties.amount.required).toEqual(['value', 'asset', 'scale']);
+    const page = await api.app.inject({ method: 'GET', url: '/docs' });
+    expect([200, 302]).toContain(page.statusCode);
+  });
+});
