@@ -24,6 +24,11 @@ export const configSchema = z.object({
   // How far into the future an occurred_at may lie before it is refused.
   SVC_OCCURRED_AT_FUTURE_SKEW_S: positiveInt.default(300),
   SVC_PG_POOL_SIZE: positiveInt.default(10),
+  // Default per-tenant token bucket (events); `svc tenants set-rate-limit` overrides per tenant.
+  SVC_RATE_LIMIT_CAPACITY: z.coerce.number().int().min(1000).default(10_000),
+  SVC_RATE_LIMIT_REFILL_PER_S: z.coerce.number().positive().default(2_000),
+  // How long an Idempotency-Key's stored response is kept (the spec asks for at least 24 h).
+  SVC_IDEMPOTENCY_RETENTION_H: z.coerce.number().min(24).default(24),
 });
 
 export type Config = z.infer<typeof configSchema>;

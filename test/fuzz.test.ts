@@ -12,7 +12,7 @@ const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000);
 
 let api: TestApi;
 beforeAll(async () => {
-  api = await startTestApi({ SVC_MAX_BODY_BYTES: '65536' });
+  api = await startTestApi({ SVC_MAX_BODY_BYTES: '65536', SVC_RATE_LIMIT_CAPACITY: '1000000000' });
 });
 afterAll(async () => api?.close());
 

@@ -2,7 +2,6 @@ import type { Pool } from '../postgres/pool.ts';
 
 // A nonce is single-use per key for this long.
 export const NONCE_WINDOW_S = 600;
-const SWEEP_EVERY_MS = 60_000;
 
 interface Claim {
   keyId: string;
@@ -19,7 +18,6 @@ interface Claim {
 export class NonceLedger {
   private queue: Claim[] = [];
   private inFlight = 0;
-  private sweeper: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly pool: Pool,
@@ -32,16 +30,6 @@ export class NonceLedger {
       this.queue.push({ keyId, nonce, at, resolve, reject });
       this.pump();
     });
-  }
-
-  startSweeping(): void {
-    this.sweeper ??= setInterval(() => void this.sweep().catch(() => undefined), SWEEP_EVERY_MS);
-    this.sweeper.unref();
-  }
-
-  stopSweeping(): void {
-    if (this.sweeper) clearInterval(this.sweeper);
-    this.sweeper = undefined;
   }
 
   async sweep(): Promise<number> {

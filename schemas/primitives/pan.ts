@@ -43,12 +43,13 @@ export function containsPan(text: string): boolean {
   return false;
 }
 
-// Dotted paths (numeric array indices) of every string value in `value` that contains a PAN.
+// Paths (numeric array indices) of every string value in `value` that contains a PAN. A member
+// NAME holding one is reported at the path of its object, so the number is never echoed.
 export function findPans(value: unknown, path: string[] = []): string[][] {
   if (typeof value === 'string') return containsPan(value) ? [path] : [];
   if (Array.isArray(value)) return value.flatMap((item, i) => findPans(item, [...path, String(i)]));
   if (value !== null && typeof value === 'object') {
-    return Object.entries(value).flatMap(([key, item]) => findPans(item, [...path, key]));
+    return Object.entries(value).flatMap(([key, item]) => (containsPan(key) ? [path] : findPans(item, [...path, key])));
   }
   return [];
 }

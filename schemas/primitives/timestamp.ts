@@ -3,11 +3,14 @@ import { z } from 'zod';
 // RFC 3339 date-time with an explicit offset: upper-case T and Z, a colon in the offset, seconds
 // required, fractions optional. Calendar validity is checked too (no February 30th).
 const DATE_TIME =
-  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-](\d{2}):(\d{2}))$/;
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-](\d{2}):(\d{2}))$/;
 const FULL_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
+// Proleptic Gregorian, as RFC 3339 Appendix C. (Date.UTC would read years 0-99 as 1900-1999,
+// which made 0000-02-29 invalid.)
 function daysInMonth(year: number, month: number): number {
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
 }
 
 function validDate(year: number, month: number, day: number): boolean {

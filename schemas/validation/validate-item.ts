@@ -2,9 +2,9 @@ import type { z } from 'zod';
 import type { AssetRegistry } from '../assets/registry.ts';
 import { ENVELOPES, SCHEMA_VERSION, type Envelope } from '../envelope.ts';
 import type { ErrorCode } from '../errors/catalog.ts';
-import { FAMILY_NAMES, isFamily, moneyFields, type Family } from '../families/index.ts';
+import { FAMILIES, FAMILY_NAMES, isFamily, moneyFields, type Family } from '../families/index.ts';
 import { checkMoneyScale, moneySchema } from '../primitives/money.ts';
-import { findPans } from '../primitives/pan.ts';
+import { containsPan, findPans } from '../primitives/pan.ts';
 import { dateTimeMs, isDateTime } from '../primitives/timestamp.ts';
 import type { FieldError } from '../problem.ts';
 
@@ -48,14 +48,16 @@ export function validateItem(raw: unknown, ctx: ValidationContext, prefix: strin
     return fail(errors);
   }
   for (const key of Object.keys(raw)) {
-    if (key !== 'object' && key !== 'event') schemaError(at(key), 'unknown member');
+    if (key !== 'object' && key !== 'event' && !containsPan(key)) schemaError(at(key), 'unknown member');
   }
   const object = raw.object;
   if (object === undefined) schemaError(at('object'), 'required member is missing');
   else if (!isFamily(object)) schemaError(at('object'), `must be one of ${FAMILY_NAMES.join(', ')}`);
 
   const event = raw.event;
-  const externalId = isPlainObject(event) && typeof event.external_id === 'string' ? event.external_id : undefined;
+  // Echoed back on the item's result, so never when it holds a card number.
+  const externalId =
+    isPlainObject(event) && typeof event.external_id === 'string' && !containsPan(event.external_id) ? event.external_id : undefined;
   if (event === undefined) schemaError(at('event'), 'required member is missing');
   else if (!isPlainObject(event)) schemaError(at('event'), 'must be an object');
 
@@ -79,6 +81,11 @@ export function validateItem(raw: unknown, ctx: ValidationContext, prefix: strin
       if (unsupportedVersion && issue.path.length === 1 && issue.path[0] === 'schema_version') continue;
       errors.push(...issueErrors(issue, event, (p) => at('event', ...p.map(String))));
     }
+  }
+
+  // Facts are immutable and never versioned: their dedup key has no sequence.
+  if (FAMILIES[object].kind === 'fact' && event.sequence !== undefined) {
+    schemaError(at('event', 'sequence'), `${object} is a fact and carries no sequence; correct it with a new event`);
   }
 
   for (const { path, money } of moneyFields(object, event.data)) {
@@ -112,7 +119,10 @@ function fail(errors: FieldError[], object?: Family, externalId?: string): ItemV
 // data or a card number).
 function issueErrors(issue: z.core.$ZodIssue, root: unknown, render: (path: PropertyKey[]) => string): FieldError[] {
   if (issue.code === 'unrecognized_keys') {
-    return issue.keys.map((key) => ({ path: render([...issue.path, key]), code: 'svc:validation/schema', message: 'unknown member' }));
+    // A member name holding a card number is reported (once) as pan_detected, never echoed here.
+    return issue.keys
+      .filter((key) => !containsPan(key))
+      .map((key) => ({ path: render([...issue.path, key]), code: 'svc:validation/schema', message: 'unknown member' }));
   }
   const missing = valueAt(root, issue.path) === undefined;
   const message = missing ? 'required member is missing' : issue.message;

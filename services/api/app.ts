@@ -4,14 +4,18 @@ import type { TenantAssetRegistry } from '../../platform/assets/tenant-registry.
 import type { Clock } from '../../platform/clock.ts';
 import type { ApiKeyStore } from '../../platform/keys/api-keys.ts';
 import type { NonceLedger } from '../../platform/keys/nonce-ledger.ts';
+import type { AcceptanceQueue } from '../../platform/inbox/acceptance-queue.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
+import type { TokenBuckets } from '../../platform/rate-limit/token-buckets.ts';
 import { buildProblem, PROBLEM_CONTENT_TYPE } from '../../schemas/problem.ts';
 import { registerAuthentication } from './http/authentication.ts';
 import { registerErrorHandling } from './http/error-handling.ts';
 import { RequestLogController } from './http/request-logging.ts';
 import './http/fastify-types.ts';
 import { registerDocsRoutes } from './routes/docs.ts';
+import { registerEventRoutes } from './routes/events.ts';
 import { registerHealthRoutes } from './routes/health.ts';
+import { registerIngestRoutes } from './routes/ingest.ts';
 import { registerValidateRoute } from './routes/validate.ts';
 
 export interface ApiDeps {
@@ -20,7 +24,9 @@ export interface ApiDeps {
   keys: ApiKeyStore;
   nonces: NonceLedger;
   assets: TenantAssetRegistry;
-  settings: { maxBodyBytes: number; occurredAtFutureSkewS: number };
+  queue: AcceptanceQueue;
+  buckets: TokenBuckets;
+  settings: { maxBodyBytes: number; occurredAtFutureSkewS: number; idempotencyRetentionS: number };
   logger: FastifyServerOptions['logger'];
 }
 
@@ -66,7 +72,18 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   registerValidateRoute(app, {
     clock: deps.clock,
     assets: deps.assets,
+    buckets: deps.buckets,
     occurredAtFutureSkewS: deps.settings.occurredAtFutureSkewS,
   });
+  registerIngestRoutes(app, {
+    pool: deps.pool,
+    clock: deps.clock,
+    queue: deps.queue,
+    buckets: deps.buckets,
+    assets: deps.assets,
+    occurredAtFutureSkewS: deps.settings.occurredAtFutureSkewS,
+    idempotencyRetentionS: deps.settings.idempotencyRetentionS,
+  });
+  registerEventRoutes(app, { pool: deps.pool, buckets: deps.buckets });
   return app;
 }

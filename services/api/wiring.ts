@@ -3,31 +3,59 @@ import { TenantAssetRegistry } from '../../platform/assets/tenant-registry.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../platform/config.ts';
 import { SecretBox } from '../../platform/crypto/secret-box.ts';
+import { AcceptanceQueue } from '../../platform/inbox/acceptance-queue.ts';
 import { ApiKeyStore } from '../../platform/keys/api-keys.ts';
 import { NonceLedger } from '../../platform/keys/nonce-ledger.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
+import { TokenBuckets } from '../../platform/rate-limit/token-buckets.ts';
 import { buildApp, type ApiDeps } from './app.ts';
+import { sweepIdempotencyKeys } from './ingest/idempotency.ts';
+
+export type ApiConfig = Pick<
+  Config,
+  | 'SVC_MAX_BODY_BYTES'
+  | 'SVC_OCCURRED_AT_FUTURE_SKEW_S'
+  | 'LOG_LEVEL'
+  | 'SVC_RATE_LIMIT_CAPACITY'
+  | 'SVC_RATE_LIMIT_REFILL_PER_S'
+  | 'SVC_IDEMPOTENCY_RETENTION_H'
+>;
+
+const SWEEP_EVERY_MS = 60_000;
 
 // The one place the API's parts are created from configuration.
 export async function createApi(options: {
-  config: Pick<Config, 'SVC_MAX_BODY_BYTES' | 'SVC_OCCURRED_AT_FUTURE_SKEW_S' | 'LOG_LEVEL'>;
+  config: ApiConfig;
   pool: Pool;
   masterKey: Buffer;
   clock: Clock;
   logger?: ApiDeps['logger'];
-}): Promise<{ app: FastifyInstance; nonces: NonceLedger }> {
-  const nonces = new NonceLedger(options.pool, { now: () => options.clock.now() });
+}): Promise<{ app: FastifyInstance; startMaintenance: () => () => void }> {
+  const { config, pool, clock } = options;
+  const nonces = new NonceLedger(pool, { now: () => clock.now() });
   const app = await buildApp({
-    pool: options.pool,
-    clock: options.clock,
-    keys: new ApiKeyStore(options.pool, new SecretBox(options.masterKey)),
+    pool,
+    clock,
+    keys: new ApiKeyStore(pool, new SecretBox(options.masterKey)),
     nonces,
-    assets: new TenantAssetRegistry(options.pool),
+    assets: new TenantAssetRegistry(pool),
+    queue: new AcceptanceQueue(pool),
+    buckets: new TokenBuckets(pool, clock, { capacity: config.SVC_RATE_LIMIT_CAPACITY, refillPerS: config.SVC_RATE_LIMIT_REFILL_PER_S }),
     settings: {
-      maxBodyBytes: options.config.SVC_MAX_BODY_BYTES,
-      occurredAtFutureSkewS: options.config.SVC_OCCURRED_AT_FUTURE_SKEW_S,
+      maxBodyBytes: config.SVC_MAX_BODY_BYTES,
+      occurredAtFutureSkewS: config.SVC_OCCURRED_AT_FUTURE_SKEW_S,
+      idempotencyRetentionS: config.SVC_IDEMPOTENCY_RETENTION_H * 3600,
     },
-    logger: options.logger ?? { level: options.config.LOG_LEVEL },
+    logger: options.logger ?? { level: config.LOG_LEVEL },
   });
-  return { app, nonces };
+  // Housekeeping that runs by itself in every API process: expired nonces and idempotency keys.
+  const startMaintenance = () => {
+    const timer = setInterval(() => {
+      void nonces.sweep().catch((error) => app.log.warn({ err: error }, 'nonce sweep failed'));
+      void sweepIdempotencyKeys(pool, clock.now()).catch((error) => app.log.warn({ err: error }, 'idempotency sweep failed'));
+    }, SWEEP_EVERY_MS);
+    timer.unref();
+    return () => clearInterval(timer);
+  };
+  return { app, startMaintenance };
 }

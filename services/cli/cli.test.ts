@@ -50,6 +50,9 @@ describe('svc CLI', () => {
     expect(key.secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(Buffer.from(key.secret, 'base64url')).toHaveLength(32);
 
+    const limited = await run(['tenants', 'set-rate-limit', 'acme', '--capacity', '5000', '--refill-per-s', '250']);
+    expect(limited.code, limited.stderr).toBe(0);
+
     const live = JSON.parse((await run(['keys', 'issue', '--tenant', 'acme', '--scope', 'read', '--live', '--json'])).stdout);
     expect(live.key_id).toMatch(/^svc_live_/);
     expect(live.environment).toBe('live');
@@ -65,6 +68,8 @@ describe('svc CLI', () => {
     expect(duplicate.code).toBe(2);
     const badAsset = await run(['tenants', 'create', 'other', '--base-asset', 'EURO']);
     expect(badAsset.code).toBe(2);
+    const tinyBucket = await run(['tenants', 'set-rate-limit', 'acme', '--capacity', '10', '--refill-per-s', '1']);
+    expect(tinyBucket.code).toBe(2);
   }, 60_000);
 
   it('stops start-up on a bad setting, naming the variable', async () => {
@@ -109,6 +114,7 @@ describe('svc CLI', () => {
       const res = await fetch(`${baseUrl}/v1/validate`, { method: 'POST', body, headers: { ...headers, 'content-type': 'application/json' } });
       expect(res.status).toBe(200);
       expect(await res.json()).toMatchObject({ valid: true });
+      expect(res.headers.get('svc-ratelimit-limit')).toBe('5000');
     }, 60_000);
   });
 });

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../../../schemas/errors/catalog.ts';
 
 export type JsonBody =
-  | { ok: true; value: unknown }
+  | { ok: true; value: unknown; text: string }
   // 415 when the content type is not JSON; 400 when the bytes are not one JSON value in UTF-8.
   | { ok: false; code: ErrorCode; detail: string };
 
@@ -29,7 +29,7 @@ export function readJsonBody(request: FastifyRequest): JsonBody {
     return { ok: false, code: 'svc:request/malformed_json', detail: 'the body is not valid UTF-8' };
   }
   try {
-    return { ok: true, value: JSON.parse(text) };
+    return { ok: true, value: JSON.parse(text), text };
   } catch {
     return { ok: false, code: 'svc:request/malformed_json', detail: bytes.length === 0 ? 'the body is empty' : 'the body is not valid JSON' };
   }

@@ -3,7 +3,9 @@ import type { Clock } from '../../../platform/clock.ts';
 import type { TenantAssetRegistry } from '../../../platform/assets/tenant-registry.ts';
 import { MAX_BATCH_ITEMS } from '../../../schemas/envelope.ts';
 import { validateItem } from '../../../schemas/validation/validate-item.ts';
+import type { TokenBuckets } from '../../../platform/rate-limit/token-buckets.ts';
 import { readJsonBody } from '../http/json-body.ts';
+import { applyRateLimitHeaders } from '../http/rate-limit-headers.ts';
 import { problemFor, sendProblem } from '../http/problem-reply.ts';
 import { validateRequestItems } from '../ingest/request-items.ts';
 import type { DryRunResponse, DryRunResult } from '../../../schemas/responses.ts';
@@ -12,7 +14,7 @@ import type { DryRunResponse, DryRunResult } from '../../../schemas/responses.ts
 // 422 with the same body shape when any is not.
 export function registerValidateRoute(
   app: FastifyInstance,
-  deps: { clock: Clock; assets: TenantAssetRegistry; occurredAtFutureSkewS: number },
+  deps: { clock: Clock; assets: TenantAssetRegistry; buckets: TokenBuckets; occurredAtFutureSkewS: number },
 ): void {
   app.post('/v1/validate', { config: { scopes: ['ingest', 'read'] } }, async (request, reply) => {
     const body = readJsonBody(request);
@@ -28,6 +30,13 @@ export function registerValidateRoute(
         });
       case 'items':
         break;
+    }
+
+    // Validation is charged like ingest: one token per item checked.
+    const bucket = await deps.buckets.take(request.apiKey!.tenantId, found.items.length);
+    applyRateLimitHeaders(reply, bucket);
+    if (!bucket.granted) {
+      return sendProblem(request, reply, 'svc:rate_limit/exceeded', { detail: `this request costs ${found.items.length} events; retry after ${bucket.retryAfterS} s` });
     }
 
     const context = {

@@ -3,6 +3,7 @@ import { registerAsset } from '../../../platform/assets/tenant-registry.ts';
 import { SecretBox } from '../../../platform/crypto/secret-box.ts';
 import { issueKey, revokeKey, SCOPES, type Scope } from '../../../platform/keys/api-keys.ts';
 import { migrate } from '../../../platform/postgres/migrate.ts';
+import { setTenantRateLimit } from '../../../platform/rate-limit/token-buckets.ts';
 import { createTenant } from '../../../platform/tenants/tenants.ts';
 import { MAX_SCALE } from '../../../schemas/primitives/money.ts';
 import { NON_ISO_ASSET } from '../../../schemas/assets/registry.ts';
@@ -19,12 +20,27 @@ export async function migrateCommand(print: Print): Promise<void> {
   });
 }
 
+const TENANTS_USAGE = `usage: svc tenants create <tenant_id> --base-asset <ASSET>
+       svc tenants set-rate-limit <tenant_id> --capacity <events, at least 1000> --refill-per-s <events>`;
+
 export async function tenantsCommand(args: string[], print: Print): Promise<void> {
-  const { positionals, values } = parseArgs({ args, allowPositionals: true, options: { 'base-asset': { type: 'string' } } });
+  const { positionals, values } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { 'base-asset': { type: 'string' }, capacity: { type: 'string' }, 'refill-per-s': { type: 'string' } },
+  });
   const [action, tenantId] = positionals;
-  if (action !== 'create' || !tenantId || !values['base-asset']) {
-    throw new UsageError('usage: svc tenants create <tenant_id> --base-asset <ASSET>');
+  if (action === 'set-rate-limit' && tenantId) {
+    const capacity = Number(values.capacity);
+    const refillPerS = Number(values['refill-per-s']);
+    // At least one full batch must fit in the bucket, or a 1000-event batch could never pass.
+    if (!Number.isInteger(capacity) || capacity < 1000 || !(refillPerS > 0)) throw new UsageError(TENANTS_USAGE);
+    return withContext(async ({ db }) => {
+      if (!(await setTenantRateLimit(db.pool, tenantId, { capacity, refillPerS }))) throw new UsageError(`no tenant ${tenantId}`);
+      print(`tenant ${tenantId}: bucket of ${capacity} events, refilled at ${refillPerS} events/s (API processes pick it up within 30 s)`);
+    });
   }
+  if (action !== 'create' || !tenantId || !values['base-asset']) throw new UsageError(TENANTS_USAGE);
   await withContext(async ({ db }) => {
     const outcome = await createTenant(db.pool, tenantId, values['base-asset']!);
     switch (outcome.kind) {

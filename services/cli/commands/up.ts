@@ -6,8 +6,8 @@ import { openContext } from '../context.ts';
 // Stops cleanly on SIGINT or SIGTERM, stopping the embedded database only if it started it.
 export async function up(): Promise<void> {
   const { config, db, masterKey } = await openContext();
-  const { app, nonces } = await createApi({ config, pool: db.pool, masterKey, clock: systemClock });
-  nonces.startSweeping();
+  const { app, startMaintenance } = await createApi({ config, pool: db.pool, masterKey, clock: systemClock });
+  const stopMaintenance = startMaintenance();
   await app.listen({ host: config.HOST, port: config.PORT });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
@@ -19,7 +19,7 @@ export async function up(): Promise<void> {
     if (stopping) return;
     stopping = true;
     app.log.info({ signal }, 'shutting down');
-    nonces.stopSweeping();
+    stopMaintenance();
     await app.close();
     await db.close();
     process.exit(0);

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { canonicalJson, contentHash } from './canonical-json.ts';
+import { batchEventTexts } from './json-spans.ts';
+
+describe('canonical JSON (RFC 8785 style)', () => {
+  it('ignores key order and whitespace', () => {
+    const a = JSON.parse('{"b": 1, "a": {"y": [1, 2, {"k": "v"}], "x": null}}');
+    const b = JSON.parse('{"a":{"x":null,"y":[1,2,{"k":"v"}]},"b":1}');
+    expect(canonicalJson(a)).toBe('{"a":{"x":null,"y":[1,2,{"k":"v"}]},"b":1}');
+    expect(contentHash(a).equals(contentHash(b))).toBe(true);
+  });
+
+  it('keeps array order and distinguishes values', () => {
+    expect(contentHash([1, 2]).equals(contentHash([2, 1]))).toBe(false);
+    expect(contentHash({ a: '1' }).equals(contentHash({ a: 1 }))).toBe(false);
+  });
+
+  it('sorts keys by UTF-16 code units and writes numbers in ECMAScript form', () => {
+    expect(canonicalJson(JSON.parse('{"\u00e9":1,"z":2,"A":3,"\ud83d\ude00":4}'))).toBe('{"A":3,"z":2,"\u00e9":1,"\ud83d\ude00":4}');
+    expect(canonicalJson(JSON.parse('[1.0, 1e2, -0, 0.1]'))).toBe('[1,100,0,0.1]');
+  });
+});
+
+describe('batch event spans', () => {
+  it('returns each event exactly as sent', () => {
+    const body = '{ "events" : [ {"object":"party", "event" : {"b" : "x,]}" ,\n "a":[1, {"q":"\\"}"}]} }, {"event":{"z":1},"object":"movement"}, 5, {"object":"x"} ] }';
+    expect(() => JSON.parse(body)).not.toThrow();
+    const texts = batchEventTexts(body);
+    expect(texts).toEqual(['{"b" : "x,]}" ,\n "a":[1, {"q":"\\"}"}]}', '{"z":1}', undefined, undefined]);
+    expect(JSON.parse(texts[0]!)).toEqual(JSON.parse(body).events[0].event);
+  });
+
+  it('takes the last of repeated members, as JSON.parse does', () => {
+    const body = '{"events":[{"event":{"v":1},"event":{"v":2}}],"events":[{"event":{"v":3}}]}';
+    expect(batchEventTexts(body)).toEqual(['{"v":3}']);
+  });
+});

@@ -1,0 +1,108 @@
+import type { Clock } from '../clock.ts';
+import type { Pool } from '../postgres/pool.ts';
+
+export interface BucketLimits {
+  capacity: number;
+  refillPerS: number;
+}
+
+export interface BucketState {
+  granted: boolean;
+  // Svc-RateLimit-Limit: the bucket capacity in events.
+  limit: number;
+  // Svc-RateLimit-Remaining: whole tokens left.
+  remaining: number;
+  // Svc-RateLimit-Reset: seconds until the bucket is full again.
+  resetS: number;
+  // Retry-After for a refusal: seconds until the cost could be paid.
+  retryAfterS: number;
+}
+
+const LIMITS_TTL_MS = 30_000;
+
+// Per-tenant token buckets measured in events, kept in PostgreSQL so the limit holds across
+// every API process sharing the database. A take is one UPDATE that refills by elapsed time and
+// deducts the cost only when it fits, atomically under the row lock.
+export class TokenBuckets {
+  private readonly limits = new Map<string, { limits: BucketLimits; expiresAt: number }>();
+  private readonly created = new Set<string>();
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly clock: Clock,
+    private readonly defaults: BucketLimits,
+  ) {}
+
+  async take(tenantId: string, cost: number): Promise<BucketState> {
+    const limits = await this.limitsFor(tenantId);
+    const now = this.clock.now();
+    await this.ensureBucket(tenantId, limits, now);
+    const { rows } = await this.pool.query<{ tokens: number; last_granted: boolean }>(
+      `UPDATE rate_limit_buckets SET
+         tokens = ${AVAILABLE} - CASE WHEN ${AVAILABLE} >= $5 THEN $5 ELSE 0 END,
+         last_granted = ${AVAILABLE} >= $5,
+         refreshed_at = GREATEST(refreshed_at, $2)
+       WHERE tenant_id = $1
+       RETURNING tokens, last_granted`,
+      [tenantId, now, limits.capacity, limits.refillPerS, cost],
+    );
+    const row = rows[0]!;
+    return state(limits, row.tokens, row.last_granted, cost);
+  }
+
+  // The bucket as it stands, for responses that report it without spending.
+  async peek(tenantId: string): Promise<BucketState> {
+    const limits = await this.limitsFor(tenantId);
+    const { rows } = await this.pool.query<{ available: number }>(
+      `SELECT ${AVAILABLE} AS available FROM rate_limit_buckets WHERE tenant_id = $1`,
+      [tenantId, this.clock.now(), limits.capacity, limits.refillPerS],
+    );
+    return state(limits, rows[0]?.available ?? limits.capacity, true, 0);
+  }
+
+  private async ensureBucket(tenantId: string, limits: BucketLimits, now: Date): Promise<void> {
+    if (this.created.has(tenantId)) return;
+    await this.pool.query(
+      'INSERT INTO rate_limit_buckets (tenant_id, tokens, refreshed_at) VALUES ($1, $2, $3) ON CONFLICT (tenant_id) DO NOTHING',
+      [tenantId, limits.capacity, now],
+    );
+    this.created.add(tenantId);
+  }
+
+  private async limitsFor(tenantId: string): Promise<BucketLimits> {
+    const cached = this.limits.get(tenantId);
+    if (cached && cached.expiresAt > Date.now()) return cached.limits;
+    const { rows } = await this.pool.query<{ capacity: number | null; refill: number | null }>(
+      'SELECT rate_limit_capacity AS capacity, rate_limit_refill_per_s AS refill FROM tenants WHERE tenant_id = $1',
+      [tenantId],
+    );
+    const limits = {
+      capacity: rows[0]?.capacity ?? this.defaults.capacity,
+      refillPerS: rows[0]?.refill ?? this.defaults.refillPerS,
+    };
+    this.limits.set(tenantId, { limits, expiresAt: Date.now() + LIMITS_TTL_MS });
+    return limits;
+  }
+}
+
+// Tokens available at $2 (now), given capacity $3 and refill rate $4; time never runs backwards.
+const AVAILABLE = `LEAST($3::float8, tokens + $4::float8 * GREATEST(0, EXTRACT(EPOCH FROM ($2::timestamptz - refreshed_at))))`;
+
+function state(limits: BucketLimits, tokens: number, granted: boolean, cost: number): BucketState {
+  const missing = granted ? 0 : cost - tokens;
+  return {
+    granted,
+    limit: limits.capacity,
+    remaining: Math.max(0, Math.floor(tokens)),
+    resetS: Math.max(0, Math.ceil((limits.capacity - tokens) / limits.refillPerS)),
+    retryAfterS: Math.max(1, Math.ceil(missing / limits.refillPerS)),
+  };
+}
+
+export async function setTenantRateLimit(pool: Pool, tenantId: string, limits: BucketLimits): Promise<boolean> {
+  const result = await pool.query(
+    'UPDATE tenants SET rate_limit_capacity = $2, rate_limit_refill_per_s = $3 WHERE tenant_id = $1',
+    [tenantId, limits.capacity, limits.refillPerS],
+  );
+  return result.rowCount === 1;
+}

@@ -1,0 +1,80 @@
+import type { FastifyInstance } from 'fastify';
+import { ID_PREFIXES, parseId } from '../../../platform/ids.ts';
+import type { Pool } from '../../../platform/postgres/pool.ts';
+import type { TokenBuckets } from '../../../platform/rate-limit/token-buckets.ts';
+import { applyRateLimitHeaders } from '../http/rate-limit-headers.ts';
+import { sendProblem } from '../http/problem-reply.ts';
+
+interface InboxRow {
+  event_id: string;
+  object: string;
+  external_id: string;
+  sequence: bigint | null;
+  status: string;
+  rejection: unknown;
+  status_reason: unknown;
+  attempts: number;
+  received_at: Date;
+  occurred_at: Date | null;
+  terminal_at: Date | null;
+  historical: boolean;
+  import_id: string | null;
+  content_hash: Buffer;
+}
+
+interface StageRow {
+  stage: string;
+  status: string;
+  at: Date;
+  worker: string | null;
+  duration_ms: number | null;
+  detail: unknown;
+}
+
+// GET /v1/events/{event_id}: where an accepted event is, queryable from the moment of the 202.
+// Accepts evt_<uuid> and a bare uuid; anything else, or another tenant's event, is a 404.
+export function registerEventRoutes(app: FastifyInstance, deps: { pool: Pool; buckets: TokenBuckets }): void {
+  app.get<{ Params: { event_id: string } }>('/v1/events/:event_id', { config: { scopes: ['ingest'] } }, async (request, reply) => {
+    const tenantId = request.apiKey!.tenantId;
+    applyRateLimitHeaders(reply, await deps.buckets.peek(tenantId));
+    const id = parseId('event', request.params.event_id);
+    const notFound = () => sendProblem(request, reply, 'svc:resource/not_found', { detail: 'no event with this id in this tenant' });
+    if (!id) return notFound();
+    const { rows } = await deps.pool.query<InboxRow>(
+      `SELECT event_id, object, external_id, sequence, status, rejection, status_reason, attempts, received_at,
+              occurred_at, terminal_at, historical, import_id, content_hash
+         FROM inbox_events WHERE tenant_id = $1 AND event_id = $2`,
+      [tenantId, id],
+    );
+    const event = rows[0];
+    if (!event) return notFound();
+    const stages = await deps.pool.query<StageRow>(
+      'SELECT stage, status, at, worker, duration_ms, detail FROM event_stages WHERE tenant_id = $1 AND event_id = $2 ORDER BY id',
+      [tenantId, id],
+    );
+    return {
+      event_id: ID_PREFIXES.event + event.event_id,
+      object: event.object,
+      external_id: event.external_id,
+      sequence: event.sequence === null ? null : Number(event.sequence),
+      status: event.status,
+      rejection: event.rejection ?? null,
+      status_reason: event.status_reason ?? null,
+      attempts: event.attempts,
+      received_at: event.received_at.toISOString(),
+      occurred_at: event.occurred_at?.toISOString() ?? null,
+      terminal_at: event.terminal_at?.toISOString() ?? null,
+      historical: event.historical,
+      import_id: event.import_id === null ? null : ID_PREFIXES.import + event.import_id,
+      content_hash: `sha256:${event.content_hash.toString('hex')}`,
+      stage_history: stages.rows.map((s) => ({
+        stage: s.stage,
+        status: s.status,
+        at: s.at.toISOString(),
+        worker: s.worker,
+        duration_ms: s.duration_ms,
+        detail: s.detail ?? null,
+      })),
+    };
+  });
+}
