@@ -78,7 +78,7 @@ CREATE UNLOGGED TABLE rate_limit_buckets (
   tenant_id     text PRIMARY KEY,
   tokens        double precision NOT NULL,
   refreshed_at  timestamptz NOT NULL,
-  -- Whether the last take was granted: computed in the same UPDATE from the old row, which
-  -- RETURNING cannot show on PostgreSQL 15.
-  last_granted  boolean NOT NULL DEFAULT true
+  -- Tokens available to the last UPDATE before it deducted: RETURNING cannot show the old row on
+  -- PostgreSQL 15, and the caller needs it to tell which takes were granted.
+  last_available  double precision NOT NULL DEFAULT 0
 );

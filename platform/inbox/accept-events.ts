@@ -38,8 +38,9 @@ export async function acceptEvents(db: Queryable, events: PreparedEvent[]): Prom
   if (events.length === 0) return [];
   const order = events.map((_, i) => i).sort((a, b) => compareDedupKey(events[a]!, events[b]!));
   const rows = order.map((i) => events[i]!);
-  const inserted = await db.query<{ event_id: string }>(
-    `WITH incoming AS (
+  const inserted = await db.query<{ event_id: string }>({
+    name: 'accept-events',
+    text: `WITH incoming AS (
        SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::bigint[], $6::bytea[], $7::bytea[],
                             $8::timestamptz[], $9::timestamptz[], $10::text[], $11::uuid[], $12::boolean[])
          AS u(tenant_id, event_id, object, external_id, sequence, raw_event, content_hash,
@@ -61,7 +62,7 @@ export async function acceptEvents(db: Queryable, events: PreparedEvent[]): Prom
        SELECT tenant_id, event_id, 'received', 'ok', received_at, $13 FROM inbox
      )
      SELECT event_id FROM inbox`,
-    [
+    values: [
       rows.map((e) => e.tenantId),
       rows.map((e) => e.eventId),
       rows.map((e) => e.object),
@@ -76,7 +77,7 @@ export async function acceptEvents(db: Queryable, events: PreparedEvent[]): Prom
       rows.map((e) => e.historical),
       RECEIVED_WORKER,
     ],
-  );
+  });
   const won = new Set(inserted.rows.map((r) => r.event_id));
   const outcomes: AcceptOutcome[] = events.map((e) =>
     won.has(e.eventId) ? { kind: 'accepted', eventId: e.eventId, receivedAt: e.receivedAt } : { kind: 'conflict' },

@@ -1,3 +1,4 @@
+import { coalescing } from '../batching/coalesce.ts';
 import type { Pool } from '../postgres/pool.ts';
 import { acceptEvents, type AcceptOutcome, type PreparedEvent } from './accept-events.ts';
 
@@ -17,6 +18,7 @@ const RETRYABLE = new Set(['40001', '40P01']);
 export class AcceptanceQueue {
   private queue: Submission[] = [];
   private inFlight = 0;
+  private readonly schedulePump = coalescing(() => this.pump());
 
   constructor(
     private readonly pool: Pool,
@@ -27,7 +29,7 @@ export class AcceptanceQueue {
     if (events.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
       this.queue.push({ events, resolve, reject });
-      this.pump();
+      this.schedulePump();
     });
   }
 

@@ -1,3 +1,4 @@
+import { coalescing } from '../batching/coalesce.ts';
 import type { Pool } from '../postgres/pool.ts';
 
 // A nonce is single-use per key for this long.
@@ -18,6 +19,7 @@ interface Claim {
 export class NonceLedger {
   private queue: Claim[] = [];
   private inFlight = 0;
+  private readonly schedulePump = coalescing(() => this.pump());
 
   constructor(
     private readonly pool: Pool,
@@ -28,7 +30,7 @@ export class NonceLedger {
   claim(keyId: string, nonce: string, at: Date): Promise<boolean> {
     return new Promise((resolve, reject) => {
       this.queue.push({ keyId, nonce, at, resolve, reject });
-      this.pump();
+      this.schedulePump();
     });
   }
 
@@ -62,14 +64,16 @@ export class NonceLedger {
     }
     const claims = [...first.values()];
     try {
-      const { rows } = await this.pool.query<{ key_id: string; nonce: string }>(
-        `INSERT INTO api_nonces (key_id, nonce, claimed_at)
+      // Named, so each connection parses and plans it once.
+      const { rows } = await this.pool.query<{ key_id: string; nonce: string }>({
+        name: 'claim-nonces',
+        text: `INSERT INTO api_nonces (key_id, nonce, claimed_at)
            SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[])
          ON CONFLICT (key_id, nonce) DO UPDATE SET claimed_at = EXCLUDED.claimed_at
            WHERE api_nonces.claimed_at <= EXCLUDED.claimed_at - make_interval(secs => ${NONCE_WINDOW_S})
          RETURNING key_id, nonce`,
-        [claims.map((c) => c.keyId), claims.map((c) => c.nonce), claims.map((c) => c.at)],
-      );
+        values: [claims.map((c) => c.keyId), claims.map((c) => c.nonce), claims.map((c) => c.at)],
+      });
       const won = new Set(rows.map((r) => `${r.key_id}\u0000${r.nonce}`));
       for (const [id, claim] of first) claim.resolve(won.has(id));
       for (const claim of repeats) claim.resolve(false);

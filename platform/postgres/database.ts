@@ -4,6 +4,7 @@ import { createPool, type Pool } from './pool.ts';
 
 export interface Database {
   pool: Pool;
+  url: string;
   // "embedded" when this service runs its own PostgreSQL from the data directory.
   mode: 'embedded' | 'external';
   close: () => Promise<void>;
@@ -16,12 +17,14 @@ export async function openDatabase(
 ): Promise<Database> {
   if (config.DATABASE_URL) {
     const pool = createPool(config.DATABASE_URL, config.SVC_PG_POOL_SIZE);
-    return { pool, mode: 'external', close: () => pool.end() };
+    return { pool, url: config.DATABASE_URL, mode: 'external', close: () => pool.end() };
   }
   const server = await startEmbeddedPostgres({ dataDir: config.SVC_DATA_DIR, port: config.SVC_PG_PORT });
-  const pool = createPool(server.url(), config.SVC_PG_POOL_SIZE);
+  const url = server.url();
+  const pool = createPool(url, config.SVC_PG_POOL_SIZE);
   return {
     pool,
+    url,
     mode: 'embedded',
     close: async () => {
       await pool.end();

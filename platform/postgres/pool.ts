@@ -7,8 +7,15 @@ export type PoolClient = pg.PoolClient;
 // so int8 is parsed as bigint and numeric stays a string for callers to convert deliberately.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => BigInt(value));
 
-export function createPool(connectionString: string, max: number): Pool {
-  const pool = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000 });
+export function createPool(connectionString: string, max: number, options: { synchronousCommit?: boolean } = {}): Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    idleTimeoutMillis: 30_000,
+    // For writes whose loss in a database crash is acceptable (see the callers): the commit does
+    // not wait for the WAL flush. Never used for accepted events.
+    ...(options.synchronousCommit === false ? { options: '-c synchronous_commit=off' } : {}),
+  });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
   return pool;

@@ -52,7 +52,7 @@ describe('per-tenant token bucket, measured in events', () => {
 
   it('holds across API processes sharing the database', async () => {
     api.clock.advance(100);
-    const second = await createApi({ config: loadConfig({ LOG_LEVEL: 'silent' }), pool: api.db.pool, masterKey: api.masterKey, clock: api.clock, logger: false });
+    const second = await createApi({ config: loadConfig({ LOG_LEVEL: 'silent' }), pool: api.db.pool, databaseUrl: api.db.url, masterKey: api.masterKey, clock: api.clock, logger: false });
     try {
       const other = new SigningClient(second.app, () => api.clock.now());
       expect((await api.client.post('/v1/batches', batchOf(600, 'rl-p1'), api.keys.ingest)).statusCode).toBe(202);

@@ -1,3 +1,4 @@
+import { coalescing } from '../batching/coalesce.ts';
 import type { Clock } from '../clock.ts';
 import type { Pool } from '../postgres/pool.ts';
 
@@ -20,12 +21,24 @@ export interface BucketState {
 
 const LIMITS_TTL_MS = 30_000;
 
+interface Take {
+  cost: number;
+  resolve: (state: BucketState) => void;
+  reject: (error: unknown) => void;
+}
+
 // Per-tenant token buckets measured in events, kept in PostgreSQL so the limit holds across
-// every API process sharing the database. A take is one UPDATE that refills by elapsed time and
-// deducts the cost only when it fits, atomically under the row lock.
+// every API process sharing the database. Takes of one tenant that arrive together are settled
+// by ONE UPDATE (one round trip, one row lock) that refills by elapsed time and deducts the
+// longest prefix of their costs that fits: takes are served in arrival order.
 export class TokenBuckets {
   private readonly limits = new Map<string, { limits: BucketLimits; expiresAt: number }>();
   private readonly created = new Set<string>();
+  private readonly pending = new Map<string, Take[]>();
+  private readonly busy = new Set<string>();
+  private readonly scheduleFlush = coalescing(() => {
+    for (const tenantId of this.pending.keys()) void this.flush(tenantId);
+  });
 
   constructor(
     private readonly pool: Pool,
@@ -33,21 +46,51 @@ export class TokenBuckets {
     private readonly defaults: BucketLimits,
   ) {}
 
-  async take(tenantId: string, cost: number): Promise<BucketState> {
-    const limits = await this.limitsFor(tenantId);
-    const now = this.clock.now();
-    await this.ensureBucket(tenantId, limits, now);
-    const { rows } = await this.pool.query<{ tokens: number; last_granted: boolean }>(
-      `UPDATE rate_limit_buckets SET
-         tokens = ${AVAILABLE} - CASE WHEN ${AVAILABLE} >= $5 THEN $5 ELSE 0 END,
-         last_granted = ${AVAILABLE} >= $5,
-         refreshed_at = GREATEST(refreshed_at, $2)
-       WHERE tenant_id = $1
-       RETURNING tokens, last_granted`,
-      [tenantId, now, limits.capacity, limits.refillPerS, cost],
-    );
-    const row = rows[0]!;
-    return state(limits, row.tokens, row.last_granted, cost);
+  take(tenantId: string, cost: number): Promise<BucketState> {
+    return new Promise((resolve, reject) => {
+      const queue = this.pending.get(tenantId);
+      if (queue) queue.push({ cost, resolve, reject });
+      else this.pending.set(tenantId, [{ cost, resolve, reject }]);
+      this.scheduleFlush();
+    });
+  }
+
+  private async flush(tenantId: string): Promise<void> {
+    if (this.busy.has(tenantId)) return;
+    const takes = this.pending.get(tenantId);
+    if (!takes || takes.length === 0) return;
+    this.pending.delete(tenantId);
+    this.busy.add(tenantId);
+    try {
+      const limits = await this.limitsFor(tenantId);
+      const now = this.clock.now();
+      await this.ensureBucket(tenantId, limits, now);
+      const { rows } = await this.pool.query<{ tokens: number; last_available: number }>({
+        name: 'take-tokens',
+        text: `UPDATE rate_limit_buckets SET
+           tokens = ${AVAILABLE} - (SELECT coalesce(max(spent), 0) FROM
+                      (SELECT sum(c) OVER (ORDER BY o) AS spent FROM unnest($5::float8[]) WITH ORDINALITY AS u(c, o)) prefix
+                     WHERE spent <= ${AVAILABLE}),
+           last_available = ${AVAILABLE},
+           refreshed_at = GREATEST(refreshed_at, $2)
+         WHERE tenant_id = $1
+         RETURNING tokens, last_available`,
+        values: [tenantId, now, limits.capacity, limits.refillPerS, takes.map((t) => t.cost)],
+      });
+      const { tokens, last_available: available } = rows[0]!;
+      let spent = 0;
+      let open = true;
+      for (const take of takes) {
+        open = open && spent + take.cost <= available;
+        if (open) spent += take.cost;
+        take.resolve(state(limits, tokens, open, take.cost));
+      }
+    } catch (error) {
+      for (const take of takes) take.reject(error);
+    } finally {
+      this.busy.delete(tenantId);
+      void this.flush(tenantId);
+    }
   }
 
   // The bucket as it stands, for responses that report it without spending.

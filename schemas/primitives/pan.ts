@@ -45,11 +45,32 @@ export function containsPan(text: string): boolean {
 
 // Paths (numeric array indices) of every string value in `value` that contains a PAN. A member
 // NAME holding one is reported at the path of its object, so the number is never echoed.
+// Runs on every ingested item, so the walk keeps one path stack and copies it only on a hit.
 export function findPans(value: unknown, path: string[] = []): string[][] {
-  if (typeof value === 'string') return containsPan(value) ? [path] : [];
-  if (Array.isArray(value)) return value.flatMap((item, i) => findPans(item, [...path, String(i)]));
-  if (value !== null && typeof value === 'object') {
-    return Object.entries(value).flatMap(([key, item]) => (containsPan(key) ? [path] : findPans(item, [...path, key])));
+  const found: string[][] = [];
+  walk(value, [...path], found);
+  return found;
+}
+
+function walk(value: unknown, path: string[], found: string[][]): void {
+  if (typeof value === 'string') {
+    if (containsPan(value)) found.push([...path]);
+  } else if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      path.push(String(i));
+      walk(value[i], path, found);
+      path.pop();
+    }
+  } else if (value !== null && typeof value === 'object') {
+    for (const key in value) {
+      if (!Object.hasOwn(value, key)) continue;
+      if (containsPan(key)) {
+        found.push([...path]);
+        continue;
+      }
+      path.push(key);
+      walk((value as Record<string, unknown>)[key], path, found);
+      path.pop();
+    }
   }
-  return [];
 }

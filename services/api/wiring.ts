@@ -6,7 +6,7 @@ import { SecretBox } from '../../platform/crypto/secret-box.ts';
 import { AcceptanceQueue } from '../../platform/inbox/acceptance-queue.ts';
 import { ApiKeyStore } from '../../platform/keys/api-keys.ts';
 import { NonceLedger } from '../../platform/keys/nonce-ledger.ts';
-import type { Pool } from '../../platform/postgres/pool.ts';
+import { createPool, type Pool } from '../../platform/postgres/pool.ts';
 import { TokenBuckets } from '../../platform/rate-limit/token-buckets.ts';
 import { buildApp, type ApiDeps } from './app.ts';
 import { sweepIdempotencyKeys } from './ingest/idempotency.ts';
@@ -27,12 +27,17 @@ const SWEEP_EVERY_MS = 60_000;
 export async function createApi(options: {
   config: ApiConfig;
   pool: Pool;
+  // The same database as `pool`, for the small pool of asynchronously committed nonce claims.
+  databaseUrl: string;
   masterKey: Buffer;
   clock: Clock;
   logger?: ApiDeps['logger'];
 }): Promise<{ app: FastifyInstance; startMaintenance: () => () => void }> {
   const { config, pool, clock } = options;
-  const nonces = new NonceLedger(pool, { now: () => clock.now() });
+  // Nonce claims commit without waiting for the WAL flush: an API restart loses none, a database
+  // crash can lose the last fraction of a second of claims (docs/decisions/0004).
+  const noncePool = createPool(options.databaseUrl, 2, { synchronousCommit: false });
+  const nonces = new NonceLedger(noncePool, { now: () => clock.now() });
   const app = await buildApp({
     pool,
     clock,
@@ -48,6 +53,7 @@ export async function createApi(options: {
     },
     logger: options.logger ?? { level: config.LOG_LEVEL },
   });
+  app.addHook('onClose', async () => noncePool.end());
   // Housekeeping that runs by itself in every API process: expired nonces and idempotency keys.
   const startMaintenance = () => {
     const timer = setInterval(() => {

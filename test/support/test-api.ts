@@ -30,7 +30,7 @@ export async function startTestApi(env: Record<string, string> = {}): Promise<Te
   const clock = new ManualClock(TEST_NOW);
   const masterKey = randomBytes(32);
   const config = loadConfig({ LOG_LEVEL: 'silent', ...env });
-  const { app } = await createApi({ config, pool: db.pool, masterKey, clock, logger: false });
+  const { app } = await createApi({ config, pool: db.pool, databaseUrl: db.url, masterKey, clock, logger: false });
   await app.ready();
   const box = new SecretBox(masterKey);
   const issue = async (tenantId: string, scope: Scope): Promise<Credential> => {

@@ -129,7 +129,7 @@ describe('check 4: nonce single use', () => {
   it('holds across a restart (another API process on the same database)', async () => {
     const headers = api.client.headersFor({ method: 'POST', url: '/v1/validate', body, key: api.keys.ingest });
     expect((await api.app.inject({ method: 'POST', url: '/v1/validate', headers, payload: JSON.stringify(body) })).statusCode).toBe(200);
-    const second = await createApi({ config: loadConfig({ LOG_LEVEL: 'silent' }), pool: api.db.pool, masterKey: api.masterKey, clock: api.clock, logger: false });
+    const second = await createApi({ config: loadConfig({ LOG_LEVEL: 'silent' }), pool: api.db.pool, databaseUrl: api.db.url, masterKey: api.masterKey, clock: api.clock, logger: false });
     try {
       const replay = await second.app.inject({ method: 'POST', url: '/v1/validate', headers, payload: JSON.stringify(body) });
       expectProblem(replay, 401, 'svc:auth/nonce_replayed');
@@ -164,7 +164,7 @@ describe('scopes, schemes and keys', () => {
   it('refuses a revoked key', async () => {
     const key = await api.issue(api.tenantId, 'ingest');
     await revokeKey(api.db.pool, key.keyId, new Date());
-    const fresh = await createApi({ config: loadConfig({ LOG_LEVEL: 'silent' }), pool: api.db.pool, masterKey: api.masterKey, clock: api.clock, logger: false });
+    const fresh = await createApi({ config: loadConfig({ LOG_LEVEL: 'silent' }), pool: api.db.pool, databaseUrl: api.db.url, masterKey: api.masterKey, clock: api.clock, logger: false });
     try {
       const res = await new SigningClient(fresh.app, () => api.clock.now()).post('/v1/validate', body, key);
       expectProblem(res, 401, 'svc:auth/invalid_signature');

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../../../schemas/errors/catalog.ts';
 
@@ -6,7 +7,6 @@ export type JsonBody =
   // 415 when the content type is not JSON; 400 when the bytes are not one JSON value in UTF-8.
   | { ok: false; code: ErrorCode; detail: string };
 
-const decoder = new TextDecoder('utf-8', { fatal: true });
 
 export function rawBody(request: FastifyRequest): Buffer {
   return Buffer.isBuffer(request.body) ? request.body : EMPTY;
@@ -22,12 +22,8 @@ export function readJsonBody(request: FastifyRequest): JsonBody {
     return { ok: false, code: 'svc:request/unsupported_media_type', detail: 'send the body as application/json' };
   }
   const bytes = rawBody(request);
-  let text: string;
-  try {
-    text = decoder.decode(bytes);
-  } catch {
-    return { ok: false, code: 'svc:request/malformed_json', detail: 'the body is not valid UTF-8' };
-  }
+  if (!isUtf8(bytes)) return { ok: false, code: 'svc:request/malformed_json', detail: 'the body is not valid UTF-8' };
+  const text = bytes.toString('utf8');
   try {
     return { ok: true, value: JSON.parse(text), text };
   } catch {

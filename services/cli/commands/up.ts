@@ -6,7 +6,7 @@ import { openContext } from '../context.ts';
 // Stops cleanly on SIGINT or SIGTERM, stopping the embedded database only if it started it.
 export async function up(): Promise<void> {
   const { config, db, masterKey } = await openContext();
-  const { app, startMaintenance } = await createApi({ config, pool: db.pool, masterKey, clock: systemClock });
+  const { app, startMaintenance } = await createApi({ config, pool: db.pool, databaseUrl: db.url, masterKey, clock: systemClock });
   const stopMaintenance = startMaintenance();
   await app.listen({ host: config.HOST, port: config.PORT });
   const address = app.server.address();
