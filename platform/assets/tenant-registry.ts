@@ -10,11 +10,12 @@ export class TenantAssetRegistry {
 
   constructor(private readonly pool: Pool) {}
 
-  async forTenant(tenantId: string): Promise<AssetRegistry> {
+  // `db` lets a caller inside a transaction read through its own connection.
+  async forTenant(tenantId: string, db: Pick<Pool, 'query'> = this.pool): Promise<AssetRegistry> {
     const now = Date.now();
     const cached = this.cache.get(tenantId);
     if (cached && cached.expiresAt > now) return cached.registry;
-    const { rows } = await this.pool.query<{ asset: string; scale: number }>(
+    const { rows } = await db.query<{ asset: string; scale: number }>(
       'SELECT asset, scale FROM tenant_assets WHERE tenant_id = $1',
       [tenantId],
     );

@@ -25,6 +25,7 @@ export const ERROR_CATALOG = {
   'svc:request/malformed_json': { status: 400, title: 'The body is not valid JSON' },
   'svc:request/unsupported_media_type': { status: 415, title: 'Unsupported media type' },
   'svc:request/bad_request': { status: 400, title: 'The request could not be understood' },
+  'svc:request/invalid_parameter': { status: 400, title: 'Invalid query parameter' },
   'svc:request/not_found': { status: 404, title: 'No such route' },
   'svc:resource/not_found': { status: 404, title: 'No such resource in this tenant' },
   'svc:internal/error': { status: 500, title: 'Internal error' },

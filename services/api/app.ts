@@ -4,18 +4,22 @@ import type { TenantAssetRegistry } from '../../platform/assets/tenant-registry.
 import type { Clock } from '../../platform/clock.ts';
 import type { ApiKeyStore } from '../../platform/keys/api-keys.ts';
 import type { NonceLedger } from '../../platform/keys/nonce-ledger.ts';
+import type { Bus } from '../../platform/bus/port.ts';
 import type { AcceptanceQueue } from '../../platform/inbox/acceptance-queue.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import type { TokenBuckets } from '../../platform/rate-limit/token-buckets.ts';
 import { buildProblem, PROBLEM_CONTENT_TYPE } from '../../schemas/problem.ts';
 import { registerAuthentication } from './http/authentication.ts';
+import type { CursorCodec } from './http/cursor.ts';
 import { registerErrorHandling } from './http/error-handling.ts';
 import { RequestLogController } from './http/request-logging.ts';
 import './http/fastify-types.ts';
 import { registerDocsRoutes } from './routes/docs.ts';
+import { registerCanonicalReads } from './routes/canonical-reads.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerHealthRoutes } from './routes/health.ts';
 import { registerIngestRoutes } from './routes/ingest.ts';
+import { registerMetricsRoute } from './routes/metrics.ts';
 import { registerValidateRoute } from './routes/validate.ts';
 
 export interface ApiDeps {
@@ -26,6 +30,10 @@ export interface ApiDeps {
   assets: TenantAssetRegistry;
   queue: AcceptanceQueue;
   buckets: TokenBuckets;
+  cursors: CursorCodec;
+  // Read for consumer lag only.
+  bus: Bus;
+  consumerGroups: string[];
   settings: { maxBodyBytes: number; occurredAtFutureSkewS: number; idempotencyRetentionS: number };
   logger: FastifyServerOptions['logger'];
 }
@@ -68,6 +76,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   registerErrorHandling(app);
   registerAuthentication(app, deps);
   registerHealthRoutes(app, deps);
+  registerMetricsRoute(app, { bus: deps.bus, groups: deps.consumerGroups });
   await registerDocsRoutes(app);
   registerValidateRoute(app, {
     clock: deps.clock,
@@ -85,5 +94,6 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     idempotencyRetentionS: deps.settings.idempotencyRetentionS,
   });
   registerEventRoutes(app, { pool: deps.pool, buckets: deps.buckets });
+  registerCanonicalReads(app, { pool: deps.pool, clock: deps.clock, cursors: deps.cursors });
   return app;
 }

@@ -9,6 +9,9 @@ import { NonceLedger } from '../../platform/keys/nonce-ledger.ts';
 import { createPool, type Pool } from '../../platform/postgres/pool.ts';
 import { TokenBuckets } from '../../platform/rate-limit/token-buckets.ts';
 import { buildApp, type ApiDeps } from './app.ts';
+import { PostgresLogBus } from '../../platform/bus/postgres-log.ts';
+import { CANONICAL_GROUP } from '../../pipelines/canonical/pipeline.ts';
+import { CursorCodec } from './http/cursor.ts';
 import { sweepIdempotencyKeys } from './ingest/idempotency.ts';
 
 export type ApiConfig = Pick<
@@ -46,6 +49,9 @@ export async function createApi(options: {
     assets: new TenantAssetRegistry(pool),
     queue: new AcceptanceQueue(pool),
     buckets: new TokenBuckets(pool, clock, { capacity: config.SVC_RATE_LIMIT_CAPACITY, refillPerS: config.SVC_RATE_LIMIT_REFILL_PER_S }),
+    cursors: new CursorCodec(options.masterKey),
+    bus: new PostgresLogBus(pool),
+    consumerGroups: [CANONICAL_GROUP],
     settings: {
       maxBodyBytes: config.SVC_MAX_BODY_BYTES,
       occurredAtFutureSkewS: config.SVC_OCCURRED_AT_FUTURE_SKEW_S,

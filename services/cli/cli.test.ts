@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -115,6 +115,45 @@ describe('svc CLI', () => {
       expect(res.status).toBe(200);
       expect(await res.json()).toMatchObject({ valid: true });
       expect(res.headers.get('svc-ratelimit-limit')).toBe('5000');
+    }, 60_000);
+
+    it('runs the canonical pipeline: an ingested event is processed, and status shows the lag', async () => {
+      const key = JSON.parse((await run(['keys', 'issue', '--tenant', 'acme', '--scope', 'ingest', '--json'])).stdout);
+      const body = JSON.stringify(partyEvent('cli-party'));
+      const headers = signRequest({ keyId: key.key_id, secret: key.secret, method: 'POST', target: '/v1/parties', body });
+      const accepted = await fetch(`${baseUrl}/v1/parties`, { method: 'POST', body, headers: { ...headers, 'content-type': 'application/json' } });
+      expect(accepted.status).toBe(202);
+      const { event_id: eventId } = (await accepted.json()) as { event_id: string };
+      let status = '';
+      for (let i = 0; i < 100 && status !== 'processed'; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const target = `/v1/events/${eventId}`;
+        const res = await fetch(`${baseUrl}${target}`, { headers: signRequest({ keyId: key.key_id, secret: key.secret, method: 'GET', target }) });
+        status = ((await res.json()) as { status: string }).status;
+      }
+      expect(status).toBe('processed');
+
+      const report = await run(['status', '--json']);
+      expect(report.code, report.stderr).toBe(0);
+      const parsed = JSON.parse(report.stdout);
+      expect(parsed.groups[0]).toMatchObject({ group: 'canonical', lag: 0, members: 1 });
+      expect(parsed.events.processed).toBeGreaterThanOrEqual(1);
+
+      const metrics = await (await fetch(`${baseUrl}/metrics`)).text();
+      expect(metrics).toMatch(/svc_consumer_lag_records\{group="canonical",partition="0"\} 0/);
+    }, 60_000);
+
+    it('loads an FX rate file whole, and refuses a bad one naming the line', async () => {
+      const good = join(dataDir, 'rates.csv');
+      const bad = join(dataDir, 'bad.csv');
+      await writeFile(good, 'base,quote,rate,rate_scale,valid_from\nEUR,USD,1.0825,4,2026-08-01T00:00:00Z\n');
+      await writeFile(bad, 'base,quote,rate,rate_scale,valid_from\nEUR,USD,1.0825,4,2026-08-01T00:00:00Z\nGBP,USD,1.2,0,2026-08-01T00:00:00Z\n');
+      const loaded = await run(['fx-rates', 'load', good]);
+      expect(loaded.code, loaded.stderr).toBe(0);
+      expect(loaded.stdout).toContain('1 rates loaded');
+      const refused = await run(['fx-rates', 'load', bad]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('line 3');
     }, 60_000);
   });
 });

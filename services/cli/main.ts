@@ -1,12 +1,17 @@
 import { ConfigError } from '../../platform/config.ts';
 import { assetsCommand, keysCommand, migrateCommand, tenantsCommand } from './commands/admin.ts';
-import { up } from './commands/up.ts';
+import { ALL_PARTS, runParts } from './commands/run.ts';
+import { statusCommand } from './commands/status.ts';
+import { fxRatesCommand } from './commands/fx-rates.ts';
 import { UsageError } from './context.ts';
 
 const USAGE = `svc: the financial-crime control service
 
-  svc up                                   start everything (API on HOST:PORT, embedded PostgreSQL unless DATABASE_URL)
+  svc up                                   start everything (API on HOST:PORT and the pipelines; embedded PostgreSQL unless DATABASE_URL)
   svc run api                              start the API process alone
+  svc run pipeline canonical               start the canonical pipeline alone (several copies share the work)
+  svc status [--json]                      consumer lag per pipeline, live workers, events by status
+  svc fx-rates load <FILE>                 load an FX rate file (CSV: base,quote,rate,rate_scale,valid_from), all or nothing
   svc migrate                              apply the PostgreSQL migrations
   svc tenants create <tenant_id> --base-asset <ASSET>
   svc tenants set-rate-limit <tenant_id> --capacity <events> --refill-per-s <events>
@@ -22,10 +27,15 @@ async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'up':
-      return up();
+      return runParts(ALL_PARTS);
     case 'run':
-      if (rest[0] === 'api') return up();
-      throw new UsageError('usage: svc run api');
+      if (rest[0] === 'api') return runParts(['api']);
+      if (rest[0] === 'pipeline' && rest[1] === 'canonical') return runParts(['pipeline:canonical']);
+      throw new UsageError('usage: svc run api | svc run pipeline canonical');
+    case 'status':
+      return statusCommand(print, rest.includes('--json'));
+    case 'fx-rates':
+      return fxRatesCommand(rest, print);
     case 'migrate':
       return migrateCommand(print);
     case 'tenants':

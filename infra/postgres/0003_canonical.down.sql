@@ -1,0 +1,13 @@
+DROP TABLE IF EXISTS fx_rates;
+DROP TABLE IF EXISTS fx_rate_files;
+DROP TABLE IF EXISTS held_references;
+DROP TABLE IF EXISTS held_events;
+DROP TABLE IF EXISTS canonical_control_events;
+DROP TABLE IF EXISTS canonical_movement_links;
+DROP TABLE IF EXISTS canonical_movements;
+DROP TABLE IF EXISTS canonical_entities;
+DROP TABLE IF EXISTS canonical_entity_versions;
+DROP TABLE IF EXISTS consumer_members;
+DROP TABLE IF EXISTS consumer_offsets;
+DROP INDEX IF EXISTS outbox_log;
+ALTER TABLE outbox DROP COLUMN IF EXISTS partition;

@@ -1,0 +1,58 @@
+import { TenantAssetRegistry } from '../../platform/assets/tenant-registry.ts';
+import type { Bus, Consumer } from '../../platform/bus/port.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { Pool } from '../../platform/postgres/pool.ts';
+import { FAMILY_NAMES } from '../../schemas/families/index.ts';
+import { quarantineOverdue } from './event-status.ts';
+import { IdentifierHasher } from './identifiers.ts';
+import { CanonicalProcessor } from './processor.ts';
+
+export const CANONICAL_GROUP = 'canonical';
+export const INBOX_TOPICS = FAMILY_NAMES.map((family) => `inbox.${family}`);
+const QUARANTINE_SWEEP_MS = 30_000;
+
+export interface CanonicalPipeline {
+  processor: CanonicalProcessor;
+  consumer: Consumer;
+  // Quarantines overdue holds now (also done every 30 s); returns how many.
+  sweep: () => Promise<number>;
+  stop: () => Promise<void>;
+}
+
+// The canonical pipeline as a process part: a consumer of the inbox topics plus the sweep that
+// turns overdue holds into referential exceptions.
+export async function startCanonicalPipeline(options: {
+  pool: Pool;
+  bus: Bus;
+  clock: Clock;
+  masterKey: Buffer;
+  onError: (error: unknown) => void;
+  // How this worker signs its stage_history entries.
+  worker?: string;
+}): Promise<CanonicalPipeline> {
+  const worker = options.worker ?? `canonical:${process.pid}`;
+  const processor = new CanonicalProcessor({
+    pool: options.pool,
+    clock: options.clock,
+    hasher: new IdentifierHasher(options.masterKey),
+    assets: new TenantAssetRegistry(options.pool),
+    worker,
+  });
+  const consumer = await options.bus.consume({
+    group: CANONICAL_GROUP,
+    topics: INBOX_TOPICS,
+    handle: (records) => processor.handle(records),
+  });
+  const sweep = () => quarantineOverdue(options.pool, options.clock.now(), worker);
+  const timer = setInterval(() => void sweep().catch(options.onError), QUARANTINE_SWEEP_MS);
+  timer.unref();
+  return {
+    processor,
+    consumer,
+    sweep,
+    stop: async () => {
+      clearInterval(timer);
+      await consumer.stop();
+    },
+  };
+}

@@ -1,0 +1,42 @@
+// The bus as the pipelines see it: an ordered, partitioned log read by named consumer groups,
+// at least once. The embedded adapter is the PostgreSQL outbox; a Kafka adapter fits behind the
+// same interface (a record is a topic, a key, a value and headers; offsets are per partition).
+
+export interface BusRecord {
+  topic: string;
+  partition: number;
+  // Opaque, ordered within a partition.
+  offset: string;
+  key: string;
+  value: Buffer;
+  headers: Record<string, string>;
+}
+
+export interface ConsumeOptions {
+  group: string;
+  topics: string[];
+  // Called with consecutive records of ONE partition, in order. Its effects must be durable when
+  // it resolves; only then is the offset committed. A record may be delivered again after a
+  // crash, so handlers are idempotent. A rejection is retried (the offset does not move).
+  handle: (records: BusRecord[]) => Promise<void>;
+  maxBatch?: number;
+  // How many partitions one member handles at the same time.
+  concurrency?: number;
+}
+
+export interface Consumer {
+  // The partitions this member reads now.
+  assignment(): number[];
+  stop(): Promise<void>;
+}
+
+export interface PartitionLag {
+  partition: number;
+  // Records written but not yet committed by the group.
+  records: number;
+}
+
+export interface Bus {
+  consume(options: ConsumeOptions): Promise<Consumer>;
+  lag(group: string): Promise<PartitionLag[]>;
+}

@@ -1,0 +1,230 @@
+import { randomUUID } from 'node:crypto';
+import type { Pool, PoolClient } from '../postgres/pool.ts';
+import type { Bus, BusRecord, ConsumeOptions, Consumer, PartitionLag } from './port.ts';
+
+// Fixed: the outbox computes each row's partition from its key with this modulus.
+export const PARTITIONS = 16;
+const IDLE_POLL_MS = 50;
+const HEARTBEAT_MS = 2_000;
+const MEMBER_TTL_S = 10;
+const DEFAULT_MAX_BATCH = 500;
+// Partitions of one member handled at once: each holds a pooled connection while it works.
+const DEFAULT_CONCURRENCY = 4;
+// Advisory-lock namespace of partition leases (the first key of pg_try_advisory_lock(int, int)).
+const LEASE_NAMESPACE = 0x5e7c;
+
+interface LogRow {
+  position: string;
+  writer_xid: string;
+  topic: string;
+  partition_key: string;
+  partition: number;
+  tenant_id: string;
+  event_id: string;
+  object: string;
+  raw_event: Buffer;
+  received_at: Date;
+}
+
+// The embedded bus: the outbox table read as a log. A group's position in a partition is
+// (writer_xid, position); a reader only takes rows written by transactions older than every
+// transaction still running, so a row can never appear behind a position already passed.
+// Partitions are leased with session advisory locks: a partition has one reader at a time, and
+// a crashed reader's leases vanish with its connection. Members share partitions out fairly.
+export class PostgresLogBus implements Bus {
+  constructor(
+    private readonly pool: Pool,
+    private readonly options: { onError?: (error: unknown) => void } = {},
+  ) {}
+
+  async consume(options: ConsumeOptions): Promise<Consumer> {
+    const consumer = new LogConsumer(this.pool, options, this.options.onError ?? (() => undefined));
+    await consumer.start();
+    return consumer;
+  }
+
+  async lag(group: string): Promise<PartitionLag[]> {
+    const { rows } = await this.pool.query<{ partition: number; records: string }>(
+      `SELECT p.partition, (SELECT count(*) FROM outbox o
+                              WHERE o.partition = p.partition
+                                AND (c.position IS NULL OR (o.writer_xid, o.position) > (c.writer_xid, c.position))) AS records
+         FROM generate_series(0, ${PARTITIONS - 1}) AS p(partition)
+         LEFT JOIN consumer_offsets c ON c.group_name = $1 AND c.partition = p.partition
+        ORDER BY p.partition`,
+      [group],
+    );
+    return rows.map((r) => ({ partition: r.partition, records: Number(r.records) }));
+  }
+}
+
+class LogConsumer implements Consumer {
+  private readonly memberId = randomUUID();
+  private leaseClient: PoolClient | undefined;
+  private readonly held = new Set<number>();
+  // Where this member is in each partition it holds, read from consumer_offsets on taking it.
+  private readonly positions = new Map<number, { xid: string; position: string }>();
+  private readonly running = new Map<number, Promise<void>>();
+  private stopped = false;
+  private rebalanceTimer: NodeJS.Timeout | undefined;
+  private readonly slots: Semaphore;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly options: ConsumeOptions,
+    private readonly onError: (error: unknown) => void,
+  ) {
+    this.slots = new Semaphore(options.concurrency ?? DEFAULT_CONCURRENCY);
+  }
+
+  async start(): Promise<void> {
+    await this.rebalance();
+    this.rebalanceTimer = setInterval(() => void this.rebalance().catch(this.onError), HEARTBEAT_MS);
+  }
+
+  assignment(): number[] {
+    return [...this.held].sort((a, b) => a - b);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.rebalanceTimer);
+    await Promise.allSettled(this.running.values());
+    await this.pool
+      .query('DELETE FROM consumer_members WHERE group_name = $1 AND member_id = $2', [this.options.group, this.memberId])
+      .catch(() => undefined);
+    // Closing the session releases every lease it holds.
+    this.leaseClient?.release(true);
+    this.leaseClient = undefined;
+  }
+
+  // Heartbeat, then hold this member's fair share of partitions: take free ones up to the share,
+  // give back any above it so a newly started member can take them.
+  private async rebalance(): Promise<void> {
+    if (this.stopped) return;
+    if (!this.leaseClient) {
+      const client = await this.pool.connect();
+      // A lost lease session means lost leases: stop reading every partition it held.
+      client.on('error', () => {
+        if (this.leaseClient === client) this.leaseClient = undefined;
+        this.held.clear();
+        client.release(true);
+      });
+      this.leaseClient = client;
+    }
+    const leases = this.leaseClient;
+    const group = this.options.group;
+    const { rows } = await this.pool.query<{ members: number }>(
+      `WITH beat AS (
+         INSERT INTO consumer_members (group_name, member_id, seen_at) VALUES ($1, $2, now())
+         ON CONFLICT (group_name, member_id) DO UPDATE SET seen_at = now()
+       )
+       SELECT count(*)::int + 1 AS members FROM consumer_members
+        WHERE group_name = $1 AND member_id <> $2 AND seen_at > now() - make_interval(secs => ${MEMBER_TTL_S})`,
+      [group, this.memberId],
+    );
+    const share = Math.ceil(PARTITIONS / Math.max(1, rows[0]!.members));
+    const groupKey = hashGroup(group);
+    for (const partition of [...this.held]) {
+      if (this.held.size <= share) break;
+      this.held.delete(partition);
+      await this.running.get(partition);
+      await leases.query('SELECT pg_advisory_unlock($1, $2)', [groupKey, partition]);
+    }
+    for (let partition = 0; partition < PARTITIONS && this.held.size < share; partition++) {
+      if (this.held.has(partition)) continue;
+      const { rows: lock } = await leases.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS ok', [groupKey, partition]);
+      if (!lock[0]!.ok) continue;
+      const { rows: offset } = await this.pool.query<{ xid: string; position: string }>(
+        'SELECT writer_xid::text AS xid, position::text FROM consumer_offsets WHERE group_name = $1 AND partition = $2',
+        [group, partition],
+      );
+      this.positions.set(partition, offset[0] ?? { xid: '0', position: '0' });
+      this.held.add(partition);
+      this.running.set(partition, this.loop(partition));
+    }
+  }
+
+  private async loop(partition: number): Promise<void> {
+    while (!this.stopped && this.held.has(partition)) {
+      try {
+        const delivered = await this.slots.run(() => this.pollOnce(partition));
+        if (delivered === 0) await sleep(IDLE_POLL_MS);
+      } catch (error) {
+        this.onError(error);
+        await sleep(IDLE_POLL_MS * 10);
+      }
+    }
+  }
+
+  private async pollOnce(partition: number): Promise<number> {
+    const group = this.options.group;
+    const from = this.positions.get(partition)!;
+    const { rows } = await this.pool.query<LogRow>({
+      name: 'bus-poll',
+      text: `SELECT o.position::text, o.writer_xid::text, o.topic, o.partition_key, o.partition, o.tenant_id, o.event_id,
+              i.object, i.raw_event, i.received_at
+         FROM outbox o
+         JOIN inbox_events i ON i.tenant_id = o.tenant_id AND i.event_id = o.event_id
+        WHERE o.partition = $1
+          AND o.topic = ANY($2::text[])
+          AND (o.writer_xid, o.position) > ($3::xid8, $4::bigint)
+          AND o.writer_xid < pg_snapshot_xmin(pg_current_snapshot())
+        ORDER BY o.writer_xid, o.position
+        LIMIT $5`,
+      values: [partition, this.options.topics, from.xid, from.position, this.options.maxBatch ?? DEFAULT_MAX_BATCH],
+    });
+    if (rows.length === 0) return 0;
+    const records: BusRecord[] = rows.map((row) => ({
+      topic: row.topic,
+      partition: row.partition,
+      offset: `${row.writer_xid}:${row.position}`,
+      key: row.partition_key,
+      value: row.raw_event,
+      headers: {
+        tenant_id: row.tenant_id,
+        event_id: row.event_id,
+        object: row.object,
+        received_at: row.received_at.toISOString(),
+      },
+    }));
+    await this.options.handle(records);
+    const last = rows[rows.length - 1]!;
+    await this.pool.query(
+      `INSERT INTO consumer_offsets (group_name, partition, writer_xid, position, updated_at)
+       VALUES ($1, $2, $3::xid8, $4, now())
+       ON CONFLICT (group_name, partition) DO UPDATE
+         SET writer_xid = EXCLUDED.writer_xid, position = EXCLUDED.position, updated_at = EXCLUDED.updated_at
+       WHERE (consumer_offsets.writer_xid, consumer_offsets.position) < (EXCLUDED.writer_xid, EXCLUDED.position)`,
+      [group, partition, last.writer_xid, last.position],
+    );
+    this.positions.set(partition, { xid: last.writer_xid, position: last.position });
+    return rows.length;
+  }
+}
+
+function hashGroup(group: string): number {
+  let hash = LEASE_NAMESPACE;
+  for (let i = 0; i < group.length; i++) hash = (Math.imul(hash, 31) + group.charCodeAt(i)) | 0;
+  return hash;
+}
+
+class Semaphore {
+  private waiting: Array<() => void> = [];
+  constructor(private free: number) {}
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.free > 0) this.free--;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await work();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free++;
+    }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

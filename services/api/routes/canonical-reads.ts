@@ -1,0 +1,132 @@
+import type { FastifyInstance } from 'fastify';
+import type { Clock } from '../../../platform/clock.ts';
+import type { Pool } from '../../../platform/postgres/pool.ts';
+import { isDateTime } from '../../../schemas/primitives/timestamp.ts';
+import type { FieldError } from '../../../schemas/problem.ts';
+import type { CursorCodec } from '../http/cursor.ts';
+import { sendProblem } from '../http/problem-reply.ts';
+import { entityView, MOVEMENT_COLUMNS, movementView, type EntityRow, type MovementRow } from '../reads/views.ts';
+
+const ENTITY_PATHS = { party: '/v1/parties', account: '/v1/accounts', instrument: '/v1/instruments' } as const;
+const DEFAULT_LIMIT = 50;
+const MAX_LIMIT = 200;
+
+type Params = { Params: { external_id: string } };
+type ListQuery = { cursor?: string; limit?: string; direction?: string; from?: string; to?: string };
+
+// Canonical reads (scope read). Every query filters on the caller's tenant; an unknown id is a
+// governed 404, never an empty 200.
+export function registerCanonicalReads(app: FastifyInstance, deps: { pool: Pool; clock: Clock; cursors: CursorCodec }): void {
+  const read = { config: { scopes: ['read'] as const } };
+  const notFound = (what: string) => ({ detail: `no ${what} with this external_id in this tenant` });
+
+  for (const [object, path] of Object.entries(ENTITY_PATHS)) {
+    app.get<Params>(`${path}/:external_id`, read, async (request, reply) => {
+      const row = await findEntity(deps.pool, request.apiKey!.tenantId, object, request.params.external_id);
+      if (!row) return sendProblem(request, reply, 'svc:resource/not_found', notFound(object));
+      return entityView(row);
+    });
+  }
+
+  app.get<Params>('/v1/movements/:external_id', read, async (request, reply) => {
+    const { rows } = await deps.pool.query<MovementRow>(
+      `SELECT ${MOVEMENT_COLUMNS} FROM canonical_movements m WHERE m.tenant_id = $1 AND m.external_id = $2`,
+      [request.apiKey!.tenantId, request.params.external_id],
+    );
+    if (!rows[0]) return sendProblem(request, reply, 'svc:resource/not_found', notFound('movement'));
+    return movementView(rows[0]);
+  });
+
+  app.get<Params & { Querystring: ListQuery }>('/v1/parties/:external_id/movements', read, async (request, reply) => {
+    const tenantId = request.apiKey!.tenantId;
+    const partyId = request.params.external_id;
+    const query = parseListQuery(request.query);
+    if (!query.ok) return sendProblem(request, reply, 'svc:request/invalid_parameter', { detail: 'invalid query parameters', errors: query.errors });
+    const { direction, from, to, limit } = query;
+    const filters = { t: tenantId, p: partyId, d: direction, f: from ?? null, u: to ?? null };
+    let after: { at: string; eventId: string } | undefined;
+    if (request.query.cursor !== undefined) {
+      const payload = deps.cursors.decode(request.query.cursor);
+      const matches = payload && Object.entries(filters).every(([k, v]) => payload[k] === v) && typeof payload.o === 'string' && typeof payload.e === 'string';
+      if (!matches) {
+        return sendProblem(request, reply, 'svc:request/invalid_parameter', {
+          detail: 'the cursor is not one this service issued for this party and these filters',
+          errors: [{ path: 'cursor', code: 'svc:request/invalid_parameter', message: 'malformed or altered cursor' }],
+        });
+      }
+      after = { at: payload.o as string, eventId: payload.e as string };
+    }
+    if (!(await findEntity(deps.pool, tenantId, 'party', partyId))) return sendProblem(request, reply, 'svc:resource/not_found', notFound('party'));
+
+    const sides = direction === 'in' ? ['credit'] : direction === 'out' ? ['debit'] : ['debit', 'credit'];
+    const branches = sides.map(
+      (side) => `SELECT m.tenant_id, m.external_id, m.event_id, m.occurred_at FROM canonical_movements m
+                  WHERE m.tenant_id = $1 AND m.${side}_party_id = $2
+                    AND ($3::timestamptz IS NULL OR m.occurred_at >= $3) AND ($4::timestamptz IS NULL OR m.occurred_at <= $4)
+                    AND ($5::timestamptz IS NULL OR (m.occurred_at, m.event_id) < ($5::timestamptz, $6::uuid))`,
+    );
+    const { rows } = await deps.pool.query<MovementRow>(
+      `WITH page AS (
+         SELECT DISTINCT * FROM (${branches.join(' UNION ALL ')}) b ORDER BY occurred_at DESC, event_id DESC LIMIT $7
+       )
+       SELECT ${MOVEMENT_COLUMNS}, m.occurred_at::text AS cursor_at
+         FROM page p JOIN canonical_movements m ON m.tenant_id = p.tenant_id AND m.external_id = p.external_id
+        ORDER BY m.occurred_at DESC, m.event_id DESC`,
+      [tenantId, partyId, from ?? null, to ?? null, after?.at ?? null, after?.eventId ?? null, limit + 1],
+    );
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    const hasMore = rows.length > limit;
+    return {
+      data: page.map(movementView),
+      has_more: hasMore,
+      ...(hasMore && last ? { next_cursor: deps.cursors.encode({ ...filters, o: last.cursor_at, e: last.event_id }) } : {}),
+    };
+  });
+
+  app.get<Params>('/v1/posture/parties/:external_id', read, async (request, reply) => {
+    if (!(await findEntity(deps.pool, request.apiKey!.tenantId, 'party', request.params.external_id))) {
+      return sendProblem(request, reply, 'svc:resource/not_found', notFound('party'));
+    }
+    // No detector has run yet: the honest answer is an unknown band with no coverage behind it.
+    return { external_id: request.params.external_id, band: 'unknown', computed_at: deps.clock.now().toISOString(), staleness_seconds: 0, coverage: 'none' };
+  });
+}
+
+async function findEntity(pool: Pool, tenantId: string, object: string, externalId: string): Promise<EntityRow | undefined> {
+  const { rows } = await pool.query<EntityRow>(
+    `SELECT e.object, e.external_id, e.sequence, e.event_id, e.occurred_at, e.received_at, e.data,
+            (SELECT count(*)::int FROM canonical_entity_versions v
+              WHERE v.tenant_id = e.tenant_id AND v.object = e.object AND v.external_id = e.external_id) AS version_count
+       FROM canonical_entities e WHERE e.tenant_id = $1 AND e.object = $2 AND e.external_id = $3`,
+    [tenantId, object, externalId],
+  );
+  return rows[0];
+}
+
+type ParsedList =
+  | { ok: true; direction: 'in' | 'out' | 'both'; from?: string; to?: string; limit: number }
+  | { ok: false; errors: FieldError[] };
+
+function parseListQuery(query: ListQuery): ParsedList {
+  const errors: FieldError[] = [];
+  const bad = (path: string, message: string) => errors.push({ path, code: 'svc:request/invalid_parameter', message });
+  for (const name of ['cursor', 'limit', 'direction', 'from', 'to'] as const) {
+    if (Array.isArray(query[name])) bad(name, 'must be given once');
+  }
+  if (errors.length > 0) return { ok: false, errors };
+  let limit = DEFAULT_LIMIT;
+  if (query.limit !== undefined) {
+    if (!/^[0-9]{1,3}$/.test(query.limit) || Number(query.limit) < 1 || Number(query.limit) > MAX_LIMIT) bad('limit', `must be an integer 1-${MAX_LIMIT}`);
+    else limit = Number(query.limit);
+  }
+  const direction = query.direction ?? 'both';
+  if (direction !== 'in' && direction !== 'out' && direction !== 'both') bad('direction', 'must be in, out or both');
+  for (const name of ['from', 'to'] as const) {
+    const value = query[name];
+    if (value !== undefined && !isDateTime(value)) bad(name, 'must be an RFC 3339 date-time with an offset');
+  }
+  if (errors.length === 0 && query.from && query.to && Date.parse(query.from) > Date.parse(query.to)) bad('from', 'must not be after to');
+  if (errors.length > 0) return { ok: false, errors };
+  return { ok: true, direction: direction as 'in' | 'out' | 'both', from: query.from, to: query.to, limit };
+}

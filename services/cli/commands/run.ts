@@ -1,0 +1,58 @@
+import { PostgresLogBus } from '../../../platform/bus/postgres-log.ts';
+import { systemClock } from '../../../platform/clock.ts';
+import { createPool } from '../../../platform/postgres/pool.ts';
+import { startCanonicalPipeline } from '../../../pipelines/canonical/pipeline.ts';
+import { createApi } from '../../api/wiring.ts';
+import { openContext, UsageError } from '../context.ts';
+
+export type ProcessPart = 'api' | 'pipeline:canonical';
+export const ALL_PARTS: ProcessPart[] = ['api', 'pipeline:canonical'];
+
+// Pipelines read through a pool of their own so a burst of ingest cannot starve them.
+const PIPELINE_POOL_SIZE = 6;
+
+// Runs the given parts of the service in this process until SIGINT or SIGTERM; `svc up` runs
+// them all. On the way out the embedded database is stopped only if this process started it.
+export async function runParts(parts: ProcessPart[]): Promise<void> {
+  if (parts.length === 0) throw new UsageError('nothing to run');
+  const { config, db, masterKey } = await openContext();
+  const stops: Array<() => Promise<void>> = [];
+  const log = (line: string) => process.stdout.write(`${line}\n`);
+  const logError = (error: unknown) => process.stderr.write(`svc: ${(error as Error).stack ?? String(error)}\n`);
+
+  if (parts.includes('pipeline:canonical')) {
+    const pool = createPool(db.url, PIPELINE_POOL_SIZE);
+    const bus = new PostgresLogBus(pool, { onError: logError });
+    const pipeline = await startCanonicalPipeline({ pool, bus, clock: systemClock, masterKey, onError: logError });
+    stops.push(async () => {
+      await pipeline.stop();
+      await pool.end();
+    });
+    log('canonical pipeline running');
+  }
+
+  if (parts.includes('api')) {
+    const { app, startMaintenance } = await createApi({ config, pool: db.pool, databaseUrl: db.url, masterKey, clock: systemClock });
+    const stopMaintenance = startMaintenance();
+    await app.listen({ host: config.HOST, port: config.PORT });
+    stops.unshift(async () => {
+      stopMaintenance();
+      await app.close();
+    });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.PORT;
+    const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+    log(`svc is up at http://${host}:${port} (database: ${db.mode}; docs at /docs)`);
+  }
+
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    for (const part of stops) await part().catch(logError);
+    await db.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop());
+  process.once('SIGTERM', () => void stop());
+}

@@ -1,0 +1,29 @@
+import { PostgresLogBus } from '../../../platform/bus/postgres-log.ts';
+import { CANONICAL_GROUP } from '../../../pipelines/canonical/pipeline.ts';
+import { withContext } from '../context.ts';
+
+const CONSUMER_GROUPS = [CANONICAL_GROUP];
+
+// Where each pipeline stands: records not yet processed per consumer group, live members, and
+// events by status.
+export async function statusCommand(print: (line: string) => void, json: boolean): Promise<void> {
+  await withContext(async ({ db }) => {
+    const bus = new PostgresLogBus(db.pool);
+    const groups = [];
+    for (const group of CONSUMER_GROUPS) {
+      const lag = await bus.lag(group);
+      const { rows } = await db.pool.query<{ members: number }>(
+        `SELECT count(*)::int AS members FROM consumer_members WHERE group_name = $1 AND seen_at > now() - interval '10 seconds'`,
+        [group],
+      );
+      groups.push({ group, lag: lag.reduce((n, p) => n + p.records, 0), members: rows[0]!.members, partitions: lag });
+    }
+    const { rows: statuses } = await db.pool.query<{ status: string; events: number }>(
+      'SELECT status, count(*)::int AS events FROM inbox_events GROUP BY status ORDER BY status',
+    );
+    if (json) return print(JSON.stringify({ groups, events: Object.fromEntries(statuses.map((s) => [s.status, s.events])) }));
+    print(`database: ${db.mode}`);
+    for (const g of groups) print(`group ${g.group}: lag ${g.lag} records, ${g.members} live member(s)`);
+    print(`events: ${statuses.map((s) => `${s.status} ${s.events}`).join(', ') || 'none'}`);
+  });
+}
