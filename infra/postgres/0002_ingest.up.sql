@@ -29,7 +29,7 @@ CREATE TABLE inbox_events (
   terminal_at     timestamptz,
   PRIMARY KEY (tenant_id, event_id),
   CONSTRAINT inbox_events_dedup UNIQUE NULLS NOT DISTINCT (tenant_id, object, external_id, sequence)
-);
+) WITH (fillfactor = 60); -- room on each page for the pipeline's status updates to stay HOT
 
 -- The processing obligation, written in the acceptance transaction. Position orders the log;
 -- writer_xid lets readers wait for transactions that took a lower position but commit later.

@@ -72,7 +72,6 @@ CREATE TABLE canonical_movements (
   data               jsonb NOT NULL,
   PRIMARY KEY (tenant_id, external_id)
 );
-CREATE UNIQUE INDEX canonical_movements_event ON canonical_movements (tenant_id, event_id);
 CREATE INDEX canonical_movements_debit_party ON canonical_movements (tenant_id, debit_party_id, occurred_at DESC, event_id DESC);
 CREATE INDEX canonical_movements_credit_party ON canonical_movements (tenant_id, credit_party_id, occurred_at DESC, event_id DESC);
 

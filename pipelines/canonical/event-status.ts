@@ -26,49 +26,74 @@ async function appendStage(db: Db, key: EventKey, entry: StageEntry): Promise<vo
   });
 }
 
-// pending|held|quarantined → processed (terminal). Releasing a held event clears its hold.
-export async function markProcessed(db: Db, key: EventKey, entry: Omit<StageEntry, 'stage' | 'status'>, wasHeld: boolean): Promise<void> {
-  if (wasHeld) {
-    await db.query('DELETE FROM held_references WHERE tenant_id = $1 AND event_id = $2', [key.tenantId, key.eventId]);
-    await db.query('DELETE FROM held_events WHERE tenant_id = $1 AND event_id = $2', [key.tenantId, key.eventId]);
+export interface Processed {
+  key: EventKey;
+  // It had been held (or quarantined): its hold is cleared.
+  wasHeld: boolean;
+}
+
+// pending|held|quarantined → processed (terminal), with a `canonical`/`ok` stage entry each.
+// duration_ms is the time of the batch that processed the event.
+export async function markProcessed(db: Db, events: Processed[], entry: Omit<StageEntry, 'stage' | 'status' | 'detail'>): Promise<void> {
+  if (events.length === 0) return;
+  const released = events.filter((e) => e.wasHeld).map((e) => e.key);
+  if (released.length > 0) {
+    const pairs = [released.map((k) => k.tenantId), released.map((k) => k.eventId)];
+    await db.query('DELETE FROM held_references r USING unnest($1::text[], $2::uuid[]) AS u(t, e) WHERE r.tenant_id = u.t AND r.event_id = u.e', pairs);
+    await db.query('DELETE FROM held_events h USING unnest($1::text[], $2::uuid[]) AS u(t, e) WHERE h.tenant_id = u.t AND h.event_id = u.e', pairs);
   }
   await db.query({
     name: 'mark-processed',
-    text: `UPDATE inbox_events SET status = 'processed', status_reason = NULL, terminal_at = $3, attempts = attempts + 1
-            WHERE tenant_id = $1 AND event_id = $2`,
-    values: [key.tenantId, key.eventId, entry.at],
+    text: `WITH done AS (
+             UPDATE inbox_events i SET status = 'processed', status_reason = NULL, terminal_at = $4, attempts = attempts + 1
+               FROM unnest($1::text[], $2::uuid[], $3::boolean[]) AS u(t, e, released)
+              WHERE i.tenant_id = u.t AND i.event_id = u.e
+             RETURNING i.tenant_id, i.event_id, u.released
+           )
+           INSERT INTO event_stages (tenant_id, event_id, stage, status, at, worker, duration_ms, detail)
+           SELECT tenant_id, event_id, 'canonical', 'ok', $4, $5, $6,
+                  CASE WHEN released THEN '{"released": true}'::jsonb END
+             FROM done`,
+    values: [events.map((e) => e.key.tenantId), events.map((e) => e.key.eventId), events.map((e) => e.wasHeld), entry.at, entry.worker, entry.durationMs],
   });
-  await appendStage(db, key, { ...entry, stage: 'canonical', status: 'ok' });
 }
 
-// pending → held: the event waits for the entities it names. held_since is its arrival.
-export async function markHeld(db: Db, key: EventKey, missing: Reference[], heldSince: Date, entry: Omit<StageEntry, 'stage' | 'status' | 'detail'>): Promise<void> {
-  await db.query('INSERT INTO held_events (tenant_id, event_id, held_since) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [
-    key.tenantId,
-    key.eventId,
-    heldSince,
-  ]);
-  await rememberMissing(db, key, missing);
-  const reason = { code: 'held_reference', missing };
+// pending → held: each event waits for the entities it names. held_since is its arrival.
+export async function markHeld(
+  db: Db,
+  events: Array<{ key: EventKey; missing: Reference[]; heldSince: Date }>,
+  entry: Omit<StageEntry, 'stage' | 'status' | 'detail'>,
+): Promise<void> {
+  if (events.length === 0) return;
   await db.query(
-    `UPDATE inbox_events SET status = 'held', status_reason = $3, attempts = attempts + 1 WHERE tenant_id = $1 AND event_id = $2`,
-    [key.tenantId, key.eventId, reason],
+    `INSERT INTO held_events (tenant_id, event_id, held_since)
+     SELECT * FROM unnest($1::text[], $2::uuid[], $3::timestamptz[]) ON CONFLICT DO NOTHING`,
+    [events.map((e) => e.key.tenantId), events.map((e) => e.key.eventId), events.map((e) => e.heldSince)],
   );
-  await appendStage(db, key, { ...entry, stage: 'canonical', status: 'held', detail: { missing } });
-}
-
-// The references a held event still waits for, exactly (a retry may find fewer, or others).
-// Called with the event's inbox row locked, so no other writer touches these rows.
-export async function rememberMissing(db: Db, key: EventKey, missing: Reference[]): Promise<void> {
-  await db.query(
-    `DELETE FROM held_references WHERE tenant_id = $1 AND event_id = $2
-        AND (object, external_id) NOT IN (SELECT * FROM unnest($3::text[], $4::text[]))`,
-    [key.tenantId, key.eventId, missing.map((m) => m.object), missing.map((m) => m.external_id)],
-  );
+  const refs = events.flatMap((e) => e.missing.map((m) => ({ key: e.key, m })));
   await db.query(
     `INSERT INTO held_references (tenant_id, object, external_id, event_id)
-     SELECT $1, o, e, $2 FROM unnest($3::text[], $4::text[]) AS u(o, e) ON CONFLICT DO NOTHING`,
-    [key.tenantId, key.eventId, missing.map((m) => m.object), missing.map((m) => m.external_id)],
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[]) ON CONFLICT DO NOTHING`,
+    [refs.map((r) => r.key.tenantId), refs.map((r) => r.m.object), refs.map((r) => r.m.external_id), refs.map((r) => r.key.eventId)],
+  );
+  await db.query(
+    `WITH held AS (
+       UPDATE inbox_events i SET status = 'held', status_reason = jsonb_build_object('code', 'held_reference', 'missing', u.missing),
+                                 attempts = attempts + 1
+         FROM unnest($1::text[], $2::uuid[], $3::jsonb[]) AS u(t, e, missing)
+        WHERE i.tenant_id = u.t AND i.event_id = u.e
+       RETURNING i.tenant_id, i.event_id, u.missing
+     )
+     INSERT INTO event_stages (tenant_id, event_id, stage, status, at, worker, duration_ms, detail)
+     SELECT tenant_id, event_id, 'canonical', 'held', $4, $5, $6, jsonb_build_object('missing', missing) FROM held`,
+    [
+      events.map((e) => e.key.tenantId),
+      events.map((e) => e.key.eventId),
+      events.map((e) => JSON.stringify(e.missing)),
+      entry.at,
+      entry.worker,
+      entry.durationMs,
+    ],
   );
 }
 
@@ -81,14 +106,18 @@ export async function markRejected(pool: Pool, key: EventKey, reason: { code: st
   await appendStage(pool, key, { ...entry, stage: 'canonical', status: 'rejected', detail: reason });
 }
 
-// The events waiting for this entity. Read without locking: each is then retried with its own
-// inbox row locked first, the one lock order every path uses (so releases cannot deadlock).
-export async function eventsWaitingFor(db: Db, tenantId: string, object: string, externalId: string): Promise<string[]> {
-  const { rows } = await db.query<{ event_id: string }>(
-    'SELECT event_id FROM held_references WHERE tenant_id = $1 AND object = $2 AND external_id = $3 ORDER BY event_id',
-    [tenantId, object, externalId],
+// The events waiting for any of these entities (read without locking; they are then retried).
+export async function eventsWaitingFor(
+  db: Db,
+  entities: Array<{ tenantId: string; object: string; externalId: string }>,
+): Promise<EventKey[]> {
+  if (entities.length === 0) return [];
+  const { rows } = await db.query<{ tenant_id: string; event_id: string }>(
+    `SELECT DISTINCT r.tenant_id, r.event_id FROM held_references r
+       JOIN unnest($1::text[], $2::text[], $3::text[]) AS u(t, o, e) ON r.tenant_id = u.t AND r.object = u.o AND r.external_id = u.e`,
+    [entities.map((e) => e.tenantId), entities.map((e) => e.object), entities.map((e) => e.externalId)],
   );
-  return rows.map((r) => r.event_id);
+  return rows.map((r) => ({ tenantId: r.tenant_id, eventId: r.event_id }));
 }
 
 export const QUARANTINE_AFTER_S = 15 * 60;
@@ -105,7 +134,10 @@ export async function quarantineOverdue(pool: Pool, now: Date, worker: string): 
      described AS (
        SELECT d.tenant_id, d.event_id, d.held_since,
               coalesce((SELECT jsonb_agg(jsonb_build_object('object', r.object, 'external_id', r.external_id) ORDER BY r.object, r.external_id)
-                          FROM held_references r WHERE r.tenant_id = d.tenant_id AND r.event_id = d.event_id), '[]'::jsonb) AS missing
+                          FROM held_references r WHERE r.tenant_id = d.tenant_id AND r.event_id = d.event_id
+                           AND NOT EXISTS (SELECT 1 FROM canonical_entities e
+                                            WHERE e.tenant_id = r.tenant_id AND e.object = r.object AND e.external_id = r.external_id)),
+                       '[]'::jsonb) AS missing
          FROM due d
      ),
      moved AS (
@@ -124,4 +156,21 @@ export async function quarantineOverdue(pool: Pool, now: Date, worker: string): 
     [now, worker],
   );
   return rows.length;
+}
+
+// Held or quarantined events all of whose references now exist: a release that was missed (a
+// crash between an arrival's commit and its follow-up) is caught by the periodic sweep.
+// (held_references keeps what an event was held for; entities are never removed, so a reference
+// whose entity exists is simply satisfied.)
+export async function releasableEvents(pool: Pool): Promise<EventKey[]> {
+  const { rows } = await pool.query<{ tenant_id: string; event_id: string }>(
+    `SELECT h.tenant_id, h.event_id FROM held_events h
+      WHERE NOT EXISTS (
+        SELECT 1 FROM held_references r
+         WHERE r.tenant_id = h.tenant_id AND r.event_id = h.event_id
+           AND NOT EXISTS (SELECT 1 FROM canonical_entities e
+                            WHERE e.tenant_id = r.tenant_id AND e.object = r.object AND e.external_id = r.external_id))
+      LIMIT 1000`,
+  );
+  return rows.map((r) => ({ tenantId: r.tenant_id, eventId: r.event_id }));
 }

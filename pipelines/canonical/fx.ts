@@ -26,65 +26,64 @@ export type Normalization =
   // No rate for the pair at that time: no amount, and the reason. Never a guess.
   | { status: 'unavailable'; reason: 'no_rate'; pair: string; at: string };
 
-interface RateRow {
-  rate: string;
-  rate_scale: number;
-  file_id: string;
-  valid_from: Date;
+export interface NormalisationRequest {
+  amount: Money;
+  baseAsset: string;
+  registry: AssetRegistry;
+  occurredAt: string;
 }
 
-// The amount in the tenant's base asset at the movement's event time, from the latest rate valid
-// then (a direct rate for the pair, else the inverse of the reverse pair). Undefined when the
-// amount is already in the base asset.
-export async function normalise(
-  db: Pick<PoolClient, 'query'>,
-  amount: Money,
-  baseAsset: string,
-  registry: AssetRegistry,
-  occurredAt: string,
-  now: Date,
-): Promise<Normalization | undefined> {
-  if (amount.asset === baseAsset) return undefined;
-  const toScale = registry.scaleOf(baseAsset);
-  const find = async (base: string, quote: string) =>
-    (
-      await db.query<RateRow>({
-        name: 'fx-rate-at',
-        text: `SELECT rate, rate_scale, file_id, valid_from FROM fx_rates
-                WHERE base = $1 AND quote = $2 AND valid_from <= $3
-                ORDER BY valid_from DESC, loaded_at DESC LIMIT 1`,
-        values: [base, quote, occurredAt],
-      })
-    ).rows[0];
-  let direction: 'direct' | 'inverse' = 'direct';
-  let rate = await find(amount.asset, baseAsset);
-  if (!rate) {
-    direction = 'inverse';
-    rate = await find(baseAsset, amount.asset);
-  }
-  if (!rate || toScale === undefined) {
-    return { status: 'unavailable', reason: 'no_rate', pair: `${amount.asset}/${baseAsset}`, at: occurredAt };
-  }
-  const value = convert({
-    value: BigInt(amount.value),
-    fromScale: amount.scale,
-    toScale,
-    rate: decimalToScaled(rate.rate, rate.rate_scale),
-    rateScale: rate.rate_scale,
-    direction,
+// For each request, the amount in the tenant's base asset at the movement's event time, from
+// the latest rate valid then: a direct rate for the pair, else the inverse of the reverse pair.
+// Undefined when the amount is already in the base asset. One query for the whole batch.
+export async function normaliseMany(db: Pick<PoolClient, 'query'>, requests: NormalisationRequest[], now: Date): Promise<Array<Normalization | undefined>> {
+  const results: Array<Normalization | undefined> = new Array(requests.length).fill(undefined);
+  const needed = requests.map((r, i) => ({ r, i })).filter(({ r }) => r.amount.asset !== r.baseAsset);
+  if (needed.length === 0) return results;
+  const { rows } = await db.query<{ i: number; rate: string | null; rate_scale: number | null; file_id: string | null; valid_from: Date | null; direction: 'direct' | 'inverse' | null }>({
+    name: 'fx-rates-at',
+    text: `SELECT u.i, r.rate, r.rate_scale, r.file_id, r.valid_from, r.direction
+             FROM unnest($1::int[], $2::text[], $3::text[], $4::timestamptz[]) AS u(i, asset, base, at)
+             LEFT JOIN LATERAL (
+               SELECT * FROM (
+                 (SELECT rate, rate_scale, file_id, valid_from, 'direct' AS direction, 0 AS preference FROM fx_rates
+                   WHERE base = u.asset AND quote = u.base AND valid_from <= u.at ORDER BY valid_from DESC, loaded_at DESC LIMIT 1)
+                 UNION ALL
+                 (SELECT rate, rate_scale, file_id, valid_from, 'inverse', 1 FROM fx_rates
+                   WHERE base = u.base AND quote = u.asset AND valid_from <= u.at ORDER BY valid_from DESC, loaded_at DESC LIMIT 1)
+               ) candidates ORDER BY preference LIMIT 1
+             ) r ON true`,
+    values: [needed.map(({ i }) => i), needed.map(({ r }) => r.amount.asset), needed.map(({ r }) => r.baseAsset), needed.map(({ r }) => r.occurredAt)],
   });
-  return {
-    status: 'normalized',
-    amount: { value: value.toString(), asset: baseAsset, scale: toScale },
-    fx: {
-      base: direction === 'direct' ? amount.asset : baseAsset,
-      quote: direction === 'direct' ? baseAsset : amount.asset,
-      rate: rate.rate,
-      rate_scale: rate.rate_scale,
-      direction,
-      rate_file_id: rate.file_id,
-      rate_valid_from: rate.valid_from.toISOString(),
-      computed_at: now.toISOString(),
-    },
-  };
+  for (const row of rows) {
+    const { amount, baseAsset, registry, occurredAt } = requests[row.i]!;
+    const toScale = registry.scaleOf(baseAsset);
+    if (row.rate === null || row.rate_scale === null || row.direction === null || toScale === undefined) {
+      results[row.i] = { status: 'unavailable', reason: 'no_rate', pair: `${amount.asset}/${baseAsset}`, at: occurredAt };
+      continue;
+    }
+    const value = convert({
+      value: BigInt(amount.value),
+      fromScale: amount.scale,
+      toScale,
+      rate: decimalToScaled(row.rate, row.rate_scale),
+      rateScale: row.rate_scale,
+      direction: row.direction,
+    });
+    results[row.i] = {
+      status: 'normalized',
+      amount: { value: value.toString(), asset: baseAsset, scale: toScale },
+      fx: {
+        base: row.direction === 'direct' ? amount.asset : baseAsset,
+        quote: row.direction === 'direct' ? baseAsset : amount.asset,
+        rate: row.rate,
+        rate_scale: row.rate_scale,
+        direction: row.direction,
+        rate_file_id: row.file_id!,
+        rate_valid_from: row.valid_from!.toISOString(),
+        computed_at: now.toISOString(),
+      },
+    };
+  }
+  return results;
 }

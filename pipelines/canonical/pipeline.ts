@@ -3,7 +3,7 @@ import type { Bus, Consumer } from '../../platform/bus/port.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { FAMILY_NAMES } from '../../schemas/families/index.ts';
-import { quarantineOverdue } from './event-status.ts';
+import { quarantineOverdue, releasableEvents } from './event-status.ts';
 import { IdentifierHasher } from './identifiers.ts';
 import { CanonicalProcessor } from './processor.ts';
 
@@ -43,7 +43,11 @@ export async function startCanonicalPipeline(options: {
     topics: INBOX_TOPICS,
     handle: (records) => processor.handle(records),
   });
-  const sweep = () => quarantineOverdue(options.pool, options.clock.now(), worker);
+  // Quarantines overdue holds and releases any hold whose entities have all arrived.
+  const sweep = async () => {
+    await processor.retry(await releasableEvents(options.pool));
+    return quarantineOverdue(options.pool, options.clock.now(), worker);
+  };
   const timer = setInterval(() => void sweep().catch(options.onError), QUARANTINE_SWEEP_MS);
   timer.unref();
   return {

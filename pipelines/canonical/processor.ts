@@ -2,19 +2,21 @@ import type { TenantAssetRegistry } from '../../platform/assets/tenant-registry.
 import type { BusRecord } from '../../platform/bus/port.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { withTransaction, type Pool, type PoolClient } from '../../platform/postgres/pool.ts';
+import type { AssetRegistry } from '../../schemas/assets/registry.ts';
 import { FAMILIES, isFamily, type Family } from '../../schemas/families/index.ts';
-import {
-  markHeld,
-  markProcessed,
-  markRejected,
-  rememberMissing,
-  eventsWaitingFor,
-  type EventKey,
-} from './event-status.ts';
-import { normalise } from './fx.ts';
+import { eventsWaitingFor, markHeld, markProcessed, markRejected, type EventKey, type Processed } from './event-status.ts';
+import { normaliseMany } from './fx.ts';
 import type { IdentifierHasher } from './identifiers.ts';
 import { referencesOf, type Reference } from './references.ts';
-import { writeControlEvent, writeEntity, writeMovement, type EventMeta } from './writers.ts';
+import {
+  writeControlEvents,
+  writeEntities,
+  writeMovements,
+  type ControlEventWrite,
+  type EntityWrite,
+  type EventMeta,
+  type MovementWrite,
+} from './writers.ts';
 
 export interface CanonicalDeps {
   pool: Pool;
@@ -32,7 +34,7 @@ interface FollowUps {
   arrived: Array<{ tenantId: string; object: string; externalId: string }>;
 }
 
-interface Pending {
+interface Locked {
   key: EventKey;
   object: Family;
   raw: Buffer;
@@ -40,38 +42,47 @@ interface Pending {
   status: string;
 }
 
-// Connection loss, serialization failures, resource exhaustion: a retry can help, so the batch
-// is left to the bus to redeliver. Anything else about one record is that record's problem.
-function isTransient(error: unknown): boolean {
-  const code = (error as { code?: string }).code ?? '';
-  return /^(08|40|53|57|58)/.test(code) || /^E(CONN|PIPE|TIMEDOUT|HOSTUNREACH)/.test(code) || (error as Error).message?.includes('Connection terminated');
+interface Parsed extends Locked {
+  event: { external_id: string; sequence?: number; occurred_at: string; data: Record<string, any> };
+  refs: Reference[];
 }
 
-// pipelines/canonical: turns accepted events into the canonical model. One transaction per
-// batch of a partition (its events in order); a batch that fails on one record is replayed
-// record by record so only that record is rejected. Idempotent: an event already processed is
-// skipped, and every write is keyed by the event.
+const RETRY_CHUNK = 500;
+const REFERENCED: ReadonlySet<string> = new Set(['party', 'account', 'instrument']);
+
+// Connection loss, serialization failures, deadlocks, resource exhaustion: a retry can help, so
+// the batch is left to the bus to redeliver. Anything else about one record is that record's.
+function isTransient(error: unknown): boolean {
+  const code = (error as { code?: string }).code ?? '';
+  return /^(08|40|53|57|58)/.test(code) || /^E(CONN|PIPE|TIMEDOUT|HOSTUNREACH)/.test(code) || /Connection terminated/.test((error as Error).message ?? '');
+}
+
+// pipelines/canonical: turns accepted events into the canonical model, set-based: one
+// transaction per batch of a partition, a handful of statements per batch whatever its size.
+// Within a batch entities are written before facts, each family in log order, so a fact sees the
+// entities that arrived with it and an entity's versions keep their order. A batch that fails on
+// one record is replayed record by record, so only that record is rejected. Idempotent: events
+// already processed are skipped and every write is keyed by the event.
 export class CanonicalProcessor {
   private readonly bases = new Map<string, { asset: string; expiresAt: number }>();
 
   constructor(private readonly deps: CanonicalDeps) {}
 
   async handle(records: BusRecord[]): Promise<void> {
+    const keys = records.map(keyOf);
     const after: FollowUps = { held: [], arrived: [] };
     try {
-      await withTransaction(this.deps.pool, async (db) => {
-        for (const record of records) await this.processRecord(db, record, after);
-      });
+      await withTransaction(this.deps.pool, async (db) => this.process(db, await this.lock(db, keys), after));
     } catch (error) {
       if (isTransient(error)) throw error;
       after.held.length = 0;
       after.arrived.length = 0;
-      for (const record of records) {
+      for (const key of keys) {
         try {
-          await withTransaction(this.deps.pool, (db) => this.processRecord(db, record, after));
+          await withTransaction(this.deps.pool, async (db) => this.process(db, await this.lock(db, [key]), after));
         } catch (recordError) {
           if (isTransient(recordError)) throw recordError;
-          await markRejected(this.deps.pool, keyOf(record), { code: 'canonicalization_failed', message: (recordError as Error).message }, {
+          await markRejected(this.deps.pool, key, { code: 'canonicalization_failed', message: (recordError as Error).message }, {
             at: this.deps.clock.now(),
             worker: this.deps.worker,
             durationMs: null,
@@ -80,130 +91,147 @@ export class CanonicalProcessor {
       }
     }
     // A hold and the arrival it waits for can be committed by two transactions that each looked
-    // before the other committed. Both sides therefore look again after their own commit: then
-    // at least one of them sees the other.
-    for (const key of after.held) await withTransaction(this.deps.pool, (db) => this.retry(db, key));
-    for (const entity of after.arrived) {
-      const waiting = await eventsWaitingFor(this.deps.pool, entity.tenantId, entity.object, entity.externalId);
-      for (const eventId of waiting) await withTransaction(this.deps.pool, (db) => this.retry(db, { tenantId: entity.tenantId, eventId }));
+    // before the other committed. Both sides therefore look after their own commit: then at least
+    // one of them sees the other. Releases run one event per transaction, so a batch never locks
+    // events of another partition and batches cannot deadlock on each other.
+    await this.retry(after.held);
+    await this.retry(await eventsWaitingFor(this.deps.pool, after.arrived));
+  }
+
+  // Re-examines held or quarantined events: each is processed if everything it names now exists.
+  // Rows are locked in event-id order like every other path, so retries cannot deadlock with
+  // batches (which lock all their rows up front, in the same order).
+  async retry(keys: EventKey[]): Promise<void> {
+    const sorted = [...keys].sort((a, b) => compare(a.tenantId, b.tenantId) || compare(a.eventId, b.eventId));
+    for (let i = 0; i < sorted.length; i += RETRY_CHUNK) {
+      const chunk = sorted.slice(i, i + RETRY_CHUNK);
+      const after: FollowUps = { held: [], arrived: [] };
+      await withTransaction(this.deps.pool, async (db) => {
+        const locked = (await this.lock(db, chunk)).filter((e) => e.status === 'held' || e.status === 'quarantined');
+        await this.process(db, locked, after);
+      });
     }
   }
 
-  // Re-examines a held or quarantined event (used on release and after a hold).
-  async retry(db: Db, key: EventKey): Promise<void> {
-    const pending = await this.lockEvent(db, key);
-    if (pending && (pending.status === 'held' || pending.status === 'quarantined')) await this.attempt(db, pending, undefined);
-  }
-
-  private async processRecord(db: Db, record: BusRecord, after: FollowUps): Promise<void> {
-    const pending = await this.lockEvent(db, keyOf(record));
-    if (!pending || pending.status === 'processed' || pending.status === 'rejected') return;
-    await this.attempt(db, pending, after);
-  }
-
-  private async lockEvent(db: Db, key: EventKey): Promise<Pending | undefined> {
-    const { rows } = await db.query<{ object: string; raw_event: Buffer; received_at: Date; status: string }>({
-      name: 'lock-event',
-      text: 'SELECT object, raw_event, received_at, status FROM inbox_events WHERE tenant_id = $1 AND event_id = $2 FOR UPDATE',
-      values: [key.tenantId, key.eventId],
+  // The events' inbox rows, locked in event-id order (the one order every path uses), returned
+  // in the order asked for, without those already final.
+  private async lock(db: Db, keys: EventKey[]): Promise<Locked[]> {
+    const { rows } = await db.query<{ tenant_id: string; event_id: string; object: string; raw_event: Buffer; received_at: Date; status: string }>({
+      name: 'lock-events',
+      text: `SELECT i.tenant_id, i.event_id, i.object, i.raw_event, i.received_at, i.status
+               FROM inbox_events i JOIN unnest($1::text[], $2::uuid[]) AS u(t, e) ON i.tenant_id = u.t AND i.event_id = u.e
+              ORDER BY i.tenant_id, i.event_id FOR UPDATE OF i`,
+      values: [keys.map((k) => k.tenantId), keys.map((k) => k.eventId)],
     });
-    const row = rows[0];
-    if (!row || !isFamily(row.object)) return undefined;
-    return { key, object: row.object, raw: row.raw_event, receivedAt: row.received_at, status: row.status };
+    const byId = new Map(rows.map((r) => [`${r.tenant_id}\u0000${r.event_id}`, r]));
+    const locked: Locked[] = [];
+    for (const key of keys) {
+      const row = byId.get(`${key.tenantId}\u0000${key.eventId}`);
+      if (!row || !isFamily(row.object) || row.status === 'processed' || row.status === 'rejected') continue;
+      byId.delete(`${key.tenantId}\u0000${key.eventId}`);
+      locked.push({ key, object: row.object, raw: row.raw_event, receivedAt: row.received_at, status: row.status });
+    }
+    return locked;
   }
 
-  private async attempt(db: Db, pending: Pending, after: FollowUps | undefined): Promise<void> {
+  private async process(db: Db, locked: Locked[], after: FollowUps): Promise<void> {
+    if (locked.length === 0) return;
     const started = performance.now();
-    const { key, object } = pending;
-    const event = JSON.parse(pending.raw.toString('utf8')) as {
-      external_id: string;
-      sequence?: number;
-      occurred_at: string;
-      data: Record<string, any>;
-    };
-    const refs = referencesOf(object, event.data);
-    const found = await this.findEntities(db, key.tenantId, refs);
-    const missing = refs.filter((r) => !found.has(refKey(r)));
-    const at = this.deps.clock.now();
-    const duration = () => Math.round(performance.now() - started);
-    if (missing.length > 0) {
-      if (pending.status === 'pending') {
-        await markHeld(db, key, missing, pending.receivedAt, { at, worker: this.deps.worker, durationMs: duration() });
-        after?.held.push(key);
-      } else {
-        await rememberMissing(db, key, missing);
-      }
-      return;
-    }
-
-    const meta: EventMeta = {
-      tenantId: key.tenantId,
-      eventId: key.eventId,
-      externalId: event.external_id,
-      sequence: event.sequence ?? null,
-      occurredAt: event.occurred_at,
-      receivedAt: pending.receivedAt.toISOString(),
-    };
-    const data = this.deps.hasher.hashData(key.tenantId, object, event.data);
-    if (FAMILIES[object].kind === 'entity') {
-      await writeEntity(db, object, meta, data);
-    } else if (object === 'movement') {
-      await this.writeMovement(db, meta, event.data, data, found, at);
-    } else {
-      await writeControlEvent(db, meta, { type: event.data.type, subject: event.data.subject }, data);
-    }
-    const wasHeld = pending.status !== 'pending';
-    await markProcessed(db, key, { at, worker: this.deps.worker, durationMs: duration(), detail: wasHeld ? { released: true } : null }, wasHeld);
-
-    if (object === 'party' || object === 'account' || object === 'instrument') {
-      after?.arrived.push({ tenantId: key.tenantId, object, externalId: event.external_id });
-      for (const eventId of await eventsWaitingFor(db, key.tenantId, object, event.external_id)) {
-        await this.retry(db, { tenantId: key.tenantId, eventId });
-      }
-    }
-  }
-
-  private async writeMovement(
-    db: Db,
-    meta: EventMeta,
-    raw: Record<string, any>,
-    data: Record<string, unknown>,
-    found: Map<string, Record<string, any>>,
-    now: Date,
-  ): Promise<void> {
-    // A leg's party is the one it names, else the holder of its account.
-    const partyOf = (leg: Record<string, any> | undefined): string | null =>
-      leg?.party_id ?? (leg?.account_id ? (found.get(refKey({ object: 'account', external_id: leg.account_id }))?.holder_party_id ?? null) : null);
-    const registry = await this.deps.assets.forTenant(meta.tenantId, db);
-    const normalized = await normalise(db, raw.amount, await this.baseAsset(db, meta.tenantId), registry, meta.occurredAt, now);
-    await writeMovement(
-      db,
-      meta,
-      {
-        type: raw.type,
-        status: raw.status,
-        amount: raw.amount,
-        debitAccountId: raw.debit?.account_id ?? null,
-        debitPartyId: partyOf(raw.debit),
-        creditAccountId: raw.credit?.account_id ?? null,
-        creditPartyId: partyOf(raw.credit),
-        normalized,
-        links: raw.links ?? {},
-      },
-      data,
-    );
-  }
-
-  private async findEntities(db: Db, tenantId: string, refs: Reference[]): Promise<Map<string, Record<string, any>>> {
-    if (refs.length === 0) return new Map();
-    const { rows } = await db.query<{ object: string; external_id: string; data: Record<string, any> }>({
-      name: 'find-entities',
-      text: `SELECT e.object, e.external_id, e.data FROM canonical_entities e
-               JOIN unnest($2::text[], $3::text[]) AS u(object, external_id)
-                 ON e.tenant_id = $1 AND e.object = u.object AND e.external_id = u.external_id`,
-      values: [tenantId, refs.map((r) => r.object), refs.map((r) => r.external_id)],
+    const parsed: Parsed[] = locked.map((l) => {
+      const event = JSON.parse(l.raw.toString('utf8')) as Parsed['event'];
+      return { ...l, event, refs: referencesOf(l.object, event.data) };
     });
-    return new Map(rows.map((r) => [refKey({ object: r.object as Reference['object'], external_id: r.external_id }), r.data]));
+    // Entities first, then facts; each in log order.
+    const ordered = [...parsed.filter((p) => FAMILIES[p.object].kind === 'entity'), ...parsed.filter((p) => FAMILIES[p.object].kind === 'fact')];
+
+    const found = await this.findEntities(db, parsed.flatMap((p) => p.refs.map((r) => ({ tenantId: p.key.tenantId, ...r }))));
+    for (const p of ordered) {
+      if (REFERENCED.has(p.object) && p.refs.length === 0) found.set(refKey(p.key.tenantId, p.object, p.event.external_id), p.event.data);
+    }
+
+    const ready: Parsed[] = [];
+    const toHold: Array<{ key: EventKey; missing: Reference[]; heldSince: Date }> = [];
+    for (const p of ordered) {
+      const missing = p.refs.filter((r) => !found.has(refKey(p.key.tenantId, r.object, r.external_id)));
+      // Entities are never removed, so what an event still misses is a subset of what it was held
+      // for: a retry that still misses something leaves the hold as it is.
+      if (missing.length === 0) ready.push(p);
+      else if (p.status === 'pending') toHold.push({ key: p.key, missing, heldSince: p.receivedAt });
+    }
+
+    const at = this.deps.clock.now();
+    const entities: EntityWrite[] = [];
+    const movements: Array<Omit<MovementWrite, 'normalized'> & { registry: AssetRegistry; baseAsset: string }> = [];
+    const tenants = new Map<string, { registry: AssetRegistry; baseAsset: string }>();
+    for (const tenantId of new Set(ready.filter((p) => p.object === 'movement').map((p) => p.key.tenantId))) {
+      tenants.set(tenantId, { registry: await this.deps.assets.forTenant(tenantId, db), baseAsset: await this.baseAsset(db, tenantId) });
+    }
+    const controls: ControlEventWrite[] = [];
+    for (const p of ready) {
+      const meta: EventMeta = {
+        tenantId: p.key.tenantId,
+        eventId: p.key.eventId,
+        object: p.object,
+        externalId: p.event.external_id,
+        sequence: p.event.sequence ?? null,
+        occurredAt: p.event.occurred_at,
+        receivedAt: p.receivedAt.toISOString(),
+      };
+      const data = this.deps.hasher.hashData(p.key.tenantId, p.object, p.event.data);
+      if (FAMILIES[p.object].kind === 'entity') {
+        entities.push({ meta, data });
+      } else if (p.object === 'movement') {
+        const raw = p.event.data;
+        // A leg's party is the one it names, else the holder of its account.
+        const partyOf = (leg: Record<string, any> | undefined): string | null =>
+          leg?.party_id ?? (leg?.account_id ? (found.get(refKey(meta.tenantId, 'account', leg.account_id))?.holder_party_id ?? null) : null);
+        movements.push({
+          meta,
+          type: raw.type,
+          status: raw.status,
+          amount: raw.amount,
+          debitAccountId: raw.debit?.account_id ?? null,
+          debitPartyId: partyOf(raw.debit),
+          creditAccountId: raw.credit?.account_id ?? null,
+          creditPartyId: partyOf(raw.credit),
+          links: raw.links ?? {},
+          data,
+          ...tenants.get(meta.tenantId)!,
+        });
+      } else {
+        controls.push({ meta, type: p.event.data.type, subject: p.event.data.subject, data });
+      }
+    }
+
+    await writeEntities(db, entities);
+    const normalized = await normaliseMany(
+      db,
+      movements.map((m) => ({ amount: m.amount, baseAsset: m.baseAsset, registry: m.registry, occurredAt: m.meta.occurredAt })),
+      at,
+    );
+    await writeMovements(db, movements.map(({ registry: _r, baseAsset: _b, ...m }, i) => ({ ...m, normalized: normalized[i] })));
+    await writeControlEvents(db, controls);
+
+    const entry = { at, worker: this.deps.worker, durationMs: Math.round(performance.now() - started) };
+    await markProcessed(db, ready.map((p): Processed => ({ key: p.key, wasHeld: p.status !== 'pending' })), entry);
+    await markHeld(db, toHold, entry);
+
+    after.held.push(...toHold.map((h) => h.key));
+    for (const p of ready) {
+      if (REFERENCED.has(p.object)) after.arrived.push({ tenantId: p.key.tenantId, object: p.object, externalId: p.event.external_id });
+    }
+  }
+
+  private async findEntities(db: Db, refs: Array<Reference & { tenantId: string }>): Promise<Map<string, Record<string, any>>> {
+    if (refs.length === 0) return new Map();
+    const { rows } = await db.query<{ tenant_id: string; object: string; external_id: string; data: Record<string, any> }>({
+      name: 'find-entities',
+      text: `SELECT e.tenant_id, e.object, e.external_id, e.data FROM canonical_entities e
+               JOIN (SELECT DISTINCT * FROM unnest($1::text[], $2::text[], $3::text[])) AS u(tenant_id, object, external_id)
+                 ON e.tenant_id = u.tenant_id AND e.object = u.object AND e.external_id = u.external_id`,
+      values: [refs.map((r) => r.tenantId), refs.map((r) => r.object), refs.map((r) => r.external_id)],
+    });
+    return new Map(rows.map((r) => [refKey(r.tenant_id, r.object, r.external_id), r.data]));
   }
 
   private async baseAsset(db: Db, tenantId: string): Promise<string> {
@@ -220,6 +248,10 @@ function keyOf(record: BusRecord): EventKey {
   return { tenantId: record.headers.tenant_id!, eventId: record.headers.event_id! };
 }
 
-function refKey(ref: Reference): string {
-  return `${ref.object}\u0000${ref.external_id}`;
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function refKey(tenantId: string, object: string, externalId: string): string {
+  return `${tenantId}\u0000${object}\u0000${externalId}`;
 }

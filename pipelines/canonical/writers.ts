@@ -1,41 +1,69 @@
 import type { PoolClient } from '../../platform/postgres/pool.ts';
-import type { Family } from '../../schemas/families/index.ts';
 import type { Normalization } from './fx.ts';
 
 type Db = Pick<PoolClient, 'query'>;
 
+// Set-based writes of the canonical model: one statement per table per batch. Every write is
+// keyed by the event (or the fact's external id), so a redelivered batch changes nothing.
+
 export interface EventMeta {
   tenantId: string;
   eventId: string;
+  object: string;
   externalId: string;
   sequence: number | null;
   occurredAt: string;
   receivedAt: string;
 }
 
+export interface EntityWrite {
+  meta: EventMeta;
+  data: Record<string, unknown>;
+}
+
 // Every version is kept; the current one is the highest sequence, so a late lower sequence
 // lands in history and never becomes current.
-export async function writeEntity(db: Db, object: Family, meta: EventMeta, data: Record<string, unknown>): Promise<void> {
-  const values = [meta.tenantId, object, meta.externalId, meta.sequence, meta.eventId, meta.occurredAt, meta.receivedAt, data];
+export async function writeEntities(db: Db, writes: EntityWrite[]): Promise<void> {
+  if (writes.length === 0) return;
+  const columns = (rows: EntityWrite[]) => [
+    rows.map((w) => w.meta.tenantId),
+    rows.map((w) => w.meta.object),
+    rows.map((w) => w.meta.externalId),
+    rows.map((w) => w.meta.sequence),
+    rows.map((w) => w.meta.eventId),
+    rows.map((w) => w.meta.occurredAt),
+    rows.map((w) => w.meta.receivedAt),
+    rows.map((w) => JSON.stringify(w.data)),
+  ];
+  const source = `unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::uuid[], $6::timestamptz[], $7::timestamptz[], $8::jsonb[])
+                  AS u(tenant_id, object, external_id, sequence, event_id, occurred_at, received_at, data)`;
   await db.query({
-    name: 'entity-version',
+    name: 'entity-versions',
     text: `INSERT INTO canonical_entity_versions (tenant_id, object, external_id, sequence, event_id, occurred_at, received_at, data)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant_id, event_id) DO NOTHING`,
-    values,
+           SELECT * FROM ${source} ON CONFLICT (tenant_id, event_id) DO NOTHING`,
+    values: columns(writes),
   });
+  // One candidate per entity: the highest sequence in this batch (an upsert cannot touch a row twice).
+  const best = new Map<string, EntityWrite>();
+  for (const write of writes) {
+    const id = `${write.meta.tenantId}\u0000${write.meta.object}\u0000${write.meta.externalId}`;
+    const current = best.get(id);
+    if (!current || (write.meta.sequence ?? -1) > (current.meta.sequence ?? -1)) best.set(id, write);
+  }
   await db.query({
     name: 'entity-current',
     text: `INSERT INTO canonical_entities (tenant_id, object, external_id, sequence, event_id, occurred_at, received_at, data)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+           SELECT * FROM ${source}
            ON CONFLICT (tenant_id, object, external_id) DO UPDATE
              SET sequence = EXCLUDED.sequence, event_id = EXCLUDED.event_id, occurred_at = EXCLUDED.occurred_at,
                  received_at = EXCLUDED.received_at, data = EXCLUDED.data
            WHERE coalesce(EXCLUDED.sequence, -1) > coalesce(canonical_entities.sequence, -1)`,
-    values,
+    values: columns([...best.values()]),
   });
 }
 
-export interface MovementRow {
+export interface MovementWrite {
+  meta: EventMeta;
   type: string;
   status: string;
   amount: { value: string; asset: string; scale: number };
@@ -45,45 +73,77 @@ export interface MovementRow {
   creditPartyId: string | null;
   normalized: Normalization | undefined;
   links: Record<string, string>;
+  data: Record<string, unknown>;
 }
 
-// Facts are immutable: written once; a redelivery changes nothing. Corrections, reversals and
-// refunds are new movements whose links name the original.
-export async function writeMovement(db: Db, meta: EventMeta, row: MovementRow, data: Record<string, unknown>): Promise<void> {
+// Facts are immutable: written once. Corrections, reversals and refunds are new movements whose
+// links name the original.
+export async function writeMovements(db: Db, writes: MovementWrite[]): Promise<void> {
+  if (writes.length === 0) return;
   await db.query({
-    name: 'movement',
+    name: 'movements',
     text: `INSERT INTO canonical_movements (tenant_id, external_id, event_id, occurred_at, received_at, type, status,
              amount_value, amount_asset, amount_scale, debit_account_id, debit_party_id, credit_account_id, credit_party_id,
              normalized, data)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+           SELECT * FROM unnest($1::text[], $2::text[], $3::uuid[], $4::timestamptz[], $5::timestamptz[], $6::text[], $7::text[],
+                                $8::numeric[], $9::text[], $10::smallint[], $11::text[], $12::text[], $13::text[], $14::text[],
+                                $15::jsonb[], $16::jsonb[])
            ON CONFLICT (tenant_id, external_id) DO NOTHING`,
     values: [
-      meta.tenantId, meta.externalId, meta.eventId, meta.occurredAt, meta.receivedAt, row.type, row.status,
-      row.amount.value, row.amount.asset, row.amount.scale, row.debitAccountId, row.debitPartyId, row.creditAccountId,
-      row.creditPartyId, row.normalized ?? null, data,
+      writes.map((w) => w.meta.tenantId),
+      writes.map((w) => w.meta.externalId),
+      writes.map((w) => w.meta.eventId),
+      writes.map((w) => w.meta.occurredAt),
+      writes.map((w) => w.meta.receivedAt),
+      writes.map((w) => w.type),
+      writes.map((w) => w.status),
+      writes.map((w) => w.amount.value),
+      writes.map((w) => w.amount.asset),
+      writes.map((w) => w.amount.scale),
+      writes.map((w) => w.debitAccountId),
+      writes.map((w) => w.debitPartyId),
+      writes.map((w) => w.creditAccountId),
+      writes.map((w) => w.creditPartyId),
+      writes.map((w) => (w.normalized ? JSON.stringify(w.normalized) : null)),
+      writes.map((w) => JSON.stringify(w.data)),
     ],
   });
-  const relations = Object.entries(row.links);
-  if (relations.length > 0) {
+  const links = writes.flatMap((w) => Object.entries(w.links).map(([relation, to]) => ({ tenantId: w.meta.tenantId, from: w.meta.externalId, relation, to })));
+  if (links.length > 0) {
     await db.query(
       `INSERT INTO canonical_movement_links (tenant_id, from_id, relation, to_id)
-       SELECT $1, $2, * FROM unnest($3::text[], $4::text[]) ON CONFLICT DO NOTHING`,
-      [meta.tenantId, meta.externalId, relations.map(([relation]) => relation), relations.map(([, to]) => to)],
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) ON CONFLICT DO NOTHING`,
+      [links.map((l) => l.tenantId), links.map((l) => l.from), links.map((l) => l.relation), links.map((l) => l.to)],
     );
   }
 }
 
-export async function writeControlEvent(
-  db: Db,
-  meta: EventMeta,
-  row: { type: string; subject: { kind: string; external_id: string } },
-  data: Record<string, unknown>,
-): Promise<void> {
+export interface ControlEventWrite {
+  meta: EventMeta;
+  type: string;
+  subject: { kind: string; external_id: string };
+  data: Record<string, unknown>;
+}
+
+export async function writeControlEvents(db: Db, writes: ControlEventWrite[]): Promise<void> {
+  if (writes.length === 0) return;
   await db.query({
-    name: 'control-event',
+    name: 'control-events',
     text: `INSERT INTO canonical_control_events (tenant_id, external_id, event_id, occurred_at, received_at, type,
              subject_kind, subject_external_id, data)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (tenant_id, external_id) DO NOTHING`,
-    values: [meta.tenantId, meta.externalId, meta.eventId, meta.occurredAt, meta.receivedAt, row.type, row.subject.kind, row.subject.external_id, data],
+           SELECT * FROM unnest($1::text[], $2::text[], $3::uuid[], $4::timestamptz[], $5::timestamptz[], $6::text[],
+                                $7::text[], $8::text[], $9::jsonb[])
+           ON CONFLICT (tenant_id, external_id) DO NOTHING`,
+    values: [
+      writes.map((w) => w.meta.tenantId),
+      writes.map((w) => w.meta.externalId),
+      writes.map((w) => w.meta.eventId),
+      writes.map((w) => w.meta.occurredAt),
+      writes.map((w) => w.meta.receivedAt),
+      writes.map((w) => w.type),
+      writes.map((w) => w.subject.kind),
+      writes.map((w) => w.subject.external_id),
+      writes.map((w) => JSON.stringify(w.data)),
+    ],
   });
 }
