@@ -7,17 +7,17 @@
 //
 // BENCH_SECONDS (default 10) measured seconds per run, BENCH_WARMUP_SECONDS (default 2) warm-up
 // before each run, BENCH_ROUNDS (default 2) alternating plain/signed rounds; the best run of each
-// target is compared. The service runs as a child process (`node bin/svc.js up`) on a fresh data
-// directory with its own embedded PostgreSQL; the baseline runs as another child process; load is
-// driven from this process. Everything started here is stopped and the data directory removed.
-import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+// target is compared. The API runs alone as a child process (`node bin/svc.js run api`) on a fresh
+// data directory with its own embedded PostgreSQL; the baseline runs as another child process; load
+// is driven from this process. Everything started here is stopped and the data directory removed.
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { signRequest } from '../platform/crypto/request-signing.ts';
 import { movementEvent } from '../test/fixtures/events.ts';
+import { stopLeftoverPostgres } from './lib/embedded-pg.ts';
 import { newAgent, runLoad, send, type LoadResult, type Target } from './lib/load.ts';
 import { run, startChild, stopChild, waitForLine, type Child } from './lib/processes.ts';
 
@@ -56,48 +56,11 @@ function cleanup(): Promise<void> {
       await stopChild(child, 'SIGTERM').catch((error: unknown) => log(`stopping ${child.name}: ${String(error)}`));
     }
     if (dataDir) {
-      await stopLeftoverPostgres(join(dataDir, 'pg')).catch((error: unknown) => log(`stopping PostgreSQL: ${String(error)}`));
+      await stopLeftoverPostgres(join(dataDir, 'pg'), log).catch((error: unknown) => log(`stopping PostgreSQL: ${String(error)}`));
       await rm(dataDir, { recursive: true, force: true }).catch((error: unknown) => log(`removing ${dataDir}: ${String(error)}`));
     }
   })();
   return cleaning;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-async function waitForExit(pid: number, ms: number): Promise<boolean> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if (!alive(pid)) return true;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return !alive(pid);
-}
-
-// When the service could not stop its PostgreSQL (it crashed, or was killed), the postmaster of
-// this data directory is still running: fast shutdown (SIGINT), then immediate (SIGQUIT), then SIGKILL.
-async function stopLeftoverPostgres(pgDir: string): Promise<void> {
-  const pidFile = join(pgDir, 'postmaster.pid');
-  if (!existsSync(pidFile)) return;
-  const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).split('\n')[0]);
-  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return;
-  log(`PostgreSQL (pid ${pid}) is still running on ${pgDir}; stopping it`);
-  for (const signal of ['SIGINT', 'SIGQUIT', 'SIGKILL'] as const) {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      return;
-    }
-    if (await waitForExit(pid, 15_000)) return;
-  }
-  throw new Error(`PostgreSQL pid ${pid} did not stop`);
 }
 
 async function main(): Promise<void> {
@@ -118,8 +81,8 @@ async function main(): Promise<void> {
   // Self-contained: always the embedded database of the fresh data directory.
   for (const name of ['DATABASE_URL', 'SVC_MASTER_KEY', 'SVC_PG_PORT']) delete env[name];
 
-  log(`starting the service on ${dataDir} (first start initialises PostgreSQL)...`);
-  const svc = startChild('svc', process.execPath, ['bin/svc.js', 'up'], { cwd: root, env });
+  log(`starting the API on ${dataDir} (first start initialises PostgreSQL)...`);
+  const svc = startChild('svc', process.execPath, ['bin/svc.js', 'run', 'api'], { cwd: root, env });
   children.push(svc);
   const svcUp = await waitForLine(svc, /svc is up at http:\/\/127\.0\.0\.1:(\d+)/, STARTUP_TIMEOUT_MS);
   const svcPort = Number(svcUp[1]);

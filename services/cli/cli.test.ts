@@ -143,6 +143,30 @@ describe('svc CLI', () => {
       expect(metrics).toMatch(/svc_consumer_lag_records\{group="canonical",partition="0"\} 0/);
     }, 60_000);
 
+    it('runs another canonical worker on its own that joins the same log', async () => {
+      const worker = spawn(process.execPath, [SVC, 'run', 'pipeline', 'canonical'], { env });
+      try {
+        await new Promise<void>((resolve, reject) => {
+          let out = '';
+          worker.stdout!.on('data', (chunk) => {
+            out += chunk;
+            if (out.includes('canonical pipeline running')) resolve();
+          });
+          worker.on('exit', (code) => reject(new Error(`worker exited with ${code}`)));
+        });
+        let members = 0;
+        for (let i = 0; i < 50 && members < 2; i++) {
+          members = JSON.parse((await run(['status', '--json'])).stdout).groups[0].members;
+          if (members < 2) await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+        expect(members).toBe(2);
+      } finally {
+        const exited = new Promise((resolve) => worker.once('exit', resolve));
+        worker.kill('SIGTERM');
+        await exited;
+      }
+    }, 60_000);
+
     it('loads an FX rate file whole, and refuses a bad one naming the line', async () => {
       const good = join(dataDir, 'rates.csv');
       const bad = join(dataDir, 'bad.csv');

@@ -1,0 +1,57 @@
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ClientConfig } from 'pg';
+
+// The embedded PostgreSQL of a service data directory (platform/postgres/embedded.ts), seen from a
+// benchmark: how to connect to it directly, and how to stop it if the service left it running.
+
+const DATABASE = 'svc';
+const USER = 'svc';
+
+// Connection settings of the running server: the password the service generated at initdb, and
+// the port from line 4 of postmaster.pid.
+export async function embeddedConnection(dataDir: string): Promise<ClientConfig> {
+  const password = (await readFile(join(dataDir, 'pg.password'), 'utf8')).trim();
+  const lines = (await readFile(join(dataDir, 'pg', 'postmaster.pid'), 'utf8')).split('\n');
+  const port = Number(lines[3]);
+  if (!Number.isInteger(port) || port <= 0) throw new Error(`no port in ${join(dataDir, 'pg', 'postmaster.pid')}`);
+  return { host: '127.0.0.1', port, user: USER, password, database: DATABASE };
+}
+
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export async function waitForExit(pid: number, ms: number): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (!alive(pid)) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return !alive(pid);
+}
+
+// When the service could not stop its PostgreSQL (it crashed, or was killed), the postmaster of
+// this data directory is still running: fast shutdown (SIGINT), then immediate (SIGQUIT), then SIGKILL.
+export async function stopLeftoverPostgres(pgDir: string, log: (line: string) => void): Promise<void> {
+  const pidFile = join(pgDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return;
+  const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).split('\n')[0]);
+  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return;
+  log(`PostgreSQL (pid ${pid}) is still running on ${pgDir}; stopping it`);
+  for (const signal of ['SIGINT', 'SIGQUIT', 'SIGKILL'] as const) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      return;
+    }
+    if (await waitForExit(pid, 15_000)) return;
+  }
+  throw new Error(`PostgreSQL pid ${pid} did not stop`);
+}
