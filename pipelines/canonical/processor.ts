@@ -70,16 +70,18 @@ export class CanonicalProcessor {
 
   async handle(records: BusRecord[]): Promise<void> {
     const keys = records.map(keyOf);
+    // The bus already carries each event's raw bytes; only retries read them from the inbox.
+    const raw = new Map(records.map((r) => [idOf(keyOf(r)), r.value]));
     const after: FollowUps = { held: [], arrived: [] };
     try {
-      await withTransaction(this.deps.pool, async (db) => this.process(db, await this.lock(db, keys), after));
+      await withTransaction(this.deps.pool, async (db) => this.process(db, await this.lock(db, keys, raw), after));
     } catch (error) {
       if (isTransient(error)) throw error;
       after.held.length = 0;
       after.arrived.length = 0;
       for (const key of keys) {
         try {
-          await withTransaction(this.deps.pool, async (db) => this.process(db, await this.lock(db, [key]), after));
+          await withTransaction(this.deps.pool, async (db) => this.process(db, await this.lock(db, [key], raw), after));
         } catch (recordError) {
           if (isTransient(recordError)) throw recordError;
           await markRejected(this.deps.pool, key, { code: 'canonicalization_failed', message: (recordError as Error).message }, {
@@ -114,22 +116,23 @@ export class CanonicalProcessor {
   }
 
   // The events' inbox rows, locked in event-id order (the one order every path uses), returned
-  // in the order asked for, without those already final.
-  private async lock(db: Db, keys: EventKey[]): Promise<Locked[]> {
-    const { rows } = await db.query<{ tenant_id: string; event_id: string; object: string; raw_event: Buffer; received_at: Date; status: string }>({
-      name: 'lock-events',
-      text: `SELECT i.tenant_id, i.event_id, i.object, i.raw_event, i.received_at, i.status
+  // in the order asked for, without those already final. Raw bytes are read only when not given.
+  private async lock(db: Db, keys: EventKey[], raw?: Map<string, Buffer>): Promise<Locked[]> {
+    const { rows } = await db.query<{ tenant_id: string; event_id: string; object: string; raw_event: Buffer | null; received_at: Date; status: string }>({
+      name: raw ? 'lock-events' : 'lock-events-raw',
+      text: `SELECT i.tenant_id, i.event_id, i.object, ${raw ? 'NULL::bytea AS raw_event' : 'i.raw_event'}, i.received_at, i.status
                FROM inbox_events i JOIN unnest($1::text[], $2::uuid[]) AS u(t, e) ON i.tenant_id = u.t AND i.event_id = u.e
               ORDER BY i.tenant_id, i.event_id FOR UPDATE OF i`,
       values: [keys.map((k) => k.tenantId), keys.map((k) => k.eventId)],
     });
-    const byId = new Map(rows.map((r) => [`${r.tenant_id}\u0000${r.event_id}`, r]));
+    const byId = new Map(rows.map((r) => [idOf({ tenantId: r.tenant_id, eventId: r.event_id }), r]));
     const locked: Locked[] = [];
     for (const key of keys) {
-      const row = byId.get(`${key.tenantId}\u0000${key.eventId}`);
+      const id = idOf(key);
+      const row = byId.get(id);
       if (!row || !isFamily(row.object) || row.status === 'processed' || row.status === 'rejected') continue;
-      byId.delete(`${key.tenantId}\u0000${key.eventId}`);
-      locked.push({ key, object: row.object, raw: row.raw_event, receivedAt: row.received_at, status: row.status });
+      byId.delete(id);
+      locked.push({ key, object: row.object, raw: row.raw_event ?? raw!.get(id)!, receivedAt: row.received_at, status: row.status });
     }
     return locked;
   }
@@ -246,6 +249,10 @@ export class CanonicalProcessor {
 
 function keyOf(record: BusRecord): EventKey {
   return { tenantId: record.headers.tenant_id!, eventId: record.headers.event_id! };
+}
+
+function idOf(key: EventKey): string {
+  return `${key.tenantId}\u0000${key.eventId}`;
 }
 
 function compare(a: string, b: string): number {
