@@ -3,7 +3,16 @@ import { batchItemSchema, ENVELOPES } from './envelope.ts';
 import { ERROR_CATALOG } from './errors/catalog.ts';
 import { FAMILIES, FAMILY_NAMES } from './families/index.ts';
 import { problemSchema } from './problem.ts';
-import { dryRunResponseSchema, healthSchema } from './responses.ts';
+import {
+  batchResponseSchema,
+  canonicalViewSchema,
+  dryRunResponseSchema,
+  eventStatusSchema,
+  healthSchema,
+  ingestReceiptSchema,
+  movementPageSchema,
+  postureSchema,
+} from './responses.ts';
 import { WEBHOOK_EVENT_CATALOG } from './webhooks/catalog.ts';
 import { batchRequestSchema } from './envelope.ts';
 
@@ -23,6 +32,49 @@ const problemResponse = (description: string) => ({
 });
 
 const signedRequest = [{ SvcKeyId: [], SvcTimestamp: [], SvcNonce: [], SvcSignature: [] }];
+const json = (schema: unknown, description: string) => ({ description, content: { 'application/json': { schema } } });
+const AUTH_FAILURES = {
+  '401': problemResponse('signature missing, wrong, stale or replayed'),
+  '403': problemResponse('the credential lacks the scope'),
+};
+const INGEST_FAILURES = {
+  '400': problemResponse('the payload does not match the schema (svc:validation/*, with field paths)'),
+  ...AUTH_FAILURES,
+  '409': problemResponse('svc:sequence/conflict or svc:idempotency/key_conflict'),
+  '413': problemResponse('the body is above the payload cap'),
+  '429': problemResponse('per-tenant rate limit (Retry-After)'),
+};
+const idempotencyKey = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+  description: 'replays the stored response for 24 h; scoped to tenant, endpoint and key',
+};
+const externalIdParam = { name: 'external_id', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 256 } };
+
+function ingestPath(family: (typeof FAMILY_NAMES)[number]) {
+  return {
+    post: {
+      summary: `Ingest one ${family} event (scope ingest)`,
+      security: signedRequest,
+      parameters: [idempotencyKey],
+      requestBody: { required: true, content: { 'application/json': { schema: ref(`${pascal(family)}Event`) } } },
+      responses: { '202': json(ref('IngestReceipt'), 'accepted and committed (new, or a duplicate with idempotent_replay true)'), ...INGEST_FAILURES },
+    },
+  };
+}
+
+function readPath(summary: string, schema: unknown, parameters: unknown[] = [externalIdParam]) {
+  return {
+    get: {
+      summary: `${summary} (scope read)`,
+      security: signedRequest,
+      parameters,
+      responses: { '200': json(schema, 'found'), '400': problemResponse('invalid query parameters'), ...AUTH_FAILURES, '404': problemResponse('unknown in this tenant') },
+    },
+  };
+}
 
 export function buildOpenApiDocument(): JsonSchema {
   const envelopeSchemas = Object.fromEntries(FAMILY_NAMES.map((family) => [`${pascal(family)}Event`, jsonSchema(ENVELOPES[family])]));
@@ -56,6 +108,12 @@ export function buildOpenApiDocument(): JsonSchema {
         BatchRequest: { ...jsonSchema(batchRequestSchema), properties: { events: { type: 'array', minItems: 1, maxItems: 1000, items: ref('BatchItem') } } },
         ProblemDetails: jsonSchema(problemSchema),
         DryRunResponse: jsonSchema(dryRunResponseSchema),
+        IngestReceipt: jsonSchema(ingestReceiptSchema),
+        BatchResponse: jsonSchema(batchResponseSchema),
+        EventStatus: jsonSchema(eventStatusSchema),
+        CanonicalView: jsonSchema(canonicalViewSchema),
+        MovementPage: jsonSchema(movementPageSchema),
+        Posture: jsonSchema(postureSchema),
         Health: jsonSchema(healthSchema),
       },
     },
@@ -67,6 +125,42 @@ export function buildOpenApiDocument(): JsonSchema {
           responses: { '200': { description: 'alive', content: { 'application/json': { schema: ref('Health') } } } },
         },
       },
+      ...Object.fromEntries(FAMILY_NAMES.map((family) => [FAMILIES[family].path, ingestPath(family)])),
+      '/v1/batches': {
+        post: {
+          summary: 'Ingest 1-1000 events of mixed families in one transaction (scope ingest)',
+          security: signedRequest,
+          parameters: [idempotencyKey],
+          requestBody: { required: true, content: { 'application/json': { schema: ref('BatchRequest') } } },
+          responses: {
+            '202': json(ref('BatchResponse'), 'at least one item accepted; check results[i].outcome'),
+            '422': json(ref('BatchResponse'), 'every item rejected'),
+            ...INGEST_FAILURES,
+            '413': problemResponse('more than 1000 events (svc:batch/too_large) or the body is above the payload cap'),
+          },
+        },
+      },
+      '/v1/events/{event_id}': {
+        get: {
+          summary: 'Where an accepted event is (scope ingest)',
+          security: signedRequest,
+          parameters: [{ name: 'event_id', in: 'path', required: true, schema: { type: 'string' }, description: 'evt_<uuid>, or the bare uuid' }],
+          responses: { '200': json(ref('EventStatus'), 'the event status record'), ...AUTH_FAILURES, '404': problemResponse('no such event in this tenant') },
+        },
+      },
+      '/v1/parties/{external_id}': readPath('The current version of a party', ref('CanonicalView')),
+      '/v1/accounts/{external_id}': readPath('The current version of an account', ref('CanonicalView')),
+      '/v1/instruments/{external_id}': readPath('The current version of an instrument', ref('CanonicalView')),
+      '/v1/movements/{external_id}': readPath('A movement, with its normalised amount and FX provenance', ref('CanonicalView')),
+      '/v1/parties/{external_id}/movements': readPath('A party\'s movements, newest first, by opaque cursor', ref('MovementPage'), [
+        externalIdParam,
+        { name: 'cursor', in: 'query', schema: { type: 'string' } },
+        { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
+        { name: 'direction', in: 'query', schema: { type: 'string', enum: ['in', 'out', 'both'], default: 'both' } },
+        { name: 'from', in: 'query', schema: { type: 'string', format: 'date-time' } },
+        { name: 'to', in: 'query', schema: { type: 'string', format: 'date-time' } },
+      ]),
+      '/v1/posture/parties/{external_id}': readPath('The banded posture of a party; no reasons', ref('Posture')),
       '/v1/validate': {
         post: {
           summary: 'Run the live validation on a batch or one item; nothing is stored (scope ingest or read)',

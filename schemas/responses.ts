@@ -23,3 +23,78 @@ export type DryRunResult = z.infer<typeof dryRunResultSchema>;
 export type DryRunResponse = z.infer<typeof dryRunResponseSchema>;
 
 export const healthSchema = z.strictObject({ status: z.literal('ok') });
+
+const eventId = z.string().regex(/^evt_[A-Za-z0-9-]{8,64}$/);
+const instant = z.string().meta({ format: 'date-time' });
+
+export const ingestReceiptSchema = z.strictObject({
+  event_id: eventId,
+  object: z.enum(FAMILY_NAMES),
+  external_id: z.string(),
+  received_at: instant,
+  idempotent_replay: z.boolean(),
+});
+export type IngestReceipt = z.infer<typeof ingestReceiptSchema>;
+
+export const batchResponseSchema = z.strictObject({
+  accepted: z.number().int(),
+  rejected: z.number().int(),
+  results: z.array(
+    z.strictObject({
+      index: z.number().int(),
+      outcome: z.enum(['accepted', 'rejected']),
+      receipt: ingestReceiptSchema.optional(),
+      problem: problemSchema.optional(),
+    }),
+  ),
+});
+
+export const eventStatusSchema = z.strictObject({
+  event_id: eventId,
+  object: z.enum(FAMILY_NAMES),
+  external_id: z.string(),
+  sequence: z.number().int().nullable(),
+  status: z.enum(['pending', 'processed', 'held', 'quarantined', 'rejected']),
+  rejection: z.record(z.string(), z.unknown()).nullable(),
+  status_reason: z.record(z.string(), z.unknown()).nullable(),
+  attempts: z.number().int(),
+  received_at: instant,
+  occurred_at: instant.nullable(),
+  terminal_at: instant.nullable(),
+  historical: z.boolean(),
+  import_id: z.string().nullable(),
+  content_hash: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+  stage_history: z.array(
+    z.strictObject({
+      stage: z.string(),
+      status: z.string(),
+      at: instant,
+      worker: z.string().nullable(),
+      duration_ms: z.number().int().nullable(),
+      detail: z.record(z.string(), z.unknown()).nullable(),
+    }),
+  ),
+});
+
+// Canonical views: the current data (identifiers only as keyed hashes) and version metadata.
+export const canonicalViewSchema = z.looseObject({
+  object: z.enum(['party', 'account', 'instrument', 'movement']),
+  external_id: z.string(),
+  event_id: eventId,
+  occurred_at: instant,
+  received_at: instant,
+});
+
+export const movementPageSchema = z.strictObject({
+  data: z.array(canonicalViewSchema),
+  has_more: z.boolean(),
+  next_cursor: z.string().optional(),
+});
+
+export const postureSchema = z.strictObject({
+  external_id: z.string(),
+  band: z.string(),
+  computed_at: instant,
+  staleness_seconds: z.number().int(),
+  coverage: z.string(),
+});

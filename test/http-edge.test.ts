@@ -99,6 +99,14 @@ describe('documentation', () => {
     expect(movement.additionalProperties).toBe(false);
     expect(movement.properties.schema_version.const).toBe('2026-09-01');
     expect(movement.properties.data.properties.amount.required).toEqual(['value', 'asset', 'scale']);
+    expect(Object.keys(doc.paths).sort()).toEqual(
+      [
+        '/health', '/v1/accounts/{external_id}', '/v1/batches', '/v1/control-events', '/v1/events/{event_id}', '/v1/instruments',
+        '/v1/instruments/{external_id}', '/v1/movements', '/v1/movements/{external_id}', '/v1/parties', '/v1/parties/{external_id}',
+        '/v1/parties/{external_id}/movements', '/v1/posture/parties/{external_id}', '/v1/relationships', '/v1/validate', '/v1/accounts',
+      ].sort(),
+    );
+    expect(doc.paths['/v1/movements'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/MovementEvent' });
     const page = await api.app.inject({ method: 'GET', url: '/docs' });
     expect([200, 302]).toContain(page.statusCode);
   });

@@ -13,7 +13,6 @@ export const EMBEDDED_DATABASE = 'svc';
 
 export interface EmbeddedServer {
   url: (database?: string) => string;
-  port: number;
   // True when this process started the server (and so is the one to stop it).
   owned: boolean;
   stop: () => Promise<void>;
@@ -49,7 +48,7 @@ export async function startEmbeddedPostgres(options: {
   const running = await runningPort(paths.pgDir);
   if (running !== undefined) {
     await ensureDatabase(url(running)('postgres'), EMBEDDED_DATABASE);
-    return { url: url(running), port: running, owned: false, stop: async () => {} };
+    return { url: url(running), owned: false, stop: async () => {} };
   }
   const port = options.port || (await freePort());
   const pgCtl = await binary('pg_ctl');
@@ -57,7 +56,6 @@ export async function startEmbeddedPostgres(options: {
   await asServerUser(pgCtl, ['-D', paths.pgDir, '-l', paths.logFile, '-o', serverOptions, '-w', '-t', '60', 'start']);
   const server: EmbeddedServer = {
     url: url(port),
-    port,
     owned: true,
     stop: async () => {
       await asServerUser(pgCtl, ['-D', paths.pgDir, '-m', 'fast', '-w', 'stop']).catch(() => undefined);

@@ -2,17 +2,11 @@ import type { AcceptOutcome, PreparedEvent } from '../../../platform/inbox/accep
 import { ID_PREFIXES, uuidv7 } from '../../../platform/ids.ts';
 import { contentHash } from '../../../platform/json/canonical-json.ts';
 import type { ErrorCode } from '../../../schemas/errors/catalog.ts';
-import { FAMILIES, type Family } from '../../../schemas/families/index.ts';
+import { FAMILIES } from '../../../schemas/families/index.ts';
+import type { IngestReceipt } from '../../../schemas/responses.ts';
 import type { FieldError } from '../../../schemas/problem.ts';
 import { dottedPath, validateItem, type ValidationContext } from '../../../schemas/validation/validate-item.ts';
 
-export interface IngestReceipt {
-  event_id: string;
-  object: Family;
-  external_id: string;
-  received_at: string;
-  idempotent_replay: boolean;
-}
 
 export interface IncomingItem {
   // The item as parsed: {object, event}.

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant } from '../../../platform/tenants/tenants.ts';
+import { canonicalViewSchema, movementPageSchema, postureSchema } from '../../../schemas/responses.ts';
 import { accountEvent, movementEvent, partyEvent } from '../../../test/fixtures/events.ts';
 import { startTestApi, type TestApi } from '../../../test/support/test-api.ts';
 import { startTestPipeline, type TestPipeline } from '../../../test/support/test-pipeline.ts';
@@ -44,7 +45,7 @@ async function pages(query: string): Promise<string[]> {
   for (let page = 0; page < 100; page++) {
     const res = await read(`/v1/parties/alice/movements?${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
     expect(res.statusCode, res.body).toBe(200);
-    const body = res.json();
+    const body = movementPageSchema.parse(res.json());
     seen.push(...body.data.map((m: any) => m.external_id));
     if (!body.has_more) {
       expect(body.next_cursor).toBeUndefined();
@@ -105,6 +106,7 @@ describe('GET /v1/parties/{id}/movements', () => {
 
 describe('single reads', () => {
   it('answers the current party, account and movement', async () => {
+    for (const path of ['/v1/parties/alice', '/v1/accounts/alice-acct', '/v1/movements/pg-1']) canonicalViewSchema.parse((await read(path)).json());
     expect((await read('/v1/parties/alice')).json()).toMatchObject({ object: 'party', external_id: 'alice', type: 'person', sequence: 1, version_count: 1 });
     expect((await read('/v1/accounts/alice-acct')).json()).toMatchObject({ object: 'account', holder_party_id: 'alice' });
     expect((await read('/v1/movements/pg-1')).json()).toMatchObject({ external_id: 'pg-1', amount: { value: '12550', asset: 'USD', scale: 2 }, parties: { debit: 'alice', credit: 'bob' } });
@@ -128,7 +130,7 @@ describe('single reads', () => {
   });
 
   it('answers posture honestly as unknown, with no reasons', async () => {
-    const posture = (await read('/v1/posture/parties/alice')).json();
+    const posture = postureSchema.parse((await read('/v1/posture/parties/alice')).json());
     expect(posture).toEqual({ external_id: 'alice', band: 'unknown', computed_at: expect.any(String), staleness_seconds: 0, coverage: 'none' });
   });
 });

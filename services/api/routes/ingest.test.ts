@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountEvent, controlEventEvent, instrumentEvent, movementEvent, partyEvent, relationshipEvent } from '../../../test/fixtures/events.ts';
 import { startTestApi, type TestApi } from '../../../test/support/test-api.ts';
 import { createTenant } from '../../../platform/tenants/tenants.ts';
+import { batchResponseSchema, eventStatusSchema, ingestReceiptSchema } from '../../../schemas/responses.ts';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -30,7 +31,7 @@ describe('the six single-event endpoints', () => {
     const event = make();
     const res = await post(path, event);
     expect(res.statusCode).toBe(202);
-    const receipt = res.json();
+    const receipt = ingestReceiptSchema.parse(res.json());
     expect(receipt).toEqual({
       event_id: expect.stringMatching(/^evt_[0-9a-f-]{36}$/),
       object,
@@ -40,7 +41,7 @@ describe('the six single-event endpoints', () => {
     });
     const status = await api.client.get(`/v1/events/${receipt.event_id}`, api.keys.ingest);
     expect(status.statusCode).toBe(200);
-    const record = status.json();
+    const record = eventStatusSchema.parse(status.json());
     expect(record).toMatchObject({
       event_id: receipt.event_id,
       object,
@@ -218,7 +219,7 @@ describe('POST /v1/batches', () => {
       ],
     });
     expect(res.statusCode).toBe(202);
-    const body = res.json();
+    const body = batchResponseSchema.parse(res.json());
     expect(body.accepted).toBe(4);
     expect(body.rejected).toBe(2);
     expect(body.results.map((r: any) => r.outcome)).toEqual(['accepted', 'accepted', 'accepted', 'rejected', 'accepted', 'rejected']);
