@@ -32,18 +32,18 @@
 // PostgreSQL, which `run api` starts (so it is started first and stopped last) and which this
 // process reads directly for progress and lag. Every event carries a unique external_id.
 // Everything started here is stopped and the data directory removed, also on error and Ctrl-C.
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
-import pg from 'pg';
-import { signRequest } from '../platform/crypto/request-signing.ts';
+import type pg from 'pg';
 import { movementEvent, partyEvent } from '../test/fixtures/events.ts';
-import { embeddedConnection, stopLeftoverPostgres } from './lib/embedded-pg.ts';
-import { newAgent, send, type Target } from './lib/load.ts';
-import { run, startChild, stopChild, waitForLine, type Child } from './lib/processes.ts';
-import { sampleRss, type RssPeak } from './lib/rss.ts';
+import { answered, batchCounts, signedTarget } from './lib/api.ts';
+import { startNode, startService, svc, TENANT, type BenchService } from './lib/bench-service.ts';
+import { connectClients } from './lib/embedded-pg.ts';
+import { newAgent, send } from './lib/load.ts';
+import { positiveInteger, positiveNumber } from './lib/options.ts';
+import { stopChild, type Child } from './lib/processes.ts';
+import { mb, peakBytes, sampleRss, type RssPeak } from './lib/rss.ts';
+import { failuresText, percentile, table } from './lib/stats.ts';
+import { runBench, type Teardown } from './lib/teardown.ts';
 
 const MOVEMENTS = positiveInteger('BENCH_MOVEMENTS', 100_000);
 const PARTIES = positiveInteger('BENCH_PARTIES', 2_000);
@@ -63,26 +63,7 @@ const RSS_INTERVAL_MS = 100;
 const TARGET_RATIO = 1.0;
 const TARGET_P95_MS = 1000;
 const RSS_LIMIT_MB = 300;
-const TENANT = 'bench';
 const GROUP = 'canonical';
-const STARTUP_TIMEOUT_MS = 180_000;
-const MB = 1024 * 1024;
-
-const root = fileURLToPath(new URL('..', import.meta.url));
-
-function positiveNumber(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, not ${raw}`);
-  return value;
-}
-
-function positiveInteger(name: string, fallback: number): number {
-  const value = positiveNumber(name, fallback);
-  if (!Number.isInteger(value)) throw new Error(`${name} must be a positive integer, not ${process.env[name]}`);
-  return value;
-}
 
 const benchStarted = performance.now();
 const log = (line: string): void => {
@@ -93,32 +74,6 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 // Wall-clock milliseconds with sub-millisecond precision, comparable with the service's timestamps.
 const wallMs = (): number => performance.timeOrigin + performance.now();
-
-// Everything to undo, in reverse order of starting.
-const children: Child[] = [];
-const pgClients = new Set<pg.Client>();
-let dataDir: string | undefined;
-let cleaning: Promise<void> | undefined;
-
-function cleanup(): Promise<void> {
-  cleaning ??= (async () => {
-    await Promise.all([...pgClients].map((client) => client.end().catch(() => undefined)));
-    pgClients.clear();
-    // Pipelines first, the API last: it started the embedded PostgreSQL and stops it on SIGTERM.
-    for (const child of [...children].reverse()) {
-      if (child.hasExited()) continue;
-      const t0 = performance.now();
-      await stopChild(child, 'SIGTERM').catch((error: unknown) => log(`stopping ${child.name}: ${String(error)}`));
-      const how = child.process.signalCode ? `signal ${child.process.signalCode}` : `exit ${child.process.exitCode}`;
-      log(`${child.name} stopped (${how}) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-    }
-    if (dataDir) {
-      await stopLeftoverPostgres(join(dataDir, 'pg'), log).catch((error: unknown) => log(`stopping PostgreSQL: ${String(error)}`));
-      await rm(dataDir, { recursive: true, force: true }).catch((error: unknown) => log(`removing ${dataDir}: ${String(error)}`));
-    }
-  })();
-  return cleaning;
-}
 
 // ---- events ----------------------------------------------------------------------------------
 
@@ -163,41 +118,17 @@ const LAG_PREFIX = 'mv-lag-';
 
 // ---- service side ----------------------------------------------------------------------------
 
-interface Service {
-  port: number;
-  key: { key_id: string; secret: string };
-}
-
-function batchTarget(service: Service, body: Buffer): Target {
-  const path = '/v1/batches';
-  return {
-    name: 'signed POST /v1/batches',
-    host: '127.0.0.1',
-    port: service.port,
-    path,
-    body,
-    headers: () => ({
-      'content-type': 'application/json',
-      ...signRequest({ keyId: service.key.key_id, secret: service.key.secret, method: 'POST', target: path, body }),
-    }),
-  };
-}
-
-const BATCH_RECEIPT = /^\{"accepted":(\d+),"rejected":(\d+)/;
-
 // Sends one batch; resolves with how many were accepted, rejects on anything but a 202.
-async function postBatch(service: Service, agent: ReturnType<typeof newAgent>, body: Buffer): Promise<number> {
-  const response = await send(batchTarget(service, body), agent);
-  const counts = response.body.subarray(0, 64).toString('utf8').match(BATCH_RECEIPT);
-  if (response.status !== 202 || !counts) {
-    throw new Error(`POST /v1/batches answered ${response.status}: ${response.body.subarray(0, 2000).toString('utf8')}`);
-  }
-  return Number(counts[1]);
+async function postBatch(service: BenchService, agent: ReturnType<typeof newAgent>, body: Buffer): Promise<number> {
+  const response = await send(signedTarget(service, 'signed POST /v1/batches', '/v1/batches', body), agent);
+  const counts = batchCounts(response);
+  if (response.status !== 202 || !counts) throw new Error(`POST /v1/batches answered ${answered(response)}`);
+  return counts.accepted;
 }
 
 // Sends `batches` batches over `connections` loops; every event must be accepted.
 async function ingestAll(
-  service: Service,
+  service: BenchService,
   connections: number,
   batches: number,
   body: (batch: number) => Buffer,
@@ -221,23 +152,13 @@ async function ingestAll(
   return (performance.now() - started) / 1000;
 }
 
-async function startPipeline(env: NodeJS.ProcessEnv, name: string): Promise<Child> {
-  const child = startChild(name, process.execPath, ['bin/svc.js', 'run', 'pipeline', 'canonical'], { cwd: root, env });
-  children.push(child);
-  await waitForLine(child, /canonical pipeline running/, STARTUP_TIMEOUT_MS);
-  return child;
+// `svc run pipeline canonical` on the service's data directory, once it says it is running.
+async function startPipeline(teardown: Teardown, service: BenchService, name: string): Promise<Child> {
+  const args = ['bin/svc.js', 'run', 'pipeline', 'canonical'];
+  return (await startNode(teardown, name, args, service.env, /canonical pipeline running/)).child;
 }
 
 // ---- the database, read directly -------------------------------------------------------------
-
-async function connect(): Promise<pg.Client> {
-  const client = new pg.Client(await embeddedConnection(dataDir!));
-  // Losing the connection (the server stopping at cleanup) must not crash the bench.
-  client.on('error', () => undefined);
-  pgClients.add(client);
-  await client.connect();
-  return client;
-}
 
 // The last record of every partition of the log now: the pipeline has drained everything ingested
 // so far once the group's committed offset of each partition is at or past it (an offset is
@@ -334,7 +255,7 @@ interface Throughput {
   statuses: Map<string, number>;
 }
 
-async function throughputPhase(env: NodeJS.ProcessEnv, service: Service, db: pg.Client, rss: { sampler?: ReturnType<typeof sampleRss> }): Promise<{ result: Throughput; pipeline: Child }> {
+async function throughputPhase(teardown: Teardown, service: BenchService, db: pg.Client, rss: { sampler?: ReturnType<typeof sampleRss> }): Promise<{ result: Throughput; pipeline: Child }> {
   const batches = Math.ceil(MOVEMENTS / BATCH_SIZE);
   const sizeOf = (batch: number) => Math.min(BATCH_SIZE, MOVEMENTS - batch * BATCH_SIZE);
   log(`(1) ingesting ${MOVEMENTS} movements in ${batches} batch(es) of up to ${BATCH_SIZE} over ${INGEST_CONNECTIONS} connections, no pipeline running...`);
@@ -353,7 +274,7 @@ async function throughputPhase(env: NodeJS.ProcessEnv, service: Service, db: pg.
   // until phase 2, which starts after the drain).
   const stagesBefore = await lastStageId(db);
   log('(1) starting `svc run pipeline canonical`...');
-  const pipeline = await startPipeline(env, 'pipeline');
+  const pipeline = await startPipeline(teardown, service, 'pipeline');
   const ready = wallMs();
   rss.sampler = sampleRss(pipeline.pid, RSS_INTERVAL_MS);
   await waitForDrain(db, end, pipeline, { object: 'movement', prefix: BULK_PREFIX, label: 'phase 1 movements' });
@@ -448,7 +369,7 @@ function committedAt(snapshots: OffsetSnapshot[], partition: number, xid: bigint
   return low < snapshots.length ? snapshots[low]!.at : NaN;
 }
 
-async function lagPhase(service: Service, db: pg.Client, offsetsDb: pg.Client, pipeline: Child): Promise<Lag> {
+async function lagPhase(service: BenchService, db: pg.Client, offsetsDb: pg.Client, pipeline: Child): Promise<Lag> {
   const batches = Math.max(1, Math.round((SECONDS * RATE) / LAG_BATCH_SIZE));
   log(`(2) sending ${batches * LAG_BATCH_SIZE} movements at ${RATE} events/s: a batch of ${LAG_BATCH_SIZE} every ${LAG_INTERVAL_MS.toFixed(1)} ms, open loop...`);
   const agent = newAgent(LAG_CONNECTIONS);
@@ -562,40 +483,9 @@ async function lagPhase(service: Service, db: pg.Client, offsetsDb: pg.Client, p
 
 // ---- running ---------------------------------------------------------------------------------
 
-async function main(): Promise<void> {
-  dataDir = await mkdtemp(join(tmpdir(), 'svc-bench-'));
-  // The embedded PostgreSQL runs as the postgres user when this runs as root; it must reach the dir.
-  await chmod(dataDir, 0o755);
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    HOST: '127.0.0.1',
-    PORT: '0',
-    SVC_DATA_DIR: dataDir,
-    LOG_LEVEL: 'warn',
-    // The per-tenant rate limit (events/s) would otherwise refuse most of the bulk ingest.
-    SVC_RATE_LIMIT_CAPACITY: '1000000000',
-    SVC_RATE_LIMIT_REFILL_PER_S: '1000000000',
-  };
-  // Self-contained: always the embedded database of the fresh data directory.
-  for (const name of ['DATABASE_URL', 'SVC_MASTER_KEY', 'SVC_PG_PORT']) delete env[name];
-
-  log(`starting the API on ${dataDir} (first start initialises PostgreSQL)...`);
-  // process.execPath with bin/svc.js: tsx is registered in-process, so each child's pid is the service process.
-  const api = startChild('api', process.execPath, ['bin/svc.js', 'run', 'api'], { cwd: root, env });
-  children.push(api);
-  const apiUp = await waitForLine(api, /svc is up at http:\/\/127\.0\.0\.1:(\d+)/, STARTUP_TIMEOUT_MS);
-
-  await run(process.execPath, ['bin/svc.js', 'tenants', 'create', TENANT, '--base-asset', 'USD'], { cwd: root, env });
-  const issued = await run(process.execPath, ['bin/svc.js', 'keys', 'issue', '--tenant', TENANT, '--scope', 'ingest', '--json'], {
-    cwd: root,
-    env,
-  });
-  const service: Service = {
-    port: Number(apiUp[1]),
-    key: JSON.parse(issued.trim().split('\n').pop() ?? '') as { key_id: string; secret: string },
-  };
-  const db = await connect();
-  const offsetsDb = await connect();
+async function main(teardown: Teardown): Promise<void> {
+  const service = await startService(teardown, log, { name: 'api' });
+  const [db, offsetsDb] = (await connectClients(service.dataDir, 2, teardown.clients)) as [pg.Client, pg.Client];
 
   // ---- setup: the parties, made canonical by a pipeline of their own ----
   const partyBatches = Math.ceil(PARTIES / BATCH_SIZE);
@@ -607,7 +497,7 @@ async function main(): Promise<void> {
     return batchBody('party', events);
   }, partySize);
   const partiesEnd = await logEnd(db);
-  const setupPipeline = await startPipeline(env, 'pipeline (parties)');
+  const setupPipeline = await startPipeline(teardown, service, 'pipeline (parties)');
   await waitForDrain(db, partiesEnd, setupPipeline, { object: 'party', prefix: 'p-', label: 'parties' });
   const parties = await statusCounts(db, 'party', 'p-');
   if ((parties.get('processed') ?? 0) !== PARTIES) throw new Error(`parties not all processed: ${countsText(parties)}`);
@@ -621,45 +511,29 @@ async function main(): Promise<void> {
   let throughput: Throughput;
   let lag: Lag;
   try {
-    const phase1 = await throughputPhase(env, service, db, rss);
+    const phase1 = await throughputPhase(teardown, service, db, rss);
     throughput = phase1.result;
     lag = await lagPhase(service, db, offsetsDb, phase1.pipeline);
   } finally {
     peak = rss.sampler?.stop();
   }
-  for (const child of children) {
+  for (const child of teardown.children) {
     if (child.hasExited() && child !== setupPipeline) throw new Error(`${child.name} exited during the run:\n${child.output()}`);
   }
   // The service's own view, as an operator would see it.
   log('running `svc status --json`...');
-  const status = (await run(process.execPath, ['bin/svc.js', 'status', '--json'], { cwd: root, env })).trim().split('\n').pop() ?? '';
+  const status = (await svc(service.env, ['status', '--json'])).trim().split('\n').pop() ?? '';
   report(throughput, lag, peak, status);
 }
 
 // ---- reporting -------------------------------------------------------------------------------
-
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return NaN;
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[index]!;
-}
-
-function mb(bytes: number | undefined): string {
-  return bytes === undefined ? 'n/a' : (bytes / MB).toFixed(0);
-}
-
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ')).join('\n');
-}
 
 function report(throughput: Throughput, lag: Lag, rss: RssPeak | undefined, status: string): void {
   const out = (text: string) => process.stdout.write(`${text}\n`);
   const ingestRate = MOVEMENTS / throughput.ingestSeconds;
   const canonicalRate = MOVEMENTS / throughput.canonicalSeconds;
   const ratio = canonicalRate / ingestRate;
-  const peaks = [rss?.sampledMaxBytes, rss?.hwmReset ? rss.hwmBytes : undefined].filter((v): v is number => v !== undefined);
-  const peak = peaks.length > 0 ? Math.max(...peaks) : undefined;
+  const peak = peakBytes(rss);
   const p95 = percentile(lag.fromReceivedMs, 95);
 
   out(`\n(1) throughput: ${MOVEMENTS} movements among ${PARTIES} parties, batches of ${BATCH_SIZE}`);
@@ -697,7 +571,7 @@ function report(throughput: Throughput, lag: Lag, rss: RssPeak | undefined, stat
     ]),
   );
   out(`phase 2 movements by status: ${countsText(lag.statuses)}`);
-  if (lag.failures.size > 0) out(`phase 2 request errors: ${[...lag.failures].map(([reason, count]) => `${count} x ${reason}`).join(', ')}`);
+  if (lag.failures.size > 0) out(`phase 2 request errors: ${failuresText(lag.failures)}`);
   out(`p95 lag: ${p95.toFixed(0)} ms (target <= ${TARGET_P95_MS})`);
 
   out(
@@ -709,20 +583,5 @@ function report(throughput: Throughput, lag: Lag, rss: RssPeak | undefined, stat
   out(`ratio canonical/ingest events/s: ${ratio.toFixed(2)} (p95 lag ${p95.toFixed(0)} ms at ${RATE} events/s; peak pipeline RSS ${mb(peak)} MB)`);
 }
 
-let interrupted = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    interrupted = true;
-    log(`${signal}: stopping...`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
-
-try {
-  await main();
-  await cleanup();
-} catch (error) {
-  if (!interrupted) log(`bench/pipeline failed: ${(error as Error).stack ?? String(error)}`);
-  await cleanup();
-  process.exitCode = 1;
-}
+// reportStops: a pipeline may take a while to let go of its partitions; the log says which did.
+await runBench('pipeline', log, main, true);

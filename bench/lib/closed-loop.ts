@@ -1,9 +1,10 @@
 import { performance } from 'node:perf_hooks';
+import { percentile } from './stats.ts';
 
 // A generic closed-loop driver: `loops` concurrent loops, each starting its next operation as soon
 // as the previous one finished, for `seconds`. An operation is anything that can be awaited (an
 // HTTP request, a database statement); it reports how many units (events, rows) it completed, or
-// why it failed. bench/lib/load.ts is the HTTP-only special case of this, with one unit per request.
+// why it failed. bench/lib/load.ts supplies the HTTP operation, with one unit per request.
 
 export type Outcome = { ok: true; units: number } | { ok: false; reason: string };
 
@@ -21,12 +22,6 @@ export interface LoopResult {
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
-}
-
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return NaN;
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[index]!;
 }
 
 export async function runClosedLoop(

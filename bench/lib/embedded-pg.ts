@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ClientConfig } from 'pg';
+import pg, { type ClientConfig } from 'pg';
 
 // The embedded PostgreSQL of a service data directory (platform/postgres/embedded.ts), seen from a
 // benchmark: how to connect to it directly, and how to stop it if the service left it running.
@@ -17,6 +17,25 @@ export async function embeddedConnection(dataDir: string): Promise<ClientConfig>
   const port = Number(lines[3]);
   if (!Number.isInteger(port) || port <= 0) throw new Error(`no port in ${join(dataDir, 'pg', 'postmaster.pid')}`);
   return { host: '127.0.0.1', port, user: USER, password, database: DATABASE };
+}
+
+// `count` connected clients, each also added to `tracked` (a Teardown's clients) so that a failing
+// bench still closes them before the server stops.
+export async function connectClients(dataDir: string, count: number, tracked: Set<pg.Client>): Promise<pg.Client[]> {
+  const config = await embeddedConnection(dataDir);
+  const clients = Array.from({ length: count }, () => new pg.Client(config));
+  for (const client of clients) {
+    // A client losing its connection (the server stopping at cleanup) must not crash the bench.
+    client.on('error', () => undefined);
+    tracked.add(client);
+  }
+  await Promise.all(clients.map((client) => client.connect()));
+  return clients;
+}
+
+export async function closeClients(clients: pg.Client[], tracked: Set<pg.Client>): Promise<void> {
+  await Promise.all(clients.map((client) => client.end().catch(() => undefined)));
+  for (const client of clients) tracked.delete(client);
 }
 
 export function alive(pid: number): boolean {

@@ -1,8 +1,8 @@
 import { Agent, request as httpRequest } from 'node:http';
-import { performance } from 'node:perf_hooks';
+import type { Outcome } from './closed-loop.ts';
 
-// A closed-loop load generator on node:http: `connections` request loops, each sending its next
-// request as soon as the previous response has been read, over keep-alive sockets.
+// HTTP requests for the closed-loop driver (bench/lib/closed-loop.ts): over keep-alive sockets, each
+// loop sending its next request as soon as the previous response has been read.
 
 export interface Target {
   name: string;
@@ -12,18 +12,6 @@ export interface Target {
   body: Buffer;
   // Called for every request, so signed targets sign each one with a fresh nonce.
   headers: () => Record<string, string>;
-}
-
-export interface LoadResult {
-  target: string;
-  seconds: number;
-  ok: number;
-  // Non-200 responses by status, and transport errors by message.
-  failures: Map<string, number>;
-  requestsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  maxMs: number;
 }
 
 export interface Response {
@@ -61,56 +49,11 @@ export function send(target: Target, agent: Agent): Promise<Response> {
   });
 }
 
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return NaN;
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[index]!;
-}
-
-// Drives the target for `seconds` with `connections` concurrent loops and summarises the 200s.
-export async function runLoad(target: Target, agent: Agent, connections: number, seconds: number): Promise<LoadResult> {
-  let latencies = new Float64Array(1 << 16);
-  let ok = 0;
-  const failures = new Map<string, number>();
-  const fail = (reason: string) => failures.set(reason, (failures.get(reason) ?? 0) + 1);
-
-  const started = performance.now();
-  const deadline = started + seconds * 1000;
-  const loop = async () => {
-    while (performance.now() < deadline) {
-      const t0 = performance.now();
-      try {
-        const response = await send(target, agent);
-        const elapsed = performance.now() - t0;
-        if (response.status === 200) {
-          if (ok === latencies.length) {
-            const grown = new Float64Array(latencies.length * 2);
-            grown.set(latencies);
-            latencies = grown;
-          }
-          latencies[ok++] = elapsed;
-        } else {
-          fail(`HTTP ${response.status}`);
-        }
-      } catch (error) {
-        fail((error as Error).message || String(error));
-        // A refused or reset connection would otherwise spin; back off a little.
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: connections }, loop));
-  const elapsedS = (performance.now() - started) / 1000;
-
-  const sorted = latencies.subarray(0, ok).sort();
-  return {
-    target: target.name,
-    seconds: elapsedS,
-    ok,
-    failures,
-    requestsPerSecond: ok / elapsedS,
-    p50Ms: percentile(sorted, 50),
-    p99Ms: percentile(sorted, 99),
-    maxMs: ok > 0 ? sorted[ok - 1]! : NaN,
+// One request per operation, a success when the target answers `status`; any other status is a
+// failure named after it ("HTTP 429"), a transport error is thrown for the driver to count.
+export function requestOperation(target: Target, agent: Agent, status = 200): () => Promise<Outcome> {
+  return async () => {
+    const response = await send(target, agent);
+    return response.status === status ? { ok: true, units: 1 } : { ok: false, reason: `HTTP ${response.status}` };
   };
 }

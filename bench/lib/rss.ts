@@ -61,3 +61,14 @@ export function sampleRss(pid: number, intervalMs = 100): RssSampler {
     },
   };
 }
+
+// The higher of the sampled maximum and the VmHWM, the latter only when it covers just the window.
+export function peakBytes(rss: RssPeak | undefined): number | undefined {
+  const peaks = [rss?.sampledMaxBytes, rss?.hwmReset ? rss.hwmBytes : undefined].filter((v): v is number => v !== undefined);
+  return peaks.length > 0 ? Math.max(...peaks) : undefined;
+}
+
+// Whole megabytes (MiB) for the reports, "n/a" when unknown.
+export function mb(bytes: number | undefined): string {
+  return bytes === undefined ? 'n/a' : (bytes / (1024 * 1024)).toFixed(0);
+}

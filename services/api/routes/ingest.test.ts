@@ -223,11 +223,12 @@ describe('POST /v1/batches', () => {
     expect(body.accepted).toBe(4);
     expect(body.rejected).toBe(2);
     expect(body.results.map((r: any) => r.outcome)).toEqual(['accepted', 'accepted', 'accepted', 'rejected', 'accepted', 'rejected']);
-    expect(body.results[3].problem.errors[0].path).toBe('events.3.event.data.memo');
-    expect(body.results[3].problem.code).toBe('svc:validation/pan_detected');
+    const [, , third, fourth, fifth, sixth] = body.results;
+    expect(fourth?.problem?.errors[0]?.path).toBe('events.3.event.data.memo');
+    expect(fourth?.problem?.code).toBe('svc:validation/pan_detected');
     // A duplicate inside the batch coalesces onto the first.
-    expect(body.results[4].receipt).toEqual({ ...body.results[2].receipt, idempotent_replay: true });
-    expect(body.results[5].problem.errors[0].path).toBe('events.5.object');
+    expect(fifth?.receipt).toEqual({ ...third?.receipt, idempotent_replay: true });
+    expect(sixth?.problem?.errors[0]?.path).toBe('events.5.object');
   });
 
   it('reports a conflict inside a batch at the item path', async () => {
