@@ -153,8 +153,10 @@ async function ingestAll(
 }
 
 // `svc run pipeline canonical` on the service's data directory, once it says it is running.
+// BENCH_PIPELINE_NODE_ARGS adds node options to it (e.g. --cpu-prof).
 async function startPipeline(teardown: Teardown, service: BenchService, name: string): Promise<Child> {
-  const args = ['bin/svc.js', 'run', 'pipeline', 'canonical'];
+  const nodeArgs = (process.env.BENCH_PIPELINE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const args = [...nodeArgs, 'bin/svc.js', 'run', 'pipeline', 'canonical'];
   return (await startNode(teardown, name, args, service.env, /canonical pipeline running/)).child;
 }
 

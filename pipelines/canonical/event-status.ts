@@ -125,7 +125,7 @@ export const QUARANTINE_AFTER_S = 15 * 60;
 // Held events whose arrival lies more than 15 minutes before `now` become referential exceptions:
 // status quarantined (terminal unless a later arrival releases them), with what they wait for.
 export async function quarantineOverdue(pool: Pool, now: Date, worker: string): Promise<number> {
-  const { rows } = await pool.query<{ tenant_id: string; event_id: string; held_since: Date; missing: unknown }>(
+  const { rows } = await pool.query<{ event_id: string }>(
     `WITH due AS (
        UPDATE held_events SET quarantined_at = $1
         WHERE quarantined_at IS NULL AND held_since <= $1::timestamptz - make_interval(secs => ${QUARANTINE_AFTER_S})
@@ -152,7 +152,7 @@ export async function quarantineOverdue(pool: Pool, now: Date, worker: string): 
      SELECT d.tenant_id, d.event_id, 'quarantine', 'quarantined', $1, $2, NULL,
             jsonb_build_object('code', 'referential_exception', 'missing', d.missing)
        FROM described d JOIN moved m ON m.tenant_id = d.tenant_id AND m.event_id = d.event_id
-     RETURNING tenant_id, event_id, NULL::timestamptz AS held_since, NULL::jsonb AS missing`,
+     RETURNING event_id`,
     [now, worker],
   );
   return rows.length;

@@ -42,6 +42,10 @@ interface Locked {
   status: string;
 }
 
+interface Found {
+  holder_party_id: string | null;
+}
+
 interface Parsed extends Locked {
   event: { external_id: string; sequence?: number; occurred_at: string; data: Record<string, any> };
   refs: Reference[];
@@ -149,7 +153,9 @@ export class CanonicalProcessor {
 
     const found = await this.findEntities(db, parsed.flatMap((p) => p.refs.map((r) => ({ tenantId: p.key.tenantId, ...r }))));
     for (const p of ordered) {
-      if (REFERENCED.has(p.object) && p.refs.length === 0) found.set(refKey(p.key.tenantId, p.object, p.event.external_id), p.event.data);
+      if (REFERENCED.has(p.object) && p.refs.length === 0) {
+        found.set(refKey(p.key.tenantId, p.object, p.event.external_id), { holder_party_id: p.event.data.holder_party_id ?? null });
+      }
     }
 
     const ready: Parsed[] = [];
@@ -225,16 +231,18 @@ export class CanonicalProcessor {
     }
   }
 
-  private async findEntities(db: Db, refs: Array<Reference & { tenantId: string }>): Promise<Map<string, Record<string, any>>> {
+  // Which referenced entities exist, with the one fact a movement needs of them: an account's
+  // holder (the whole data is not read: a batch can name a thousand entities).
+  private async findEntities(db: Db, refs: Array<Reference & { tenantId: string }>): Promise<Map<string, Found>> {
     if (refs.length === 0) return new Map();
-    const { rows } = await db.query<{ tenant_id: string; object: string; external_id: string; data: Record<string, any> }>({
+    const { rows } = await db.query<{ tenant_id: string; object: string; external_id: string; holder_party_id: string | null }>({
       name: 'find-entities',
-      text: `SELECT e.tenant_id, e.object, e.external_id, e.data FROM canonical_entities e
+      text: `SELECT e.tenant_id, e.object, e.external_id, e.data->>'holder_party_id' AS holder_party_id FROM canonical_entities e
                JOIN (SELECT DISTINCT * FROM unnest($1::text[], $2::text[], $3::text[])) AS u(tenant_id, object, external_id)
                  ON e.tenant_id = u.tenant_id AND e.object = u.object AND e.external_id = u.external_id`,
       values: [refs.map((r) => r.tenantId), refs.map((r) => r.object), refs.map((r) => r.external_id)],
     });
-    return new Map(rows.map((r) => [refKey(r.tenant_id, r.object, r.external_id), r.data]));
+    return new Map(rows.map((r) => [refKey(r.tenant_id, r.object, r.external_id), { holder_party_id: r.holder_party_id }]));
   }
 
   private async baseAsset(db: Db, tenantId: string): Promise<string> {

@@ -25,22 +25,28 @@ export interface EntityWrite {
 // lands in history and never becomes current.
 export async function writeEntities(db: Db, writes: EntityWrite[]): Promise<void> {
   if (writes.length === 0) return;
+  // One JSON document per statement (see writeMovements).
   const columns = (rows: EntityWrite[]) => [
-    rows.map((w) => w.meta.tenantId),
-    rows.map((w) => w.meta.object),
-    rows.map((w) => w.meta.externalId),
-    rows.map((w) => w.meta.sequence),
-    rows.map((w) => w.meta.eventId),
-    rows.map((w) => w.meta.occurredAt),
-    rows.map((w) => w.meta.receivedAt),
-    rows.map((w) => JSON.stringify(w.data)),
+    JSON.stringify(
+      rows.map((w) => ({
+        tenant_id: w.meta.tenantId,
+        object: w.meta.object,
+        external_id: w.meta.externalId,
+        sequence: w.meta.sequence,
+        event_id: w.meta.eventId,
+        occurred_at: w.meta.occurredAt,
+        received_at: w.meta.receivedAt,
+        data: w.data,
+      })),
+    ),
   ];
-  const source = `unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::uuid[], $6::timestamptz[], $7::timestamptz[], $8::jsonb[])
-                  AS u(tenant_id, object, external_id, sequence, event_id, occurred_at, received_at, data)`;
+  const source = `jsonb_to_recordset($1::jsonb) AS u(tenant_id text, object text, external_id text, sequence bigint, event_id uuid,
+                  occurred_at timestamptz, received_at timestamptz, data jsonb)`;
   await db.query({
     name: 'entity-versions',
     text: `INSERT INTO canonical_entity_versions (tenant_id, object, external_id, sequence, event_id, occurred_at, received_at, data)
-           SELECT * FROM ${source} ON CONFLICT (tenant_id, event_id) DO NOTHING`,
+           SELECT tenant_id, object, external_id, sequence, event_id, occurred_at, received_at, data FROM ${source}
+           ON CONFLICT (tenant_id, event_id) DO NOTHING`,
     values: columns(writes),
   });
   // One candidate per entity: the highest sequence in this batch (an upsert cannot touch a row twice).
@@ -53,7 +59,7 @@ export async function writeEntities(db: Db, writes: EntityWrite[]): Promise<void
   await db.query({
     name: 'entity-current',
     text: `INSERT INTO canonical_entities (tenant_id, object, external_id, sequence, event_id, occurred_at, received_at, data)
-           SELECT * FROM ${source}
+           SELECT tenant_id, object, external_id, sequence, event_id, occurred_at, received_at, data FROM ${source}
            ON CONFLICT (tenant_id, object, external_id) DO UPDATE
              SET sequence = EXCLUDED.sequence, event_id = EXCLUDED.event_id, occurred_at = EXCLUDED.occurred_at,
                  received_at = EXCLUDED.received_at, data = EXCLUDED.data
@@ -80,33 +86,38 @@ export interface MovementWrite {
 // links name the original.
 export async function writeMovements(db: Db, writes: MovementWrite[]): Promise<void> {
   if (writes.length === 0) return;
+  // One JSON document for the whole batch: PostgreSQL parses it in C, where sixteen array
+  // parameters would each need escaping element by element.
+  const rows = writes.map((w) => ({
+    tenant_id: w.meta.tenantId,
+    external_id: w.meta.externalId,
+    event_id: w.meta.eventId,
+    occurred_at: w.meta.occurredAt,
+    received_at: w.meta.receivedAt,
+    type: w.type,
+    status: w.status,
+    amount_value: w.amount.value,
+    amount_asset: w.amount.asset,
+    amount_scale: w.amount.scale,
+    debit_account_id: w.debitAccountId,
+    debit_party_id: w.debitPartyId,
+    credit_account_id: w.creditAccountId,
+    credit_party_id: w.creditPartyId,
+    normalized: w.normalized ?? null,
+    data: w.data,
+  }));
   await db.query({
     name: 'movements',
     text: `INSERT INTO canonical_movements (tenant_id, external_id, event_id, occurred_at, received_at, type, status,
              amount_value, amount_asset, amount_scale, debit_account_id, debit_party_id, credit_account_id, credit_party_id,
              normalized, data)
-           SELECT * FROM unnest($1::text[], $2::text[], $3::uuid[], $4::timestamptz[], $5::timestamptz[], $6::text[], $7::text[],
-                                $8::numeric[], $9::text[], $10::smallint[], $11::text[], $12::text[], $13::text[], $14::text[],
-                                $15::jsonb[], $16::jsonb[])
+           SELECT tenant_id, external_id, event_id, occurred_at, received_at, type, status, amount_value, amount_asset,
+                  amount_scale, debit_account_id, debit_party_id, credit_account_id, credit_party_id, normalized, data
+             FROM jsonb_to_recordset($1::jsonb) AS r(tenant_id text, external_id text, event_id uuid, occurred_at timestamptz,
+                  received_at timestamptz, type text, status text, amount_value numeric, amount_asset text, amount_scale smallint,
+                  debit_account_id text, debit_party_id text, credit_account_id text, credit_party_id text, normalized jsonb, data jsonb)
            ON CONFLICT (tenant_id, external_id) DO NOTHING`,
-    values: [
-      writes.map((w) => w.meta.tenantId),
-      writes.map((w) => w.meta.externalId),
-      writes.map((w) => w.meta.eventId),
-      writes.map((w) => w.meta.occurredAt),
-      writes.map((w) => w.meta.receivedAt),
-      writes.map((w) => w.type),
-      writes.map((w) => w.status),
-      writes.map((w) => w.amount.value),
-      writes.map((w) => w.amount.asset),
-      writes.map((w) => w.amount.scale),
-      writes.map((w) => w.debitAccountId),
-      writes.map((w) => w.debitPartyId),
-      writes.map((w) => w.creditAccountId),
-      writes.map((w) => w.creditPartyId),
-      writes.map((w) => (w.normalized ? JSON.stringify(w.normalized) : null)),
-      writes.map((w) => JSON.stringify(w.data)),
-    ],
+    values: [JSON.stringify(rows)],
   });
   const links = writes.flatMap((w) => Object.entries(w.links).map(([relation, to]) => ({ tenantId: w.meta.tenantId, from: w.meta.externalId, relation, to })));
   if (links.length > 0) {

@@ -22,7 +22,7 @@ interface LogRow {
   tenant_id: string;
   event_id: string;
   object: string;
-  raw_event: Buffer;
+  raw_text: string;
   received_at: Date;
 }
 
@@ -65,6 +65,7 @@ class LogConsumer implements Consumer {
   private readonly positions = new Map<number, { xid: string; position: string }>();
   private readonly running = new Map<number, Promise<void>>();
   private stopped = false;
+  private rebalancing = false;
   private rebalanceTimer: NodeJS.Timeout | undefined;
   private readonly slots: Semaphore;
 
@@ -98,9 +99,19 @@ class LogConsumer implements Consumer {
   }
 
   // Heartbeat, then hold this member's fair share of partitions: take free ones up to the share,
-  // give back any above it so a newly started member can take them.
+  // give back any above it so a newly started member can take them. Never runs twice at once:
+  // advisory locks stack within a session, so a partition locked twice would never be freed.
   private async rebalance(): Promise<void> {
-    if (this.stopped) return;
+    if (this.stopped || this.rebalancing) return;
+    this.rebalancing = true;
+    try {
+      await this.rebalanceOnce();
+    } finally {
+      this.rebalancing = false;
+    }
+  }
+
+  private async rebalanceOnce(): Promise<void> {
     if (!this.leaseClient) {
       const client = await this.pool.connect();
       // A lost lease session means lost leases: stop reading every partition it held.
@@ -130,7 +141,7 @@ class LogConsumer implements Consumer {
       await this.running.get(partition);
       await leases.query('SELECT pg_advisory_unlock($1, $2)', [groupKey, partition]);
     }
-    for (let partition = 0; partition < PARTITIONS && this.held.size < share; partition++) {
+    for (let partition = 0; partition < PARTITIONS && this.held.size < share && !this.stopped; partition++) {
       if (this.held.has(partition)) continue;
       const { rows: lock } = await leases.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS ok', [groupKey, partition]);
       if (!lock[0]!.ok) continue;
@@ -162,7 +173,7 @@ class LogConsumer implements Consumer {
     const { rows } = await this.pool.query<LogRow>({
       name: 'bus-poll',
       text: `SELECT o.position::text, o.writer_xid::text, o.topic, o.partition_key, o.partition, o.tenant_id, o.event_id,
-              i.object, i.raw_event, i.received_at
+              i.object, convert_from(i.raw_event, 'UTF8') AS raw_text, i.received_at
          FROM outbox o
          JOIN inbox_events i ON i.tenant_id = o.tenant_id AND i.event_id = o.event_id
         WHERE o.partition = $1
@@ -179,7 +190,8 @@ class LogConsumer implements Consumer {
       partition: row.partition,
       offset: `${row.writer_xid}:${row.position}`,
       key: row.partition_key,
-      value: row.raw_event,
+      // Read as text: the bytes are UTF-8 JSON (checked at ingest), and text skips bytea's hex form.
+      value: Buffer.from(row.raw_text, 'utf8'),
       headers: {
         tenant_id: row.tenant_id,
         event_id: row.event_id,
