@@ -1,4 +1,5 @@
 import { MAX_BATCH_ITEMS } from '../../../schemas/envelope.ts';
+import type { ErrorCode } from '../../../schemas/errors/catalog.ts';
 import type { FieldError } from '../../../schemas/problem.ts';
 import { isPlainObject } from '../../../schemas/validation/validate-item.ts';
 
@@ -33,4 +34,14 @@ export function batchItems(body: unknown): RequestItems {
 export function validateRequestItems(body: unknown): RequestItems {
   if (isPlainObject(body) && Object.hasOwn(body, 'events')) return batchItems(body);
   return { kind: 'items', items: [body], prefix: () => [] };
+}
+
+// The problem that answers a request whose items could not be taken out.
+export function wrapperRefusal(found: Exclude<RequestItems, { kind: 'items' }>): { code: ErrorCode; detail: string; errors?: FieldError[] } {
+  switch (found.kind) {
+    case 'malformed':
+      return { code: 'svc:validation/schema', detail: 'the batch envelope is malformed', errors: found.errors };
+    case 'too_many':
+      return { code: 'svc:batch/too_large', detail: `a batch holds at most ${MAX_BATCH_ITEMS} events; this one has ${found.count}` };
+  }
 }

@@ -7,10 +7,9 @@ import { contentHash } from '../../../platform/json/canonical-json.ts';
 import { batchEventTexts } from '../../../platform/json/json-spans.ts';
 import { withTransaction, type Pool } from '../../../platform/postgres/pool.ts';
 import type { TokenBuckets } from '../../../platform/rate-limit/token-buckets.ts';
-import { MAX_BATCH_ITEMS } from '../../../schemas/envelope.ts';
 import { FAMILIES, FAMILY_NAMES, type Family } from '../../../schemas/families/index.ts';
 import { readJsonBody, rawBody } from '../http/json-body.ts';
-import { applyRateLimitHeaders } from '../http/rate-limit-headers.ts';
+import { chargeEvents } from '../http/rate-limit-headers.ts';
 import { requestPath } from '../http/problem-reply.ts';
 import {
   claimIdempotencyKey,
@@ -20,7 +19,7 @@ import {
 } from '../ingest/idempotency.ts';
 import { ingestItems, type IncomingItem, type ItemResult } from '../ingest/ingest-items.ts';
 import { batchResponse, problemResponse, singleResponse } from '../ingest/render.ts';
-import { batchItems, type RequestItems } from '../ingest/request-items.ts';
+import { batchItems, wrapperRefusal, type RequestItems } from '../ingest/request-items.ts';
 
 export interface IngestDeps {
   pool: Pool;
@@ -53,11 +52,9 @@ async function handle(request: FastifyRequest, reply: FastifyReply, shape: Shape
   if (!body.ok) return send(reply, problemResponse(request, body.code, { detail: body.detail }));
 
   const found = incomingItems(shape, body.value, body.text, rawBody(request));
-  if (found.kind === 'malformed') {
-    return send(reply, problemResponse(request, 'svc:validation/schema', { detail: 'the batch envelope is malformed', errors: found.errors }));
-  }
-  if (found.kind === 'too_many') {
-    return send(reply, problemResponse(request, 'svc:batch/too_large', { detail: `a batch holds at most ${MAX_BATCH_ITEMS} events; this one has ${found.count}` }));
+  if (found.kind !== 'items') {
+    const { code, ...refusal } = wrapperRefusal(found);
+    return send(reply, problemResponse(request, code, refusal));
   }
 
   const idempotencyKey = request.headers['idempotency-key'];
@@ -65,11 +62,8 @@ async function handle(request: FastifyRequest, reply: FastifyReply, shape: Shape
     return send(reply, problemResponse(request, 'svc:request/bad_request', { detail: 'Idempotency-Key must be 1-255 printable ASCII characters' }));
   }
 
-  const bucket = await deps.buckets.take(tenantId, found.items.length);
-  applyRateLimitHeaders(reply, bucket);
-  if (!bucket.granted) {
-    return send(reply, problemResponse(request, 'svc:rate_limit/exceeded', { detail: `this request costs ${found.items.length} events; retry after ${bucket.retryAfterS} s` }));
-  }
+  const refused = await chargeEvents(reply, deps.buckets, tenantId, found.items.length);
+  if (refused) return send(reply, problemResponse(request, 'svc:rate_limit/exceeded', { detail: refused }));
 
   const now = deps.clock.now();
   const context = {

@@ -1,13 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../../platform/clock.ts';
 import type { TenantAssetRegistry } from '../../../platform/assets/tenant-registry.ts';
-import { MAX_BATCH_ITEMS } from '../../../schemas/envelope.ts';
 import { validateItem } from '../../../schemas/validation/validate-item.ts';
 import type { TokenBuckets } from '../../../platform/rate-limit/token-buckets.ts';
 import { readJsonBody } from '../http/json-body.ts';
-import { applyRateLimitHeaders } from '../http/rate-limit-headers.ts';
+import { chargeEvents } from '../http/rate-limit-headers.ts';
 import { problemFor, sendProblem } from '../http/problem-reply.ts';
-import { validateRequestItems } from '../ingest/request-items.ts';
+import { validateRequestItems, wrapperRefusal } from '../ingest/request-items.ts';
 import type { DryRunResponse, DryRunResult } from '../../../schemas/responses.ts';
 
 // POST /v1/validate: exactly the live validation, nothing stored. 200 when every item is valid,
@@ -21,23 +20,14 @@ export function registerValidateRoute(
     if (!body.ok) return sendProblem(request, reply, body.code, { detail: body.detail });
 
     const found = validateRequestItems(body.value);
-    switch (found.kind) {
-      case 'malformed':
-        return sendProblem(request, reply, 'svc:validation/schema', { detail: 'the batch envelope is malformed', errors: found.errors });
-      case 'too_many':
-        return sendProblem(request, reply, 'svc:batch/too_large', {
-          detail: `a batch holds at most ${MAX_BATCH_ITEMS} events; this one has ${found.count}`,
-        });
-      case 'items':
-        break;
+    if (found.kind !== 'items') {
+      const { code, ...refusal } = wrapperRefusal(found);
+      return sendProblem(request, reply, code, refusal);
     }
 
     // Validation is charged like ingest: one token per item checked.
-    const bucket = await deps.buckets.take(request.apiKey!.tenantId, found.items.length);
-    applyRateLimitHeaders(reply, bucket);
-    if (!bucket.granted) {
-      return sendProblem(request, reply, 'svc:rate_limit/exceeded', { detail: `this request costs ${found.items.length} events; retry after ${bucket.retryAfterS} s` });
-    }
+    const refused = await chargeEvents(reply, deps.buckets, request.apiKey!.tenantId, found.items.length);
+    if (refused) return sendProblem(request, reply, 'svc:rate_limit/exceeded', { detail: refused });
 
     const context = {
       registry: await deps.assets.forTenant(request.apiKey!.tenantId),
