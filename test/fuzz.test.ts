@@ -78,7 +78,7 @@ function mutateJson(rng: Rng, body: any): any {
     else if (op === 1) body = setAt(body, path, structuredClone(rng.pick(STRANGE_VALUES)));
     else if (op === 2) {
       const target = path.reduce((node: any, key) => node?.[key], body);
-      if (target && typeof target === 'object' && !Array.isArray(target)) target[rng.pick(['extra', 'received_at', 'Data', ''])] = rng.pick(STRANGE_VALUES);
+      if (target && typeof target === 'object' && !Array.isArray(target)) target[rng.pick(['extra', 'received_at', 'Data', ''])] = structuredClone(rng.pick(STRANGE_VALUES));
       else body = setAt(body, path, { nested: { deeper: [rng.pick(STRANGE_VALUES)] } });
     } else {
       const target = path.reduce((node: any, key) => node?.[key], body);
