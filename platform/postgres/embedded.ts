@@ -37,6 +37,8 @@ function layout(dataDir: string): Layout {
 export async function startEmbeddedPostgres(options: {
   dataDir: string;
   port: number;
+  // Extra server settings, e.g. more connections for a test run.
+  settings?: Record<string, string | number>;
 }): Promise<EmbeddedServer> {
   const paths = layout(options.dataDir);
   await mkdir(dirname(paths.pgDir), { recursive: true });
@@ -52,7 +54,8 @@ export async function startEmbeddedPostgres(options: {
   }
   const port = options.port || (await freePort());
   const pgCtl = await binary('pg_ctl');
-  const serverOptions = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`;
+  const extra = Object.entries(options.settings ?? {}).map(([name, value]) => ` -c ${name}=${value}`).join('');
+  const serverOptions = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''${extra}`;
   await asServerUser(pgCtl, ['-D', paths.pgDir, '-l', paths.logFile, '-o', serverOptions, '-w', '-t', '60', 'start']);
   const server: EmbeddedServer = {
     url: url(port),

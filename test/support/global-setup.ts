@@ -31,7 +31,8 @@ export async function setup(project: TestProject): Promise<void> {
     dataDir = await mkdtemp(join(tmpdir(), 'svc-test-'));
     // The server runs as the postgres user when we are root; it must be able to reach its directory.
     await chmod(dataDir, 0o755);
-    server = await startEmbeddedPostgres({ dataDir, port: 0 });
+    // Test files run in parallel, each with its pools and some with child services of their own.
+    server = await startEmbeddedPostgres({ dataDir, port: 0, settings: { max_connections: 300 } });
     adminUrl = server.url('postgres');
   }
   const admin = new pg.Client({ connectionString: adminUrl });
