@@ -23,10 +23,6 @@ export function uuidv7(nowMs: number = Date.now()): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-export function newId(kind: IdKind, nowMs?: number): string {
-  return ID_PREFIXES[kind] + uuidv7(nowMs);
-}
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 // The uuid inside a service id, accepting the prefixed form and the bare uuid; undefined when the

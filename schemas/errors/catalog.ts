@@ -34,7 +34,3 @@ export const ERROR_CATALOG = {
 export type ErrorCode = keyof typeof ERROR_CATALOG;
 
 export const ERROR_CODES = Object.keys(ERROR_CATALOG) as ErrorCode[];
-
-export function isErrorCode(code: string): code is ErrorCode {
-  return Object.hasOwn(ERROR_CATALOG, code);
-}
