@@ -8,12 +8,15 @@ import {
   canonicalViewSchema,
   dryRunResponseSchema,
   eventStatusSchema,
+  graphNetworkSchema,
+  graphPathsSchema,
   healthSchema,
   ingestReceiptSchema,
   movementPageSchema,
   postureSchema,
 } from './responses.ts';
 import { WEBHOOK_EVENT_CATALOG } from './webhooks/catalog.ts';
+import { EDGE_TYPES } from './graph.ts';
 import { batchRequestSchema } from './envelope.ts';
 
 // OpenAPI 3.1 generated from the same zod schemas that validate requests, so the document
@@ -65,6 +68,13 @@ function ingestPath(family: (typeof FAMILY_NAMES)[number]) {
   };
 }
 
+const GRAPH_FILTER_PARAMS = [
+  { name: 'since', in: 'query', schema: { type: 'string', format: 'date-time' }, description: 'event-time window start (transfers in it; other edges valid in it)' },
+  { name: 'until', in: 'query', schema: { type: 'string', format: 'date-time' } },
+  { name: 'edge_types', in: 'query', schema: { type: 'string' }, description: `comma-separated: ${EDGE_TYPES.join(', ')}` },
+  { name: 'min_amount', in: 'query', schema: { type: 'string', pattern: '^(0|[1-9][0-9]*)$' }, description: 'transfers of at least this many base-asset minor units' },
+];
+
 function readPath(summary: string, schema: unknown, parameters: unknown[] = [externalIdParam]) {
   return {
     get: {
@@ -115,6 +125,8 @@ export function buildOpenApiDocument(): JsonSchema {
         MovementPage: jsonSchema(movementPageSchema),
         Posture: jsonSchema(postureSchema),
         Health: jsonSchema(healthSchema),
+        GraphNetwork: jsonSchema(graphNetworkSchema),
+        GraphPaths: jsonSchema(graphPathsSchema),
       },
     },
     paths: {
@@ -161,6 +173,19 @@ export function buildOpenApiDocument(): JsonSchema {
         { name: 'to', in: 'query', schema: { type: 'string', format: 'date-time' } },
       ]),
       '/v1/posture/parties/{external_id}': readPath('The banded posture of a party; no reasons', ref('Posture')),
+      '/v1/graph/parties/{external_id}/network': readPath('A party\'s network to a depth, as nodes and edges to draw', ref('GraphNetwork'), [
+        externalIdParam,
+        { name: 'depth', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 4, default: 2 }, description: 'hops over edges of any type and direction' },
+        { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 200 }, description: 'most nodes returned (the party included)' },
+        ...GRAPH_FILTER_PARAMS,
+      ]),
+      '/v1/graph/paths': readPath('Shortest paths between two parties, as nodes and edges to draw', ref('GraphPaths'), [
+        { name: 'from', in: 'query', required: true, schema: { type: 'string', minLength: 1, maxLength: 256 }, description: 'party external_id' },
+        { name: 'to', in: 'query', required: true, schema: { type: 'string', minLength: 1, maxLength: 256 }, description: 'party external_id' },
+        { name: 'max_depth', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 8, default: 6 } },
+        { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 50, default: 10 }, description: 'most paths returned' },
+        ...GRAPH_FILTER_PARAMS,
+      ]),
       '/v1/validate': {
         post: {
           summary: 'Run the live validation on a batch or one item; nothing is stored (scope ingest or read)',

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { FAMILY_NAMES } from './families/index.ts';
+import { NODE_KINDS } from './graph.ts';
 import { problemSchema } from './problem.ts';
 
 // Response records of the public API.
@@ -97,4 +98,56 @@ export const postureSchema = z.strictObject({
   computed_at: instant,
   staleness_seconds: z.number().int(),
   coverage: z.string(),
+});
+
+// The analysts' graph queries: nodes and edges as a drawing library takes them.
+const graphMoney = z.strictObject({ value: z.string(), asset: z.string(), scale: z.number().int() });
+
+export const graphNodeSchema = z.strictObject({
+  id: z.string(),
+  kind: z.enum(NODE_KINDS),
+  label: z.string(),
+  external_id: z.string().optional(),
+  hash: z.string().optional(),
+  attributes: z.record(z.string(), z.unknown()),
+});
+
+export const graphEdgeSchema = z.strictObject({
+  id: z.string(),
+  source: z.string(),
+  target: z.string(),
+  type: z.string(),
+  label: z.string(),
+  directed: z.boolean(),
+  valid_from: instant.nullable(),
+  valid_to: instant.nullable(),
+  count: z.number().int(),
+  amount: graphMoney.nullable(),
+  unpriced: z.number().int(),
+  first_at: instant.nullable(),
+  last_at: instant.nullable(),
+  attributes: z.record(z.string(), z.unknown()),
+  recent_movements: z.array(z.strictObject({ movement_id: z.string(), occurred_at: instant, amount: graphMoney.nullable() })).optional(),
+});
+
+const graphWindow = z.strictObject({ since: instant.nullable(), until: instant.nullable() });
+
+export const graphNetworkSchema = z.strictObject({
+  center: z.string(),
+  depth: z.number().int(),
+  window: graphWindow,
+  truncated: z.boolean(),
+  nodes: z.array(graphNodeSchema),
+  edges: z.array(graphEdgeSchema),
+});
+
+export const graphPathsSchema = z.strictObject({
+  from: z.string(),
+  to: z.string(),
+  max_depth: z.number().int(),
+  window: graphWindow,
+  paths: z.array(z.strictObject({ length: z.number().int(), nodes: z.array(z.string()), edges: z.array(z.string()) })),
+  truncated: z.boolean(),
+  nodes: z.array(graphNodeSchema),
+  edges: z.array(graphEdgeSchema),
 });

@@ -104,6 +104,7 @@ describe('documentation', () => {
         '/health', '/v1/accounts/{external_id}', '/v1/batches', '/v1/control-events', '/v1/events/{event_id}', '/v1/instruments',
         '/v1/instruments/{external_id}', '/v1/movements', '/v1/movements/{external_id}', '/v1/parties', '/v1/parties/{external_id}',
         '/v1/parties/{external_id}/movements', '/v1/posture/parties/{external_id}', '/v1/relationships', '/v1/validate', '/v1/accounts',
+        '/v1/graph/parties/{external_id}/network', '/v1/graph/paths',
       ].sort(),
     );
     expect(doc.paths['/v1/movements'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/MovementEvent' });

@@ -204,6 +204,59 @@ describe('FX normalisation', () => {
   });
 });
 
+describe('canonical change records', () => {
+  const changesOf = async (eventId: string) =>
+    (
+      await api.db.pool.query<{ topic: string; partition_key: string; payload: string }>(
+        `SELECT topic, partition_key, payload FROM outbox WHERE stream = 'canonical' AND event_id = $1`,
+        [eventId.replace(/^evt_/, '')],
+      )
+    ).rows.map((r) => ({ topic: r.topic, key: r.partition_key, change: JSON.parse(r.payload) }));
+
+  it('publishes one record per processed event, in the transaction that made it canonical', async () => {
+    const party = await ingest('/v1/parties', partyEvent('cr-p1'));
+    await ingest('/v1/parties', partyEvent('cr-p2'));
+    const account = accountEvent('cr-a1', 'cr-p1');
+    (account.data as any).jurisdiction = 'GB';
+    const accountId = await ingest('/v1/accounts', account);
+    const mv = movementEvent('cr-m');
+    mv.data.debit = { account_id: 'cr-a1' } as any;
+    mv.data.credit = { party_id: 'cr-p2', counterparty: { institution: 'Bank B', country: 'NG' } } as any;
+    const movementId = await ingest('/v1/movements', mv);
+    const older = await ingest('/v1/parties', { ...partyEvent('cr-p1', 0), occurred_at: '2026-09-01T11:00:00Z' });
+    await run.drain();
+
+    const [partyRecord] = await changesOf(party);
+    expect(partyRecord).toMatchObject({ topic: 'canonical.party', key: 'acme/party/cr-p1', change: { object: 'party', external_id: 'cr-p1', sequence: 1, current: true } });
+    // Identifying values travel only as keyed hashes, as in the canonical model.
+    expect(JSON.stringify(partyRecord!.change)).not.toContain('ada@example.com');
+    expect(partyRecord!.change.data.identifiers[0].value_hash).toMatch(/^hmac-sha256:/);
+    // A late lower sequence is published too, as a version that is not current.
+    expect((await changesOf(older))[0]!.change).toMatchObject({ sequence: 0, current: false });
+    expect((await changesOf(accountId))[0]!.change).toMatchObject({ object: 'account', current: true, data: { holder_party_id: 'cr-p1' } });
+
+    const [movement] = await changesOf(movementId);
+    expect(movement).toMatchObject({
+      topic: 'canonical.movement',
+      key: 'acme/account/cr-a1',
+      change: {
+        object: 'movement',
+        event_id: movementId.replace(/^evt_/, ''),
+        external_id: 'cr-m',
+        type: 'p2p',
+        status: 'completed',
+        amount: { value: '12550', asset: 'USD', scale: 2 },
+        base_amount: { value: '12550', asset: 'USD', scale: 2 },
+        // The debit party is the account's holder; countries come from the counterparty, else the jurisdiction.
+        debit: { account_id: 'cr-a1', party_id: 'cr-p1', country: 'GB' },
+        credit: { account_id: null, party_id: 'cr-p2', country: 'NG' },
+      },
+    });
+    expect(movement!.change.data.ip_hash).toMatch(/^hmac-sha256:/);
+    expect(movement!.change.data.ip).toBeUndefined();
+  });
+});
+
 describe('idempotence', () => {
   it('processing the same records again changes nothing', async () => {
     await ingest('/v1/parties', partyEvent('idem-p'));
@@ -218,12 +271,13 @@ describe('idempotence', () => {
           (SELECT count(*) FROM event_stages)::int AS stages,
           (SELECT count(*) FROM canonical_entity_versions)::int AS versions,
           (SELECT count(*) FROM canonical_movements)::int AS movements,
+          (SELECT count(*) FROM outbox WHERE stream = 'canonical')::int AS change_records,
           (SELECT string_agg(status || attempts, ',' ORDER BY event_id) FROM inbox_events) AS statuses`)
       ).rows[0];
     const before = await snapshot();
     const { rows } = await api.db.pool.query(
       `SELECT o.topic, o.partition, o.position::text, o.partition_key, i.raw_event, i.tenant_id, i.event_id, i.object, i.received_at
-         FROM outbox o JOIN inbox_events i USING (tenant_id, event_id) ORDER BY o.position`,
+         FROM outbox o JOIN inbox_events i USING (tenant_id, event_id) WHERE o.stream = 'inbox' ORDER BY o.position`,
     );
     const records = rows.map((r) => ({
       topic: r.topic,

@@ -2,13 +2,11 @@ import { TenantAssetRegistry } from '../../platform/assets/tenant-registry.ts';
 import type { Bus, Consumer } from '../../platform/bus/port.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
-import { FAMILY_NAMES } from '../../schemas/families/index.ts';
+import { CANONICAL } from '../groups.ts';
 import { quarantineOverdue, releasableEvents } from './event-status.ts';
 import { IdentifierHasher } from './identifiers.ts';
 import { CanonicalProcessor } from './processor.ts';
 
-export const CANONICAL_GROUP = 'canonical';
-export const INBOX_TOPICS = FAMILY_NAMES.map((family) => `inbox.${family}`);
 const QUARANTINE_SWEEP_MS = 30_000;
 
 export interface CanonicalPipeline {
@@ -39,8 +37,7 @@ export async function startCanonicalPipeline(options: {
     worker,
   });
   const consumer = await options.bus.consume({
-    group: CANONICAL_GROUP,
-    topics: INBOX_TOPICS,
+    ...CANONICAL,
     handle: (records) => processor.handle(records),
   });
   // Quarantines overdue holds and releases any hold whose entities have all arrived.

@@ -5,7 +5,9 @@ import { withTransaction, type Pool, type PoolClient } from '../../platform/post
 import type { AssetRegistry } from '../../schemas/assets/registry.ts';
 import { FAMILIES, isFamily, type Family } from '../../schemas/families/index.ts';
 import { eventsWaitingFor, markHeld, markProcessed, markRejected, type EventKey, type Processed } from './event-status.ts';
-import { normaliseMany } from './fx.ts';
+import type { ControlEventChange, EntityChange, MovementChange, MovementLeg } from '../../schemas/bus/canonical-change.ts';
+import { writeChangeRecords } from './change-records.ts';
+import { normaliseMany, type Normalization } from './fx.ts';
 import type { IdentifierHasher } from './identifiers.ts';
 import { referencesOf, type Reference } from './references.ts';
 import {
@@ -44,6 +46,7 @@ interface Locked {
 
 interface Found {
   holder_party_id: string | null;
+  jurisdiction: string | null;
 }
 
 interface Parsed extends Locked {
@@ -154,7 +157,10 @@ export class CanonicalProcessor {
     const found = await this.findEntities(db, parsed.flatMap((p) => p.refs.map((r) => ({ tenantId: p.key.tenantId, ...r }))));
     for (const p of ordered) {
       if (REFERENCED.has(p.object) && p.refs.length === 0) {
-        found.set(refKey(p.key.tenantId, p.object, p.event.external_id), { holder_party_id: p.event.data.holder_party_id ?? null });
+        found.set(refKey(p.key.tenantId, p.object, p.event.external_id), {
+          holder_party_id: p.event.data.holder_party_id ?? null,
+          jurisdiction: p.event.data.jurisdiction ?? null,
+        });
       }
     }
 
@@ -170,12 +176,12 @@ export class CanonicalProcessor {
 
     const at = this.deps.clock.now();
     const entities: EntityWrite[] = [];
-    const movements: Array<Omit<MovementWrite, 'normalized'> & { registry: AssetRegistry; baseAsset: string }> = [];
+    const movements: PendingMovement[] = [];
     const tenants = new Map<string, { registry: AssetRegistry; baseAsset: string }>();
     for (const tenantId of new Set(ready.filter((p) => p.object === 'movement').map((p) => p.key.tenantId))) {
       tenants.set(tenantId, { registry: await this.deps.assets.forTenant(tenantId, db), baseAsset: await this.baseAsset(db, tenantId) });
     }
-    const controls: ControlEventWrite[] = [];
+    const controls: Array<ControlEventWrite & { subjectPartyId: string | null }> = [];
     for (const p of ready) {
       const meta: EventMeta = {
         tenantId: p.key.tenantId,
@@ -191,35 +197,48 @@ export class CanonicalProcessor {
         entities.push({ meta, data });
       } else if (p.object === 'movement') {
         const raw = p.event.data;
-        // A leg's party is the one it names, else the holder of its account.
-        const partyOf = (leg: Record<string, any> | undefined): string | null =>
-          leg?.party_id ?? (leg?.account_id ? (found.get(refKey(meta.tenantId, 'account', leg.account_id))?.holder_party_id ?? null) : null);
+        const debit = legOf(raw.debit, (id) => found.get(refKey(meta.tenantId, 'account', id)));
+        const credit = legOf(raw.credit, (id) => found.get(refKey(meta.tenantId, 'account', id)));
         movements.push({
           meta,
           type: raw.type,
           status: raw.status,
           amount: raw.amount,
-          debitAccountId: raw.debit?.account_id ?? null,
-          debitPartyId: partyOf(raw.debit),
-          creditAccountId: raw.credit?.account_id ?? null,
-          creditPartyId: partyOf(raw.credit),
+          debit,
+          credit,
+          debitAccountId: debit.account_id,
+          debitPartyId: debit.party_id,
+          creditAccountId: credit.account_id,
+          creditPartyId: credit.party_id,
           links: raw.links ?? {},
           data,
           ...tenants.get(meta.tenantId)!,
         });
       } else {
-        controls.push({ meta, type: p.event.data.type, subject: p.event.data.subject, data });
+        const subject = p.event.data.subject as { kind: string; external_id: string };
+        const subjectPartyId =
+          subject.kind === 'party' ? subject.external_id : subject.kind === 'account' ? (found.get(refKey(meta.tenantId, 'account', subject.external_id))?.holder_party_id ?? null) : null;
+        controls.push({ meta, type: p.event.data.type, subject, subjectPartyId, data });
       }
     }
 
-    await writeEntities(db, entities);
+    const current = await writeEntities(db, entities);
     const normalized = await normaliseMany(
       db,
       movements.map((m) => ({ amount: m.amount, baseAsset: m.baseAsset, registry: m.registry, occurredAt: m.meta.occurredAt })),
       at,
     );
-    await writeMovements(db, movements.map(({ registry: _r, baseAsset: _b, ...m }, i) => ({ ...m, normalized: normalized[i] })));
+    await writeMovements(db, movements.map(({ registry: _r, baseAsset: _b, debit: _d, credit: _c, ...m }, i) => ({ ...m, normalized: normalized[i] })));
     await writeControlEvents(db, controls);
+    await writeChangeRecords(
+      db,
+      [
+        ...entities.map((e) => entityChange(e, current.has(e.meta.eventId))),
+        ...movements.map((m, i) => movementChange(m, normalized[i])),
+        ...controls.map(controlEventChange),
+      ],
+      at,
+    );
 
     const entry = { at, worker: this.deps.worker, durationMs: Math.round(performance.now() - started) };
     await markProcessed(db, ready.map((p): Processed => ({ key: p.key, wasHeld: p.status !== 'pending' })), entry);
@@ -235,14 +254,15 @@ export class CanonicalProcessor {
   // holder (the whole data is not read: a batch can name a thousand entities).
   private async findEntities(db: Db, refs: Array<Reference & { tenantId: string }>): Promise<Map<string, Found>> {
     if (refs.length === 0) return new Map();
-    const { rows } = await db.query<{ tenant_id: string; object: string; external_id: string; holder_party_id: string | null }>({
+    const { rows } = await db.query<{ tenant_id: string; object: string; external_id: string; holder_party_id: string | null; jurisdiction: string | null }>({
       name: 'find-entities',
-      text: `SELECT e.tenant_id, e.object, e.external_id, e.data->>'holder_party_id' AS holder_party_id FROM canonical_entities e
+      text: `SELECT e.tenant_id, e.object, e.external_id, e.data->>'holder_party_id' AS holder_party_id,
+                    e.data->>'jurisdiction' AS jurisdiction FROM canonical_entities e
                JOIN (SELECT DISTINCT * FROM unnest($1::text[], $2::text[], $3::text[])) AS u(tenant_id, object, external_id)
                  ON e.tenant_id = u.tenant_id AND e.object = u.object AND e.external_id = u.external_id`,
       values: [refs.map((r) => r.tenantId), refs.map((r) => r.object), refs.map((r) => r.external_id)],
     });
-    return new Map(rows.map((r) => [refKey(r.tenant_id, r.object, r.external_id), { holder_party_id: r.holder_party_id }]));
+    return new Map(rows.map((r) => [refKey(r.tenant_id, r.object, r.external_id), { holder_party_id: r.holder_party_id, jurisdiction: r.jurisdiction }]));
   }
 
   private async baseAsset(db: Db, tenantId: string): Promise<string> {
@@ -253,6 +273,36 @@ export class CanonicalProcessor {
     this.bases.set(tenantId, { asset, expiresAt: Date.now() + 60_000 });
     return asset;
   }
+}
+
+type PendingMovement = Omit<MovementWrite, 'normalized'> & { registry: AssetRegistry; baseAsset: string; debit: MovementLeg; credit: MovementLeg };
+
+// A leg as downstream stores see it: its party is the one it names, else its account's holder;
+// its country is the counterparty's declared one, else the account's jurisdiction.
+function legOf(leg: Record<string, any> | undefined, account: (id: string) => Found | undefined): MovementLeg {
+  const held = leg?.account_id ? account(leg.account_id) : undefined;
+  return {
+    account_id: leg?.account_id ?? null,
+    party_id: leg?.party_id ?? held?.holder_party_id ?? null,
+    country: leg?.counterparty?.country ?? held?.jurisdiction ?? null,
+  };
+}
+
+function changeBase(meta: EventMeta) {
+  return { tenant_id: meta.tenantId, event_id: meta.eventId, external_id: meta.externalId, occurred_at: meta.occurredAt, received_at: meta.receivedAt };
+}
+
+function entityChange(write: EntityWrite, current: boolean): EntityChange {
+  return { ...changeBase(write.meta), object: write.meta.object as EntityChange['object'], sequence: write.meta.sequence, current, data: write.data };
+}
+
+function movementChange(m: PendingMovement, normalized: Normalization | undefined): MovementChange {
+  const base = m.amount.asset === m.baseAsset ? m.amount : normalized?.status === 'normalized' ? normalized.amount : null;
+  return { ...changeBase(m.meta), object: 'movement', type: m.type, status: m.status, amount: m.amount, base_amount: base, debit: m.debit, credit: m.credit, data: m.data };
+}
+
+function controlEventChange(c: ControlEventWrite & { subjectPartyId: string | null }): ControlEventChange {
+  return { ...changeBase(c.meta), object: 'control_event', type: c.type, subject: c.subject, subject_party_id: c.subjectPartyId, data: c.data };
 }
 
 function keyOf(record: BusRecord): EventKey {

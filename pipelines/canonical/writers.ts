@@ -22,9 +22,9 @@ export interface EntityWrite {
 }
 
 // Every version is kept; the current one is the highest sequence, so a late lower sequence
-// lands in history and never becomes current.
-export async function writeEntities(db: Db, writes: EntityWrite[]): Promise<void> {
-  if (writes.length === 0) return;
+// lands in history and never becomes current. Returns the event ids that became current.
+export async function writeEntities(db: Db, writes: EntityWrite[]): Promise<Set<string>> {
+  if (writes.length === 0) return new Set();
   // One JSON document per statement (see writeMovements).
   const columns = (rows: EntityWrite[]) => [
     JSON.stringify(
@@ -56,16 +56,18 @@ export async function writeEntities(db: Db, writes: EntityWrite[]): Promise<void
     const current = best.get(id);
     if (!current || (write.meta.sequence ?? -1) > (current.meta.sequence ?? -1)) best.set(id, write);
   }
-  await db.query({
+  const { rows } = await db.query<{ event_id: string }>({
     name: 'entity-current',
     text: `INSERT INTO canonical_entities (tenant_id, object, external_id, sequence, event_id, occurred_at, received_at, data)
            SELECT tenant_id, object, external_id, sequence, event_id, occurred_at, received_at, data FROM ${source}
            ON CONFLICT (tenant_id, object, external_id) DO UPDATE
              SET sequence = EXCLUDED.sequence, event_id = EXCLUDED.event_id, occurred_at = EXCLUDED.occurred_at,
                  received_at = EXCLUDED.received_at, data = EXCLUDED.data
-           WHERE coalesce(EXCLUDED.sequence, -1) > coalesce(canonical_entities.sequence, -1)`,
+           WHERE coalesce(EXCLUDED.sequence, -1) > coalesce(canonical_entities.sequence, -1)
+           RETURNING event_id`,
     values: columns([...best.values()]),
   });
+  return new Set(rows.map((r) => r.event_id));
 }
 
 export interface MovementWrite {

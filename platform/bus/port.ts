@@ -38,5 +38,6 @@ export interface PartitionLag {
 
 export interface Bus {
   consume(options: ConsumeOptions): Promise<Consumer>;
-  lag(group: string): Promise<PartitionLag[]>;
+  // Records of these topics not yet committed by the group, per partition.
+  lag(group: string, topics: string[]): Promise<PartitionLag[]>;
 }

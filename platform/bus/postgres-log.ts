@@ -21,9 +21,15 @@ interface LogRow {
   partition: number;
   tenant_id: string;
   event_id: string;
-  object: string;
-  raw_text: string;
-  received_at: Date;
+  value_text: string;
+}
+
+// A topic's stream is its first segment (`inbox.party` → `inbox`). The log is indexed by stream,
+// so one consumer's topics must share one: a group never scans past another stream's records.
+export function streamOf(topics: string[]): string {
+  const streams = new Set(topics.map((topic) => topic.split('.')[0]!));
+  if (streams.size !== 1) throw new Error(`a consumer's topics must share one stream, got ${[...streams].join(', ') || 'none'}`);
+  return [...streams][0]!;
 }
 
 // The embedded bus: the outbox table read as a log. A group's position in a partition is
@@ -43,15 +49,15 @@ export class PostgresLogBus implements Bus {
     return consumer;
   }
 
-  async lag(group: string): Promise<PartitionLag[]> {
+  async lag(group: string, topics: string[]): Promise<PartitionLag[]> {
     const { rows } = await this.pool.query<{ partition: number; records: string }>(
       `SELECT p.partition, (SELECT count(*) FROM outbox o
-                              WHERE o.partition = p.partition
+                              WHERE o.stream = $2 AND o.partition = p.partition AND o.topic = ANY($3::text[])
                                 AND (c.position IS NULL OR (o.writer_xid, o.position) > (c.writer_xid, c.position))) AS records
          FROM generate_series(0, ${PARTITIONS - 1}) AS p(partition)
          LEFT JOIN consumer_offsets c ON c.group_name = $1 AND c.partition = p.partition
         ORDER BY p.partition`,
-      [group],
+      [group, streamOf(topics), topics],
     );
     return rows.map((r) => ({ partition: r.partition, records: Number(r.records) }));
   }
@@ -75,7 +81,10 @@ class LogConsumer implements Consumer {
     private readonly onError: (error: unknown) => void,
   ) {
     this.slots = new Semaphore(options.concurrency ?? DEFAULT_CONCURRENCY);
+    this.stream = streamOf(options.topics);
   }
+
+  private readonly stream: string;
 
   async start(): Promise<void> {
     await this.rebalance();
@@ -172,17 +181,20 @@ class LogConsumer implements Consumer {
     const from = this.positions.get(partition)!;
     const { rows } = await this.pool.query<LogRow>({
       name: 'bus-poll',
+      // A record without a payload is an accepted event: its value is the event's raw bytes, read
+      // as text (they are UTF-8 JSON, checked at ingest, and text skips bytea's hex form).
       text: `SELECT o.position::text, o.writer_xid::text, o.topic, o.partition_key, o.partition, o.tenant_id, o.event_id,
-              i.object, convert_from(i.raw_event, 'UTF8') AS raw_text, i.received_at
+              coalesce(o.payload, (SELECT convert_from(i.raw_event, 'UTF8') FROM inbox_events i
+                                    WHERE i.tenant_id = o.tenant_id AND i.event_id = o.event_id)) AS value_text
          FROM outbox o
-         JOIN inbox_events i ON i.tenant_id = o.tenant_id AND i.event_id = o.event_id
-        WHERE o.partition = $1
-          AND o.topic = ANY($2::text[])
-          AND (o.writer_xid, o.position) > ($3::xid8, $4::bigint)
+        WHERE o.stream = $1
+          AND o.partition = $2
+          AND o.topic = ANY($3::text[])
+          AND (o.writer_xid, o.position) > ($4::xid8, $5::bigint)
           AND o.writer_xid < pg_snapshot_xmin(pg_current_snapshot())
         ORDER BY o.writer_xid, o.position
-        LIMIT $5`,
-      values: [partition, this.options.topics, from.xid, from.position, this.options.maxBatch ?? DEFAULT_MAX_BATCH],
+        LIMIT $6`,
+      values: [this.stream, partition, this.options.topics, from.xid, from.position, this.options.maxBatch ?? DEFAULT_MAX_BATCH],
     });
     if (rows.length === 0) return 0;
     const records: BusRecord[] = rows.map((row) => ({
@@ -190,14 +202,8 @@ class LogConsumer implements Consumer {
       partition: row.partition,
       offset: `${row.writer_xid}:${row.position}`,
       key: row.partition_key,
-      // Read as text: the bytes are UTF-8 JSON (checked at ingest), and text skips bytea's hex form.
-      value: Buffer.from(row.raw_text, 'utf8'),
-      headers: {
-        tenant_id: row.tenant_id,
-        event_id: row.event_id,
-        object: row.object,
-        received_at: row.received_at.toISOString(),
-      },
+      value: Buffer.from(row.value_text, 'utf8'),
+      headers: { tenant_id: row.tenant_id, event_id: row.event_id },
     }));
     await this.options.handle(records);
     const last = rows[rows.length - 1]!;

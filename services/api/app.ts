@@ -2,9 +2,11 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TenantAssetRegistry } from '../../platform/assets/tenant-registry.ts';
 import type { Clock } from '../../platform/clock.ts';
+import type { ConsumerGroupSpec } from '../../pipelines/groups.ts';
 import type { ApiKeyStore } from '../../platform/keys/api-keys.ts';
 import type { NonceLedger } from '../../platform/keys/nonce-ledger.ts';
 import type { Bus } from '../../platform/bus/port.ts';
+import type { GraphStore } from '../../platform/graph/port.ts';
 import type { AcceptanceQueue } from '../../platform/inbox/acceptance-queue.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import type { TokenBuckets } from '../../platform/rate-limit/token-buckets.ts';
@@ -16,6 +18,7 @@ import { RequestLogController } from './http/request-logging.ts';
 import './http/fastify-types.ts';
 import { registerDocsRoutes } from './routes/docs.ts';
 import { registerCanonicalReads } from './routes/canonical-reads.ts';
+import { registerGraphRoutes } from './routes/graph.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerHealthRoutes } from './routes/health.ts';
 import { registerIngestRoutes } from './routes/ingest.ts';
@@ -33,7 +36,8 @@ export interface ApiDeps {
   cursors: CursorCodec;
   // Read for consumer lag only.
   bus: Bus;
-  consumerGroups: string[];
+  graph: GraphStore;
+  consumerGroups: ConsumerGroupSpec[];
   settings: { maxBodyBytes: number; occurredAtFutureSkewS: number; idempotencyRetentionS: number };
   logger: FastifyServerOptions['logger'];
 }
@@ -95,5 +99,6 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   });
   registerEventRoutes(app, { pool: deps.pool, buckets: deps.buckets });
   registerCanonicalReads(app, { pool: deps.pool, clock: deps.clock, cursors: deps.cursors });
+  registerGraphRoutes(app, { pool: deps.pool, graph: deps.graph, assets: deps.assets });
   return app;
 }

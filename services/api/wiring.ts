@@ -10,7 +10,8 @@ import { createPool, type Pool } from '../../platform/postgres/pool.ts';
 import { TokenBuckets } from '../../platform/rate-limit/token-buckets.ts';
 import { buildApp, type ApiDeps } from './app.ts';
 import { PostgresLogBus } from '../../platform/bus/postgres-log.ts';
-import { CANONICAL_GROUP } from '../../pipelines/canonical/pipeline.ts';
+import { PostgresGraphStore } from '../../platform/graph/postgres/store.ts';
+import { CONSUMER_GROUPS } from '../../pipelines/groups.ts';
 import { CursorCodec } from './http/cursor.ts';
 import { sweepIdempotencyKeys } from './ingest/idempotency.ts';
 
@@ -51,7 +52,8 @@ export async function createApi(options: {
     buckets: new TokenBuckets(pool, clock, { capacity: config.SVC_RATE_LIMIT_CAPACITY, refillPerS: config.SVC_RATE_LIMIT_REFILL_PER_S }),
     cursors: new CursorCodec(options.masterKey),
     bus: new PostgresLogBus(pool),
-    consumerGroups: [CANONICAL_GROUP],
+    graph: new PostgresGraphStore(pool),
+    consumerGroups: CONSUMER_GROUPS,
     settings: {
       maxBodyBytes: config.SVC_MAX_BODY_BYTES,
       occurredAtFutureSkewS: config.SVC_OCCURRED_AT_FUTURE_SKEW_S,

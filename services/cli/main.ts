@@ -1,6 +1,6 @@
 import { ConfigError } from '../../platform/config.ts';
 import { assetsCommand, keysCommand, migrateCommand, tenantsCommand } from './commands/admin.ts';
-import { ALL_PARTS, runParts } from './commands/run.ts';
+import { ALL_PARTS, PIPELINES, runParts, type Pipeline } from './commands/run.ts';
 import { statusCommand } from './commands/status.ts';
 import { fxRatesCommand } from './commands/fx-rates.ts';
 import { UsageError } from './context.ts';
@@ -10,6 +10,8 @@ const USAGE = `svc: the financial-crime control service
   svc up                                   start everything (API on HOST:PORT and the pipelines; embedded PostgreSQL unless DATABASE_URL)
   svc run api                              start the API process alone
   svc run pipeline canonical               start the canonical pipeline alone (several copies share the work)
+  svc run pipeline graph                   start the network graph pipeline alone
+  svc run pipeline aggregates              start the behavioural aggregates pipeline alone
   svc status [--json]                      consumer lag per pipeline, live workers, events by status
   svc fx-rates load <FILE>                 load an FX rate file (CSV: base,quote,rate,rate_scale,valid_from), all or nothing
   svc migrate                              apply the PostgreSQL migrations
@@ -30,8 +32,8 @@ async function main(argv: string[]): Promise<void> {
       return runParts(ALL_PARTS);
     case 'run':
       if (rest[0] === 'api') return runParts(['api']);
-      if (rest[0] === 'pipeline' && rest[1] === 'canonical') return runParts(['pipeline:canonical']);
-      throw new UsageError('usage: svc run api | svc run pipeline canonical');
+      if (rest[0] === 'pipeline' && rest.length === 2 && PIPELINES.includes(rest[1] as Pipeline)) return runParts([`pipeline:${rest[1] as Pipeline}`]);
+      throw new UsageError(`usage: svc run api | svc run pipeline ${PIPELINES.join('|')}`);
     case 'status':
       return statusCommand(print, rest.includes('--json'));
     case 'fx-rates':

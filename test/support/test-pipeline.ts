@@ -1,5 +1,6 @@
 import { PostgresLogBus } from '../../platform/bus/postgres-log.ts';
-import { CANONICAL_GROUP, startCanonicalPipeline, type CanonicalPipeline } from '../../pipelines/canonical/pipeline.ts';
+import { startCanonicalPipeline, type CanonicalPipeline } from '../../pipelines/canonical/pipeline.ts';
+import { CANONICAL, type ConsumerGroupSpec } from '../../pipelines/groups.ts';
 import type { TestApi } from './test-api.ts';
 
 export interface TestPipeline {
@@ -22,13 +23,22 @@ export async function startTestPipeline(api: TestApi): Promise<TestPipeline> {
   };
 }
 
-export async function drain(bus: PostgresLogBus, errors: unknown[] = [], timeoutMs = 20_000): Promise<void> {
+// Resolves once every group has committed every record written so far. Groups are looked at in
+// the order given, upstream first, so a group read as caught up has nothing more coming.
+export async function drain(bus: PostgresLogBus, errors: unknown[] = [], groups: ConsumerGroupSpec[] = [CANONICAL], timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (errors.length > 0) throw errors[0];
-    const lag = await bus.lag(CANONICAL_GROUP);
-    if (lag.every((p) => p.records === 0)) return;
-    if (Date.now() > deadline) throw new Error(`canonical pipeline still ${lag.reduce((n, p) => n + p.records, 0)} records behind`);
+    let behind: { group: string; records: number } | undefined;
+    for (const { group, topics } of groups) {
+      const records = (await bus.lag(group, topics)).reduce((n, p) => n + p.records, 0);
+      if (records > 0) {
+        behind = { group, records };
+        break;
+      }
+    }
+    if (!behind) return;
+    if (Date.now() > deadline) throw new Error(`${behind.group} pipeline still ${behind.records} records behind`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../../platform/clock.ts';
 import type { Pool } from '../../../platform/postgres/pool.ts';
-import { isDateTime } from '../../../schemas/primitives/timestamp.ts';
 import type { FieldError } from '../../../schemas/problem.ts';
 import type { CursorCodec } from '../http/cursor.ts';
 import { sendProblem } from '../http/problem-reply.ts';
+import { QueryReader } from '../http/query-params.ts';
 import { entityView, MOVEMENT_COLUMNS, movementView, type EntityRow, type MovementRow } from '../reads/views.ts';
 
 const ENTITY_PATHS = { party: '/v1/parties', account: '/v1/accounts', instrument: '/v1/instruments' } as const;
@@ -109,24 +109,12 @@ type ParsedList =
   | { ok: false; errors: FieldError[] };
 
 function parseListQuery(query: ListQuery): ParsedList {
-  const errors: FieldError[] = [];
-  const bad = (path: string, message: string) => errors.push({ path, code: 'svc:request/invalid_parameter', message });
-  for (const name of ['cursor', 'limit', 'direction', 'from', 'to'] as const) {
-    if (Array.isArray(query[name])) bad(name, 'must be given once');
-  }
-  if (errors.length > 0) return { ok: false, errors };
-  let limit = DEFAULT_LIMIT;
-  if (query.limit !== undefined) {
-    if (!/^[0-9]{1,3}$/.test(query.limit) || Number(query.limit) < 1 || Number(query.limit) > MAX_LIMIT) bad('limit', `must be an integer 1-${MAX_LIMIT}`);
-    else limit = Number(query.limit);
-  }
-  const direction = query.direction ?? 'both';
-  if (direction !== 'in' && direction !== 'out' && direction !== 'both') bad('direction', 'must be in, out or both');
-  for (const name of ['from', 'to'] as const) {
-    const value = query[name];
-    if (value !== undefined && !isDateTime(value)) bad(name, 'must be an RFC 3339 date-time with an offset');
-  }
-  if (errors.length === 0 && query.from && query.to && Date.parse(query.from) > Date.parse(query.to)) bad('from', 'must not be after to');
-  if (errors.length > 0) return { ok: false, errors };
-  return { ok: true, direction: direction as 'in' | 'out' | 'both', from: query.from, to: query.to, limit };
+  const reader = new QueryReader(query);
+  reader.text('cursor', { max: 4096 });
+  const limit = reader.integer('limit', { min: 1, max: MAX_LIMIT, fallback: DEFAULT_LIMIT });
+  const direction = reader.list('direction', ['in', 'out', 'both'] as const);
+  if (direction && direction.length !== 1) reader.errors.push({ path: 'direction', code: 'svc:request/invalid_parameter', message: 'must be in, out or both' });
+  reader.window('from', 'to');
+  if (reader.errors.length > 0) return { ok: false, errors: reader.errors };
+  return { ok: true, direction: direction?.[0] ?? 'both', from: query.from, to: query.to, limit };
 }

@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { Bus } from '../../../platform/bus/port.ts';
+import type { ConsumerGroupSpec } from '../../../pipelines/groups.ts';
 
 // Prometheus metrics (unauthenticated, like health: counts only, no tenant data). Consumer lag is
 // read from the bus at scrape time, so every API process reports the lag of every pipeline.
-export function registerMetricsRoute(app: FastifyInstance, deps: { bus: Bus; groups: string[] }): void {
+export function registerMetricsRoute(app: FastifyInstance, deps: { bus: Bus; groups: ConsumerGroupSpec[] }): void {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'svc_' });
   new Gauge({
@@ -14,8 +15,8 @@ export function registerMetricsRoute(app: FastifyInstance, deps: { bus: Bus; gro
     registers: [registry],
     async collect() {
       this.reset();
-      for (const group of deps.groups) {
-        for (const { partition, records } of await deps.bus.lag(group)) this.set({ group, partition: String(partition) }, records);
+      for (const { group, topics } of deps.groups) {
+        for (const { partition, records } of await deps.bus.lag(group, topics)) this.set({ group, partition: String(partition) }, records);
       }
     },
   });

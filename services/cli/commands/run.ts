@@ -1,12 +1,18 @@
 import { PostgresLogBus } from '../../../platform/bus/postgres-log.ts';
 import { systemClock } from '../../../platform/clock.ts';
 import { createPool } from '../../../platform/postgres/pool.ts';
+import { PostgresAggregateStore } from '../../../platform/aggregates/postgres.ts';
+import { PostgresGraphStore } from '../../../platform/graph/postgres/store.ts';
+import { startAggregatesPipeline } from '../../../pipelines/aggregates/pipeline.ts';
 import { startCanonicalPipeline } from '../../../pipelines/canonical/pipeline.ts';
+import { startGraphPipeline } from '../../../pipelines/graph/pipeline.ts';
 import { createApi } from '../../api/wiring.ts';
 import { openContext, UsageError } from '../context.ts';
 
-export type ProcessPart = 'api' | 'pipeline:canonical';
-export const ALL_PARTS: ProcessPart[] = ['api', 'pipeline:canonical'];
+export const PIPELINES = ['canonical', 'graph', 'aggregates'] as const;
+export type Pipeline = (typeof PIPELINES)[number];
+export type ProcessPart = 'api' | `pipeline:${Pipeline}`;
+export const ALL_PARTS: ProcessPart[] = ['api', ...PIPELINES.map((p): ProcessPart => `pipeline:${p}`)];
 
 // Pipelines read through a pool of their own so a burst of ingest cannot starve them.
 const PIPELINE_POOL_SIZE = 6;
@@ -29,6 +35,28 @@ export async function runParts(parts: ProcessPart[]): Promise<void> {
       await pool.end();
     });
     log('canonical pipeline running');
+  }
+
+  if (parts.includes('pipeline:graph')) {
+    const pool = createPool(db.url, PIPELINE_POOL_SIZE);
+    const bus = new PostgresLogBus(pool, { onError: logError });
+    const pipeline = await startGraphPipeline({ bus, store: new PostgresGraphStore(pool) });
+    stops.push(async () => {
+      await pipeline.stop();
+      await pool.end();
+    });
+    log('graph pipeline running');
+  }
+
+  if (parts.includes('pipeline:aggregates')) {
+    const pool = createPool(db.url, PIPELINE_POOL_SIZE);
+    const bus = new PostgresLogBus(pool, { onError: logError });
+    const pipeline = await startAggregatesPipeline({ bus, store: new PostgresAggregateStore(pool) });
+    stops.push(async () => {
+      await pipeline.stop();
+      await pool.end();
+    });
+    log('aggregates pipeline running');
   }
 
   if (parts.includes('api')) {

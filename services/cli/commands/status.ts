@@ -1,8 +1,6 @@
 import { PostgresLogBus } from '../../../platform/bus/postgres-log.ts';
-import { CANONICAL_GROUP } from '../../../pipelines/canonical/pipeline.ts';
+import { CONSUMER_GROUPS } from '../../../pipelines/groups.ts';
 import { withContext } from '../context.ts';
-
-const CONSUMER_GROUPS = [CANONICAL_GROUP];
 
 // Where each pipeline stands: records not yet processed per consumer group, live members, and
 // events by status.
@@ -10,8 +8,8 @@ export async function statusCommand(print: (line: string) => void, json: boolean
   await withContext(async ({ db }) => {
     const bus = new PostgresLogBus(db.pool);
     const groups = [];
-    for (const group of CONSUMER_GROUPS) {
-      const lag = await bus.lag(group);
+    for (const { group, topics } of CONSUMER_GROUPS) {
+      const lag = await bus.lag(group, topics);
       const { rows } = await db.pool.query<{ members: number }>(
         `SELECT count(*)::int AS members FROM consumer_members WHERE group_name = $1 AND seen_at > now() - interval '10 seconds'`,
         [group],

@@ -1,0 +1,75 @@
+import type { Activity, Subject } from '../../platform/aggregates/port.ts';
+import type { MovementChange, MovementLeg } from '../../schemas/bus/canonical-change.ts';
+
+// Money that durably moved: a failed movement never moved, and a reversed one was undone, so
+// neither is behaviour of its accounts and parties. A pending movement counts: the customer has
+// committed to it, and behaviour is judged when it happens, not when it settles.
+const DURABLE_STATUSES = new Set(['completed', 'pending']);
+const CASH_TYPES = new Set(['cash_in', 'cash_out']);
+
+type Side = 'debit' | 'credit';
+
+// One movement as each of its accounts and parties sees it: the debit side's subjects see money
+// go out, the credit side's see it come in. A transfer between two accounts of one party gives
+// that party both an 'out' and an 'in' activity, without a counterparty: a party moving money
+// between its own accounts deals with nobody.
+export function activitiesOf(change: MovementChange): Activity[] {
+  if (!DURABLE_STATUSES.has(change.status)) return [];
+  const { debit, credit } = change;
+  const common = {
+    movementId: change.external_id,
+    eventId: change.event_id,
+    occurredAt: new Date(change.occurred_at),
+    amount: { value: BigInt(change.amount.value), scale: change.amount.scale, asset: change.amount.asset },
+    baseValue: change.base_amount ? BigInt(change.base_amount.value) : null,
+    cash: change.data.cash === true || CASH_TYPES.has(change.type),
+    corridor: debit.country && credit.country ? `${debit.country}>${credit.country}` : null,
+  };
+  const activities: Activity[] = [];
+  for (const side of ['debit', 'credit'] as const) {
+    const leg = change[side];
+    const otherSide: Side = side === 'debit' ? 'credit' : 'debit';
+    const other = change[otherSide];
+    const external = externalKey(change.data[otherSide]?.counterparty);
+    const seen = (subject: Subject, counterparty: string | null): Activity => ({
+      ...common,
+      subject,
+      direction: side === 'debit' ? 'out' : 'in',
+      counterparty,
+      counterpartyCountry: other.country,
+    });
+    if (leg.account_id) {
+      activities.push(seen({ tenantId: change.tenant_id, kind: 'account', id: leg.account_id }, accountCounterparty(other, external)));
+    }
+    if (leg.party_id) {
+      const counterparty = other.party_id === leg.party_id ? null : partyCounterparty(other, external);
+      activities.push(seen({ tenantId: change.tenant_id, kind: 'party', id: leg.party_id }, counterparty));
+    }
+  }
+  return activities;
+}
+
+// An account deals with accounts: the other account when there is one, else its party.
+function accountCounterparty(other: MovementLeg, external: string | null): string | null {
+  if (other.account_id) return `account:${other.account_id}`;
+  if (other.party_id) return `party:${other.party_id}`;
+  return external;
+}
+
+// A party deals with parties: the other party when known, else the other account.
+function partyCounterparty(other: MovementLeg, external: string | null): string | null {
+  if (other.party_id) return `party:${other.party_id}`;
+  if (other.account_id) return `account:${other.account_id}`;
+  return external;
+}
+
+// Someone outside the tenant, as the movement describes them: `external:<institution>/<instrument_ref>`,
+// either part empty when not given. The name as given is left out: free text, spelt differently
+// from one movement to the next, it would split one counterparty into several.
+function externalKey(counterparty: Record<string, unknown> | undefined): string | null {
+  if (!counterparty) return null;
+  const institution = typeof counterparty.institution === 'string' ? counterparty.institution : '';
+  const instrument = typeof counterparty.instrument_ref === 'string' ? counterparty.instrument_ref : '';
+  if (!institution && !instrument) return null;
+  return `external:${institution}/${instrument}`;
+}

@@ -1,0 +1,493 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Activity, AggregateStore, Subject, WindowName, WindowStats } from './port.ts';
+
+// The one contract of the AggregateStore port: every adapter (PostgreSQL today, ClickHouse later)
+// runs exactly this suite against a store of its own. Expected figures are computed by hand in
+// the comments; each test uses subjects of its own, so tests do not see each other's activity.
+// Money statistics of baselines are pinned to round half away from zero, so adapters agree.
+
+export interface AggregateStoreFixture {
+  store: AggregateStore;
+  tenantId: string;
+  close: () => Promise<void>;
+}
+
+const AT = new Date('2026-08-20T12:00:00.000Z');
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+const DAY = 86_400_000;
+const ago = (ms: number) => new Date(AT.getTime() - ms);
+const utc = (iso: string) => new Date(iso);
+
+interface ActivitySpec {
+  at: Date;
+  direction?: 'in' | 'out';
+  // Base-asset minor units; null for an unpriced activity.
+  base?: bigint | null;
+  // As sent; defaults to the base value in USD, scale 2.
+  amount?: { value: bigint; scale: number; asset: string };
+  cash?: boolean;
+  counterparty?: string | null;
+  country?: string | null;
+  corridor?: string | null;
+  movementId?: string;
+}
+
+let movements = 0;
+function activityOf(subject: Subject, spec: ActivitySpec): Activity {
+  const base = spec.base === undefined ? 100n : spec.base;
+  return {
+    subject,
+    movementId: spec.movementId ?? `mv-${++movements}`,
+    eventId: randomUUID(),
+    direction: spec.direction ?? 'in',
+    occurredAt: spec.at,
+    amount: spec.amount ?? { value: base ?? 1n, scale: 2, asset: 'USD' },
+    baseValue: base,
+    cash: spec.cash ?? false,
+    counterparty: spec.counterparty ?? null,
+    counterpartyCountry: spec.country ?? null,
+    corridor: spec.corridor ?? null,
+  };
+}
+
+function windowOf(stats: WindowStats[], name: WindowName): WindowStats {
+  const found = stats.find((s) => s.window === name);
+  if (!found) throw new Error(`no ${name} window in the result`);
+  return found;
+}
+
+const NO_FLOW = { count: 0, sum: 0n, unpriced: 0, cashCount: 0, cashSum: 0n };
+
+export function describeAggregateStoreContract(name: string, setup: () => Promise<AggregateStoreFixture>): void {
+  describe(`AggregateStore contract: ${name}`, () => {
+    let fixture: AggregateStoreFixture;
+    beforeAll(async () => {
+      fixture = await setup();
+    });
+    afterAll(async () => {
+      await fixture?.close();
+    });
+
+    const subject = (id: string, kind: Subject['kind'] = 'account', tenantId = fixture.tenantId): Subject => ({ tenantId, kind, id });
+    const record = (who: Subject, specs: ActivitySpec[]) => fixture.store.record(specs.map((spec) => activityOf(who, spec)));
+
+    describe('windows', () => {
+      it('are (at - length, at] for each of the five windows, in the order asked', async () => {
+        const who = subject('windows');
+        // Powers of two, so each sum names exactly the activities it contains.
+        await record(who, [
+          { at: ago(HOUR - 1), base: 1n },
+          { at: AT, base: 2n },
+          { at: new Date(AT.getTime() + 1), base: 4n },
+          { at: ago(HOUR), base: 8n },
+          { at: ago(DAY), base: 16n },
+          { at: ago(7 * DAY), base: 32n },
+          { at: ago(30 * DAY), base: 64n },
+          { at: ago(90 * DAY), base: 128n },
+          { at: ago(90 * DAY - 1), base: 256n },
+        ]);
+        const stats = await fixture.store.windows(who, AT);
+        expect(stats.map((s) => s.window)).toEqual(['1h', '24h', '7d', '30d', '90d']);
+        const expected: Record<WindowName, { count: number; sum: bigint; length: number }> = {
+          '1h': { count: 2, sum: 3n, length: HOUR }, // at - 1h + 1 ms, at
+          '24h': { count: 3, sum: 11n, length: DAY }, // + at - 1h
+          '7d': { count: 4, sum: 27n, length: 7 * DAY }, // + at - 24h
+          '30d': { count: 5, sum: 59n, length: 30 * DAY }, // + at - 7d
+          '90d': { count: 7, sum: 379n, length: 90 * DAY }, // + at - 30d, at - 90d + 1 ms
+        };
+        for (const s of stats) {
+          const want = expected[s.window];
+          expect(s.from).toEqual(ago(want.length));
+          expect(s.to).toEqual(AT);
+          expect(s.in).toEqual({ count: want.count, sum: want.sum, unpriced: 0, cashCount: 0, cashSum: 0n });
+          expect(s.out).toEqual(NO_FLOW);
+          expect(s.lastActivityAt).toEqual(AT);
+        }
+        const some = await fixture.store.windows(who, AT, { windows: ['24h', '1h'] });
+        expect(some.map((s) => [s.window, s.in.sum])).toEqual([['24h', 11n], ['1h', 3n]]);
+      });
+
+      it('count and sum each direction, cash apart, and count unpriced activities without summing them', async () => {
+        const who = subject('flows');
+        await record(who, [
+          { at: ago(30 * MINUTE), direction: 'in', base: 10_000n, counterparty: 'party:P1', country: 'GB', corridor: 'GB>FR' },
+          { at: ago(2 * HOUR), direction: 'in', base: 2_500n, cash: true, counterparty: 'party:P2', country: 'GB', corridor: 'GB>FR' },
+          { at: ago(3 * HOUR), direction: 'in', base: null, cash: true, counterparty: 'party:P1', country: 'NG', corridor: 'NG>FR' },
+          { at: ago(4 * HOUR), direction: 'out', base: 7_000n, counterparty: 'party:P3', country: 'US', corridor: 'FR>US' },
+          { at: ago(5 * HOUR), direction: 'out', base: 300n, cash: true },
+          { at: ago(6 * HOUR), direction: 'out', base: null, counterparty: 'party:P1' },
+          { at: ago(7 * HOUR), direction: 'out', base: 40n, counterparty: 'party:P3', country: 'US', corridor: 'FR>US' },
+          { at: ago(8 * HOUR), direction: 'out', base: 60n, counterparty: 'party:P5', country: 'US', corridor: 'FR>US' },
+          { at: ago(3 * DAY), direction: 'in', base: 99n, cash: true, counterparty: 'party:P4', country: 'US' },
+        ]);
+        const stats = await fixture.store.windows(who, AT, { windows: ['1h', '24h', '7d'] });
+
+        const hour = windowOf(stats, '1h');
+        expect(hour.in).toEqual({ count: 1, sum: 10_000n, unpriced: 0, cashCount: 0, cashSum: 0n });
+        expect(hour.out).toEqual(NO_FLOW);
+        expect(hour.distinctCounterparties).toEqual({ in: 1, out: 0, total: 1 });
+        expect(hour.countries).toEqual([{ key: 'GB', count: 1, sum: 10_000n }]);
+        expect(hour.corridors).toEqual([{ key: 'GB>FR', count: 1, sum: 10_000n }]);
+
+        const day = windowOf(stats, '24h');
+        // in: 10 000 + 2 500 (+ one unpriced); cash: 2 500 and the unpriced one.
+        expect(day.in).toEqual({ count: 3, sum: 12_500n, unpriced: 1, cashCount: 2, cashSum: 2_500n });
+        // out: 7 000 + 300 + 40 + 60 (+ one unpriced); cash: 300.
+        expect(day.out).toEqual({ count: 5, sum: 7_400n, unpriced: 1, cashCount: 1, cashSum: 300n });
+        // in {P1, P2}, out {P3, P1, P5}; the activity without a counterparty is not one.
+        expect(day.distinctCounterparties).toEqual({ in: 2, out: 3, total: 4 });
+        expect(day.countries).toEqual([
+          { key: 'US', count: 3, sum: 7_100n },
+          { key: 'GB', count: 2, sum: 12_500n },
+          { key: 'NG', count: 1, sum: 0n },
+        ]);
+        expect(day.corridors).toEqual([
+          { key: 'FR>US', count: 3, sum: 7_100n },
+          { key: 'GB>FR', count: 2, sum: 12_500n },
+          { key: 'NG>FR', count: 1, sum: 0n },
+        ]);
+
+        const week = windowOf(stats, '7d');
+        expect(week.in).toEqual({ count: 4, sum: 12_599n, unpriced: 1, cashCount: 3, cashSum: 2_599n });
+        expect(week.out).toEqual(day.out);
+        expect(week.distinctCounterparties).toEqual({ in: 3, out: 3, total: 5 });
+        expect(week.countries).toEqual([
+          { key: 'US', count: 4, sum: 7_199n },
+          { key: 'GB', count: 2, sum: 12_500n },
+          { key: 'NG', count: 1, sum: 0n },
+        ]);
+        expect(week.corridors).toEqual(day.corridors);
+      });
+
+      it('count as first seen only the counterparties whose first activity ever with the subject is in the window', async () => {
+        const who = subject('first-seen');
+        await record(who, [
+          { at: ago(40 * DAY), counterparty: 'party:A' },
+          { at: ago(2 * HOUR), counterparty: 'party:A' },
+          { at: ago(3 * DAY), counterparty: 'party:B' },
+          { at: ago(30 * MINUTE), counterparty: 'party:B' },
+          { at: ago(10 * MINUTE), direction: 'out', counterparty: 'party:C' },
+          { at: ago(100 * DAY), counterparty: 'party:D' },
+          { at: ago(5 * HOUR), counterparty: 'party:D' },
+          { at: ago(DAY), counterparty: 'party:F' },
+          { at: ago(MINUTE), counterparty: null },
+          { at: new Date(AT.getTime() + HOUR), counterparty: 'party:E' },
+        ]);
+        const stats = await fixture.store.windows(who, AT);
+        const firstSeen = Object.fromEntries(stats.map((s) => [s.window, s.firstSeenCounterparties]));
+        // 1h and 24h: C (B, A and D were seen earlier; F at exactly at - 24h is outside 24h).
+        // 7d and 30d: + B and F. 90d: + A. D (first 100 days ago) and E (after at) never.
+        expect(firstSeen).toEqual({ '1h': 1, '24h': 1, '7d': 3, '30d': 3, '90d': 4 });
+        const total = Object.fromEntries(stats.map((s) => [s.window, s.distinctCounterparties.total]));
+        expect(total).toEqual({ '1h': 2, '24h': 4, '7d': 5, '30d': 5, '90d': 5 });
+      });
+
+      it('count amounts just below each threshold band: threshold - margin <= amount < threshold, priced only', async () => {
+        const who = subject('bands');
+        await record(who, [
+          { at: ago(90 * MINUTE), base: 1_000_000n }, // exactly at the threshold: not below
+          { at: ago(2 * HOUR), base: 900_000n }, // exactly threshold - margin: below
+          { at: ago(3 * HOUR), base: 899_999n }, // one under the band
+          { at: ago(2 * DAY), base: 999_999n }, // below, in 7d only
+          { at: ago(4 * HOUR), direction: 'out', base: 295_000n },
+          { at: ago(5 * HOUR), base: 290_000n },
+          { at: ago(6 * HOUR), base: 289_999n },
+          { at: ago(7 * HOUR), base: 300_000n },
+          { at: ago(8 * HOUR), base: null, amount: { value: 950_000n, scale: 2, asset: 'EUR' } },
+        ]);
+        const thresholds = [
+          { threshold: 1_000_000n, margin: 100_000n },
+          { threshold: 300_000n, margin: 10_000n },
+          { threshold: 1_000_000n, margin: 1n },
+        ];
+        const stats = await fixture.store.windows(who, AT, { windows: ['1h', '24h', '7d'], thresholds });
+        expect(windowOf(stats, '1h').belowThreshold).toEqual([
+          { threshold: 1_000_000n, count: 0, sum: 0n },
+          { threshold: 300_000n, count: 0, sum: 0n },
+          { threshold: 1_000_000n, count: 0, sum: 0n },
+        ]);
+        expect(windowOf(stats, '24h').belowThreshold).toEqual([
+          { threshold: 1_000_000n, count: 1, sum: 900_000n },
+          { threshold: 300_000n, count: 2, sum: 585_000n },
+          { threshold: 1_000_000n, count: 0, sum: 0n },
+        ]);
+        expect(windowOf(stats, '7d').belowThreshold).toEqual([
+          { threshold: 1_000_000n, count: 2, sum: 1_899_999n },
+          { threshold: 300_000n, count: 2, sum: 585_000n },
+          { threshold: 1_000_000n, count: 1, sum: 999_999n },
+        ]);
+        const none = await fixture.store.windows(who, AT, { windows: ['7d'] });
+        expect(none[0]!.belowThreshold).toEqual([]);
+      });
+
+      it('judge round amounts on the amount as sent, in major units of its own asset', async () => {
+        const who = subject('round');
+        await record(who, [
+          { at: ago(MINUTE), base: 50_000n, amount: { value: 50_000n, scale: 2, asset: 'USD' } }, // 500.00
+          { at: ago(2 * MINUTE), base: 50_001n, amount: { value: 50_001n, scale: 2, asset: 'USD' } }, // 500.01
+          { at: ago(3 * MINUTE), base: 200n, amount: { value: 300n, scale: 0, asset: 'JPY' } },
+          { at: ago(4 * MINUTE), base: 250n, amount: { value: 350n, scale: 0, asset: 'JPY' } },
+          { at: ago(5 * MINUTE), base: null, amount: { value: 100_000n, scale: 2, asset: 'EUR' } }, // 1 000.00, unpriced
+          { at: ago(6 * MINUTE), direction: 'out', base: 700n, amount: { value: 1_000n, scale: 0, asset: 'JPY' } },
+        ]);
+        const round = async (roundMajorUnits?: number) =>
+          (await fixture.store.windows(who, AT, { windows: ['1h'], ...(roundMajorUnits ? { roundMajorUnits } : {}) }))[0]!.roundAmounts;
+        // 100 units: 500.00 USD, 300 JPY, 1 000.00 EUR (counted, not summed), 1 000 JPY.
+        expect(await round()).toEqual({ count: 4, sum: 50_900n });
+        // 500 units: 500.00 USD, 1 000.00 EUR, 1 000 JPY.
+        expect(await round(500)).toEqual({ count: 3, sum: 50_700n });
+        // 1 000 units: 1 000.00 EUR, 1 000 JPY.
+        expect(await round(1_000)).toEqual({ count: 2, sum: 700n });
+      });
+
+      it('are empty for a subject without activity', async () => {
+        const stats = await fixture.store.windows(subject('nobody'), AT, { thresholds: [{ threshold: 100n, margin: 10n }] });
+        expect(stats).toHaveLength(5);
+        for (const s of stats) {
+          expect(s).toEqual({
+            window: s.window,
+            from: s.from,
+            to: AT,
+            in: NO_FLOW,
+            out: NO_FLOW,
+            distinctCounterparties: { in: 0, out: 0, total: 0 },
+            firstSeenCounterparties: 0,
+            countries: [],
+            corridors: [],
+            belowThreshold: [{ threshold: 100n, count: 0, sum: 0n }],
+            roundAmounts: { count: 0, sum: 0n },
+            lastActivityAt: null,
+          });
+        }
+      });
+
+      it('report the latest activity up to at, even outside every window', async () => {
+        const who = subject('quiet');
+        await record(who, [{ at: ago(120 * DAY) }, { at: ago(100 * DAY) }, { at: new Date(AT.getTime() + MINUTE) }]);
+        const stats = await fixture.store.windows(who, AT, { windows: ['90d'] });
+        expect(stats[0]!.in.count).toBe(0);
+        expect(stats[0]!.lastActivityAt).toEqual(ago(100 * DAY));
+      });
+    });
+
+    describe('lastActivity and counterparty history', () => {
+      it('finds the latest activity strictly before a time, or at any time', async () => {
+        const who = subject('last');
+        const [t1, t2, t3] = [ago(3 * DAY), ago(2 * DAY), ago(DAY)];
+        await record(who, [{ at: t2 }, { at: t3 }, { at: t1 }]);
+        expect(await fixture.store.lastActivity(who)).toEqual(t3);
+        expect(await fixture.store.lastActivity(who, t3)).toEqual(t2);
+        expect(await fixture.store.lastActivity(who, new Date(t2.getTime() + 1))).toEqual(t2);
+        expect(await fixture.store.lastActivity(who, t1)).toBeNull();
+        expect(await fixture.store.lastActivity(subject('never-active'))).toBeNull();
+      });
+
+      it("gives the subject's history with one counterparty up to and including at", async () => {
+        const who = subject('history');
+        const [t1, t2, t3] = [ago(30 * DAY), ago(20 * DAY), ago(10 * DAY)];
+        await record(who, [
+          { at: t1, base: 100n, counterparty: 'party:X' },
+          { at: t2, direction: 'out', base: null, counterparty: 'party:X' },
+          { at: t3, base: 300n, counterparty: 'party:X' },
+          { at: t2, base: 5_000n, counterparty: 'party:Y' },
+        ]);
+        expect(await fixture.store.counterparty(who, 'party:X')).toEqual({ firstSeenAt: t1, lastSeenAt: t3, count: 3, sum: 400n });
+        expect(await fixture.store.counterparty(who, 'party:X', t2)).toEqual({ firstSeenAt: t1, lastSeenAt: t2, count: 2, sum: 100n });
+        expect(await fixture.store.counterparty(who, 'party:X', t1)).toEqual({ firstSeenAt: t1, lastSeenAt: t1, count: 1, sum: 100n });
+        expect(await fixture.store.counterparty(who, 'party:X', new Date(t1.getTime() - 1))).toBeNull();
+        expect(await fixture.store.counterparty(who, 'party:Y')).toEqual({ firstSeenAt: t2, lastSeenAt: t2, count: 1, sum: 5_000n });
+        expect(await fixture.store.counterparty(who, 'party:nobody')).toBeNull();
+      });
+    });
+
+    describe('baseline', () => {
+      it('averages whole UTC days before the day of at, from the first active day, zero-filled', async () => {
+        const who = subject('baseline');
+        await record(who, [
+          { at: utc('2026-08-10T08:00:00Z'), base: 1_000n },
+          { at: utc('2026-08-10T20:00:00Z'), base: 3_000n },
+          { at: utc('2026-08-12T10:00:00Z'), base: null },
+          { at: utc('2026-08-15T10:00:00Z'), base: 6_000n },
+          { at: utc('2026-08-19T23:59:59.999Z'), base: 2_000n },
+          // The day of at is not part of its baseline.
+          { at: utc('2026-08-20T00:00:00.000Z'), base: 100_000n },
+          { at: utc('2026-08-20T11:00:00Z'), base: 50_000n },
+          { at: utc('2026-08-11T10:00:00Z'), direction: 'out', base: 10_000n },
+          { at: utc('2026-08-19T10:00:00Z'), direction: 'out', base: 5_000n },
+        ]);
+        const baseline = await fixture.store.baseline(who, AT);
+        // Aug 10 to Aug 19: 10 days.
+        expect(baseline.days).toBe(10);
+        expect(baseline.from).toEqual(utc('2026-08-10T00:00:00Z'));
+        expect(baseline.to).toEqual(utc('2026-08-20T00:00:00Z'));
+        // in sums [4000, 0, 0, 0, 0, 6000, 0, 0, 0, 2000]: mean 1200, variance 5 600 000 - 1 440 000
+        // = 4 160 000, stddev 2039.6 → 2040. Counts [2, 0, 1, 0, 0, 1, 0, 0, 0, 1]: mean 0.5,
+        // variance 0.7 - 0.25 = 0.45.
+        expect(baseline.in.meanSum).toBe(1_200n);
+        expect(baseline.in.stddevSum).toBe(2_040n);
+        expect(baseline.in.meanCount).toBeCloseTo(0.5, 9);
+        expect(baseline.in.stddevCount).toBeCloseTo(Math.sqrt(0.45), 9);
+        // out sums [0, 10000, 0 × 7, 5000]: mean 1500, variance 12 500 000 - 2 250 000, stddev
+        // 3201.56 → 3202. Counts: mean 0.2, variance 0.2 - 0.04 = 0.16.
+        expect(baseline.out.meanSum).toBe(1_500n);
+        expect(baseline.out.stddevSum).toBe(3_202n);
+        expect(baseline.out.meanCount).toBeCloseTo(0.2, 9);
+        expect(baseline.out.stddevCount).toBeCloseTo(0.4, 9);
+
+        const last3 = await fixture.store.baseline(who, AT, 3);
+        // Aug 17 to 19: in [0, 0, 2000] → mean 666.7 → 667, stddev 942.8 → 943; out [0, 0, 5000].
+        expect(last3.days).toBe(3);
+        expect(last3.from).toEqual(utc('2026-08-17T00:00:00Z'));
+        expect(last3.in).toMatchObject({ meanSum: 667n, stddevSum: 943n });
+        expect(last3.out).toMatchObject({ meanSum: 1_667n, stddevSum: 2_357n });
+        expect(last3.in.meanCount).toBeCloseTo(1 / 3, 9);
+        expect(last3.in.stddevCount).toBeCloseTo(Math.sqrt(2 / 9), 9);
+      });
+
+      it('covers at most the days asked, and rounds money half away from zero', async () => {
+        const long = subject('baseline-long');
+        await record(long, [{ at: ago(200 * DAY), base: 5n }, { at: utc('2026-08-19T10:00:00Z'), base: 9_000n }]);
+        const baseline = await fixture.store.baseline(long, AT);
+        expect(baseline.days).toBe(90);
+        expect(baseline.from).toEqual(utc('2026-05-22T00:00:00Z'));
+        // [9000, 0 × 89]: mean 100, variance 900 000 - 10 000, stddev 943.4 → 943.
+        expect(baseline.in).toMatchObject({ meanSum: 100n, stddevSum: 943n });
+        expect(baseline.in.meanCount).toBeCloseTo(1 / 90, 9);
+        expect(baseline.in.stddevCount).toBeCloseTo(Math.sqrt(89) / 90, 9);
+        expect(baseline.out).toEqual({ meanSum: 0n, stddevSum: 0n, meanCount: 0, stddevCount: 0 });
+
+        const half = subject('baseline-half');
+        await record(half, [{ at: utc('2026-08-18T10:00:00Z'), base: 3n }]);
+        // [3, 0]: mean 1.5 → 2, stddev 1.5 → 2.
+        expect(await fixture.store.baseline(half, AT)).toEqual({
+          days: 2,
+          from: utc('2026-08-18T00:00:00Z'),
+          to: utc('2026-08-20T00:00:00Z'),
+          in: { meanSum: 2n, stddevSum: 2n, meanCount: 0.5, stddevCount: 0.5 },
+          out: { meanSum: 0n, stddevSum: 0n, meanCount: 0, stddevCount: 0 },
+        });
+      });
+
+      it('is empty for a subject with no activity before the day of at', async () => {
+        const today = subject('baseline-today');
+        await record(today, [{ at: ago(HOUR), base: 500n }]);
+        const empty = { days: 0, from: utc('2026-08-20T00:00:00Z'), to: utc('2026-08-20T00:00:00Z') };
+        const zero = { meanSum: 0n, stddevSum: 0n, meanCount: 0, stddevCount: 0 };
+        expect(await fixture.store.baseline(today, AT)).toEqual({ ...empty, in: zero, out: zero });
+        expect(await fixture.store.baseline(subject('baseline-nobody'), AT)).toEqual({ ...empty, in: zero, out: zero });
+      });
+    });
+
+    describe('recording', () => {
+      it('is idempotent: the same activities again are not new and change no statistic', async () => {
+        const who = subject('idempotent');
+        const activities = [
+          activityOf(who, { at: ago(10 * MINUTE), base: 1_000n, counterparty: 'party:A', country: 'GB', corridor: 'GB>US' }),
+          activityOf(who, { at: ago(2 * DAY), direction: 'out', base: 2_000n, cash: true, counterparty: 'party:B' }),
+          activityOf(who, { at: ago(3 * DAY), base: null, counterparty: 'party:A' }),
+        ];
+        const snapshot = async () => ({
+          windows: await fixture.store.windows(who, AT, { thresholds: [{ threshold: 2_500n, margin: 1_000n }] }),
+          baseline: await fixture.store.baseline(who, AT),
+          last: await fixture.store.lastActivity(who),
+          history: await fixture.store.counterparty(who, 'party:A'),
+        });
+        expect(await fixture.store.record(activities)).toBe(3);
+        const before = await snapshot();
+        expect(windowOf(before.windows, '7d').in).toEqual({ count: 2, sum: 1_000n, unpriced: 1, cashCount: 0, cashSum: 0n });
+        expect(await fixture.store.record(activities)).toBe(0);
+        expect(await snapshot()).toEqual(before);
+        // Duplicates within one batch count once.
+        const fresh = activityOf(who, { at: ago(4 * DAY), base: 7n });
+        expect(await fixture.store.record([activities[0]!, fresh, fresh, activities[1]!])).toBe(1);
+        expect(windowOf(await fixture.store.windows(who, AT, { windows: ['7d'] }), '7d').in.sum).toBe(1_007n);
+        expect(await fixture.store.record([])).toBe(0);
+      });
+
+      it('records overlapping batches written at the same time once each, in whatever order they come', async () => {
+        const who = subject('concurrent');
+        const activities = Array.from({ length: 60 }, (_, i) => activityOf(who, { at: ago(i * MINUTE), base: BigInt(i) }));
+        // Three batches over the same keys, in different orders: together they hold each activity
+        // at least twice, and every one must be new exactly once.
+        const inserted = await Promise.all([
+          fixture.store.record(activities.slice(0, 40)),
+          fixture.store.record(activities.slice(20).reverse()),
+          fixture.store.record([...activities.slice(40), ...activities.slice(0, 20)].reverse()),
+        ]);
+        expect(inserted.reduce((a, b) => a + b, 0)).toBe(60);
+        // 0 + 1 + … + 59 = 1770.
+        expect((await fixture.store.windows(who, AT, { windows: ['1h'] }))[0]!.in).toMatchObject({ count: 60, sum: 1_770n });
+      });
+
+      it('folds a late activity into the windows that contain it, and only those', async () => {
+        const who = subject('late');
+        await record(who, [
+          { at: ago(10 * MINUTE), base: 100n, counterparty: 'party:A' },
+          { at: ago(2 * DAY), direction: 'out', base: 200n, counterparty: 'party:B' },
+        ]);
+        const before = await fixture.store.windows(who, AT);
+        expect(await record(who, [{ at: ago(20 * DAY), base: 400n, counterparty: 'party:C', country: 'NG' }])).toBe(1);
+        const after = await fixture.store.windows(who, AT);
+        for (const name of ['1h', '24h', '7d'] as const) expect(windowOf(after, name)).toEqual(windowOf(before, name));
+        for (const name of ['30d', '90d'] as const) {
+          const was = windowOf(before, name);
+          const now = windowOf(after, name);
+          expect(now.in).toEqual({ ...was.in, count: was.in.count + 1, sum: was.in.sum + 400n });
+          expect(now.out).toEqual(was.out);
+          expect(now.distinctCounterparties).toEqual({ in: 2, out: 1, total: 3 });
+          expect(now.firstSeenCounterparties).toBe(was.firstSeenCounterparties + 1);
+          expect(now.countries).toEqual([{ key: 'NG', count: 1, sum: 400n }]);
+          expect(now.lastActivityAt).toEqual(ago(10 * MINUTE));
+        }
+      });
+
+      it('moves a counterparty\'s first sighting back when an earlier activity with it arrives late', async () => {
+        const who = subject('late-first-seen');
+        await record(who, [{ at: ago(10 * MINUTE), counterparty: 'party:A' }]);
+        expect(windowOf(await fixture.store.windows(who, AT), '1h').firstSeenCounterparties).toBe(1);
+        await record(who, [{ at: ago(10 * DAY), counterparty: 'party:A' }]);
+        const after = await fixture.store.windows(who, AT);
+        expect(after.map((s) => s.firstSeenCounterparties)).toEqual([0, 0, 0, 1, 1]);
+        expect((await fixture.store.counterparty(who, 'party:A'))?.firstSeenAt).toEqual(ago(10 * DAY));
+      });
+    });
+
+    describe('isolation', () => {
+      it("never shows another tenant's activity for a subject of the same kind and id", async () => {
+        const mine = subject('shared');
+        const theirs = subject('shared', 'account', `${fixture.tenantId}-other`);
+        await record(mine, [{ at: ago(DAY - HOUR), base: 100n, counterparty: 'party:M' }]);
+        await record(theirs, [{ at: ago(2 * DAY), direction: 'out', base: 999n, counterparty: 'party:Z' }]);
+        const week = (await fixture.store.windows(mine, AT, { windows: ['7d'] }))[0]!;
+        expect(week.in).toEqual({ count: 1, sum: 100n, unpriced: 0, cashCount: 0, cashSum: 0n });
+        expect(week.out).toEqual(NO_FLOW);
+        expect(week.distinctCounterparties.total).toBe(1);
+        expect(await fixture.store.lastActivity(mine, ago(DAY))).toBeNull();
+        expect(await fixture.store.counterparty(mine, 'party:Z')).toBeNull();
+        expect((await fixture.store.baseline(mine, AT)).days).toBe(1);
+        const theirWeek = (await fixture.store.windows(theirs, AT, { windows: ['7d'] }))[0]!;
+        expect(theirWeek.in).toEqual(NO_FLOW);
+        expect(theirWeek.out).toEqual({ count: 1, sum: 999n, unpriced: 0, cashCount: 0, cashSum: 0n });
+        expect(await fixture.store.counterparty(theirs, 'party:M')).toBeNull();
+      });
+
+      it('keeps two subjects apart, including an account and a party with the same id', async () => {
+        const account = subject('X');
+        const party = subject('X', 'party');
+        const other = subject('Y');
+        await record(account, [{ at: ago(HOUR / 2), base: 100n }]);
+        await record(party, [{ at: ago(2 * HOUR), direction: 'out', base: 200n }]);
+        await record(other, [{ at: ago(3 * HOUR), base: 400n }]);
+        const day = async (who: Subject) => (await fixture.store.windows(who, AT, { windows: ['24h'] }))[0]!;
+        expect((await day(account)).in).toMatchObject({ count: 1, sum: 100n });
+        expect((await day(account)).out).toEqual(NO_FLOW);
+        expect((await day(party)).out).toMatchObject({ count: 1, sum: 200n });
+        expect((await day(party)).in).toEqual(NO_FLOW);
+        expect((await day(other)).in).toMatchObject({ count: 1, sum: 400n });
+        expect(await fixture.store.lastActivity(party)).toEqual(ago(2 * HOUR));
+      });
+    });
+  });
+}

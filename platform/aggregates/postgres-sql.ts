@@ -1,0 +1,223 @@
+// The SQL of the PostgreSQL aggregate store (postgres.ts), with the shapes of the rows it
+// returns. Every statement filters on tenant_id and the subject first, so it reads one index
+// range of agg_activity. Sums leave the database as text (numeric → string → bigint): money
+// never passes through a JavaScript number.
+
+// $1 is one JSON document with every activity of the batch (parsed in C, like the canonical
+// writers). Rows are inserted in primary-key order, in the database's own collation, so two
+// concurrent batches touching the same keys take their locks in one order and cannot deadlock.
+export const RECORD_SQL = `
+INSERT INTO agg_activity (tenant_id, subject_kind, subject_id, occurred_at, movement_id, direction, event_id,
+                          amount_value, amount_scale, amount_asset, base_value, cash, counterparty, counterparty_country, corridor)
+SELECT tenant_id, subject_kind, subject_id, occurred_at, movement_id, direction, event_id,
+       amount_value, amount_scale, amount_asset, base_value, cash, counterparty, counterparty_country, corridor
+  FROM jsonb_to_recordset($1::jsonb) AS r(tenant_id text, subject_kind text, subject_id text, occurred_at timestamptz,
+       movement_id text, direction text, event_id uuid, amount_value numeric, amount_scale smallint, amount_asset text,
+       base_value numeric, cash boolean, counterparty text, counterparty_country text, corridor text)
+ ORDER BY tenant_id, subject_kind, subject_id, occurred_at, movement_id, direction
+    ON CONFLICT (tenant_id, subject_kind, subject_id, occurred_at, movement_id, direction) DO NOTHING`;
+
+export interface RecordRow {
+  tenant_id: string;
+  subject_kind: string;
+  subject_id: string;
+  occurred_at: string;
+  movement_id: string;
+  direction: 'in' | 'out';
+  event_id: string;
+  amount_value: string;
+  amount_scale: number;
+  amount_asset: string;
+  base_value: string | null;
+  cash: boolean;
+  counterparty: string | null;
+  counterparty_country: string | null;
+  corridor: string | null;
+}
+
+// Every window asked, in one statement. $1-$3 subject, $4/$5 the windows' names and starts
+// (each window is (from, $6]), $6 at, $7 the round unit in major units, $8/$9 the threshold bands.
+// The subject's rows over the longest window are read once (scope); each row is then placed in
+// every window that contains it, and everything is grouped per window.
+export const WINDOWS_SQL = `
+WITH windows AS (
+  SELECT name, from_at FROM unnest($4::text[], $5::timestamptz[]) AS w(name, from_at)
+),
+scope AS MATERIALIZED (
+  SELECT occurred_at, direction, amount_value, amount_scale, base_value, cash, counterparty, counterparty_country, corridor
+    FROM agg_activity
+   WHERE tenant_id = $1 AND subject_kind = $2 AND subject_id = $3
+     AND occurred_at > (SELECT min(from_at) FROM windows) AND occurred_at <= $6::timestamptz
+),
+placed AS MATERIALIZED (
+  SELECT w.name AS win, s.* FROM windows w JOIN scope s ON s.occurred_at > w.from_at
+),
+-- When each counterparty of the range was first seen with this subject, over ALL time (an index
+-- probe each, on agg_activity_counterparty): seen before a window means not new in it.
+first_seen AS MATERIALIZED (
+  SELECT c.counterparty,
+         (SELECT min(f.occurred_at) FROM agg_activity f
+           WHERE f.tenant_id = $1 AND f.subject_kind = $2 AND f.subject_id = $3 AND f.counterparty = c.counterparty) AS first_at
+    FROM (SELECT DISTINCT counterparty FROM scope WHERE counterparty IS NOT NULL) c
+),
+flows AS (
+  SELECT win,
+         count(*) FILTER (WHERE direction = 'in') AS in_count,
+         sum(base_value) FILTER (WHERE direction = 'in') AS in_sum,
+         count(*) FILTER (WHERE direction = 'in' AND base_value IS NULL) AS in_unpriced,
+         count(*) FILTER (WHERE direction = 'in' AND cash) AS in_cash_count,
+         sum(base_value) FILTER (WHERE direction = 'in' AND cash) AS in_cash_sum,
+         count(*) FILTER (WHERE direction = 'out') AS out_count,
+         sum(base_value) FILTER (WHERE direction = 'out') AS out_sum,
+         count(*) FILTER (WHERE direction = 'out' AND base_value IS NULL) AS out_unpriced,
+         count(*) FILTER (WHERE direction = 'out' AND cash) AS out_cash_count,
+         sum(base_value) FILTER (WHERE direction = 'out' AND cash) AS out_cash_sum,
+         count(DISTINCT counterparty) FILTER (WHERE direction = 'in') AS counterparties_in,
+         count(DISTINCT counterparty) FILTER (WHERE direction = 'out') AS counterparties_out,
+         count(DISTINCT counterparty) AS counterparties_total,
+         -- Round on the amount as sent: a whole multiple of $7 major units of its own asset.
+         count(*) FILTER (WHERE amount_value % ($7::numeric * 10::numeric ^ amount_scale) = 0) AS round_count,
+         sum(base_value) FILTER (WHERE amount_value % ($7::numeric * 10::numeric ^ amount_scale) = 0) AS round_sum
+    FROM placed
+   GROUP BY win
+),
+groups AS (
+  SELECT win, 'country' AS dimension, counterparty_country AS key, count(*) AS n, sum(base_value) AS total
+    FROM placed WHERE counterparty_country IS NOT NULL GROUP BY win, counterparty_country
+  UNION ALL
+  SELECT win, 'corridor', corridor, count(*), sum(base_value)
+    FROM placed WHERE corridor IS NOT NULL GROUP BY win, corridor
+),
+-- Bands compare base amounts, so unpriced activities are never "just below" a threshold.
+bands AS MATERIALIZED (
+  SELECT p.win, b.band, count(*) AS n, sum(p.base_value) AS total
+    FROM placed p
+    JOIN unnest($8::numeric[], $9::numeric[]) WITH ORDINALITY AS b(threshold, margin, band)
+      ON p.base_value >= b.threshold - b.margin AND p.base_value < b.threshold
+   GROUP BY p.win, b.band
+)
+SELECT w.name,
+       coalesce(f.in_count, 0)::int AS in_count, coalesce(f.in_sum, 0)::text AS in_sum,
+       coalesce(f.in_unpriced, 0)::int AS in_unpriced, coalesce(f.in_cash_count, 0)::int AS in_cash_count,
+       coalesce(f.in_cash_sum, 0)::text AS in_cash_sum,
+       coalesce(f.out_count, 0)::int AS out_count, coalesce(f.out_sum, 0)::text AS out_sum,
+       coalesce(f.out_unpriced, 0)::int AS out_unpriced, coalesce(f.out_cash_count, 0)::int AS out_cash_count,
+       coalesce(f.out_cash_sum, 0)::text AS out_cash_sum,
+       coalesce(f.counterparties_in, 0)::int AS counterparties_in, coalesce(f.counterparties_out, 0)::int AS counterparties_out,
+       coalesce(f.counterparties_total, 0)::int AS counterparties_total,
+       coalesce(f.round_count, 0)::int AS round_count, coalesce(f.round_sum, 0)::text AS round_sum,
+       (SELECT count(*) FROM first_seen s WHERE s.first_at > w.from_at)::int AS first_seen,
+       (SELECT coalesce(jsonb_agg(jsonb_build_object('key', g.key, 'count', g.n, 'sum', coalesce(g.total, 0)::text) ORDER BY g.n DESC, g.key), '[]')
+          FROM groups g WHERE g.win = w.name AND g.dimension = 'country') AS countries,
+       (SELECT coalesce(jsonb_agg(jsonb_build_object('key', g.key, 'count', g.n, 'sum', coalesce(g.total, 0)::text) ORDER BY g.n DESC, g.key), '[]')
+          FROM groups g WHERE g.win = w.name AND g.dimension = 'corridor') AS corridors,
+       (SELECT coalesce(jsonb_agg(jsonb_build_object('band', b.band, 'count', b.n, 'sum', coalesce(b.total, 0)::text)), '[]')
+          FROM bands b WHERE b.win = w.name) AS bands,
+       (SELECT max(occurred_at) FROM agg_activity
+         WHERE tenant_id = $1 AND subject_kind = $2 AND subject_id = $3 AND occurred_at <= $6::timestamptz) AS last_activity_at
+  FROM windows w
+  LEFT JOIN flows f ON f.win = w.name`;
+
+export interface GroupJson {
+  key: string;
+  count: number;
+  sum: string;
+}
+
+export interface WindowRow {
+  name: string;
+  in_count: number;
+  in_sum: string;
+  in_unpriced: number;
+  in_cash_count: number;
+  in_cash_sum: string;
+  out_count: number;
+  out_sum: string;
+  out_unpriced: number;
+  out_cash_count: number;
+  out_cash_sum: string;
+  counterparties_in: number;
+  counterparties_out: number;
+  counterparties_total: number;
+  round_count: number;
+  round_sum: string;
+  first_seen: number;
+  countries: GroupJson[];
+  corridors: GroupJson[];
+  // band is the 1-based position of the ThresholdBand asked for; bands without activity are absent.
+  bands: Array<{ band: number; count: number; sum: string }>;
+  last_activity_at: Date | null;
+}
+
+// Daily sums and counts per UTC day over [from, to): $4 the earliest day allowed, $5 the start of
+// the day of `at`. The span starts at the later of $4 and the UTC day of the subject's first
+// activity; days without activity are zero-filled by the generated series. Money statistics are
+// computed on exact numerics and rounded half away from zero (PostgreSQL's round(numeric)).
+export const BASELINE_SQL = `
+WITH first AS (
+  SELECT date_trunc('day', min(occurred_at), 'UTC') AS first_day
+    FROM agg_activity
+   WHERE tenant_id = $1 AND subject_kind = $2 AND subject_id = $3 AND occurred_at < $5::timestamptz
+),
+span AS (
+  SELECT greatest($4::timestamptz, first_day) AS from_at FROM first WHERE first_day IS NOT NULL
+),
+days AS (
+  -- 24 hours, not '1 day': a day interval follows the session time zone's daylight saving.
+  SELECT generate_series(from_at, $5::timestamptz - interval '24 hours', interval '24 hours') AS day FROM span
+),
+daily AS (
+  SELECT date_trunc('day', occurred_at, 'UTC') AS day,
+         coalesce(sum(base_value) FILTER (WHERE direction = 'in'), 0) AS in_sum,
+         count(*) FILTER (WHERE direction = 'in') AS in_count,
+         coalesce(sum(base_value) FILTER (WHERE direction = 'out'), 0) AS out_sum,
+         count(*) FILTER (WHERE direction = 'out') AS out_count
+    FROM agg_activity
+   WHERE tenant_id = $1 AND subject_kind = $2 AND subject_id = $3
+     AND occurred_at >= (SELECT from_at FROM span) AND occurred_at < $5::timestamptz
+   GROUP BY 1
+)
+SELECT (SELECT from_at FROM span) AS from_at,
+       count(*)::int AS days,
+       round(avg(coalesce(d.in_sum, 0)))::text AS in_mean_sum,
+       round(stddev_pop(coalesce(d.in_sum, 0)))::text AS in_stddev_sum,
+       avg(coalesce(d.in_count, 0))::float8 AS in_mean_count,
+       stddev_pop(coalesce(d.in_count, 0))::float8 AS in_stddev_count,
+       round(avg(coalesce(d.out_sum, 0)))::text AS out_mean_sum,
+       round(stddev_pop(coalesce(d.out_sum, 0)))::text AS out_stddev_sum,
+       avg(coalesce(d.out_count, 0))::float8 AS out_mean_count,
+       stddev_pop(coalesce(d.out_count, 0))::float8 AS out_stddev_count
+  FROM days
+  LEFT JOIN daily d USING (day)`;
+
+// Statistics are null when there are no days.
+export interface BaselineRow {
+  from_at: Date | null;
+  days: number;
+  in_mean_sum: string | null;
+  in_stddev_sum: string | null;
+  in_mean_count: number | null;
+  in_stddev_count: number | null;
+  out_mean_sum: string | null;
+  out_stddev_sum: string | null;
+  out_mean_count: number | null;
+  out_stddev_count: number | null;
+}
+
+// $4: strictly before this instant ('infinity' for any time).
+export const LAST_ACTIVITY_SQL = `
+SELECT max(occurred_at) AS last_at FROM agg_activity
+ WHERE tenant_id = $1 AND subject_kind = $2 AND subject_id = $3 AND occurred_at < $4::timestamptz`;
+
+// $4 the counterparty key, $5: up to and including this instant ('infinity' for all).
+export const COUNTERPARTY_SQL = `
+SELECT min(occurred_at) AS first_at, max(occurred_at) AS last_at, count(*)::int AS n, coalesce(sum(base_value), 0)::text AS total
+  FROM agg_activity
+ WHERE tenant_id = $1 AND subject_kind = $2 AND subject_id = $3 AND counterparty = $4 AND occurred_at <= $5::timestamptz`;
+
+export interface CounterpartyRow {
+  first_at: Date | null;
+  last_at: Date | null;
+  n: number;
+  total: string;
+}

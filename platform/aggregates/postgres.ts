@@ -1,0 +1,171 @@
+import type { Pool } from '../postgres/pool.ts';
+import {
+  BASELINE_SQL,
+  COUNTERPARTY_SQL,
+  LAST_ACTIVITY_SQL,
+  RECORD_SQL,
+  WINDOWS_SQL,
+  type BaselineRow,
+  type CounterpartyRow,
+  type GroupJson,
+  type RecordRow,
+  type WindowRow,
+} from './postgres-sql.ts';
+import {
+  WINDOWS,
+  type Activity,
+  type AggregateStore,
+  type Baseline,
+  type CounterpartyHistory,
+  type FlowBaseline,
+  type GroupStats,
+  type Subject,
+  type WindowName,
+  type WindowOptions,
+  type WindowStats,
+} from './port.ts';
+
+const DAY_MS = 86_400_000;
+const DEFAULT_ROUND_MAJOR_UNITS = 100;
+const DEFAULT_BASELINE_DAYS = 90;
+const ALL_WINDOWS = Object.keys(WINDOWS) as WindowName[];
+
+// The embedded adapter of the aggregate store: activities are rows of agg_activity, and every
+// statistic is computed at read time over one index range of one subject (see
+// infra/postgres/0006_aggregates.up.sql). No FK to tenants: the store trusts its callers' tenant
+// ids, exactly like the bus records it is fed from.
+export class PostgresAggregateStore implements AggregateStore {
+  constructor(private readonly pool: Pool) {}
+
+  // One statement, hence one transaction, for the whole batch.
+  async record(activities: Activity[]): Promise<number> {
+    if (activities.length === 0) return 0;
+    const result = await this.pool.query({ name: 'agg-record', text: RECORD_SQL, values: [JSON.stringify(activities.map(rowOf))] });
+    return result.rowCount ?? 0;
+  }
+
+  async windows(subject: Subject, at: Date, options: WindowOptions = {}): Promise<WindowStats[]> {
+    const asked = options.windows ?? ALL_WINDOWS;
+    if (asked.length === 0) return [];
+    const names = [...new Set(asked)];
+    const thresholds = options.thresholds ?? [];
+    const roundUnits = options.roundMajorUnits ?? DEFAULT_ROUND_MAJOR_UNITS;
+    if (!Number.isFinite(roundUnits) || roundUnits <= 0) throw new RangeError(`roundMajorUnits must be a positive number, got ${roundUnits}`);
+    const { rows } = await this.pool.query<WindowRow>({
+      name: 'agg-windows',
+      text: WINDOWS_SQL,
+      values: [
+        subject.tenantId,
+        subject.kind,
+        subject.id,
+        names,
+        names.map((name) => new Date(at.getTime() - WINDOWS[name])),
+        at,
+        String(roundUnits),
+        thresholds.map((band) => band.threshold.toString()),
+        thresholds.map((band) => band.margin.toString()),
+      ],
+    });
+    const byName = new Map(rows.map((row) => [row.name, row]));
+    return asked.map((name) => {
+      const row = byName.get(name);
+      if (!row) throw new Error(`window ${name} missing from the result`);
+      const bands = new Map(row.bands.map((band) => [band.band, band]));
+      return {
+        window: name,
+        from: new Date(at.getTime() - WINDOWS[name]),
+        to: new Date(at.getTime()),
+        in: { count: row.in_count, sum: integer(row.in_sum), unpriced: row.in_unpriced, cashCount: row.in_cash_count, cashSum: integer(row.in_cash_sum) },
+        out: { count: row.out_count, sum: integer(row.out_sum), unpriced: row.out_unpriced, cashCount: row.out_cash_count, cashSum: integer(row.out_cash_sum) },
+        distinctCounterparties: { in: row.counterparties_in, out: row.counterparties_out, total: row.counterparties_total },
+        firstSeenCounterparties: row.first_seen,
+        countries: row.countries.map(groupOf),
+        corridors: row.corridors.map(groupOf),
+        // Bands are numbered from 1 in the query (WITH ORDINALITY); a band without activity is zero.
+        belowThreshold: thresholds.map((band, i) => {
+          const found = bands.get(i + 1);
+          return { threshold: band.threshold, count: found?.count ?? 0, sum: found ? integer(found.sum) : 0n };
+        }),
+        roundAmounts: { count: row.round_count, sum: integer(row.round_sum) },
+        lastActivityAt: row.last_activity_at,
+      };
+    });
+  }
+
+  async baseline(subject: Subject, at: Date, days = DEFAULT_BASELINE_DAYS): Promise<Baseline> {
+    if (!Number.isInteger(days) || days < 0) throw new RangeError(`days must be a whole number >= 0, got ${days}`);
+    const to = new Date(Math.floor(at.getTime() / DAY_MS) * DAY_MS);
+    const earliest = new Date(to.getTime() - days * DAY_MS);
+    const { rows } = await this.pool.query<BaselineRow>({
+      name: 'agg-baseline',
+      text: BASELINE_SQL,
+      values: [subject.tenantId, subject.kind, subject.id, earliest, to],
+    });
+    const row = rows[0]!;
+    if (row.days === 0 || row.from_at === null) return { days: 0, from: to, to, in: NO_FLOW, out: NO_FLOW };
+    return {
+      days: row.days,
+      from: row.from_at,
+      to,
+      in: flowBaseline(row.in_mean_sum, row.in_stddev_sum, row.in_mean_count, row.in_stddev_count),
+      out: flowBaseline(row.out_mean_sum, row.out_stddev_sum, row.out_mean_count, row.out_stddev_count),
+    };
+  }
+
+  async lastActivity(subject: Subject, before?: Date): Promise<Date | null> {
+    const { rows } = await this.pool.query<{ last_at: Date | null }>({
+      name: 'agg-last-activity',
+      text: LAST_ACTIVITY_SQL,
+      values: [subject.tenantId, subject.kind, subject.id, before ?? 'infinity'],
+    });
+    return rows[0]?.last_at ?? null;
+  }
+
+  async counterparty(subject: Subject, counterparty: string, at?: Date): Promise<CounterpartyHistory | null> {
+    const { rows } = await this.pool.query<CounterpartyRow>({
+      name: 'agg-counterparty',
+      text: COUNTERPARTY_SQL,
+      values: [subject.tenantId, subject.kind, subject.id, counterparty, at ?? 'infinity'],
+    });
+    const row = rows[0];
+    if (!row || row.n === 0 || !row.first_at || !row.last_at) return null;
+    return { firstSeenAt: row.first_at, lastSeenAt: row.last_at, count: row.n, sum: integer(row.total) };
+  }
+}
+
+const NO_FLOW: FlowBaseline = { meanSum: 0n, stddevSum: 0n, meanCount: 0, stddevCount: 0 };
+
+function rowOf(activity: Activity): RecordRow {
+  return {
+    tenant_id: activity.subject.tenantId,
+    subject_kind: activity.subject.kind,
+    subject_id: activity.subject.id,
+    occurred_at: activity.occurredAt.toISOString(),
+    movement_id: activity.movementId,
+    direction: activity.direction,
+    event_id: activity.eventId,
+    amount_value: activity.amount.value.toString(),
+    amount_scale: activity.amount.scale,
+    amount_asset: activity.amount.asset,
+    base_value: activity.baseValue === null ? null : activity.baseValue.toString(),
+    cash: activity.cash,
+    counterparty: activity.counterparty,
+    counterparty_country: activity.counterpartyCountry,
+    corridor: activity.corridor,
+  };
+}
+
+function groupOf(group: GroupJson): GroupStats {
+  return { key: group.key, count: group.count, sum: integer(group.sum) };
+}
+
+function flowBaseline(meanSum: string | null, stddevSum: string | null, meanCount: number | null, stddevCount: number | null): FlowBaseline {
+  return { meanSum: integer(meanSum ?? '0'), stddevSum: integer(stddevSum ?? '0'), meanCount: meanCount ?? 0, stddevCount: stddevCount ?? 0 };
+}
+
+// Money comes back as the text of an integral numeric; anything else is a bug upstream, and is
+// refused rather than truncated.
+function integer(text: string): bigint {
+  if (!/^-?\d+$/.test(text)) throw new Error(`expected an integer amount, got ${JSON.stringify(text)}`);
+  return BigInt(text);
+}

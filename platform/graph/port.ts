@@ -1,0 +1,205 @@
+// The relationship network of the canonical model. A port (detectors and the API never know which
+// engine answers): the embedded adapter is PostgreSQL; a Neo4j adapter fits behind the same
+// interface and passes the same contract suite (contract.ts). Every query is bounded (node caps,
+// path caps, a statement timeout) and says when it stopped short (`truncated`).
+
+import type { EdgeType, NodeKind } from '../../schemas/graph.ts';
+
+export { EDGE_TYPES, NODE_KINDS, RELATIONSHIP_TYPES, type EdgeType, type NodeKind, type RelationshipType } from '../../schemas/graph.ts';
+
+// Parties, accounts and instruments are keyed by the customer's external id; identifiers, devices
+// and ips by their keyed hash (the graph never holds the raw value).
+export interface NodeRef {
+  kind: NodeKind;
+  key: string;
+}
+
+
+export function nodeId(node: NodeRef): string {
+  return `${node.kind}:${node.key}`;
+}
+
+export function edgeId(type: string, from: NodeRef, to: NodeRef, qualifier: string): string {
+  return `${type}:${nodeId(from)}>${nodeId(to)}${qualifier ? `#${qualifier}` : ''}`;
+}
+
+// ---- writes (from pipelines/graph) ----
+
+// Edges an entity version declares: the holder of an account, a party's identifiers, a
+// relationship's ends. A newer current version replaces the set its entity declared before:
+// edges it no longer declares are closed (valid_to = the version's occurred_at), never deleted.
+export interface DeclaredEdge {
+  type: EdgeType;
+  from: NodeRef;
+  to: NodeRef;
+  // Tells apart two edges of one type between the same nodes (a relationship's external id).
+  qualifier: string;
+  validFrom: Date | null;
+  validTo: Date | null;
+  attrs: Record<string, unknown>;
+}
+
+export interface TransferFact {
+  movementId: string;
+  from: string;
+  to: string;
+  // In the tenant's base asset (minor units); null when no FX rate was available.
+  amount: bigint | null;
+}
+
+// What one canonical change does to the network. Applying is idempotent on the event id: a change
+// applied twice changes nothing the second time.
+export interface GraphChange {
+  tenantId: string;
+  eventId: string;
+  occurredAt: Date;
+  // The current version of an entity: its node's attributes (relationships are edges, not nodes)
+  // and the edges it declares. origin names the entity (`account:A1`).
+  entity?: { origin: string; node: { ref: NodeRef; attrs: Record<string, unknown> } | null; edges: DeclaredEdge[] };
+  // A movement between two accounts.
+  transfer?: TransferFact;
+  // Edges observed in facts (an instrument used, a device or ip seen): counted, first and last seen.
+  observed?: Array<{ type: 'uses' | 'shares'; from: NodeRef; to: NodeRef }>;
+}
+
+// ---- reads ----
+
+export interface EdgeFilter {
+  // Event-time window: transfers inside it, other edges valid (or seen) at some time in it.
+  since?: Date;
+  until?: Date;
+  types?: EdgeType[];
+  // Transfers only: movements of at least this amount (base minor units); unpriced ones are left out.
+  minAmount?: bigint;
+}
+
+export interface GraphNode extends NodeRef {
+  // The entity's current attributes (type, status, ...); null for identifiers, devices, ips and
+  // for entities the graph has only seen referenced.
+  attrs: Record<string, unknown> | null;
+}
+
+export interface TransferMovement {
+  movementId: string;
+  from: string;
+  to: string;
+  occurredAt: Date;
+  amount: bigint | null;
+}
+
+export interface GraphEdge {
+  // Stable: `<type>:<from kind>:<from key>><to kind>:<to key>` plus `#<qualifier>` when there is one.
+  id: string;
+  type: EdgeType;
+  from: NodeRef;
+  to: NodeRef;
+  qualifier: string;
+  validFrom: Date | null;
+  validTo: Date | null;
+  // Transfers: movements (in the filter's window) and their priced sum; observed edges: sightings.
+  count: number;
+  sum: bigint | null;
+  unpriced: number;
+  firstAt: Date | null;
+  lastAt: Date | null;
+  attrs: Record<string, unknown>;
+  // Transfers: the latest movements (at most 10) in the filter's window.
+  recent?: TransferMovement[];
+}
+
+export interface Subgraph {
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+  // Some nodes or edges within reach were left out by a cap.
+  truncated: boolean;
+}
+
+export interface EgoOptions {
+  // 1 to 4 hops, over edges of any direction.
+  depth: number;
+  filter?: EdgeFilter;
+  // At most this many nodes (the center included).
+  nodeCap: number;
+}
+
+export interface PathOptions {
+  maxDepth: number;
+  filter?: EdgeFilter;
+  // At most this many shortest paths are returned.
+  limit: number;
+}
+
+export interface Path {
+  nodes: NodeRef[];
+  // edges[i] joins nodes[i] and nodes[i + 1] (in either direction); ids into the subgraph's edges.
+  edges: string[];
+}
+
+export interface CycleOptions {
+  since: Date;
+  until: Date;
+  minLength: number;
+  maxLength: number;
+  // Every hop's amount within this fraction of the first hop's (0.1 = ±10 %).
+  tolerance: number;
+  limit: number;
+}
+
+export interface Cycle {
+  // Time-ordered: each movement no earlier than the one before it; the last returns to the start.
+  movements: TransferMovement[];
+}
+
+export interface FlowSet {
+  account: string;
+  // Counterparty accounts, largest sum first.
+  counterparties: Array<{ account: string; count: number; sum: bigint; unpriced: number; firstAt: Date; lastAt: Date }>;
+  count: number;
+  sum: bigint;
+  truncated: boolean;
+}
+
+export interface TwoHopOptions {
+  since: Date;
+  until: Date;
+  // Only ends reached through at least this many distinct intermediaries.
+  minIntermediaries: number;
+  limit: number;
+}
+
+// scatter-gather from a source: source → intermediaries → one gathering account.
+// gather-scatter through a hub: many sources → hub → many targets.
+export interface ScatterGather {
+  source: string;
+  gathers: Array<{ account: string; intermediaries: string[]; sum: bigint }>;
+  truncated: boolean;
+}
+
+export interface GatherScatter {
+  hub: string;
+  sources: FlowSet['counterparties'];
+  targets: FlowSet['counterparties'];
+  inSum: bigint;
+  outSum: bigint;
+  truncated: boolean;
+}
+
+export interface SharedAttribute {
+  via: NodeRef;
+  // Other parties linked to the same identifier, device or ip.
+  parties: string[];
+}
+
+export interface GraphStore {
+  apply(changes: GraphChange[]): Promise<void>;
+  node(tenantId: string, node: NodeRef): Promise<GraphNode | null>;
+  egoNetwork(tenantId: string, center: NodeRef, options: EgoOptions): Promise<Subgraph>;
+  shortestPaths(tenantId: string, from: NodeRef, to: NodeRef, options: PathOptions): Promise<{ paths: Path[]; subgraph: Subgraph }>;
+  component(tenantId: string, start: NodeRef, options: { filter?: EdgeFilter; nodeCap: number }): Promise<Subgraph>;
+  cycles(tenantId: string, account: string, options: CycleOptions): Promise<{ cycles: Cycle[]; truncated: boolean }>;
+  fanIn(tenantId: string, account: string, window: { since: Date; until: Date; limit: number }): Promise<FlowSet>;
+  fanOut(tenantId: string, account: string, window: { since: Date; until: Date; limit: number }): Promise<FlowSet>;
+  scatterGather(tenantId: string, source: string, options: TwoHopOptions): Promise<ScatterGather>;
+  gatherScatter(tenantId: string, hub: string, window: { since: Date; until: Date; limit: number }): Promise<GatherScatter>;
+  sharedAttributes(tenantId: string, party: string, options: { limit: number }): Promise<{ shared: SharedAttribute[]; truncated: boolean }>;
+}
