@@ -46,14 +46,15 @@ CREATE INDEX graph_edges_dst ON graph_edges (tenant_id, dst_kind, dst_key);
 CREATE INDEX graph_edges_origin ON graph_edges (tenant_id, origin) WHERE origin IS NOT NULL;
 
 -- The individual movements behind transfer pairs: windows, cycles, fan-in and fan-out read these.
+-- Keyed by pair then time, so a pair's latest movements and a sender's outflows are index ranges;
+-- a movement is inserted once because its event is claimed in graph_applied first.
 CREATE TABLE graph_transfers (
   tenant_id    text NOT NULL,
-  movement_id  text NOT NULL,
   src          text NOT NULL,
   dst          text NOT NULL,
   occurred_at  timestamptz NOT NULL,
+  movement_id  text NOT NULL,
   amount       numeric(38, 0),
-  PRIMARY KEY (tenant_id, movement_id)
+  PRIMARY KEY (tenant_id, src, dst, occurred_at, movement_id)
 );
-CREATE INDEX graph_transfers_src ON graph_transfers (tenant_id, src, occurred_at);
 CREATE INDEX graph_transfers_dst ON graph_transfers (tenant_id, dst, occurred_at);

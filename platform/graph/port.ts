@@ -186,7 +186,8 @@ export interface GatherScatter {
 
 export interface SharedAttribute {
   via: NodeRef;
-  // Other parties linked to the same identifier, device or ip.
+  // Other parties linked to the same identifier, device or ip, now or before (an identifier a
+  // party's newer version dropped still links it: shared history is evidence).
   parties: string[];
 }
 

@@ -17,7 +17,7 @@ export function edgeIdentity(type: string, from: NodeRef, to: NodeRef, qualifier
 export async function applyChanges(db: Db, changes: GraphChange[]): Promise<void> {
   const fresh = await claimEvents(db, changes);
   if (fresh.length === 0) return;
-  await applyEntities(db, fresh.filter((c) => c.entity));
+  for (const round of versionRounds(fresh.filter((c) => c.entity))) await applyEntities(db, round);
   await applyTransfers(db, fresh.filter((c) => c.transfer));
   await applyObserved(db, fresh.filter((c) => c.observed && c.observed.length > 0));
 }
@@ -37,12 +37,24 @@ async function claimEvents(db: Db, changes: GraphChange[]): Promise<GraphChange[
   return changes.filter((c) => claimed.delete(`${c.tenantId}${SEP}${c.eventId}`));
 }
 
-async function applyEntities(db: Db, changes: GraphChange[]): Promise<void> {
-  if (changes.length === 0) return;
-  // The last version of each entity in the batch is the one that stands.
-  const latest = new Map<string, GraphChange>();
-  for (const change of changes) latest.set(`${change.tenantId}${SEP}${change.entity!.origin}`, change);
-  const entities = [...latest.values()];
+// Entity versions in rounds: the first version of each entity in the batch, then the second, and
+// so on. Each round is applied set-based, in order, so a batch holding two versions of one entity
+// leaves the history one-by-one application would (the first version's edges, closed by the second).
+function versionRounds(changes: GraphChange[]): GraphChange[][] {
+  const seen = new Map<string, number>();
+  const rounds: GraphChange[][] = [];
+  for (const change of changes) {
+    const origin = `${change.tenantId}${SEP}${change.entity!.origin}`;
+    const round = seen.get(origin) ?? 0;
+    seen.set(origin, round + 1);
+    (rounds[round] ??= []).push(change);
+  }
+  return rounds;
+}
+
+// One version of each entity at most (see versionRounds).
+async function applyEntities(db: Db, entities: GraphChange[]): Promise<void> {
+  if (entities.length === 0) return;
 
   const nodes = entities
     .filter((c) => c.entity!.node)
@@ -133,7 +145,7 @@ async function applyTransfers(db: Db, changes: GraphChange[]): Promise<void> {
              INSERT INTO graph_transfers (tenant_id, movement_id, src, dst, occurred_at, amount)
              SELECT tenant_id, movement_id, src, dst, occurred_at, amount
                FROM jsonb_to_recordset($1::jsonb) AS r(tenant_id text, movement_id text, src text, dst text, occurred_at timestamptz, amount numeric)
-             ON CONFLICT (tenant_id, movement_id) DO NOTHING
+             ON CONFLICT DO NOTHING
              RETURNING tenant_id, src, dst, occurred_at, amount
            )
            INSERT INTO graph_edges (tenant_id, src_kind, src_key, type, dst_kind, dst_key, qualifier, count, sum, unpriced, first_at, last_at)

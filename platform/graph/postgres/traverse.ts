@@ -168,19 +168,22 @@ export async function shortestPaths(
     }
   }
 
+  // One path more than the limit is assembled, to know whether the limit cut any off.
   const paths: Path[] = [];
+  const wanted = options.limit + 1;
   for (const middle of meeting.sort()) {
-    for (const head of walk(a, middle, options.limit - paths.length)) {
-      for (const tail of walk(b, middle, options.limit - paths.length)) {
-        if (paths.length >= options.limit) {
-          truncated = true;
-          break;
-        }
+    for (const head of walk(a, middle, wanted - paths.length)) {
+      for (const tail of walk(b, middle, wanted - paths.length)) {
+        if (paths.length >= wanted) break;
         // head runs from `from` to the middle; tail from `to` to the middle.
         const nodes = [...head.nodes, ...tail.nodes.slice(0, -1).reverse()].map((id) => refs.get(id)!);
         paths.push({ nodes, edges: [...head.edges, ...[...tail.edges].reverse()] });
       }
     }
+  }
+  if (paths.length > options.limit) {
+    truncated = true;
+    paths.length = options.limit;
   }
   const onPaths = new Set(paths.flatMap((p) => p.edges));
   const nodeIds = new Set(paths.flatMap((p) => p.nodes.map(nodeId)));

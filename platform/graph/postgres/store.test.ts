@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Pool } from '../../postgres/pool.ts';
+import { createTestDatabase, type TestDatabase } from '../../../test/support/test-database.ts';
+import { account, day, describeGraphStoreContract, graphOf } from '../contract.ts';
+import { withReadBudget } from './budget.ts';
+import { PostgresGraphStore } from './store.ts';
+
+describeGraphStoreContract('PostgreSQL', async () => {
+  const db = await createTestDatabase();
+  return { store: new PostgresGraphStore(db.pool), close: db.drop };
+});
+
+describe('PostgresGraphStore: read budget and access paths', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it('turns a statement cancelled by the timeout into "no rows, budget spent", and runs nothing after it', async () => {
+    const outcome = await withReadBudget(db.pool, 100, async (budget) => {
+      const rows = await budget.query({ text: 'SELECT pg_sleep(10)' });
+      return { rows, exhausted: budget.exhausted, after: await budget.query({ text: 'SELECT 1 AS one' }) };
+    });
+    expect(outcome).toEqual({ rows: undefined, exhausted: true, after: undefined });
+  });
+
+  it('lets any other error through', async () => {
+    await expect(withReadBudget(db.pool, 1_000, (budget) => budget.query({ text: 'SELECT * FROM no_such_table' }))).rejects.toMatchObject({ code: '42P01' });
+  });
+
+  it('on a dense graph, a 1 ms budget answers egoNetwork and cycles partially instead of failing', async () => {
+    // A hub paying 3,000 accounts that each pay it back: 3,000 cycles of two.
+    const g = graphOf('dense');
+    await new PostgresGraphStore(db.pool).apply(
+      Array.from({ length: 3000 }, (_, i) => [g.transfer(`out${i}`, 'HUB', `C${i}`, 100n, day(2)), g.transfer(`in${i}`, `C${i}`, 'HUB', 100n, day(3))]).flat(),
+    );
+    const egoOptions = { depth: 2, nodeCap: 10_000 };
+    const cycleOptions = { since: day(1), until: day(10), minLength: 2, maxLength: 4, tolerance: 0.1, limit: 10_000 };
+
+    // With time enough, both answers are complete: any truncation below comes from the budget.
+    const ample = new PostgresGraphStore(db.pool, { readBudgetMs: 120_000 });
+    const fullEgo = await ample.egoNetwork('dense', account('HUB'), egoOptions);
+    expect(fullEgo).toMatchObject({ truncated: false });
+    expect(fullEgo.nodes).toHaveLength(3001);
+    const fullCycles = await ample.cycles('dense', 'HUB', cycleOptions);
+    expect(fullCycles.truncated).toBe(false);
+    expect(fullCycles.cycles).toHaveLength(3000);
+
+    const starved = new PostgresGraphStore(db.pool, { readBudgetMs: 1 });
+    const ego = await starved.egoNetwork('dense', account('HUB'), egoOptions);
+    expect(ego.truncated).toBe(true);
+    expect(ego.nodes.length).toBeLessThan(3001);
+    const cycles = await starved.cycles('dense', 'HUB', cycleOptions);
+    expect(cycles.truncated).toBe(true);
+    expect(cycles.cycles.length).toBeLessThan(3000);
+  });
+
+  // The latest movements of each transfer edge are looked up per pair (src, dst). Without an
+  // index on the pair, each lookup walks every movement into the pair's destination and filters
+  // on the source: pairs x movements rows, which on a hub spends the whole read budget (and the
+  // answer comes back truncated with no recent movements). Counted, not timed: rows the
+  // statement the store really runs reads and throws away.
+  it("reads a pair's latest movements without walking the other pairs' movements", async () => {
+    const g = graphOf('hub-pairs');
+    await new PostgresGraphStore(db.pool).apply(
+      Array.from({ length: 200 }, (_, i) => [g.transfer(`out${i}`, 'HUB', `C${i}`, 100n, day(2)), g.transfer(`in${i}`, `C${i}`, 'HUB', 100n, day(3))]).flat(),
+    );
+    const statements = capturing(db.pool);
+    const ego = await new PostgresGraphStore(statements.pool).egoNetwork('hub-pairs', account('HUB'), { depth: 1, nodeCap: 1_000 });
+    expect(ego.edges).toHaveLength(400);
+    expect(ego.edges.every((e) => e.recent?.length === 1)).toBe(true);
+    const recent = statements.named('graph-recent-movements');
+    const { rows } = await db.pool.query({ text: `EXPLAIN (ANALYZE, FORMAT JSON) ${recent.text}`, values: recent.values });
+    expect(rowsDiscarded((rows[0] as { 'QUERY PLAN': Array<{ Plan: PlanNode }> })['QUERY PLAN'][0]!.Plan)).toBe(0);
+  });
+});
+
+interface PlanNode {
+  'Actual Loops'?: number;
+  'Rows Removed by Filter'?: number;
+  'Rows Removed by Index Recheck'?: number;
+  Plans?: PlanNode[];
+}
+
+// Rows a plan read and dropped, over all loops (EXPLAIN reports the per-loop average).
+function rowsDiscarded(node: PlanNode): number {
+  const own = ((node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0)) * (node['Actual Loops'] ?? 1);
+  return own + (node.Plans ?? []).reduce((n, child) => n + rowsDiscarded(child), 0);
+}
+
+// A pool whose connections remember the named statements run on them.
+function capturing(pool: Pool): { pool: Pool; named: (name: string) => { text: string; values: unknown[] } } {
+  const seen = new Map<string, { text: string; values: unknown[] }>();
+  const wrapped = {
+    connect: async () => {
+      const client = await pool.connect();
+      return new Proxy(client, {
+        get(target, property) {
+          if (property === 'query') {
+            return (config: unknown, ...rest: unknown[]) => {
+              const c = config as { name?: string; text?: string; values?: unknown[] };
+              if (c?.name && c.text) seen.set(c.name, { text: c.text, values: c.values ?? [] });
+              return (target.query as (...args: unknown[]) => unknown)(config, ...rest);
+            };
+          }
+          const value = Reflect.get(target, property);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+    },
+  } as unknown as Pool;
+  return {
+    pool: wrapped,
+    named: (name) => {
+      const statement = seen.get(name);
+      if (!statement) throw new Error(`no statement ${name} was run`);
+      return statement;
+    },
+  };
+}
