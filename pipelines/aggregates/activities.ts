@@ -8,6 +8,7 @@ const DURABLE_STATUSES = new Set(['completed', 'pending']);
 const CASH_TYPES = new Set(['cash_in', 'cash_out']);
 
 type Side = 'debit' | 'credit';
+const SIDES: readonly Side[] = ['debit', 'credit'];
 
 // One movement as each of its accounts and parties sees it: the debit side's subjects see money
 // go out, the credit side's see it come in. A transfer between two accounts of one party gives
@@ -16,35 +17,34 @@ type Side = 'debit' | 'credit';
 export function activitiesOf(change: MovementChange): Activity[] {
   if (!DURABLE_STATUSES.has(change.status)) return [];
   const { debit, credit } = change;
-  const common = {
-    movementId: change.external_id,
-    eventId: change.event_id,
-    occurredAt: new Date(change.occurred_at),
-    amount: { value: BigInt(change.amount.value), scale: change.amount.scale, asset: change.amount.asset },
-    baseValue: change.base_amount ? BigInt(change.base_amount.value) : null,
-    cash: change.data.cash === true || CASH_TYPES.has(change.type),
-    corridor: debit.country && credit.country ? `${debit.country}>${credit.country}` : null,
-  };
+  // Shared by the (up to four) activities of the movement; none of them is ever mutated.
+  const occurredAt = new Date(change.occurred_at);
+  const amount = { value: BigInt(change.amount.value), scale: change.amount.scale, asset: change.amount.asset };
+  const baseValue = change.base_amount ? BigInt(change.base_amount.value) : null;
+  const cash = change.data.cash === true || CASH_TYPES.has(change.type);
+  const corridor = debit.country && credit.country ? `${debit.country}>${credit.country}` : null;
   const activities: Activity[] = [];
-  for (const side of ['debit', 'credit'] as const) {
-    const leg = change[side];
-    const otherSide: Side = side === 'debit' ? 'credit' : 'debit';
-    const other = change[otherSide];
-    const external = externalKey(change.data[otherSide]?.counterparty);
-    const seen = (subject: Subject, counterparty: string | null): Activity => ({
-      ...common,
-      subject,
+  const see = (side: Side, kind: Subject['kind'], id: string, counterparty: string | null, counterpartyCountry: string | null) =>
+    activities.push({
+      subject: { tenantId: change.tenant_id, kind, id },
+      movementId: change.external_id,
+      eventId: change.event_id,
       direction: side === 'debit' ? 'out' : 'in',
+      occurredAt,
+      amount,
+      baseValue,
+      cash,
       counterparty,
-      counterpartyCountry: other.country,
+      counterpartyCountry,
+      corridor,
     });
-    if (leg.account_id) {
-      activities.push(seen({ tenantId: change.tenant_id, kind: 'account', id: leg.account_id }, accountCounterparty(other, external)));
-    }
-    if (leg.party_id) {
-      const counterparty = other.party_id === leg.party_id ? null : partyCounterparty(other, external);
-      activities.push(seen({ tenantId: change.tenant_id, kind: 'party', id: leg.party_id }, counterparty));
-    }
+  for (const side of SIDES) {
+    const leg = side === 'debit' ? debit : credit;
+    const otherSide: Side = side === 'debit' ? 'credit' : 'debit';
+    const other = side === 'debit' ? credit : debit;
+    const external = externalKey(change.data[otherSide]?.counterparty);
+    if (leg.account_id) see(side, 'account', leg.account_id, accountCounterparty(other, external), other.country);
+    if (leg.party_id) see(side, 'party', leg.party_id, other.party_id === leg.party_id ? null : partyCounterparty(other, external), other.country);
   }
   return activities;
 }

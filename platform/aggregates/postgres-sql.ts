@@ -4,35 +4,36 @@
 // never passes through a JavaScript number.
 
 // $1 is one JSON document with every activity of the batch (parsed in C, like the canonical
-// writers). Rows are inserted in primary-key order, in the database's own collation, so two
-// concurrent batches touching the same keys take their locks in one order and cannot deadlock.
+// writers; as json, not jsonb, so it is read row by row without first building a binary copy),
+// its keys one letter long: they repeat in every row, and a batch is thousands of rows.
+// Rows are inserted in primary-key order, in the database's own collation, so two concurrent
+// batches touching the same keys take their locks in one order and cannot deadlock.
 export const RECORD_SQL = `
 INSERT INTO agg_activity (tenant_id, subject_kind, subject_id, occurred_at, movement_id, direction, event_id,
                           amount_value, amount_scale, amount_asset, base_value, cash, counterparty, counterparty_country, corridor)
-SELECT tenant_id, subject_kind, subject_id, occurred_at, movement_id, direction, event_id,
-       amount_value, amount_scale, amount_asset, base_value, cash, counterparty, counterparty_country, corridor
-  FROM jsonb_to_recordset($1::jsonb) AS r(tenant_id text, subject_kind text, subject_id text, occurred_at timestamptz,
-       movement_id text, direction text, event_id uuid, amount_value numeric, amount_scale smallint, amount_asset text,
-       base_value numeric, cash boolean, counterparty text, counterparty_country text, corridor text)
- ORDER BY tenant_id, subject_kind, subject_id, occurred_at, movement_id, direction
+SELECT t, k, s, o, m, d, e, v, sc, a, b, c, cp, cc, co
+  FROM json_to_recordset($1::json) AS r(t text, k text, s text, o timestamptz, m text, d text, e uuid, v numeric, sc smallint,
+       a text, b numeric, c boolean, cp text, cc text, co text)
+ ORDER BY t, k, s, o, m, d
     ON CONFLICT (tenant_id, subject_kind, subject_id, occurred_at, movement_id, direction) DO NOTHING`;
 
+// One activity in RECORD_SQL's document.
 export interface RecordRow {
-  tenant_id: string;
-  subject_kind: string;
-  subject_id: string;
-  occurred_at: string;
-  movement_id: string;
-  direction: 'in' | 'out';
-  event_id: string;
-  amount_value: string;
-  amount_scale: number;
-  amount_asset: string;
-  base_value: string | null;
-  cash: boolean;
-  counterparty: string | null;
-  counterparty_country: string | null;
-  corridor: string | null;
+  t: string; // tenant_id
+  k: string; // subject_kind
+  s: string; // subject_id
+  o: string; // occurred_at
+  m: string; // movement_id
+  d: 'in' | 'out'; // direction
+  e: string; // event_id
+  v: string; // amount_value
+  sc: number; // amount_scale
+  a: string; // amount_asset
+  b: string | null; // base_value
+  c: boolean; // cash
+  cp: string | null; // counterparty
+  cc: string | null; // counterparty_country
+  co: string | null; // corridor
 }
 
 // Every window asked, in one statement. $1-$3 subject, $4/$5 the windows' names and starts

@@ -1,3 +1,4 @@
+import { AnalyzeOnGrowth } from '../postgres/analyze-on-growth.ts';
 import type { Pool } from '../postgres/pool.ts';
 import {
   BASELINE_SQL,
@@ -35,13 +36,19 @@ const ALL_WINDOWS = Object.keys(WINDOWS) as WindowName[];
 // infra/postgres/0006_aggregates.up.sql). No FK to tenants: the store trusts its callers' tenant
 // ids, exactly like the bus records it is fed from.
 export class PostgresAggregateStore implements AggregateStore {
-  constructor(private readonly pool: Pool) {}
+  private readonly growth: AnalyzeOnGrowth;
+
+  constructor(private readonly pool: Pool) {
+    this.growth = new AnalyzeOnGrowth(pool, ['agg_activity']);
+  }
 
   // One statement, hence one transaction, for the whole batch.
   async record(activities: Activity[]): Promise<number> {
     if (activities.length === 0) return 0;
     const result = await this.pool.query({ name: 'agg-record', text: RECORD_SQL, values: [JSON.stringify(activities.map(rowOf))] });
-    return result.rowCount ?? 0;
+    const added = result.rowCount ?? 0;
+    this.growth.note(added);
+    return added;
   }
 
   async windows(subject: Subject, at: Date, options: WindowOptions = {}): Promise<WindowStats[]> {
@@ -137,21 +144,21 @@ const NO_FLOW: FlowBaseline = { meanSum: 0n, stddevSum: 0n, meanCount: 0, stddev
 
 function rowOf(activity: Activity): RecordRow {
   return {
-    tenant_id: activity.subject.tenantId,
-    subject_kind: activity.subject.kind,
-    subject_id: activity.subject.id,
-    occurred_at: activity.occurredAt.toISOString(),
-    movement_id: activity.movementId,
-    direction: activity.direction,
-    event_id: activity.eventId,
-    amount_value: activity.amount.value.toString(),
-    amount_scale: activity.amount.scale,
-    amount_asset: activity.amount.asset,
-    base_value: activity.baseValue === null ? null : activity.baseValue.toString(),
-    cash: activity.cash,
-    counterparty: activity.counterparty,
-    counterparty_country: activity.counterpartyCountry,
-    corridor: activity.corridor,
+    t: activity.subject.tenantId,
+    k: activity.subject.kind,
+    s: activity.subject.id,
+    o: activity.occurredAt.toISOString(),
+    m: activity.movementId,
+    d: activity.direction,
+    e: activity.eventId,
+    v: activity.amount.value.toString(),
+    sc: activity.amount.scale,
+    a: activity.amount.asset,
+    b: activity.baseValue === null ? null : activity.baseValue.toString(),
+    c: activity.cash,
+    cp: activity.counterparty,
+    cc: activity.counterpartyCountry,
+    co: activity.corridor,
   };
 }
 

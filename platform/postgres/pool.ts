@@ -7,14 +7,22 @@ export type PoolClient = pg.PoolClient;
 // so int8 is parsed as bigint and numeric stays a string for callers to convert deliberately.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => BigInt(value));
 
-export function createPool(connectionString: string, max: number, options: { synchronousCommit?: boolean } = {}): Pool {
+export function createPool(connectionString: string, max: number, options: { synchronousCommit?: boolean; customPlans?: boolean } = {}): Pool {
+  const settings = [
+    // For writes whose loss in a database crash is acceptable (see the callers): the commit does
+    // not wait for the WAL flush. Never used for accepted events.
+    ...(options.synchronousCommit === false ? ['-c synchronous_commit=off'] : []),
+    // For long-lived workers whose tables grow from nothing: a prepared statement's generic plan,
+    // made while a table was empty, is kept until the table is next analysed (seen: a log read
+    // taking seconds instead of milliseconds). Planning each execution with its values costs
+    // far less than the work of a batch.
+    ...(options.customPlans ? ['-c plan_cache_mode=force_custom_plan'] : []),
+  ];
   const pool = new pg.Pool({
     connectionString,
     max,
     idleTimeoutMillis: 30_000,
-    // For writes whose loss in a database crash is acceptable (see the callers): the commit does
-    // not wait for the WAL flush. Never used for accepted events.
-    ...(options.synchronousCommit === false ? { options: '-c synchronous_commit=off' } : {}),
+    ...(settings.length > 0 ? { options: settings.join(' ') } : {}),
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);

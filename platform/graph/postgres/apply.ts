@@ -63,7 +63,7 @@ async function applyEntities(db: Db, entities: GraphChange[]): Promise<void> {
     await db.query({
       name: 'graph-nodes',
       text: `INSERT INTO graph_nodes (tenant_id, kind, key, attrs, updated_at)
-             SELECT tenant_id, kind, key, attrs, at FROM jsonb_to_recordset($1::jsonb) AS r(tenant_id text, kind text, key text, attrs jsonb, at timestamptz)
+             SELECT tenant_id, kind, key, attrs, at FROM json_to_recordset($1::json) AS r(tenant_id text, kind text, key text, attrs jsonb, at timestamptz)
               ORDER BY tenant_id, kind, key
              ON CONFLICT (tenant_id, kind, key) DO UPDATE SET attrs = EXCLUDED.attrs, updated_at = EXCLUDED.updated_at`,
       values: [JSON.stringify(nodes)],
@@ -75,7 +75,7 @@ async function applyEntities(db: Db, entities: GraphChange[]): Promise<void> {
   await db.query({
     name: 'graph-close-declared',
     text: `UPDATE graph_edges e SET valid_to = o.at
-             FROM jsonb_to_recordset($1::jsonb) AS o(tenant_id text, origin text, at timestamptz, keep text[])
+             FROM json_to_recordset($1::json) AS o(tenant_id text, origin text, at timestamptz, keep text[])
             WHERE e.tenant_id = o.tenant_id AND e.origin = o.origin
               AND NOT (concat_ws(chr(31), e.type, e.src_kind, e.src_key, e.dst_kind, e.dst_key, e.qualifier) = ANY (o.keep))
               AND (e.valid_to IS NULL OR e.valid_to > o.at)`,
@@ -97,7 +97,7 @@ async function applyEntities(db: Db, entities: GraphChange[]): Promise<void> {
     name: 'graph-declared',
     text: `INSERT INTO graph_edges (tenant_id, src_kind, src_key, type, dst_kind, dst_key, qualifier, origin, valid_from, valid_to, attrs, first_at, last_at)
            SELECT tenant_id, src_kind, src_key, type, dst_kind, dst_key, qualifier, origin, valid_from, valid_to, attrs, at, at
-             FROM jsonb_to_recordset($1::jsonb) AS r(tenant_id text, src_kind text, src_key text, type text, dst_kind text, dst_key text,
+             FROM json_to_recordset($1::json) AS r(tenant_id text, src_kind text, src_key text, type text, dst_kind text, dst_key text,
                   qualifier text, origin text, valid_from timestamptz, valid_to timestamptz, attrs jsonb, at timestamptz)
             ORDER BY tenant_id, src_kind, src_key, type, dst_kind, dst_key, qualifier
            ON CONFLICT (tenant_id, src_kind, src_key, type, dst_kind, dst_key, qualifier) DO UPDATE
@@ -144,7 +144,7 @@ async function applyTransfers(db: Db, changes: GraphChange[]): Promise<void> {
     text: `WITH added AS (
              INSERT INTO graph_transfers (tenant_id, movement_id, src, dst, occurred_at, amount)
              SELECT tenant_id, movement_id, src, dst, occurred_at, amount
-               FROM jsonb_to_recordset($1::jsonb) AS r(tenant_id text, movement_id text, src text, dst text, occurred_at timestamptz, amount numeric)
+               FROM json_to_recordset($1::json) AS r(tenant_id text, movement_id text, src text, dst text, occurred_at timestamptz, amount numeric)
              ON CONFLICT DO NOTHING
              RETURNING tenant_id, src, dst, occurred_at, amount
            )
@@ -169,7 +169,7 @@ async function applyObserved(db: Db, changes: GraphChange[]): Promise<void> {
     name: 'graph-observed',
     text: `INSERT INTO graph_edges (tenant_id, src_kind, src_key, type, dst_kind, dst_key, qualifier, count, first_at, last_at)
            SELECT tenant_id, src_kind, src_key, type, dst_kind, dst_key, '', count(*), min(at), max(at)
-             FROM jsonb_to_recordset($1::jsonb) AS r(tenant_id text, src_kind text, src_key text, type text, dst_kind text, dst_key text, at timestamptz)
+             FROM json_to_recordset($1::json) AS r(tenant_id text, src_kind text, src_key text, type text, dst_kind text, dst_key text, at timestamptz)
             GROUP BY tenant_id, src_kind, src_key, type, dst_kind, dst_key
             ORDER BY tenant_id, src_kind, src_key, type, dst_kind, dst_key
            ON CONFLICT (tenant_id, src_kind, src_key, type, dst_kind, dst_key, qualifier) DO UPDATE

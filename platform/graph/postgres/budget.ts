@@ -38,6 +38,8 @@ export async function withReadBudget<T>(pool: Pool, budgetMs: number, work: (bud
   const client = await pool.connect();
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    // Traversals bind arrays of every size: a plan made for the values at hand, never a generic one.
+    await client.query('SET LOCAL plan_cache_mode = force_custom_plan');
     return await work(new ReadBudget(client, performance.now() + budgetMs));
   } finally {
     await client.query('ROLLBACK').catch(() => undefined);

@@ -1,3 +1,4 @@
+import { AnalyzeOnGrowth } from '../../postgres/analyze-on-growth.ts';
 import { withTransaction, type Pool } from '../../postgres/pool.ts';
 import type { CycleOptions, EgoOptions, GraphChange, GraphNode, GraphStore, NodeRef, PathOptions, TwoHopOptions, EdgeFilter } from '../port.ts';
 import { applyChanges } from './apply.ts';
@@ -11,14 +12,19 @@ export const DEFAULT_READ_BUDGET_MS = 2_000;
 // The embedded GraphStore: PostgreSQL tables (infra/postgres/0005_graph.up.sql), traversed level
 // by level with one set-based statement per level.
 export class PostgresGraphStore implements GraphStore {
+  private readonly growth: AnalyzeOnGrowth;
+
   constructor(
     private readonly pool: Pool,
     private readonly options: { readBudgetMs?: number } = {},
-  ) {}
+  ) {
+    this.growth = new AnalyzeOnGrowth(pool, ['graph_applied', 'graph_nodes', 'graph_edges', 'graph_transfers']);
+  }
 
   async apply(changes: GraphChange[]): Promise<void> {
     if (changes.length === 0) return;
     await withTransaction(this.pool, (db) => applyChanges(db, changes));
+    this.growth.note(changes.length);
   }
 
   async node(tenantId: string, node: NodeRef): Promise<GraphNode | null> {

@@ -27,7 +27,7 @@ export async function runParts(parts: ProcessPart[]): Promise<void> {
   const logError = (error: unknown) => process.stderr.write(`svc: ${(error as Error).stack ?? String(error)}\n`);
 
   if (parts.includes('pipeline:canonical')) {
-    const pool = createPool(db.url, PIPELINE_POOL_SIZE);
+    const pool = createPool(db.url, PIPELINE_POOL_SIZE, { customPlans: true });
     const bus = new PostgresLogBus(pool, { onError: logError });
     const pipeline = await startCanonicalPipeline({ pool, bus, clock: systemClock, masterKey, onError: logError });
     stops.push(async () => {
@@ -38,7 +38,7 @@ export async function runParts(parts: ProcessPart[]): Promise<void> {
   }
 
   if (parts.includes('pipeline:graph')) {
-    const pool = createPool(db.url, PIPELINE_POOL_SIZE);
+    const pool = createPool(db.url, PIPELINE_POOL_SIZE, { customPlans: true });
     const bus = new PostgresLogBus(pool, { onError: logError });
     const pipeline = await startGraphPipeline({ bus, store: new PostgresGraphStore(pool) });
     stops.push(async () => {
@@ -49,7 +49,7 @@ export async function runParts(parts: ProcessPart[]): Promise<void> {
   }
 
   if (parts.includes('pipeline:aggregates')) {
-    const pool = createPool(db.url, PIPELINE_POOL_SIZE);
+    const pool = createPool(db.url, PIPELINE_POOL_SIZE, { customPlans: true });
     const bus = new PostgresLogBus(pool, { onError: logError });
     const pipeline = await startAggregatesPipeline({ bus, store: new PostgresAggregateStore(pool) });
     stops.push(async () => {
