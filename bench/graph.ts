@@ -66,10 +66,9 @@ import { AGGREGATES, CANONICAL, GRAPH, type ConsumerGroupSpec } from '../pipelin
 import { PARTITIONS, PostgresLogBus, streamOf } from '../platform/bus/postgres-log.ts';
 import { PostgresGraphStore } from '../platform/graph/postgres/store.ts';
 import { accountItem, accountKey, batchBody, loadDataset, MOVEMENT_PREFIX, movementItem, partyItem, type Dataset } from './lib/amlsim.ts';
-import { answered, batchCounts, signedTarget } from './lib/api.ts';
-import { ROOT, startNode, startService, svc, TENANT, type BenchService } from './lib/bench-service.ts';
+import { ingestAll, startPipeline, statusCounts } from './lib/batches.ts';
+import { ROOT, startService, svc, TENANT, type BenchService } from './lib/bench-service.ts';
 import { connectClients, embeddedConnection } from './lib/embedded-pg.ts';
-import { newAgent, send } from './lib/load.ts';
 import { positiveInteger, positiveNumber } from './lib/options.ts';
 import { stopChild, type Child } from './lib/processes.ts';
 import { mb, peakBytes, sampleRss, type RssPeak, type RssSampler } from './lib/rss.ts';
@@ -109,34 +108,9 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 // ---- ingest ----------------------------------------------------------------------------------
 
-async function postBatch(service: BenchService, agent: ReturnType<typeof newAgent>, body: Buffer): Promise<number> {
-  const response = await send(signedTarget(service, 'signed POST /v1/batches', '/v1/batches', body), agent);
-  const counts = batchCounts(response);
-  if (response.status !== 202 || !counts) throw new Error(`POST /v1/batches answered ${answered(response)}`);
-  return counts.accepted;
-}
-
-// Sends the batches in order over `connections` keep-alive loops (each takes the next batch as
-// soon as its previous one was answered); every event must be accepted. Resolves with the seconds
-// from the first request to the last 202.
-async function ingestAll(service: BenchService, batches: Array<{ body: Buffer; events: number }>): Promise<number> {
-  const agent = newAgent(INGEST_CONNECTIONS);
-  let next = 0;
-  const started = performance.now();
-  try {
-    const loop = async () => {
-      while (next < batches.length) {
-        const index = next++;
-        const batch = batches[index]!;
-        const accepted = await postBatch(service, agent, batch.body);
-        if (accepted !== batch.events) throw new Error(`batch ${index}: ${accepted} of ${batch.events} events accepted`);
-      }
-    };
-    await Promise.all(Array.from({ length: INGEST_CONNECTIONS }, loop));
-  } finally {
-    agent.destroy();
-  }
-  return (performance.now() - started) / 1000;
+// The batches in order over INGEST_CONNECTIONS connections; seconds from first request to last 202.
+function ingestBatches(service: BenchService, batches: Array<{ body: Buffer; events: number }>): Promise<number> {
+  return ingestAll(service, INGEST_CONNECTIONS, batches.length, (i) => batches[i]!.body, (i) => batches[i]!.events);
 }
 
 function batchesOf(items: string[]): Array<{ body: Buffer; events: number }> {
@@ -149,21 +123,6 @@ function batchesOf(items: string[]): Array<{ body: Buffer; events: number }> {
 }
 
 // ---- processes -------------------------------------------------------------------------------
-
-type PipelineName = 'canonical' | 'graph' | 'aggregates';
-
-interface Started {
-  child: Child;
-  // performance.now() when the "<name> pipeline running" line arrived.
-  readyAt: number;
-}
-
-async function startPipeline(teardown: Teardown, service: BenchService, pipeline: PipelineName, name: string): Promise<Started> {
-  const nodeArgs = (process.env.BENCH_PIPELINE_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const args = [...nodeArgs, 'bin/svc.js', 'run', 'pipeline', pipeline];
-  const { child } = await startNode(teardown, name, args, service.env, new RegExp(`${pipeline} pipeline running`));
-  return { child, readyAt: performance.now() };
-}
 
 function exitText(child: Child): string {
   return child.process.signalCode ? `signal ${child.process.signalCode}` : `exit ${child.process.exitCode}`;
@@ -252,15 +211,6 @@ async function waitForDrain(
     }
     await sleep(POLL_MS);
   }
-}
-
-async function statusCounts(db: pg.Client, object: string, prefix: string): Promise<Map<string, number>> {
-  const { rows } = await db.query<{ status: string; events: number }>(
-    `SELECT status, count(*)::int AS events FROM inbox_events
-      WHERE tenant_id = $1 AND object = $2 AND starts_with(external_id, $3) GROUP BY status ORDER BY status`,
-    [TENANT, object, prefix],
-  );
-  return new Map(rows.map((r) => [r.status, r.events]));
 }
 
 async function expectProcessed(db: pg.Client, object: string, prefix: string, expected: number): Promise<void> {
@@ -478,7 +428,7 @@ async function main(teardown: Teardown): Promise<void> {
     // The entities go in before the pipelines start: a pipeline started on empty tables keeps
     // statement plans made for empty tables (see the header).
     log(`(1) ingesting ${dataset.nodes.length} parties and ${dataset.nodes.length} accounts...`);
-    const setupSeconds = await ingestAll(service, [...batchesOf(dataset.nodes.map(partyItem)), ...batchesOf(dataset.nodes.map(accountItem))]);
+    const setupSeconds = await ingestBatches(service, [...batchesOf(dataset.nodes.map(partyItem)), ...batchesOf(dataset.nodes.map(accountItem))]);
     log(`(1) ingested in ${setupSeconds.toFixed(1)} s; starting the canonical, graph and aggregates pipelines...`);
     const canonical = await startPipeline(teardown, service, 'canonical', 'pipeline canonical');
     const graph2 = await startPipeline(teardown, service, 'graph', 'pipeline graph');
@@ -497,7 +447,7 @@ async function main(teardown: Teardown): Promise<void> {
     rss.start('graph (2)', graph2.child.pid);
     rss.start('aggregates (2)', aggregates2.child.pid);
     log(`(2) ingesting ${movements} movements in ${bodies.length} batch(es) of up to ${BATCH_SIZE} over ${INGEST_CONNECTIONS} connections, pipelines running...`);
-    const ingestSeconds = await ingestAll(service, bodies);
+    const ingestSeconds = await ingestBatches(service, bodies);
     const last202 = performance.now();
     log(`(2) ingest: ${movements} events in ${ingestSeconds.toFixed(2)} s = ${(movements / ingestSeconds).toFixed(0)} events/s; waiting for every group...`);
     const drained2 = await waitForDrain(db, bus, [GRAPH.group, AGGREGATES.group], running, 'movements (2)');

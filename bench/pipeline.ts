@@ -35,10 +35,10 @@
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { movementEvent, partyEvent } from '../test/fixtures/events.ts';
-import { answered, batchCounts, signedTarget } from './lib/api.ts';
-import { startNode, startService, svc, TENANT, type BenchService } from './lib/bench-service.ts';
+import { ingestAll, postBatch, startPipeline, statusCounts } from './lib/batches.ts';
+import { startService, svc, TENANT, type BenchService } from './lib/bench-service.ts';
 import { connectClients } from './lib/embedded-pg.ts';
-import { newAgent, send } from './lib/load.ts';
+import { newAgent } from './lib/load.ts';
 import { positiveInteger, positiveNumber } from './lib/options.ts';
 import { stopChild, type Child } from './lib/processes.ts';
 import { mb, peakBytes, sampleRss, type RssPeak } from './lib/rss.ts';
@@ -118,48 +118,6 @@ const LAG_PREFIX = 'mv-lag-';
 
 // ---- service side ----------------------------------------------------------------------------
 
-// Sends one batch; resolves with how many were accepted, rejects on anything but a 202.
-async function postBatch(service: BenchService, agent: ReturnType<typeof newAgent>, body: Buffer): Promise<number> {
-  const response = await send(signedTarget(service, 'signed POST /v1/batches', '/v1/batches', body), agent);
-  const counts = batchCounts(response);
-  if (response.status !== 202 || !counts) throw new Error(`POST /v1/batches answered ${answered(response)}`);
-  return counts.accepted;
-}
-
-// Sends `batches` batches over `connections` loops; every event must be accepted.
-async function ingestAll(
-  service: BenchService,
-  connections: number,
-  batches: number,
-  body: (batch: number) => Buffer,
-  sizeOf: (batch: number) => number,
-): Promise<number> {
-  const agent = newAgent(connections);
-  let next = 0;
-  const started = performance.now();
-  try {
-    const loop = async () => {
-      while (next < batches) {
-        const batch = next++;
-        const accepted = await postBatch(service, agent, body(batch));
-        if (accepted !== sizeOf(batch)) throw new Error(`batch ${batch}: ${accepted} of ${sizeOf(batch)} events accepted`);
-      }
-    };
-    await Promise.all(Array.from({ length: connections }, loop));
-  } finally {
-    agent.destroy();
-  }
-  return (performance.now() - started) / 1000;
-}
-
-// `svc run pipeline canonical` on the service's data directory, once it says it is running.
-// BENCH_PIPELINE_NODE_ARGS adds node options to it (e.g. --cpu-prof).
-async function startPipeline(teardown: Teardown, service: BenchService, name: string): Promise<Child> {
-  const nodeArgs = (process.env.BENCH_PIPELINE_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const args = [...nodeArgs, 'bin/svc.js', 'run', 'pipeline', 'canonical'];
-  return (await startNode(teardown, name, args, service.env, /canonical pipeline running/)).child;
-}
-
 // ---- the database, read directly -------------------------------------------------------------
 
 // The last record of every partition of the log now: the pipeline has drained everything ingested
@@ -203,17 +161,6 @@ async function lastStageId(db: pg.Client): Promise<string> {
 async function lastOutboxPosition(db: pg.Client): Promise<string> {
   const { rows } = await db.query<{ position: string }>('SELECT coalesce(max(position), 0)::text AS position FROM outbox');
   return rows[0]!.position;
-}
-
-// Movements of the tenant by status and external_id prefix (a scan: used only for progress lines
-// every few seconds and at the end, not in the 100 ms poll).
-async function statusCounts(db: pg.Client, object: string, prefix: string): Promise<Map<string, number>> {
-  const { rows } = await db.query<{ status: string; events: number }>(
-    `SELECT status, count(*)::int AS events FROM inbox_events
-      WHERE tenant_id = $1 AND object = $2 AND starts_with(external_id, $3) GROUP BY status ORDER BY status`,
-    [TENANT, object, prefix],
-  );
-  return new Map(rows.map((r) => [r.status, r.events]));
 }
 
 function countsText(counts: Map<string, number>): string {
@@ -276,7 +223,7 @@ async function throughputPhase(teardown: Teardown, service: BenchService, db: pg
   // until phase 2, which starts after the drain).
   const stagesBefore = await lastStageId(db);
   log('(1) starting `svc run pipeline canonical`...');
-  const pipeline = await startPipeline(teardown, service, 'pipeline');
+  const pipeline = (await startPipeline(teardown, service, 'canonical', 'pipeline')).child;
   const ready = wallMs();
   rss.sampler = sampleRss(pipeline.pid, RSS_INTERVAL_MS);
   await waitForDrain(db, end, pipeline, { object: 'movement', prefix: BULK_PREFIX, label: 'phase 1 movements' });
@@ -499,7 +446,7 @@ async function main(teardown: Teardown): Promise<void> {
     return batchBody('party', events);
   }, partySize);
   const partiesEnd = await logEnd(db);
-  const setupPipeline = await startPipeline(teardown, service, 'pipeline (parties)');
+  const setupPipeline = (await startPipeline(teardown, service, 'canonical', 'pipeline (parties)')).child;
   await waitForDrain(db, partiesEnd, setupPipeline, { object: 'party', prefix: 'p-', label: 'parties' });
   const parties = await statusCounts(db, 'party', 'p-');
   if ((parties.get('processed') ?? 0) !== PARTIES) throw new Error(`parties not all processed: ${countsText(parties)}`);

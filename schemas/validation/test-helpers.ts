@@ -2,7 +2,7 @@
 // run the live validation on it, and assert the exact outcome (code and path). Pure; no database.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { isoRegistry, type AssetRegistry } from '../assets/registry.ts';
+import { isoRegistry } from '../assets/registry.ts';
 import type { ErrorCode } from '../errors/catalog.ts';
 import { FAMILIES, type Family } from '../families/index.ts';
 import { VALID_EVENTS } from '../../test/fixtures/events.ts';
