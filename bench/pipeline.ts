@@ -120,9 +120,10 @@ const LAG_PREFIX = 'mv-lag-';
 
 // ---- the database, read directly -------------------------------------------------------------
 
-// The last record of every partition of the log now: the pipeline has drained everything ingested
-// so far once the group's committed offset of each partition is at or past it (an offset is
-// committed after the records before it were handled and their transactions committed).
+// The last inbox record (what the canonical group reads) of every partition of the log now: the
+// pipeline has drained everything ingested so far once the group's committed offset of each
+// partition is at or past it (an offset is committed after the records before it were handled
+// and their transactions committed).
 interface LogEnd {
   partitions: number[];
   xids: string[];
@@ -132,7 +133,7 @@ interface LogEnd {
 async function logEnd(db: pg.Client): Promise<LogEnd> {
   const { rows } = await db.query<{ partition: number; xid: string; position: string }>(
     `SELECT DISTINCT ON (partition) partition, writer_xid::text AS xid, position::text
-       FROM outbox ORDER BY partition, writer_xid DESC, position DESC`,
+       FROM outbox WHERE stream = 'inbox' ORDER BY partition, writer_xid DESC, position DESC`,
   );
   return { partitions: rows.map((r) => r.partition), xids: rows.map((r) => r.xid), positions: rows.map((r) => r.position) };
 }
@@ -395,7 +396,7 @@ async function lagPhase(service: BenchService, db: pg.Client, offsetsDb: pg.Clie
     [stagesBefore, TENANT],
   );
   const { rows: records } = await db.query<{ event_id: string; partition: number; xid: string; position: string }>(
-    `SELECT event_id::text, partition, writer_xid::text AS xid, position::text FROM outbox WHERE position > $1 AND tenant_id = $2`,
+    `SELECT event_id::text, partition, writer_xid::text AS xid, position::text FROM outbox WHERE position > $1 AND tenant_id = $2 AND stream = 'inbox'`,
     [outboxBefore, TENANT],
   );
   const canonicalAt = new Map(stages.map((row) => [row.event_id, row.canonical_ms]));

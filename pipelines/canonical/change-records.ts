@@ -3,20 +3,19 @@ import { canonicalChangeTopic, changePartitionKey, type CanonicalChange } from '
 import type { Family } from '../../schemas/families/index.ts';
 
 // Appends canonical change records to the log in the transaction that wrote the canonical model,
-// so a change is published exactly when it is committed. One statement per batch.
+// so a change is published exactly when it is committed. One statement per batch, from one JSON
+// document: as a text[] parameter every payload's quotes would be escaped element by element in
+// JavaScript; as json each record's payload is cut out of the document as it was written.
 export async function writeChangeRecords(db: Pick<PoolClient, 'query'>, changes: CanonicalChange[], at: Date): Promise<void> {
   if (changes.length === 0) return;
   await db.query({
     name: 'change-records',
     text: `INSERT INTO outbox (tenant_id, event_id, topic, partition_key, created_at, payload)
-           SELECT t, e, topic, k, $5::timestamptz, payload FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $6::text[]) AS u(t, e, topic, k, payload)`,
+           SELECT r->>'t', (r->>'e')::uuid, r->>'topic', r->>'k', $2::timestamptz, (r->'p')::text
+             FROM json_array_elements($1::json) AS r`,
     values: [
-      changes.map((c) => c.tenant_id),
-      changes.map((c) => c.event_id),
-      changes.map((c) => canonicalChangeTopic(c.object as Family)),
-      changes.map(changePartitionKey),
+      JSON.stringify(changes.map((c) => ({ t: c.tenant_id, e: c.event_id, topic: canonicalChangeTopic(c.object as Family), k: changePartitionKey(c), p: c }))),
       at,
-      changes.map((c) => JSON.stringify(c)),
     ],
   });
 }
