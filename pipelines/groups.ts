@@ -13,6 +13,6 @@ const CHANGE_TOPICS = FAMILY_NAMES.map(canonicalChangeTopic);
 
 export const CANONICAL: ConsumerGroupSpec = { group: 'canonical', topics: INBOX_TOPICS };
 export const GRAPH: ConsumerGroupSpec = { group: 'graph', topics: CHANGE_TOPICS };
-export const AGGREGATES: ConsumerGroupSpec = { group: 'aggregates', topics: CHANGE_TOPICS.filter((topic) => topic === canonicalChangeTopic('movement')) };
+export const AGGREGATES: ConsumerGroupSpec = { group: 'aggregates', topics: [canonicalChangeTopic('movement')] };
 
 export const CONSUMER_GROUPS: ConsumerGroupSpec[] = [CANONICAL, GRAPH, AGGREGATES];

@@ -2,6 +2,7 @@ import type { TenantAssetRegistry } from '../../platform/assets/tenant-registry.
 import type { BusRecord } from '../../platform/bus/port.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { withTransaction, type Pool, type PoolClient } from '../../platform/postgres/pool.ts';
+import { baseAssetOf } from '../../platform/tenants/tenants.ts';
 import type { AssetRegistry } from '../../schemas/assets/registry.ts';
 import { FAMILIES, isFamily, type Family } from '../../schemas/families/index.ts';
 import { eventsWaitingFor, markHeld, markProcessed, markRejected, type EventKey, type Processed } from './event-status.ts';
@@ -268,8 +269,7 @@ export class CanonicalProcessor {
   private async baseAsset(db: Db, tenantId: string): Promise<string> {
     const cached = this.bases.get(tenantId);
     if (cached && cached.expiresAt > Date.now()) return cached.asset;
-    const { rows } = await db.query<{ base_asset: string }>('SELECT base_asset FROM tenants WHERE tenant_id = $1', [tenantId]);
-    const asset = rows[0]!.base_asset;
+    const asset = await baseAssetOf(db, tenantId);
     this.bases.set(tenantId, { asset, expiresAt: Date.now() + 60_000 });
     return asset;
   }

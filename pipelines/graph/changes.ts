@@ -1,4 +1,4 @@
-import type { DeclaredEdge, GraphChange, NodeKind, NodeRef } from '../../platform/graph/port.ts';
+import { declaredEdge, type GraphChange, type NodeKind, type NodeRef } from '../../platform/graph/port.ts';
 import type { CanonicalChange, EntityChange, MovementChange } from '../../schemas/bus/canonical-change.ts';
 
 // Movements whose money moved (or is moving): failed and reversed ones link nobody.
@@ -28,16 +28,6 @@ function entityEffects(change: EntityChange): NonNullable<GraphChange['entity']>
   const data = change.data;
   const self: NodeRef = { kind: change.object as NodeKind, key: change.external_id };
   const origin = `${change.object}:${change.external_id}`;
-  const edge = (type: DeclaredEdge['type'], from: NodeRef, to: NodeRef, extra: Partial<DeclaredEdge> = {}): DeclaredEdge => ({
-    type,
-    from,
-    to,
-    qualifier: '',
-    validFrom: null,
-    validTo: null,
-    attrs: {},
-    ...extra,
-  });
   switch (change.object) {
     case 'party':
       return {
@@ -45,27 +35,27 @@ function entityEffects(change: EntityChange): NonNullable<GraphChange['entity']>
         node: { ref: self, attrs: pick(data, ['type', 'status', 'segment']) },
         edges: ((data.identifiers ?? []) as Array<Record<string, string>>)
           .filter((identifier) => typeof identifier.value_hash === 'string')
-          .map((identifier) => edge('shares', self, { kind: 'identifier', key: identifier.value_hash! }, { attrs: { identifier_type: identifier.type } })),
+          .map((identifier) => declaredEdge('shares', self, { kind: 'identifier', key: identifier.value_hash! }, { attrs: { identifier_type: identifier.type } })),
       };
     case 'account':
       return {
         origin,
         node: { ref: self, attrs: pick(data, ['type', 'status', 'asset']) },
-        edges: [edge('holds', { kind: 'party', key: data.holder_party_id }, self, { validFrom: date(data.opened_at), validTo: date(data.closed_at) })],
+        edges: [declaredEdge('holds', { kind: 'party', key: data.holder_party_id }, self, { validFrom: date(data.opened_at), validTo: date(data.closed_at) })],
       };
     case 'instrument':
       return {
         origin,
         node: { ref: self, attrs: pick(data, ['type', 'status', 'country']) },
         // Instruments with one fingerprint are one card or account seen under several ids.
-        edges: typeof data.fingerprint_hash === 'string' ? [edge('shares', self, { kind: 'identifier', key: data.fingerprint_hash })] : [],
+        edges: typeof data.fingerprint_hash === 'string' ? [declaredEdge('shares', self, { kind: 'identifier', key: data.fingerprint_hash })] : [],
       };
     case 'relationship':
       return {
         origin,
         node: null,
         edges: [
-          edge(data.type, { kind: data.from.kind, key: data.from.external_id }, { kind: data.to.kind, key: data.to.external_id }, {
+          declaredEdge(data.type, { kind: data.from.kind, key: data.from.external_id }, { kind: data.to.kind, key: data.to.external_id }, {
             qualifier: change.external_id,
             validFrom: date(data.valid_from),
             validTo: date(data.valid_to),

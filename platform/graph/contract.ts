@@ -4,7 +4,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DeclaredEdge, EdgeType, GraphChange, GraphEdge, GraphStore, NodeRef, Subgraph } from './port.ts';
+import { declaredEdge, type DeclaredEdge, type EdgeType, type GraphChange, type GraphEdge, type GraphStore, type NodeRef, type Subgraph } from './port.ts';
 
 // ---- building graphs ----
 
@@ -22,16 +22,7 @@ export const edgeIdOf = (type: EdgeType, from: NodeRef, to: NodeRef, qualifier =
 export const transferId = (from: string, to: string) => edgeIdOf('transfer', account(from), account(to));
 export const holdsId = (holder: string, acct: string) => edgeIdOf('holds', party(holder), account(acct));
 
-const declared = (type: EdgeType, from: NodeRef, to: NodeRef, extra: Partial<DeclaredEdge> = {}): DeclaredEdge => ({
-  type,
-  from,
-  to,
-  qualifier: '',
-  validFrom: null,
-  validTo: null,
-  attrs: {},
-  ...extra,
-});
+const declared = declaredEdge;
 
 // Changes of one tenant, each with an event id of its own.
 export function graphOf(tenantId: string) {

@@ -39,6 +39,11 @@ export interface DeclaredEdge {
   attrs: Record<string, unknown>;
 }
 
+// A declared edge with no qualifier, no validity bounds and no attributes unless given.
+export function declaredEdge(type: EdgeType, from: NodeRef, to: NodeRef, extra: Partial<DeclaredEdge> = {}): DeclaredEdge {
+  return { type, from, to, qualifier: '', validFrom: null, validTo: null, attrs: {}, ...extra };
+}
+
 export interface TransferFact {
   movementId: string;
   from: string;
@@ -87,22 +92,15 @@ export interface TransferMovement {
   amount: bigint | null;
 }
 
-export interface GraphEdge {
+export interface GraphEdge extends DeclaredEdge {
   // Stable: `<type>:<from kind>:<from key>><to kind>:<to key>` plus `#<qualifier>` when there is one.
   id: string;
-  type: EdgeType;
-  from: NodeRef;
-  to: NodeRef;
-  qualifier: string;
-  validFrom: Date | null;
-  validTo: Date | null;
   // Transfers: movements (in the filter's window) and their priced sum; observed edges: sightings.
   count: number;
   sum: bigint | null;
   unpriced: number;
   firstAt: Date | null;
   lastAt: Date | null;
-  attrs: Record<string, unknown>;
   // Transfers: the latest movements (at most 10) in the filter's window.
   recent?: TransferMovement[];
 }

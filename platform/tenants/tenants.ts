@@ -23,3 +23,14 @@ export async function createTenant(pool: Pool, tenantId: string, baseAsset: stri
   );
   return result.rowCount === 1 ? { kind: 'created' } : { kind: 'exists' };
 }
+
+// The asset a tenant's movements are normalised to (set when the tenant is created, never changed).
+export async function baseAssetOf(db: Pick<Pool, 'query'>, tenantId: string): Promise<string> {
+  const { rows } = await db.query<{ base_asset: string }>({
+    name: 'tenant-base-asset',
+    text: 'SELECT base_asset FROM tenants WHERE tenant_id = $1',
+    values: [tenantId],
+  });
+  if (!rows[0]) throw new Error(`unknown tenant ${tenantId}`);
+  return rows[0].base_asset;
+}

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TenantAssetRegistry } from '../../../platform/assets/tenant-registry.ts';
 import { EDGE_TYPES, type EdgeFilter, type GraphStore } from '../../../platform/graph/port.ts';
 import type { Pool } from '../../../platform/postgres/pool.ts';
+import { baseAssetOf } from '../../../platform/tenants/tenants.ts';
 import { renderPath, renderSubgraph, type BaseAsset } from '../graph/render.ts';
 import { sendProblem } from '../http/problem-reply.ts';
 import { QueryReader } from '../http/query-params.ts';
@@ -96,11 +97,6 @@ async function partyExists(pool: Pool, tenantId: string, party: string): Promise
 }
 
 async function baseAsset(deps: { pool: Pool; assets: TenantAssetRegistry }, tenantId: string): Promise<BaseAsset> {
-  const { rows } = await deps.pool.query<{ base_asset: string }>({
-    name: 'tenant-base-asset',
-    text: 'SELECT base_asset FROM tenants WHERE tenant_id = $1',
-    values: [tenantId],
-  });
-  const asset = rows[0]!.base_asset;
+  const asset = await baseAssetOf(deps.pool, tenantId);
   return { asset, scale: (await deps.assets.forTenant(tenantId)).scaleOf(asset) ?? 0 };
 }

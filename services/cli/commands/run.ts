@@ -1,6 +1,6 @@
 import { PostgresLogBus } from '../../../platform/bus/postgres-log.ts';
 import { systemClock } from '../../../platform/clock.ts';
-import { createPool } from '../../../platform/postgres/pool.ts';
+import { createPool, type Pool } from '../../../platform/postgres/pool.ts';
 import { PostgresAggregateStore } from '../../../platform/aggregates/postgres.ts';
 import { PostgresGraphStore } from '../../../platform/graph/postgres/store.ts';
 import { startAggregatesPipeline } from '../../../pipelines/aggregates/pipeline.ts';
@@ -26,37 +26,21 @@ export async function runParts(parts: ProcessPart[]): Promise<void> {
   const log = (line: string) => process.stdout.write(`${line}\n`);
   const logError = (error: unknown) => process.stderr.write(`svc: ${(error as Error).stack ?? String(error)}\n`);
 
-  if (parts.includes('pipeline:canonical')) {
+  // Each pipeline reads through a pool and a bus of its own.
+  const starters: Record<Pipeline, (pool: Pool, bus: PostgresLogBus) => Promise<{ stop: () => Promise<void> }>> = {
+    canonical: (pool, bus) => startCanonicalPipeline({ pool, bus, clock: systemClock, masterKey, onError: logError }),
+    graph: (pool, bus) => startGraphPipeline({ bus, store: new PostgresGraphStore(pool) }),
+    aggregates: (pool, bus) => startAggregatesPipeline({ bus, store: new PostgresAggregateStore(pool) }),
+  };
+  for (const name of PIPELINES) {
+    if (!parts.includes(`pipeline:${name}`)) continue;
     const pool = createPool(db.url, PIPELINE_POOL_SIZE, { customPlans: true });
-    const bus = new PostgresLogBus(pool, { onError: logError });
-    const pipeline = await startCanonicalPipeline({ pool, bus, clock: systemClock, masterKey, onError: logError });
+    const pipeline = await starters[name](pool, new PostgresLogBus(pool, { onError: logError }));
     stops.push(async () => {
       await pipeline.stop();
       await pool.end();
     });
-    log('canonical pipeline running');
-  }
-
-  if (parts.includes('pipeline:graph')) {
-    const pool = createPool(db.url, PIPELINE_POOL_SIZE, { customPlans: true });
-    const bus = new PostgresLogBus(pool, { onError: logError });
-    const pipeline = await startGraphPipeline({ bus, store: new PostgresGraphStore(pool) });
-    stops.push(async () => {
-      await pipeline.stop();
-      await pool.end();
-    });
-    log('graph pipeline running');
-  }
-
-  if (parts.includes('pipeline:aggregates')) {
-    const pool = createPool(db.url, PIPELINE_POOL_SIZE, { customPlans: true });
-    const bus = new PostgresLogBus(pool, { onError: logError });
-    const pipeline = await startAggregatesPipeline({ bus, store: new PostgresAggregateStore(pool) });
-    stops.push(async () => {
-      await pipeline.stop();
-      await pool.end();
-    });
-    log('aggregates pipeline running');
+    log(`${name} pipeline running`);
   }
 
   if (parts.includes('api')) {
