@@ -302,6 +302,28 @@ export function describeAggregateStoreContract(name: string, setup: () => Promis
       });
     });
 
+    describe('activities', () => {
+      it('lists the activities in (from, to], latest first, by direction and up to a limit', async () => {
+        const who = subject('listed');
+        const [t1, t2, t3] = [ago(3 * DAY), ago(2 * DAY), ago(DAY)];
+        await record(who, [
+          { at: t1, base: 100n, counterparty: 'account:A', movementId: 'l-1' },
+          { at: t2, direction: 'out', base: null, amount: { value: 7n, scale: 0, asset: 'JPY' }, cash: true, country: 'NG', corridor: 'US>NG', movementId: 'l-2' },
+          { at: t3, base: 300n, movementId: 'l-3' },
+        ]);
+        const all = await fixture.store.activities(who, ago(3 * DAY), AT);
+        expect(all.map((a) => a.movementId)).toEqual(['l-3', 'l-2']);
+        expect(all[1]).toEqual({
+          movementId: 'l-2', direction: 'out', occurredAt: t2, amount: { value: 7n, scale: 0, asset: 'JPY' }, baseValue: null,
+          cash: true, counterparty: null, counterpartyCountry: 'NG', corridor: 'US>NG',
+        });
+        expect((await fixture.store.activities(who, ago(4 * DAY), AT, { direction: 'in' })).map((a) => a.movementId)).toEqual(['l-3', 'l-1']);
+        expect((await fixture.store.activities(who, ago(4 * DAY), AT, { limit: 1 })).map((a) => a.movementId)).toEqual(['l-3']);
+        expect(await fixture.store.activities(who, ago(4 * DAY), t1)).toHaveLength(1);
+        expect(await fixture.store.activities(subject('never-listed'), ago(4 * DAY), AT)).toEqual([]);
+      });
+    });
+
     describe('baseline', () => {
       it('averages whole UTC days before the day of at, from the first active day, zero-filled', async () => {
         const who = subject('baseline');

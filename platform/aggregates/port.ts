@@ -118,6 +118,15 @@ export interface CounterpartyHistory {
   sum: bigint;
 }
 
+// One activity as listed for its subject (evidence: which movements, with whom, how much).
+export type ActivityRecord = Omit<Activity, 'subject' | 'eventId'>;
+
+export interface ActivityQuery {
+  direction?: 'in' | 'out';
+  // At most this many, latest first (default 200).
+  limit?: number;
+}
+
 export interface AggregateStore {
   // Returns how many activities were new.
   record(activities: Activity[]): Promise<number>;
@@ -129,4 +138,6 @@ export interface AggregateStore {
   lastActivity(subject: Subject, before?: Date): Promise<Date | null>;
   // The subject's history with one counterparty, up to and including `at` (default: all).
   counterparty(subject: Subject, counterparty: string, at?: Date): Promise<CounterpartyHistory | null>;
+  // The subject's activities in (from, to], latest first.
+  activities(subject: Subject, from: Date, to: Date, query?: ActivityQuery): Promise<ActivityRecord[]>;
 }

@@ -222,3 +222,27 @@ export interface CounterpartyRow {
   n: number;
   total: string;
 }
+
+// $4/$5 the window (from, to], $6 a direction or NULL for both, $7 the limit; latest first.
+export const ACTIVITIES_SQL = `
+SELECT occurred_at, movement_id, direction, amount_value::text, amount_scale, amount_asset, base_value::text,
+       cash, counterparty, counterparty_country, corridor
+  FROM agg_activity
+ WHERE tenant_id = $1 AND subject_kind = $2 AND subject_id = $3 AND occurred_at > $4 AND occurred_at <= $5
+   AND ($6::text IS NULL OR direction = $6)
+ ORDER BY occurred_at DESC, movement_id DESC, direction
+ LIMIT $7`;
+
+export interface ActivityRow {
+  occurred_at: Date;
+  movement_id: string;
+  direction: 'in' | 'out';
+  amount_value: string;
+  amount_scale: number;
+  amount_asset: string;
+  base_value: string | null;
+  cash: boolean;
+  counterparty: string | null;
+  counterparty_country: string | null;
+  corridor: string | null;
+}

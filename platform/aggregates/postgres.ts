@@ -1,11 +1,13 @@
 import { AnalyzeOnGrowth } from '../postgres/analyze-on-growth.ts';
 import type { Pool } from '../postgres/pool.ts';
 import {
+  ACTIVITIES_SQL,
   BASELINE_SQL,
   COUNTERPARTY_SQL,
   LAST_ACTIVITY_SQL,
   RECORD_SQL,
   WINDOWS_SQL,
+  type ActivityRow,
   type BaselineRow,
   type CounterpartyRow,
   type GroupJson,
@@ -15,6 +17,8 @@ import {
 import {
   WINDOWS,
   type Activity,
+  type ActivityQuery,
+  type ActivityRecord,
   type AggregateStore,
   type Baseline,
   type CounterpartyHistory,
@@ -29,6 +33,7 @@ import {
 const DAY_MS = 86_400_000;
 const DEFAULT_ROUND_MAJOR_UNITS = 100;
 const DEFAULT_BASELINE_DAYS = 90;
+const DEFAULT_ACTIVITY_LIMIT = 200;
 const ALL_WINDOWS = Object.keys(WINDOWS) as WindowName[];
 
 // The embedded adapter of the aggregate store: activities are rows of agg_activity, and every
@@ -137,6 +142,27 @@ export class PostgresAggregateStore implements AggregateStore {
     const row = rows[0];
     if (!row || row.n === 0 || !row.first_at || !row.last_at) return null;
     return { firstSeenAt: row.first_at, lastSeenAt: row.last_at, count: row.n, sum: integer(row.total) };
+  }
+
+  async activities(subject: Subject, from: Date, to: Date, query: ActivityQuery = {}): Promise<ActivityRecord[]> {
+    const limit = query.limit ?? DEFAULT_ACTIVITY_LIMIT;
+    if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`limit must be a whole number >= 1, got ${limit}`);
+    const { rows } = await this.pool.query<ActivityRow>({
+      name: 'agg-activities',
+      text: ACTIVITIES_SQL,
+      values: [subject.tenantId, subject.kind, subject.id, from, to, query.direction ?? null, limit],
+    });
+    return rows.map((row) => ({
+      movementId: row.movement_id,
+      direction: row.direction,
+      occurredAt: row.occurred_at,
+      amount: { value: integer(row.amount_value), scale: row.amount_scale, asset: row.amount_asset },
+      baseValue: row.base_value === null ? null : integer(row.base_value),
+      cash: row.cash,
+      counterparty: row.counterparty,
+      counterpartyCountry: row.counterparty_country,
+      corridor: row.corridor,
+    }));
   }
 }
 

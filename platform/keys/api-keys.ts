@@ -4,7 +4,8 @@ import type { Pool } from '../postgres/pool.ts';
 
 // Operator-issued API credentials. The secret is 32 random bytes handed out once as base64url
 // text and stored sealed under the master key; the key id is bound into the seal.
-export const SCOPES = ['ingest', 'read', 'webhook_mgmt'] as const;
+// compliance: alerts, episodes and case actions (restricted AML content; a read key cannot see them).
+export const SCOPES = ['ingest', 'read', 'webhook_mgmt', 'compliance'] as const;
 export type Scope = (typeof SCOPES)[number];
 export type Environment = 'test' | 'live';
 

@@ -17,7 +17,7 @@ const USAGE = `svc: the financial-crime control service
   svc migrate                              apply the PostgreSQL migrations
   svc tenants create <tenant_id> --base-asset <ASSET>
   svc tenants set-rate-limit <tenant_id> --capacity <events> --refill-per-s <events>
-  svc keys issue --tenant <tenant_id> --scope <ingest|read|webhook_mgmt> [--live] [--json]
+  svc keys issue --tenant <tenant_id> --scope <ingest|read|webhook_mgmt|compliance> [--live] [--json]
   svc keys revoke <key_id>
   svc assets add <X-ASSET> --tenant <tenant_id> --scale <0-18>`;
 

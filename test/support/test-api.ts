@@ -44,6 +44,7 @@ export async function startTestApi(env: Record<string, string> = {}): Promise<Te
     ingest: await issue(tenantId, 'ingest'),
     read: await issue(tenantId, 'read'),
     webhook_mgmt: await issue(tenantId, 'webhook_mgmt'),
+    compliance: await issue(tenantId, 'compliance'),
   };
   return {
     app,

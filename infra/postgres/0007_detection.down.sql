@@ -1,0 +1,10 @@
+DROP TABLE IF EXISTS outgoing_events;
+DROP TABLE IF EXISTS subject_evaluations;
+DROP TABLE IF EXISTS feed_coverage;
+DROP TABLE IF EXISTS party_postures;
+DROP TABLE IF EXISTS case_actions;
+DROP TABLE IF EXISTS episode_members;
+DROP TABLE IF EXISTS episodes;
+DROP TABLE IF EXISTS alert_evidence;
+DROP TABLE IF EXISTS alerts;
+DROP TABLE IF EXISTS rulesets;

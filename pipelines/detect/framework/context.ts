@@ -1,0 +1,222 @@
+// Everything a detector may read about one subject at one instant of event time. Every read is
+// memoised for the evaluation: a dozen detectors asking for the same windows, baseline or fan-in
+// cost one store call. Reads are bounded in event time (nothing after `at` is ever seen), which
+// is what lets a backtest replay history through the same detectors.
+import type { ActivityQuery, ActivityRecord, AggregateStore, Baseline, CounterpartyHistory, WindowOptions, WindowStats } from '../../../platform/aggregates/port.ts';
+import type { FlowSet, GatherScatter, GraphStore, ScatterGather, SharedAttribute, CycleOptions, Cycle, TwoHopOptions } from '../../../platform/graph/port.ts';
+import type { Pool } from '../../../platform/postgres/pool.ts';
+import type { MovementChange, ControlEventChange } from '../../../schemas/bus/canonical-change.ts';
+import type { SubjectRef } from './detector.ts';
+
+export interface DetectionStores {
+  pool: Pool;
+  graph: GraphStore;
+  aggregates: AggregateStore;
+}
+
+export interface EntityVersion {
+  externalId: string;
+  occurredAt: Date;
+  data: Record<string, any>;
+}
+
+export interface ControlEventFact {
+  externalId: string;
+  occurredAt: Date;
+  type: string;
+  subject: { kind: string; externalId: string };
+  data: Record<string, any>;
+}
+
+// What triggered the evaluation, when it was a change record.
+export type TriggerChange = MovementChange | ControlEventChange;
+
+export class SubjectContext {
+  private readonly memo = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly stores: DetectionStores,
+    readonly tenantId: string,
+    readonly baseAsset: string,
+    readonly subject: SubjectRef,
+    // Event time of the evaluation: windows end here, inclusive.
+    readonly at: Date,
+    readonly trigger: TriggerChange | null = null,
+  ) {}
+
+  private once<T>(key: string, load: () => Promise<T>): Promise<T> {
+    let found = this.memo.get(key) as Promise<T> | undefined;
+    if (!found) {
+      found = load();
+      this.memo.set(key, found);
+    }
+    return found;
+  }
+
+  private get aggregateSubject() {
+    return { tenantId: this.tenantId, kind: this.subject.kind, id: this.subject.id };
+  }
+
+  // ---- behaviour (the aggregate store) ----
+
+  windows(options: WindowOptions = {}): Promise<WindowStats[]> {
+    return this.once(`windows:${stableKey(options)}`, () => this.stores.aggregates.windows(this.aggregateSubject, this.at, options));
+  }
+
+  async window(name: NonNullable<WindowOptions['windows']>[number], options: Omit<WindowOptions, 'windows'> = {}): Promise<WindowStats> {
+    const [stats] = await this.windows({ ...options, windows: [name] });
+    return stats!;
+  }
+
+  baseline(days = 90): Promise<Baseline> {
+    return this.once(`baseline:${days}`, () => this.stores.aggregates.baseline(this.aggregateSubject, this.at, days));
+  }
+
+  lastActivityBefore(before: Date): Promise<Date | null> {
+    return this.once(`last:${before.toISOString()}`, () => this.stores.aggregates.lastActivity(this.aggregateSubject, before));
+  }
+
+  counterpartyHistory(counterparty: string, at: Date = this.at): Promise<CounterpartyHistory | null> {
+    return this.once(`cp:${counterparty}:${at.toISOString()}`, () => this.stores.aggregates.counterparty(this.aggregateSubject, counterparty, at));
+  }
+
+  // The subject's activities in (from, at], latest first.
+  activities(from: Date, query: ActivityQuery = {}): Promise<ActivityRecord[]> {
+    return this.once(`acts:${from.toISOString()}:${stableKey(query)}`, () => this.stores.aggregates.activities(this.aggregateSubject, from, this.at, query));
+  }
+
+  // ---- the network (the graph store); account subjects only for flows ----
+
+  fanIn(since: Date, limit = 100): Promise<FlowSet> {
+    return this.once(`fanin:${since.toISOString()}:${limit}`, () => this.stores.graph.fanIn(this.tenantId, this.subject.id, { since, until: this.at, limit }));
+  }
+
+  fanOut(since: Date, limit = 100): Promise<FlowSet> {
+    return this.once(`fanout:${since.toISOString()}:${limit}`, () => this.stores.graph.fanOut(this.tenantId, this.subject.id, { since, until: this.at, limit }));
+  }
+
+  cycles(options: Omit<CycleOptions, 'until'>): Promise<{ cycles: Cycle[]; truncated: boolean }> {
+    return this.once(`cycles:${stableKey(options)}`, () => this.stores.graph.cycles(this.tenantId, this.subject.id, { ...options, until: this.at }));
+  }
+
+  scatterGather(options: Omit<TwoHopOptions, 'until'>): Promise<ScatterGather> {
+    return this.once(`sg:${stableKey(options)}`, () => this.stores.graph.scatterGather(this.tenantId, this.subject.id, { ...options, until: this.at }));
+  }
+
+  gatherScatter(since: Date, limit = 100): Promise<GatherScatter> {
+    return this.once(`gs:${since.toISOString()}:${limit}`, () => this.stores.graph.gatherScatter(this.tenantId, this.subject.id, { since, until: this.at, limit }));
+  }
+
+  // Parties sharing an identifier, device or ip with the subject's party.
+  async sharedAttributes(limit = 50): Promise<{ shared: SharedAttribute[]; truncated: boolean }> {
+    const party = await this.partyId();
+    if (!party) return { shared: [], truncated: false };
+    return this.once(`shared:${party}:${limit}`, () => this.stores.graph.sharedAttributes(this.tenantId, party, { limit }));
+  }
+
+  // ---- the canonical model ----
+
+  // The subject's party: itself, or the holder of the subject account.
+  async partyId(): Promise<string | null> {
+    if (this.subject.kind === 'party') return this.subject.id;
+    const account = await this.account();
+    const holder = account?.data.holder_party_id;
+    return typeof holder === 'string' ? holder : null;
+  }
+
+  // The current version of the subject's party (the holder, for an account).
+  party(): Promise<EntityVersion | null> {
+    return this.once('party', async () => {
+      const id = await this.partyId();
+      return id ? this.entity('party', id) : null;
+    });
+  }
+
+  // The current version of the subject account; null for a party subject.
+  account(): Promise<EntityVersion | null> {
+    if (this.subject.kind !== 'account') return Promise.resolve(null);
+    return this.once('account', () => this.entity('account', this.subject.id));
+  }
+
+  entity(object: 'party' | 'account' | 'instrument', externalId: string): Promise<EntityVersion | null> {
+    return this.once(`entity:${object}:${externalId}`, async () => {
+      const { rows } = await this.stores.pool.query<{ external_id: string; occurred_at: Date; data: Record<string, any> }>({
+        name: 'detect-entity',
+        text: 'SELECT external_id, occurred_at, data FROM canonical_entities WHERE tenant_id = $1 AND object = $2 AND external_id = $3',
+        values: [this.tenantId, object, externalId],
+      });
+      const row = rows[0];
+      return row ? { externalId: row.external_id, occurredAt: row.occurred_at, data: row.data } : null;
+    });
+  }
+
+  // The accounts the subject's party holds (the party's own account for an account subject too).
+  accountsOfParty(): Promise<string[]> {
+    return this.once('party-accounts', async () => {
+      const party = await this.partyId();
+      if (!party) return [];
+      const held = await this.stores.graph.egoNetwork(this.tenantId, { kind: 'party', key: party }, {
+        depth: 1,
+        filter: { types: ['holds'], until: this.at },
+        nodeCap: 201,
+      });
+      return held.nodes.filter((node) => node.kind === 'account').map((node) => node.key).sort();
+    });
+  }
+
+  // Control events about the subject's party or any of its accounts in (since, at], oldest first.
+  controlEvents(since: Date, types?: readonly string[]): Promise<ControlEventFact[]> {
+    return this.once(`ce:${since.toISOString()}:${types?.join(',') ?? '*'}`, async () => {
+      const party = await this.partyId();
+      const accounts = await this.accountsOfParty();
+      const subjects = [...(party ? [`party:${party}`] : []), ...accounts.map((a) => `account:${a}`)];
+      if (this.subject.kind === 'account' && !accounts.includes(this.subject.id)) subjects.push(`account:${this.subject.id}`);
+      if (subjects.length === 0) return [];
+      const { rows } = await this.stores.pool.query<{ external_id: string; occurred_at: Date; type: string; subject_kind: string; subject_external_id: string; data: Record<string, any> }>({
+        name: 'detect-control-events',
+        text: `SELECT c.external_id, c.occurred_at, c.type, c.subject_kind, c.subject_external_id, c.data
+                 FROM unnest($2::text[]) s(ref)
+                 JOIN canonical_control_events c
+                   ON c.tenant_id = $1 AND c.subject_kind = split_part(s.ref, ':', 1)
+                  AND c.subject_external_id = substr(s.ref, length(split_part(s.ref, ':', 1)) + 2)
+                  AND c.occurred_at > $3 AND c.occurred_at <= $4
+                WHERE $5::text[] IS NULL OR c.type = ANY($5::text[])
+                ORDER BY c.occurred_at, c.external_id
+                LIMIT 500`,
+        values: [this.tenantId, subjects, since, this.at, types ?? null],
+      });
+      return rows.map((r) => ({
+        externalId: r.external_id,
+        occurredAt: r.occurred_at,
+        type: r.type,
+        subject: { kind: r.subject_kind, externalId: r.subject_external_id },
+        data: r.data,
+      }));
+    });
+  }
+
+  // Of these parties, those with an open live alert (of any detector) raised at or before `at`.
+  flaggedParties(parties: readonly string[]): Promise<string[]> {
+    if (parties.length === 0) return Promise.resolve([]);
+    return this.once(`flagged:${[...parties].sort().join(',')}`, async () => {
+      const { rows } = await this.stores.pool.query<{ party_id: string }>({
+        name: 'detect-flagged-parties',
+        text: `SELECT DISTINCT party_id FROM alerts
+                WHERE tenant_id = $1 AND mode = 'live' AND status = 'open' AND party_id = ANY($2::text[]) AND window_from <= $3`,
+        values: [this.tenantId, parties, this.at],
+      });
+      return rows.map((r) => r.party_id);
+    });
+  }
+}
+
+// A memo key for an options object: keys sorted, bigints as text, dates as ISO strings.
+function stableKey(value: unknown): string {
+  return JSON.stringify(value, (_key, v) => {
+    if (typeof v === 'bigint') return `${v}n`;
+    if (v && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Date)) {
+      return Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)));
+    }
+    return v;
+  });
+}

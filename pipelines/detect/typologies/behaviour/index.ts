@@ -1,0 +1,3 @@
+import type { AnyDetector } from '../../framework/detector.ts';
+
+export const BEHAVIOUR_DETECTORS: readonly AnyDetector[] = [];

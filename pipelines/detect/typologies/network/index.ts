@@ -1,0 +1,3 @@
+import type { AnyDetector } from '../../framework/detector.ts';
+
+export const NETWORK_DETECTORS: readonly AnyDetector[] = [];

@@ -1,0 +1,142 @@
+// A world for detector tests: the API, the canonical, graph and aggregates pipelines on a database
+// of their own, builders for hand-made cases, and one call that evaluates one detector on one
+// subject at one instant through the framework (data needs checked, parameters parsed).
+import { PostgresAggregateStore } from '../../platform/aggregates/postgres.ts';
+import { PostgresLogBus } from '../../platform/bus/postgres-log.ts';
+import { PostgresGraphStore } from '../../platform/graph/postgres/store.ts';
+import { startAggregatesPipeline, type AggregatesPipeline } from '../../pipelines/aggregates/pipeline.ts';
+import { SubjectContext, type DetectionStores } from '../../pipelines/detect/framework/context.ts';
+import type { AnyDetector, DetectorOutcome, SubjectRef, TriggerKind } from '../../pipelines/detect/framework/detector.ts';
+import { evaluateSubject } from '../../pipelines/detect/framework/evaluate.ts';
+import { compileRuleset } from '../../pipelines/detect/framework/ruleset.ts';
+import { startGraphPipeline, type GraphPipeline } from '../../pipelines/graph/pipeline.ts';
+import { AGGREGATES, CANONICAL, GRAPH } from '../../pipelines/groups.ts';
+import { accountEvent, controlEventEvent, movementEvent, partyEvent } from '../fixtures/events.ts';
+import { startTestApi, type TestApi } from './test-api.ts';
+import { drain, startTestPipeline, type TestPipeline } from './test-pipeline.ts';
+
+export interface MovementSpec {
+  id: string;
+  // [account, party]; either may be null (an external side).
+  from: [string | null, string | null];
+  to: [string | null, string | null];
+  // Minor units of USD (scale 2) unless asset/scale say otherwise.
+  value: string | number;
+  at: string | Date;
+  type?: string;
+  status?: string;
+  cash?: boolean;
+  asset?: string;
+  scale?: number;
+  // Counterparty countries of each side.
+  fromCountry?: string;
+  toCountry?: string;
+  extra?: Record<string, unknown>;
+}
+
+export interface DetectionWorld {
+  api: TestApi;
+  stores: DetectionStores;
+  party(id: string, data?: Record<string, unknown>, at?: string | Date): Promise<void>;
+  account(id: string, holder: string, data?: Record<string, unknown>, at?: string | Date): Promise<void>;
+  movement(spec: MovementSpec): Promise<void>;
+  movements(specs: MovementSpec[]): Promise<void>;
+  controlEvent(id: string, type: string, subject: { kind: 'party' | 'account'; external_id: string }, at: string | Date, data?: Record<string, unknown>): Promise<void>;
+  // Waits until canonical, graph and aggregates have taken in everything sent.
+  settle(): Promise<void>;
+  // Evaluates one detector through the framework; params go over the detector's defaults.
+  evaluate(detector: AnyDetector, subject: SubjectRef, at: string | Date, options?: { params?: Record<string, unknown>; trigger?: TriggerKind }): Promise<DetectorOutcome>;
+  close(): Promise<void>;
+}
+
+const iso = (at: string | Date) => (typeof at === 'string' ? at : at.toISOString());
+
+export async function startDetectionWorld(): Promise<DetectionWorld> {
+  const api = await startTestApi();
+  const errors: unknown[] = [];
+  const run: TestPipeline = await startTestPipeline(api);
+  const bus = new PostgresLogBus(api.db.pool, { onError: (e) => errors.push(e) });
+  const graph = new PostgresGraphStore(api.db.pool);
+  const aggregates = new PostgresAggregateStore(api.db.pool);
+  const pipelines: Array<GraphPipeline | AggregatesPipeline> = [
+    await startGraphPipeline({ bus, store: graph }),
+    await startAggregatesPipeline({ bus, store: aggregates }),
+  ];
+  const stores: DetectionStores = { pool: api.db.pool, graph, aggregates };
+
+  const send = async (path: string, events: unknown[]) => {
+    for (let i = 0; i < events.length; i += 1000) {
+      const chunk = events.slice(i, i + 1000);
+      const objectOf: Record<string, string> = { '/v1/parties': 'party', '/v1/accounts': 'account', '/v1/movements': 'movement', '/v1/control-events': 'control_event' };
+      const res = await api.client.post('/v1/batches', { events: chunk.map((event) => ({ object: objectOf[path], event })) }, api.keys.ingest);
+      const body = res.json() as { rejected: number; results: unknown[] };
+      if (res.statusCode !== 202 || body.rejected > 0) throw new Error(`batch refused: ${res.statusCode} ${res.body}`);
+    }
+  };
+
+  const movementOf = (spec: MovementSpec) => {
+    const base = movementEvent(spec.id);
+    const side = ([account, party]: [string | null, string | null], country?: string) => ({
+      ...(account ? { account_id: account } : {}),
+      ...(party ? { party_id: party } : {}),
+      ...(country ? { counterparty: { country } } : {}),
+    });
+    return {
+      external_id: spec.id,
+      schema_version: base.schema_version,
+      occurred_at: iso(spec.at),
+      data: {
+        type: spec.type ?? 'p2p',
+        status: spec.status ?? 'completed',
+        amount: { value: String(spec.value), asset: spec.asset ?? 'USD', scale: spec.scale ?? 2 },
+        debit: side(spec.from, spec.fromCountry),
+        credit: side(spec.to, spec.toCountry),
+        ...(spec.cash !== undefined ? { cash: spec.cash } : {}),
+        ...spec.extra,
+      },
+    };
+  };
+
+  return {
+    api,
+    stores,
+    party: async (id, data = {}, at = '2026-01-01T00:00:00Z') => {
+      const event = partyEvent(id);
+      await send('/v1/parties', [{ ...event, occurred_at: iso(at), data: { ...event.data, identifiers: [{ type: 'email', value: `${id}@example.com` }], ...data } }]);
+    },
+    account: async (id, holder, data = {}, at = '2026-01-01T00:00:00Z') => {
+      const event = accountEvent(id, holder);
+      await send('/v1/accounts', [{ ...event, occurred_at: iso(at), data: { ...event.data, ...data } }]);
+    },
+    movement: (spec) => send('/v1/movements', [movementOf(spec)]),
+    movements: (specs) => send('/v1/movements', specs.map(movementOf)),
+    controlEvent: async (id, type, subject, at, data = {}) => {
+      const base = controlEventEvent(id);
+      await send('/v1/control-events', [{ external_id: id, schema_version: base.schema_version, occurred_at: iso(at), data: { type, subject, ...data } }]);
+    },
+    settle: async () => {
+      await run.drain();
+      await drain(bus, errors, [CANONICAL, GRAPH, AGGREGATES]);
+    },
+    evaluate: async (detector, subject, at, options = {}) => {
+      const compiled = compileRuleset(1, { name: 'test', detectors: { [detector.id]: { params: options.params ?? {} } } }, [detector]);
+      if (!compiled.ok) throw new Error(`bad parameters: ${JSON.stringify(compiled.issues)}`);
+      const tenantId = api.tenantId;
+      const { rows } = await api.db.pool.query<{ movement: boolean; control_event: boolean }>(
+        `SELECT EXISTS (SELECT 1 FROM canonical_movements WHERE tenant_id = $1) AS movement,
+                EXISTS (SELECT 1 FROM canonical_control_events WHERE tenant_id = $1) AS control_event`,
+        [tenantId],
+      );
+      const seen = new Set(Object.entries(rows[0]!).filter(([, v]) => v).map(([k]) => k));
+      const ctx = new SubjectContext(stores, tenantId, 'USD', subject, new Date(iso(at)));
+      const [evaluation] = await evaluateSubject(ctx, compiled.ruleset, options.trigger ?? detector.triggers[0]!, seen);
+      if (!evaluation) return { outcome: 'not_applicable', reason: `${detector.id} does not evaluate ${subject.kind} subjects on this trigger` };
+      return evaluation.outcome;
+    },
+    close: async () => {
+      for (const pipeline of pipelines) await pipeline.stop();
+      await run.stop();
+      await api.close();
+    },
+  };
+}
