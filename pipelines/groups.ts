@@ -8,11 +8,14 @@ export interface ConsumerGroupSpec {
   topics: string[];
 }
 
-const INBOX_TOPICS = FAMILY_NAMES.map((family) => `inbox.${family}`);
+export const INBOX_TOPICS = FAMILY_NAMES.map((family) => `inbox.${family}`);
 const CHANGE_TOPICS = FAMILY_NAMES.map(canonicalChangeTopic);
 
 export const CANONICAL: ConsumerGroupSpec = { group: 'canonical', topics: INBOX_TOPICS };
 export const GRAPH: ConsumerGroupSpec = { group: 'graph', topics: CHANGE_TOPICS };
-export const AGGREGATES: ConsumerGroupSpec = { group: 'aggregates', topics: [canonicalChangeTopic('movement')] };
+// Aggregates use movements only, but read every change topic so that their offsets keep up with
+// the whole stream: detection waits for the graph's and the aggregates' offsets (Bus `after`).
+export const AGGREGATES: ConsumerGroupSpec = { group: 'aggregates', topics: CHANGE_TOPICS };
+export const DETECT: ConsumerGroupSpec = { group: 'detect', topics: CHANGE_TOPICS };
 
-export const CONSUMER_GROUPS: ConsumerGroupSpec[] = [CANONICAL, GRAPH, AGGREGATES];
+export const CONSUMER_GROUPS: ConsumerGroupSpec[] = [CANONICAL, GRAPH, AGGREGATES, DETECT];

@@ -4,8 +4,17 @@ import { ERROR_CATALOG } from './errors/catalog.ts';
 import { FAMILIES, FAMILY_NAMES } from './families/index.ts';
 import { problemSchema } from './problem.ts';
 import {
+  ALERT_STATUSES,
+  alertDetailSchema,
+  alertPageSchema,
+  alertSchema,
   batchResponseSchema,
   canonicalViewSchema,
+  caseActionRequestSchema,
+  EPISODE_STATUSES,
+  episodeDetailSchema,
+  episodePageSchema,
+  episodeSchema,
   dryRunResponseSchema,
   eventStatusSchema,
   graphNetworkSchema,
@@ -86,6 +95,26 @@ function readPath(summary: string, schema: unknown, parameters: unknown[] = [ext
   };
 }
 
+const COMPLIANCE_LIST_PARAMS = [
+  { name: 'subject', in: 'query', schema: { type: 'string', minLength: 1, maxLength: 256 }, description: 'external_id of an account or party' },
+  { name: 'subject_kind', in: 'query', schema: { type: 'string', enum: ['account', 'party'] }, description: 'only with subject' },
+  { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
+  { name: 'cursor', in: 'query', schema: { type: 'string' }, description: 'next_cursor of the previous page, with the same filters' },
+];
+
+function compliancePath(summary: string, schema: unknown, parameters: unknown[]) {
+  return {
+    get: {
+      summary: `${summary} (scope compliance)`,
+      security: signedRequest,
+      parameters,
+      responses: { '200': json(schema, 'found'), '400': problemResponse('invalid query parameters'), ...AUTH_FAILURES, '404': problemResponse('unknown in this tenant, or not an id of this kind') },
+    },
+  };
+}
+
+const idParam = (name: string, prefix: string) => ({ name, in: 'path', required: true, schema: { type: 'string' }, description: `${prefix}<uuid>, or the bare uuid` });
+
 export function buildOpenApiDocument(): JsonSchema {
   const envelopeSchemas = Object.fromEntries(FAMILY_NAMES.map((family) => [`${pascal(family)}Event`, jsonSchema(ENVELOPES[family])]));
   return {
@@ -127,6 +156,13 @@ export function buildOpenApiDocument(): JsonSchema {
         Health: jsonSchema(healthSchema),
         GraphNetwork: jsonSchema(graphNetworkSchema),
         GraphPaths: jsonSchema(graphPathsSchema),
+        Alert: jsonSchema(alertSchema),
+        AlertDetail: jsonSchema(alertDetailSchema),
+        AlertPage: jsonSchema(alertPageSchema),
+        Episode: jsonSchema(episodeSchema),
+        EpisodeDetail: jsonSchema(episodeDetailSchema),
+        EpisodePage: jsonSchema(episodePageSchema),
+        CaseActionRequest: jsonSchema(caseActionRequestSchema),
       },
     },
     paths: {
@@ -186,6 +222,37 @@ export function buildOpenApiDocument(): JsonSchema {
         { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 50, default: 10 }, description: 'most paths returned' },
         ...GRAPH_FILTER_PARAMS,
       ]),
+      '/v1/alerts': compliancePath('Live alerts, newest first, by opaque cursor', ref('AlertPage'), [
+        { name: 'status', in: 'query', schema: { type: 'string', enum: ALERT_STATUSES } },
+        { name: 'detector', in: 'query', schema: { type: 'string', maxLength: 128 } },
+        { name: 'since', in: 'query', schema: { type: 'string', format: 'date-time' }, description: 'alerts created at or after' },
+        ...COMPLIANCE_LIST_PARAMS,
+      ]),
+      '/v1/alerts/{alert_id}': compliancePath('An alert with every evidence entry', ref('AlertDetail'), [idParam('alert_id', 'alrt_')]),
+      '/v1/episodes': compliancePath('Episodes, most recently changed first, by opaque cursor', ref('EpisodePage'), [
+        { name: 'status', in: 'query', schema: { type: 'string', enum: EPISODE_STATUSES } },
+        { name: 'since', in: 'query', schema: { type: 'string', format: 'date-time' }, description: 'episodes changed at or after' },
+        ...COMPLIANCE_LIST_PARAMS,
+      ]),
+      '/v1/episodes/{episode_id}': compliancePath('An episode with its alerts and case history', ref('EpisodeDetail'), [idParam('episode_id', 'epsd_')]),
+      '/v1/episodes/{episode_id}/case': {
+        post: {
+          summary: 'Set the case status and/or disposition of an episode (scope compliance)',
+          description:
+            'A disposition closes the case (status omitted or closed) and resolves the episode; closed needs a disposition; ' +
+            'escalated escalates the episode; open or investigating reopens a resolved episode. Setting what is already set changes nothing.',
+          security: signedRequest,
+          parameters: [idParam('episode_id', 'epsd_')],
+          requestBody: { required: true, content: { 'application/json': { schema: ref('CaseActionRequest') } } },
+          responses: {
+            '200': json(ref('EpisodeDetail'), 'the episode after the action'),
+            '400': problemResponse('svc:validation/schema with field paths, or a malformed body'),
+            ...AUTH_FAILURES,
+            '404': problemResponse('no such episode in this tenant'),
+            '415': problemResponse('the body is not application/json'),
+          },
+        },
+      },
       '/v1/validate': {
         post: {
           summary: 'Run the live validation on a batch or one item; nothing is stored (scope ingest or read)',

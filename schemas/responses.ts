@@ -92,13 +92,118 @@ export const movementPageSchema = z.strictObject({
   next_cursor: z.string().optional(),
 });
 
+// Band only: no reasons, typologies, detector names or narratives (tipping-off control).
+// unknown: detection has never looked at the party. coverage: none (unknown band), partial
+// (detection could not judge most of it), degraded (a feed of the tenant is silent), complete.
+export const POSTURE_BANDS = ['unknown', 'low', 'medium', 'high', 'critical', 'incomplete'] as const;
+export const POSTURE_COVERAGE = ['none', 'partial', 'degraded', 'complete'] as const;
+
 export const postureSchema = z.strictObject({
   external_id: z.string(),
-  band: z.string(),
+  band: z.enum(POSTURE_BANDS),
   computed_at: instant,
-  staleness_seconds: z.number().int(),
-  coverage: z.string(),
+  staleness_seconds: z.number().int().min(0),
+  coverage: z.enum(POSTURE_COVERAGE),
 });
+
+// Compliance (scope compliance): alerts, episodes and their case. Restricted AML content.
+const SEVERITY = z.enum(['low', 'medium', 'high', 'critical']);
+const UUID_TEXT = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+const alertId = z.string().regex(new RegExp(`^alrt_${UUID_TEXT}$`));
+const episodeId = z.string().regex(new RegExp(`^epsd_${UUID_TEXT}$`));
+const subjectRef = z.strictObject({ kind: z.enum(['account', 'party']), external_id: z.string() });
+
+export const ALERT_STATUSES = ['open', 'closed'] as const;
+export const EPISODE_STATUSES = ['open', 'escalated', 'resolved', 'reopened'] as const;
+export const CASE_STATUSES = ['open', 'investigating', 'escalated', 'closed'] as const;
+export const DISPOSITIONS = ['suspicious_activity_reported', 'no_further_action', 'false_positive', 'inconclusive'] as const;
+export const CASE_NOTE_MAX = 2000;
+
+export const alertSchema = z.strictObject({
+  alert_id: alertId,
+  status: z.enum(ALERT_STATUSES),
+  detector: z.string(),
+  detector_version: z.number().int(),
+  typology: z.string(),
+  ruleset_version: z.number().int(),
+  subject: subjectRef,
+  // The subject's party: itself for a party, the holder for an account (null when unknown).
+  party_id: z.string().nullable(),
+  severity: SEVERITY,
+  score: z.number(),
+  // Event time, (from, to].
+  window: z.strictObject({ from: instant, to: instant }),
+  summary: z.string(),
+  explanation: z.string(),
+  hits: z.number().int(),
+  episode_id: episodeId.nullable(),
+  created_at: instant,
+  updated_at: instant,
+  // The latest evidence recorded (evidence is append-only; see evidence_history).
+  evidence: z.record(z.string(), z.unknown()),
+});
+
+export const alertDetailSchema = alertSchema.extend({
+  evidence_history: z.array(
+    z.strictObject({
+      seq: z.number().int(),
+      recorded_at: instant,
+      event_at: instant,
+      score: z.number(),
+      severity: SEVERITY,
+      evidence: z.record(z.string(), z.unknown()),
+    }),
+  ),
+});
+
+export const alertPageSchema = z.strictObject({
+  data: z.array(alertSchema),
+  has_more: z.boolean(),
+  next_cursor: z.string().optional(),
+});
+
+export const episodeSchema = z.strictObject({
+  episode_id: episodeId,
+  status: z.enum(EPISODE_STATUSES),
+  severity: SEVERITY,
+  case_status: z.enum(CASE_STATUSES),
+  disposition: z.enum(DISPOSITIONS).nullable(),
+  first_alert_at: instant,
+  last_alert_at: instant,
+  alert_count: z.number().int(),
+  members: z.array(z.strictObject({ kind: z.enum(['account', 'party']), external_id: z.string(), role: z.enum(['subject', 'counterparty']) })),
+  created_at: instant,
+  updated_at: instant,
+});
+
+export const episodeDetailSchema = episodeSchema.extend({
+  alerts: z.array(alertSchema),
+  case_history: z.array(
+    z.strictObject({
+      seq: z.number().int(),
+      at: instant,
+      actor: z.string(),
+      case_status: z.enum(CASE_STATUSES),
+      disposition: z.enum(DISPOSITIONS).nullable(),
+      note: z.string().nullable(),
+    }),
+  ),
+});
+
+export const episodePageSchema = z.strictObject({
+  data: z.array(episodeSchema),
+  has_more: z.boolean(),
+  next_cursor: z.string().optional(),
+});
+
+// Request body of POST /v1/episodes/{id}/case. A disposition closes the case (status omitted or
+// closed); the rules between the two fields are checked by applyCaseAction.
+export const caseActionRequestSchema = z.strictObject({
+  status: z.enum(CASE_STATUSES).optional(),
+  disposition: z.enum(DISPOSITIONS).optional(),
+  note: z.string().max(CASE_NOTE_MAX).optional(),
+});
+export type CaseActionRequest = z.infer<typeof caseActionRequestSchema>;
 
 // The analysts' graph queries: nodes and edges as a drawing library takes them.
 const graphMoney = z.strictObject({ value: z.string(), asset: z.string(), scale: z.number().int() });

@@ -22,6 +22,10 @@ export interface ConsumeOptions {
   maxBatch?: number;
   // How many partitions one member handles at the same time.
   concurrency?: number;
+  // Upstream groups reading the same topics: a record is delivered only once every one of them has
+  // committed it, so a consumer that reads what they build (detection reads the graph and the
+  // aggregates) never sees a record before its effects are there.
+  after?: string[];
 }
 
 export interface Consumer {

@@ -192,9 +192,12 @@ class LogConsumer implements Consumer {
           AND o.topic = ANY($3::text[])
           AND (o.writer_xid, o.position) > ($4::xid8, $5::bigint)
           AND o.writer_xid < pg_snapshot_xmin(pg_current_snapshot())
+          AND NOT EXISTS (SELECT 1 FROM unnest($7::text[]) AS u(group_name)
+                            LEFT JOIN consumer_offsets c ON c.group_name = u.group_name AND c.partition = $2
+                           WHERE c.position IS NULL OR (c.writer_xid, c.position) < (o.writer_xid, o.position))
         ORDER BY o.writer_xid, o.position
         LIMIT $6`,
-      values: [this.stream, partition, this.options.topics, from.xid, from.position, this.options.maxBatch ?? DEFAULT_MAX_BATCH],
+      values: [this.stream, partition, this.options.topics, from.xid, from.position, this.options.maxBatch ?? DEFAULT_MAX_BATCH, this.options.after ?? []],
     });
     if (rows.length === 0) return 0;
     const records: BusRecord[] = rows.map((row) => ({

@@ -18,6 +18,7 @@ import { RequestLogController } from './http/request-logging.ts';
 import './http/fastify-types.ts';
 import { registerDocsRoutes } from './routes/docs.ts';
 import { registerCanonicalReads } from './routes/canonical-reads.ts';
+import { registerComplianceRoutes } from './routes/compliance.ts';
 import { registerGraphRoutes } from './routes/graph.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerHealthRoutes } from './routes/health.ts';
@@ -100,5 +101,6 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   registerEventRoutes(app, { pool: deps.pool, buckets: deps.buckets });
   registerCanonicalReads(app, { pool: deps.pool, clock: deps.clock, cursors: deps.cursors });
   registerGraphRoutes(app, { pool: deps.pool, graph: deps.graph, assets: deps.assets });
+  registerComplianceRoutes(app, { pool: deps.pool, clock: deps.clock, cursors: deps.cursors });
   return app;
 }

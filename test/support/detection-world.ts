@@ -9,8 +9,9 @@ import { SubjectContext, type DetectionStores } from '../../pipelines/detect/fra
 import type { AnyDetector, DetectorOutcome, SubjectRef, TriggerKind } from '../../pipelines/detect/framework/detector.ts';
 import { evaluateSubject } from '../../pipelines/detect/framework/evaluate.ts';
 import { compileRuleset } from '../../pipelines/detect/framework/ruleset.ts';
+import { startDetectPipeline, type DetectPipeline, type DetectPipelineOptions } from '../../pipelines/detect/pipeline.ts';
 import { startGraphPipeline, type GraphPipeline } from '../../pipelines/graph/pipeline.ts';
-import { AGGREGATES, CANONICAL, GRAPH } from '../../pipelines/groups.ts';
+import { AGGREGATES, CANONICAL, DETECT, GRAPH, type ConsumerGroupSpec } from '../../pipelines/groups.ts';
 import { accountEvent, controlEventEvent, movementEvent, partyEvent } from '../fixtures/events.ts';
 import { startTestApi, type TestApi } from './test-api.ts';
 import { drain, startTestPipeline, type TestPipeline } from './test-pipeline.ts';
@@ -42,7 +43,9 @@ export interface DetectionWorld {
   movement(spec: MovementSpec): Promise<void>;
   movements(specs: MovementSpec[]): Promise<void>;
   controlEvent(id: string, type: string, subject: { kind: 'party' | 'account'; external_id: string }, at: string | Date, data?: Record<string, unknown>): Promise<void>;
-  // Waits until canonical, graph and aggregates have taken in everything sent.
+  // Starts the detection pipeline too (with these detectors); settle() then waits for it as well.
+  startDetection(options?: Partial<Pick<DetectPipelineOptions, 'library' | 'episodes' | 'silence'>>): Promise<DetectPipeline>;
+  // Waits until canonical, graph and aggregates (and detection, once started) have taken in everything sent.
   settle(): Promise<void>;
   // Evaluates one detector through the framework; params go over the detector's defaults.
   evaluate(detector: AnyDetector, subject: SubjectRef, at: string | Date, options?: { params?: Record<string, unknown>; trigger?: TriggerKind }): Promise<DetectorOutcome>;
@@ -58,7 +61,8 @@ export async function startDetectionWorld(): Promise<DetectionWorld> {
   const bus = new PostgresLogBus(api.db.pool, { onError: (e) => errors.push(e) });
   const graph = new PostgresGraphStore(api.db.pool);
   const aggregates = new PostgresAggregateStore(api.db.pool);
-  const pipelines: Array<GraphPipeline | AggregatesPipeline> = [
+  const groups: ConsumerGroupSpec[] = [CANONICAL, GRAPH, AGGREGATES];
+  const pipelines: Array<GraphPipeline | AggregatesPipeline | DetectPipeline> = [
     await startGraphPipeline({ bus, store: graph }),
     await startAggregatesPipeline({ bus, store: aggregates }),
   ];
@@ -114,9 +118,15 @@ export async function startDetectionWorld(): Promise<DetectionWorld> {
       const base = controlEventEvent(id);
       await send('/v1/control-events', [{ external_id: id, schema_version: base.schema_version, occurred_at: iso(at), data: { type, subject, ...data } }]);
     },
+    startDetection: async (options = {}) => {
+      const detect = await startDetectPipeline({ bus, pool: api.db.pool, graph, aggregates, clock: api.clock, onError: (e) => errors.push(e), ...options });
+      pipelines.unshift(detect);
+      groups.push(DETECT);
+      return detect;
+    },
     settle: async () => {
       await run.drain();
-      await drain(bus, errors, [CANONICAL, GRAPH, AGGREGATES]);
+      await drain(bus, errors, groups);
     },
     evaluate: async (detector, subject, at, options = {}) => {
       const compiled = compileRuleset(1, { name: 'test', detectors: { [detector.id]: { params: options.params ?? {} } } }, [detector]);

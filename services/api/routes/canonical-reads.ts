@@ -84,13 +84,38 @@ export function registerCanonicalReads(app: FastifyInstance, deps: { pool: Pool;
     };
   });
 
+  // Band only (tipping-off control): no reasons, typologies, detector names or narratives.
   app.get<Params>('/v1/posture/parties/:external_id', read, async (request, reply) => {
-    if (!(await findEntity(deps.pool, request.apiKey!.tenantId, 'party', request.params.external_id))) {
-      return sendProblem(request, reply, 'svc:resource/not_found', notFound('party'));
-    }
-    // No detector has run yet: the honest answer is an unknown band with no coverage behind it.
-    return { external_id: request.params.external_id, band: 'unknown', computed_at: deps.clock.now().toISOString(), staleness_seconds: 0, coverage: 'none' };
+    const tenantId = request.apiKey!.tenantId;
+    const partyId = request.params.external_id;
+    if (!(await findEntity(deps.pool, tenantId, 'party', partyId))) return sendProblem(request, reply, 'svc:resource/not_found', notFound('party'));
+    const { rows } = await deps.pool.query<PostureRow>(
+      `SELECT pp.band, pp.computed_at,
+              EXISTS (SELECT 1 FROM feed_coverage f WHERE f.tenant_id = $1 AND f.state = 'degraded') AS degraded
+         FROM (SELECT 1) one LEFT JOIN party_postures pp ON pp.tenant_id = $1 AND pp.party_id = $2`,
+      [tenantId, partyId],
+    );
+    return { external_id: partyId, ...postureView(rows[0]!, deps.clock.now()) };
   });
+}
+
+interface PostureRow {
+  band: 'low' | 'medium' | 'high' | 'critical' | 'incomplete' | null;
+  computed_at: Date | null;
+  degraded: boolean;
+}
+
+// Detection has never looked at the party: unknown, with no coverage behind it. A silent feed
+// means a low band cannot be vouched for, so it is reported incomplete; a higher band is a
+// finding that stands whatever is missing.
+function postureView(row: PostureRow, now: Date) {
+  if (row.band === null || row.computed_at === null) {
+    return { band: 'unknown', computed_at: now.toISOString(), staleness_seconds: 0, coverage: 'none' };
+  }
+  const band = row.degraded && row.band === 'low' ? 'incomplete' : row.band;
+  const coverage = row.degraded ? 'degraded' : row.band === 'incomplete' ? 'partial' : 'complete';
+  const staleness = Math.max(0, Math.floor((now.getTime() - row.computed_at.getTime()) / 1000));
+  return { band, computed_at: row.computed_at.toISOString(), staleness_seconds: staleness, coverage };
 }
 
 async function findEntity(pool: Pool, tenantId: string, object: string, externalId: string): Promise<EntityRow | undefined> {

@@ -1,0 +1,89 @@
+// Feed coverage: which families arrive for each tenant and how fresh they are. Every change record
+// detection reads is an arrival of its family. A fact feed (movements, control events) that has
+// been silent, in arrival time, for longer than its silence threshold is degraded: detection can
+// no longer vouch for what it does not see, so postures report it. Entity feeds are naturally
+// bursty and are tracked for freshness only. Degrading and recovering enqueue coverage.* events.
+import type { PoolClient } from '../../platform/postgres/pool.ts';
+import type { OutgoingEvent } from './outgoing-events.ts';
+
+export interface Arrival {
+  tenantId: string;
+  family: string;
+  receivedAt: Date;
+  occurredAt: Date;
+}
+
+// Minutes of silence after which a fact feed is degraded.
+export interface SilenceThresholds {
+  movement: number;
+  control_event: number;
+}
+
+export const DEFAULT_SILENCE: SilenceThresholds = { movement: 60, control_event: 24 * 60 };
+
+export async function noteArrivals(db: PoolClient, arrivals: Arrival[], now: Date): Promise<OutgoingEvent[]> {
+  if (arrivals.length === 0) return [];
+  const latest = new Map<string, Arrival>();
+  for (const a of arrivals) {
+    const key = `${a.tenantId}\u0000${a.family}`;
+    const seen = latest.get(key);
+    latest.set(key, {
+      ...a,
+      receivedAt: seen && seen.receivedAt > a.receivedAt ? seen.receivedAt : a.receivedAt,
+      occurredAt: seen && seen.occurredAt > a.occurredAt ? seen.occurredAt : a.occurredAt,
+    });
+  }
+  const rows = [...latest.values()].sort((x, y) => (x.tenantId + x.family < y.tenantId + y.family ? -1 : 1));
+  const { rows: recovered } = await db.query<{ tenant_id: string; family: string; silent_since: Date }>({
+    name: 'coverage-degraded-before',
+    text: `SELECT tenant_id, family, last_received_at AS silent_since FROM feed_coverage
+            WHERE state = 'degraded' AND (tenant_id, family) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+    values: [rows.map((r) => r.tenantId), rows.map((r) => r.family)],
+  });
+  await db.query({
+    name: 'coverage-arrivals',
+    text: `INSERT INTO feed_coverage AS f (tenant_id, family, last_received_at, last_occurred_at, state, state_changed_at)
+           SELECT t, fam, r, o, 'active', $5 FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[]) AS u(t, fam, r, o)
+           ON CONFLICT (tenant_id, family) DO UPDATE
+             SET last_received_at = greatest(f.last_received_at, EXCLUDED.last_received_at),
+                 last_occurred_at = greatest(f.last_occurred_at, EXCLUDED.last_occurred_at),
+                 state = 'active',
+                 state_changed_at = CASE WHEN f.state = 'degraded' THEN EXCLUDED.state_changed_at ELSE f.state_changed_at END`,
+    values: [rows.map((r) => r.tenantId), rows.map((r) => r.family), rows.map((r) => r.receivedAt), rows.map((r) => r.occurredAt), now],
+  });
+  return recovered.map((row) => ({
+    tenantId: row.tenant_id,
+    type: 'coverage.recovered' as const,
+    data: { family: row.family, silent_since: row.silent_since.toISOString(), recovered_at: now.toISOString() },
+  }));
+}
+
+// Marks silent fact feeds degraded; returns their coverage.degraded events.
+export async function sweepCoverage(db: PoolClient, now: Date, silence: SilenceThresholds = DEFAULT_SILENCE): Promise<OutgoingEvent[]> {
+  const families = Object.keys(silence) as Array<keyof SilenceThresholds>;
+  const { rows } = await db.query<{ tenant_id: string; family: string; last_received_at: Date }>({
+    name: 'coverage-sweep',
+    text: `UPDATE feed_coverage f SET state = 'degraded', state_changed_at = $3::timestamptz
+             FROM unnest($1::text[], $2::double precision[]) AS s(family, minutes)
+            WHERE f.family = s.family AND f.state = 'active' AND f.last_received_at < $3::timestamptz - s.minutes * interval '1 minute'
+           RETURNING f.tenant_id, f.family, f.last_received_at`,
+    values: [families, families.map((f) => silence[f]), now],
+  });
+  return rows.map((row) => ({
+    tenantId: row.tenant_id,
+    type: 'coverage.degraded' as const,
+    data: { family: row.family, last_received_at: row.last_received_at.toISOString(), degraded_at: now.toISOString(), silence_minutes: silence[row.family as keyof SilenceThresholds] },
+  }));
+}
+
+// Fact families a tenant has sent at all (detectors that need them answer insufficient_data until then).
+export async function familiesSeen(db: Pick<PoolClient, 'query'>, tenantIds: string[]): Promise<Map<string, Set<string>>> {
+  const { rows } = await db.query<{ tenant_id: string; family: string }>({
+    name: 'coverage-families-seen',
+    text: 'SELECT tenant_id, family FROM feed_coverage WHERE tenant_id = ANY($1::text[])',
+    values: [tenantIds],
+  });
+  const seen = new Map<string, Set<string>>(tenantIds.map((t) => [t, new Set()]));
+  for (const row of rows) seen.get(row.tenant_id)?.add(row.family);
+  return seen;
+}

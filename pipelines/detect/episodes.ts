@@ -1,0 +1,197 @@
+// Episodes: alerts on one subject, and on subjects connected to it within k hops of the network,
+// grouped within a time horizon (event time). A new alert joins the most recently active episode
+// that is still open and has a member within reach; a resolved episode is reopened only by a new
+// alert on one of its own subjects; otherwise the alert starts an episode of its own. Episodes
+// are never merged: two that meet later stay two (merging would rewrite what analysts have seen).
+// Runs inside the caller's transaction, which holds the tenant's detection lock.
+import type { GraphStore } from '../../platform/graph/port.ts';
+import { ID_PREFIXES, uuidv7 } from '../../platform/ids.ts';
+import type { PoolClient } from '../../platform/postgres/pool.ts';
+import type { OpenedAlert, RaisedAlert } from './alerts.ts';
+import { severityRank, type Severity } from './framework/detector.ts';
+import type { OutgoingEvent } from './outgoing-events.ts';
+
+export interface EpisodePolicy {
+  // Subjects within this many hops (any edge type) belong together.
+  hops: number;
+  horizonDays: number;
+  // An episode escalates by itself when it reaches this severity or this many alerts.
+  escalateAtSeverity: Severity;
+  escalateAtAlerts: number;
+}
+
+export const DEFAULT_EPISODE_POLICY: EpisodePolicy = { hops: 2, horizonDays: 30, escalateAtSeverity: 'high', escalateAtAlerts: 5 };
+
+const DAY_MS = 86_400_000;
+const NEIGHBOURHOOD_CAP = 300;
+
+interface EpisodeRow {
+  episode_id: string;
+  status: 'open' | 'escalated' | 'resolved' | 'reopened';
+  severity: Severity;
+  alert_count: number;
+  is_member: boolean;
+}
+
+export interface AssignedEpisodes {
+  events: OutgoingEvent[];
+  // Parties whose posture may have changed.
+  parties: Set<string>;
+}
+
+export async function assignEpisodes(
+  db: PoolClient,
+  graph: GraphStore,
+  alerts: OpenedAlert[],
+  now: Date,
+  policy: EpisodePolicy = DEFAULT_EPISODE_POLICY,
+): Promise<AssignedEpisodes> {
+  const out: AssignedEpisodes = { events: [], parties: new Set() };
+  for (const alert of alerts) {
+    const since = new Date(alert.eventAt.getTime() - policy.horizonDays * DAY_MS);
+    const reach = await neighbourhood(graph, alert, since, policy.hops);
+    const { rows } = await db.query<EpisodeRow>({
+      name: 'episodes-candidates',
+      text: `SELECT e.episode_id, e.status, e.severity, e.alert_count,
+                    bool_or(m.subject_kind = $5 AND m.subject_id = $6 AND m.role = 'subject') AS is_member
+               FROM episode_members m
+               JOIN episodes e ON e.tenant_id = m.tenant_id AND e.episode_id = m.episode_id
+              WHERE m.tenant_id = $1 AND (m.subject_kind, m.subject_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))
+                AND e.last_alert_at >= $4
+              GROUP BY e.episode_id, e.status, e.severity, e.alert_count, e.updated_at
+              ORDER BY (e.status <> 'resolved') DESC, e.updated_at DESC
+              LIMIT 5`,
+      values: [alert.tenantId, reach.map((r) => r.kind), reach.map((r) => r.key), since, alert.subject.kind, alert.subject.id],
+    });
+    const active = rows.find((row) => row.status !== 'resolved');
+    const reopenable = rows.find((row) => row.status === 'resolved' && row.is_member);
+    const chosen = active ?? reopenable;
+    let episodeId: string;
+    let status: EpisodeRow['status'];
+    let severity: Severity;
+    let alertCount: number;
+    let change: 'opened' | 'alert_added' | 'reopened';
+    if (!chosen) {
+      episodeId = uuidv7(now.getTime());
+      status = 'open';
+      severity = alert.severity;
+      alertCount = 1;
+      change = 'opened';
+      await db.query({
+        name: 'episodes-open',
+        text: `INSERT INTO episodes (tenant_id, episode_id, status, severity, first_alert_at, last_alert_at, alert_count, case_status, created_at, updated_at)
+               VALUES ($1, $2, 'open', $3, $4, $4, 1, 'open', $5, $5)`,
+        values: [alert.tenantId, episodeId, severity, alert.eventAt, now],
+      });
+    } else {
+      episodeId = chosen.episode_id;
+      change = chosen.status === 'resolved' ? 'reopened' : 'alert_added';
+      status = chosen.status === 'resolved' ? 'reopened' : chosen.status;
+      severity = severityRank(alert.severity) > severityRank(chosen.severity) ? alert.severity : chosen.severity;
+      alertCount = chosen.alert_count + 1;
+    }
+    const escalate = status !== 'escalated' && (severityRank(severity) >= severityRank(policy.escalateAtSeverity) || alertCount >= policy.escalateAtAlerts);
+    if (escalate) status = 'escalated';
+    if (chosen) {
+      await db.query({
+        name: 'episodes-add-alert',
+        text: `UPDATE episodes SET status = $3, severity = $4, alert_count = $5, last_alert_at = greatest(last_alert_at, $6),
+                                   first_alert_at = least(first_alert_at, $6), updated_at = $7,
+                                   case_status = CASE WHEN $3 = 'reopened' THEN 'open' ELSE case_status END,
+                                   disposition = CASE WHEN $3 = 'reopened' THEN NULL ELSE disposition END
+                WHERE tenant_id = $1 AND episode_id = $2`,
+        values: [alert.tenantId, episodeId, status, severity, alertCount, alert.eventAt, now],
+      });
+    }
+    await db.query({
+      name: 'episodes-link-alert',
+      text: 'UPDATE alerts SET episode_id = $3 WHERE tenant_id = $1 AND alert_id = $2',
+      values: [alert.tenantId, alert.alertId, episodeId],
+    });
+    const members = membersOf(alert);
+    await db.query({
+      name: 'episodes-members',
+      text: `INSERT INTO episode_members (tenant_id, episode_id, subject_kind, subject_id, role, added_at)
+             SELECT $1, $2, k, i, r, $6 FROM unnest($3::text[], $4::text[], $5::text[]) AS u(k, i, r)
+             ON CONFLICT (tenant_id, episode_id, subject_kind, subject_id) DO UPDATE SET role = 'subject'
+             WHERE EXCLUDED.role = 'subject' AND episode_members.role <> 'subject'`,
+      values: [alert.tenantId, episodeId, members.map((m) => m.kind), members.map((m) => m.id), members.map((m) => m.role), now],
+    });
+    for (const member of members) if (member.kind === 'party' && member.role === 'subject') out.parties.add(member.id);
+    const reference = { episode_id: `${ID_PREFIXES.episode}${episodeId}`, status, severity, alert_count: alertCount };
+    const alertRef = `${ID_PREFIXES.alert}${alert.alertId}`;
+    if (change === 'reopened') out.events.push({ tenantId: alert.tenantId, type: 'episode.reopened', data: { ...reference, alert_id: alertRef } });
+    out.events.push({ tenantId: alert.tenantId, type: 'episode.updated', data: { ...reference, change, alert_id: alertRef } });
+    if (escalate) out.events.push({ tenantId: alert.tenantId, type: 'episode.escalated', data: { ...reference, reason: 'threshold', alert_id: alertRef } });
+  }
+  return out;
+}
+
+interface Member {
+  kind: 'account' | 'party';
+  id: string;
+  role: 'subject' | 'counterparty';
+}
+
+// The alert's subject (and, for an account, its holder) and the accounts and parties its
+// evidence names as counterparties.
+function membersOf(alert: OpenedAlert): Member[] {
+  const members = new Map<string, Member>();
+  const add = (member: Member) => {
+    const key = `${member.kind}:${member.id}`;
+    if (!members.has(key) || member.role === 'subject') members.set(key, member);
+  };
+  for (const counterparty of alert.counterparties) {
+    const [kind, ...rest] = counterparty.split(':');
+    if ((kind === 'account' || kind === 'party') && rest.length > 0) add({ kind, id: rest.join(':'), role: 'counterparty' });
+  }
+  add({ ...alert.subject, role: 'subject' });
+  if (alert.partyId) add({ kind: 'party', id: alert.partyId, role: 'subject' });
+  return [...members.values()];
+}
+
+// The subject, its party, and every party or account within `hops` of either in the horizon.
+async function neighbourhood(graph: GraphStore, alert: OpenedAlert, since: Date, hops: number): Promise<Array<{ kind: string; key: string }>> {
+  const found = new Map<string, { kind: string; key: string }>();
+  const centers = [{ kind: alert.subject.kind, key: alert.subject.id }];
+  if (alert.partyId && !(alert.subject.kind === 'party' && alert.subject.id === alert.partyId)) centers.push({ kind: 'party', key: alert.partyId });
+  for (const center of centers) {
+    found.set(`${center.kind}:${center.key}`, center);
+    const sub = await graph.egoNetwork(alert.tenantId, center, { depth: hops, filter: { since, until: alert.eventAt }, nodeCap: NEIGHBOURHOOD_CAP });
+    for (const node of sub.nodes) if (node.kind === 'party' || node.kind === 'account') found.set(`${node.kind}:${node.key}`, { kind: node.kind, key: node.key });
+  }
+  return [...found.values()];
+}
+
+// An alert's severity rose with new evidence: its unresolved episode takes the higher severity and
+// escalates when that reaches the policy's severity.
+export async function raiseEpisodes(db: PoolClient, raised: RaisedAlert[], now: Date, policy: EpisodePolicy = DEFAULT_EPISODE_POLICY): Promise<AssignedEpisodes> {
+  const out: AssignedEpisodes = { events: [], parties: new Set() };
+  for (const alert of raised) {
+    const { rows } = await db.query<{ status: EpisodeRow['status']; severity: Severity; alert_count: number }>({
+      name: 'episodes-raise-read',
+      text: 'SELECT status, severity, alert_count FROM episodes WHERE tenant_id = $1 AND episode_id = $2',
+      values: [alert.tenantId, alert.episodeId],
+    });
+    const episode = rows[0];
+    if (!episode || episode.status === 'resolved' || severityRank(alert.severity) <= severityRank(episode.severity)) continue;
+    const escalate = episode.status !== 'escalated' && severityRank(alert.severity) >= severityRank(policy.escalateAtSeverity);
+    const status = escalate ? 'escalated' : episode.status;
+    await db.query({
+      name: 'episodes-raise',
+      text: 'UPDATE episodes SET severity = $3, status = $4, updated_at = $5 WHERE tenant_id = $1 AND episode_id = $2',
+      values: [alert.tenantId, alert.episodeId, alert.severity, status, now],
+    });
+    const { rows: parties } = await db.query<{ subject_id: string }>({
+      name: 'episodes-subject-parties',
+      text: `SELECT subject_id FROM episode_members WHERE tenant_id = $1 AND episode_id = $2 AND subject_kind = 'party' AND role = 'subject'`,
+      values: [alert.tenantId, alert.episodeId],
+    });
+    for (const party of parties) out.parties.add(party.subject_id);
+    const reference = { episode_id: `${ID_PREFIXES.episode}${alert.episodeId}`, status, severity: alert.severity, alert_count: episode.alert_count };
+    const alertRef = `${ID_PREFIXES.alert}${alert.alertId}`;
+    out.events.push({ tenantId: alert.tenantId, type: 'episode.updated', data: { ...reference, change: 'severity_raised', alert_id: alertRef } });
+    if (escalate) out.events.push({ tenantId: alert.tenantId, type: 'episode.escalated', data: { ...reference, reason: 'threshold', alert_id: alertRef } });
+  }
+  return out;
+}

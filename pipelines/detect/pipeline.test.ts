@@ -1,0 +1,173 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { startDetectionWorld, type DetectionWorld } from '../../test/support/detection-world.ts';
+import { defineDetector, noHit, type DetectorOutcome } from './framework/detector.ts';
+import type { DetectPipeline } from './pipeline.ts';
+
+// A detector simple enough to reason about: a subject that sent at least `threshold` in one
+// movement in the last 24h; high from ten times the threshold.
+const bigOut = defineDetector({
+  id: 'big_out',
+  typology: 'large outflow',
+  version: 1,
+  subjects: ['account', 'party'],
+  triggers: ['movement'],
+  needs: [{ family: 'movement' }],
+  windows: ['24h'],
+  params: z.strictObject({ threshold: z.string().regex(/^\d+$/).default('100000') }),
+  async evaluate(ctx, params): Promise<DetectorOutcome> {
+    const threshold = BigInt(params.threshold);
+    const from = new Date(ctx.at.getTime() - 86_400_000);
+    const big = (await ctx.activities(from, { direction: 'out' })).filter((a) => (a.baseValue ?? 0n) >= threshold);
+    if (big.length === 0) return noHit();
+    const top = big.reduce((max, a) => (a.baseValue! > max ? a.baseValue! : max), 0n);
+    const total = big.reduce((sum, a) => sum + a.baseValue!, 0n);
+    return {
+      outcome: 'hit',
+      score: top >= threshold * 10n ? 0.9 : 0.5,
+      severity: top >= threshold * 10n ? 'high' : 'medium',
+      summary: `${big.length} outgoing movement(s) of at least the threshold in 24h.`,
+      evidence: {
+        movements: big.map((a) => a.movementId),
+        counterparties: [...new Set(big.flatMap((a) => (a.counterparty ? [a.counterparty] : [])))],
+        amounts: { total: total.toString(), count: big.length, asset: ctx.baseAsset, out: total.toString() },
+        window: { from: big[big.length - 1]!.occurredAt.toISOString(), to: ctx.at.toISOString() },
+        thresholds: [{ name: 'largest movement', threshold: params.threshold, observed: top.toString() }],
+      },
+    };
+  },
+});
+
+let world: DetectionWorld;
+let detect: DetectPipeline;
+const db = () => world.api.db.pool;
+const events = async (type?: string) =>
+  (await db().query(`SELECT type, classification, data FROM outgoing_events WHERE tenant_id = 'acme' AND ($1::text IS NULL OR type = $1) ORDER BY created_at, envelope_id`, [type ?? null])).rows;
+const alerts = async (mode = 'live') =>
+  (await db().query(`SELECT alert_id, subject_kind, subject_id, severity, hits, status, episode_id, explanation FROM alerts WHERE tenant_id = 'acme' AND mode = $1 ORDER BY subject_kind, subject_id`, [mode])).rows;
+
+beforeAll(async () => {
+  world = await startDetectionWorld();
+  detect = await world.startDetection({ library: [bigOut] });
+  await world.party('p1');
+  await world.party('p2');
+  await world.account('a1', 'p1');
+  await world.account('a2', 'p2');
+  await world.settle();
+});
+afterAll(async () => world?.close());
+
+describe('the detection pipeline', () => {
+  it('evaluates every subject a movement touches and records a no-hit as an outcome, not an alert', async () => {
+    await world.movement({ id: 'm1', from: ['a1', 'p1'], to: ['a2', 'p2'], value: 50_000, at: '2026-08-19T10:00:00Z' });
+    await world.settle();
+    expect(await alerts()).toEqual([]);
+    const { rows } = await db().query(`SELECT subject_kind, subject_id, outcomes FROM subject_evaluations WHERE tenant_id = 'acme' AND mode = 'live' ORDER BY 1, 2`);
+    expect(rows).toEqual([
+      { subject_kind: 'account', subject_id: 'a1', outcomes: { big_out: 'no_hit' } },
+      { subject_kind: 'account', subject_id: 'a2', outcomes: { big_out: 'no_hit' } },
+      { subject_kind: 'party', subject_id: 'p1', outcomes: { big_out: 'no_hit' } },
+      { subject_kind: 'party', subject_id: 'p2', outcomes: { big_out: 'no_hit' } },
+    ]);
+    const postures = await db().query(`SELECT party_id, band FROM party_postures WHERE tenant_id = 'acme' ORDER BY 1`);
+    expect(postures.rows).toEqual([{ party_id: 'p1', band: 'low' }, { party_id: 'p2', band: 'low' }]);
+  });
+
+  it('opens one alert per subject with an explanation, groups connected alerts into one episode and raises the posture', async () => {
+    await world.movement({ id: 'm2', from: ['a1', 'p1'], to: ['a2', 'p2'], value: 200_000, at: '2026-08-20T11:00:00Z' });
+    await world.settle();
+    const opened = await alerts();
+    expect(opened.map((a) => [a.subject_kind, a.subject_id, a.severity, a.hits, a.status])).toEqual([
+      ['account', 'a1', 'medium', 1, 'open'],
+      ['party', 'p1', 'medium', 1, 'open'],
+    ]);
+    expect(opened[0].explanation).toContain('largest movement 2,000.00 USD against 1,000.00 USD');
+    expect(opened[0].explanation).toContain('Normal behaviour over the previous');
+    // The account and its holder are one hop apart: one episode.
+    expect(new Set(opened.map((a) => a.episode_id)).size).toBe(1);
+    expect((await events('alert.opened')).map((e) => [e.classification, e.data.subject]).sort((x, y) => x[1].kind.localeCompare(y[1].kind))).toEqual([
+      ['restricted_aml', { kind: 'account', external_id: 'a1' }],
+      ['restricted_aml', { kind: 'party', external_id: 'p1' }],
+    ]);
+    expect((await events('episode.updated')).map((e) => e.data.change)).toEqual(['opened', 'alert_added']);
+    const members = await db().query(`SELECT subject_kind, subject_id, role FROM episode_members WHERE tenant_id = 'acme' ORDER BY 1, 2`);
+    expect(members.rows).toEqual([
+      { subject_kind: 'account', subject_id: 'a1', role: 'subject' },
+      { subject_kind: 'account', subject_id: 'a2', role: 'counterparty' },
+      { subject_kind: 'party', subject_id: 'p1', role: 'subject' },
+      { subject_kind: 'party', subject_id: 'p2', role: 'counterparty' },
+    ]);
+    const posture = await db().query(`SELECT band FROM party_postures WHERE tenant_id = 'acme' AND party_id = 'p1'`);
+    expect(posture.rows[0].band).toBe('medium');
+    expect((await events('risk_state.changed')).map((e) => e.data)).toContainEqual(expect.objectContaining({ subject: { kind: 'party', external_id: 'p1' }, band: 'medium', previous_band: 'low' }));
+  });
+
+  it('adds nothing when every change record is delivered again', async () => {
+    const before = { alerts: await alerts(), events: (await events()).length, evidence: (await db().query('SELECT count(*)::int AS n FROM alert_evidence')).rows[0].n };
+    await detect.stop();
+    await db().query(`DELETE FROM consumer_offsets WHERE group_name = 'detect'`);
+    detect = await world.startDetection({ library: [bigOut] });
+    await world.settle();
+    expect({ alerts: await alerts(), events: (await events()).length, evidence: (await db().query('SELECT count(*)::int AS n FROM alert_evidence')).rows[0].n }).toEqual(before);
+  });
+
+  it('updates the open alert with new evidence in an overlapping window, escalates and recommends', async () => {
+    await world.movement({ id: 'm3', from: ['a1', 'p1'], to: ['a2', 'p2'], value: 2_000_000, at: '2026-08-20T15:00:00Z' });
+    await world.settle();
+    const updated = await alerts();
+    expect(updated.map((a) => [a.subject_id, a.severity, a.hits])).toEqual([
+      ['a1', 'high', 2],
+      ['p1', 'high', 2],
+    ]);
+    const evidence = await db().query(`SELECT seq, evidence->'movements' AS movements FROM alert_evidence e JOIN alerts a USING (tenant_id, alert_id) WHERE a.subject_id = 'a1' ORDER BY seq`);
+    expect(evidence.rows).toEqual([
+      { seq: 1, movements: ['m2'] },
+      { seq: 2, movements: ['m3', 'm2'] },
+    ]);
+    expect((await events('episode.escalated')).length).toBe(1);
+    const [recommendation] = await events('recommendation.issued');
+    expect(recommendation.classification).toBe('advisory');
+    // Sanitised: nothing but subject, band, severity, recommendation code and episode.
+    expect(Object.keys(recommendation.data).sort()).toEqual(['band', 'episode_id', 'recommendation', 'severity', 'subject']);
+    expect(recommendation.data).toMatchObject({ subject: { kind: 'party', external_id: 'p1' }, band: 'high', recommendation: 'enhanced_review' });
+    expect(recommendation.data.episode_id).toMatch(/^epsd_/);
+  });
+
+  it('opens a new alert when the window no longer overlaps, in the same open episode', async () => {
+    await world.movement({ id: 'm4', from: ['a1', 'p1'], to: ['a2', 'p2'], value: 300_000, at: '2026-08-25T10:00:00Z' });
+    await world.settle();
+    const all = await alerts();
+    expect(all.filter((a) => a.subject_id === 'a1')).toHaveLength(2);
+    expect(new Set(all.map((a) => a.episode_id)).size).toBe(1);
+  });
+
+  it('records what a ruleset in shadow would have alerted, and publishes none of it', async () => {
+    await db().query(
+      `INSERT INTO rulesets (tenant_id, version, name, document, state, created_at) VALUES ('acme', 1, 'stricter', $1, 'shadow', now())`,
+      [JSON.stringify({ name: 'stricter', detectors: { big_out: { params: { threshold: '10000' } } } })],
+    );
+    // The ruleset cache holds for 5 s; a fresh pipeline reads it at once.
+    await detect.stop();
+    detect = await world.startDetection({ library: [bigOut] });
+    const eventsBefore = (await events()).length;
+    await world.movement({ id: 'm5', from: ['a2', 'p2'], to: ['a1', 'p1'], value: 20_000, at: '2026-08-26T10:00:00Z' });
+    await world.settle();
+    const shadow = await alerts('shadow');
+    expect(shadow.map((a) => a.subject_id)).toEqual(['a2', 'p2']);
+    expect(shadow.every((a) => a.episode_id === null)).toBe(true);
+    expect((await alerts()).filter((a) => a.subject_id === 'a2')).toEqual([]);
+    expect((await events()).length).toBe(eventsBefore);
+  });
+
+  it('marks a silent movement feed degraded and recovered when it returns', async () => {
+    world.api.clock.advance(2 * 3_600_000);
+    await detect.sweep();
+    const degraded = await events('coverage.degraded');
+    expect(degraded.map((e) => [e.classification, e.data.family])).toEqual([['operational', 'movement']]);
+    await world.movement({ id: 'm6', from: ['a1', 'p1'], to: ['a2', 'p2'], value: 100, at: '2026-08-27T10:00:00Z' });
+    await world.settle();
+    expect((await events('coverage.recovered')).map((e) => e.data.family)).toEqual(['movement']);
+    const { rows } = await db().query(`SELECT state FROM feed_coverage WHERE tenant_id = 'acme' AND family = 'movement'`);
+    expect(rows[0].state).toBe('active');
+  });
+});

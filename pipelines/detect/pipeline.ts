@@ -1,0 +1,79 @@
+// pipelines/detect: canonical change records in, alerts, episodes, postures and outgoing events
+// out. It reads what the graph and aggregates pipelines build, so it consumes each record only
+// once both of them have committed it (Bus `after`). A failed batch is reported by the bus and
+// retried from the same offset: alerts are keyed by detector, subject and window and evidence is
+// appended only when it changed, so a redelivered batch adds nothing. A periodic sweep marks
+// silent feeds degraded.
+import type { AggregateStore } from '../../platform/aggregates/port.ts';
+import type { Bus, BusRecord, Consumer } from '../../platform/bus/port.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { GraphStore } from '../../platform/graph/port.ts';
+import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
+import type { CanonicalChange } from '../../schemas/bus/canonical-change.ts';
+import { AGGREGATES, DETECT, GRAPH } from '../groups.ts';
+import { DEFAULT_SILENCE, familiesSeen, sweepCoverage, type Arrival, type SilenceThresholds } from './coverage.ts';
+import type { EpisodePolicy } from './episodes.ts';
+import type { AnyDetector } from './framework/detector.ts';
+import { DETECTOR_LIBRARY } from './library.ts';
+import { enqueueEvents } from './outgoing-events.ts';
+import { DetectionRunner } from './run.ts';
+import { subjectsOf } from './subjects.ts';
+
+const SWEEP_INTERVAL_MS = 30_000;
+
+export interface DetectPipelineOptions {
+  bus: Bus;
+  pool: Pool;
+  graph: GraphStore;
+  aggregates: AggregateStore;
+  clock: Clock;
+  library?: readonly AnyDetector[];
+  episodes?: EpisodePolicy;
+  silence?: SilenceThresholds;
+  onError?: (error: unknown) => void;
+}
+
+export interface DetectPipeline {
+  consumer: Consumer;
+  // Marks silent feeds degraded now (the pipeline also does it every 30 s).
+  sweep: () => Promise<void>;
+  stop: () => Promise<void>;
+}
+
+export async function startDetectPipeline(options: DetectPipelineOptions): Promise<DetectPipeline> {
+  const runner = new DetectionRunner({
+    pool: options.pool,
+    graph: options.graph,
+    aggregates: options.aggregates,
+    clock: options.clock,
+    library: options.library ?? DETECTOR_LIBRARY,
+    ...(options.episodes ? { episodes: options.episodes } : {}),
+  });
+  const handle = async (records: BusRecord[]) => {
+    const changes = records.map((record) => JSON.parse(record.value.toString('utf8')) as CanonicalChange);
+    const arrivals: Arrival[] = changes.map((c) => ({ tenantId: c.tenant_id, family: c.object, receivedAt: new Date(c.received_at), occurredAt: new Date(c.occurred_at) }));
+    const tenants = [...new Set(changes.map((c) => c.tenant_id))];
+    const seen = await familiesSeen(options.pool, tenants);
+    // The batch's own arrivals count as seen: the first movements of a tenant are judged.
+    for (const a of arrivals) seen.get(a.tenantId)?.add(a.family);
+    await runner.run(subjectsOf(changes), arrivals, seen);
+  };
+  const consumer = await options.bus.consume({ ...DETECT, after: [GRAPH.group, AGGREGATES.group], handle });
+  const sweep = async () => {
+    const now = options.clock.now();
+    await withTransaction(options.pool, async (db) => {
+      const events = await sweepCoverage(db, now, options.silence ?? DEFAULT_SILENCE);
+      await enqueueEvents(db, events, now);
+    });
+  };
+  const timer = setInterval(() => sweep().catch((error) => options.onError?.(error)), SWEEP_INTERVAL_MS);
+  timer.unref();
+  return {
+    consumer,
+    sweep,
+    stop: async () => {
+      clearInterval(timer);
+      await consumer.stop();
+    },
+  };
+}

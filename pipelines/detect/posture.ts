@@ -1,0 +1,93 @@
+// Posture: one band per party. The band is the highest severity among the party's unresolved
+// episodes (the party, or one of its accounts, is a subject of the episode); a party detection
+// has looked at with nothing unresolved is `low`, unless most detectors could not judge it on its
+// last evaluation (non-results), in which case it is `incomplete`: we cannot vouch for low.
+// A party detection has never looked at is `unknown` (no row). A change of band enqueues
+// risk_state.changed; a rise to high or critical also a sanitised recommendation.issued.
+// Callers hold the tenant's detection lock (detection-lock.ts), so two writers never race on a band.
+import { ID_PREFIXES } from '../../platform/ids.ts';
+import type { PoolClient } from '../../platform/postgres/pool.ts';
+import { SEVERITIES, severityRank, type Severity } from './framework/detector.ts';
+import type { OutgoingEvent } from './outgoing-events.ts';
+
+export type Band = Severity | 'incomplete';
+
+// What the customer is advised to do at each band; the customer decides and enforces.
+const RECOMMENDATIONS: Partial<Record<Band, string>> = {
+  high: 'enhanced_review',
+  critical: 'restrict_pending_review',
+};
+
+interface PostureRow {
+  party_id: string;
+  previous: Band | null;
+  worst: Severity | null;
+  episode_id: string | null;
+  non_results: number;
+  outcomes: number;
+}
+
+export async function recomputePostures(db: PoolClient, tenantId: string, parties: Iterable<string>, now: Date): Promise<OutgoingEvent[]> {
+  const ids = [...new Set(parties)].sort();
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<PostureRow>({
+    name: 'posture-inputs',
+    text: `SELECT p.party_id, pp.band AS previous, worst.severity AS worst, worst.episode_id,
+                  coalesce((SELECT count(*) FROM jsonb_each_text(s.outcomes) o WHERE o.value IN ('insufficient_data', 'stale')), 0)::int AS non_results,
+                  coalesce((SELECT count(*) FROM jsonb_each_text(s.outcomes) o WHERE o.value <> 'not_applicable'), 0)::int AS outcomes
+             FROM unnest($2::text[]) AS p(party_id)
+             LEFT JOIN party_postures pp ON pp.tenant_id = $1 AND pp.party_id = p.party_id
+             LEFT JOIN subject_evaluations s ON s.tenant_id = $1 AND s.subject_kind = 'party' AND s.subject_id = p.party_id AND s.mode = 'live'
+             LEFT JOIN LATERAL (
+               SELECT e.severity, e.episode_id FROM episode_members m
+                 JOIN episodes e ON e.tenant_id = m.tenant_id AND e.episode_id = m.episode_id
+                WHERE m.tenant_id = $1 AND m.subject_kind = 'party' AND m.subject_id = p.party_id AND m.role = 'subject' AND e.status <> 'resolved'
+                ORDER BY array_position($3::text[], e.severity) DESC, e.updated_at DESC
+                LIMIT 1
+             ) worst ON true
+            ORDER BY p.party_id`,
+    values: [tenantId, ids, SEVERITIES],
+  });
+  const events: OutgoingEvent[] = [];
+  const bands: Array<{ party: string; band: Band }> = [];
+  for (const row of rows) {
+    const band: Band = row.worst ?? (row.outcomes > 0 && row.non_results * 2 > row.outcomes ? 'incomplete' : 'low');
+    bands.push({ party: row.party_id, band });
+    if (band === row.previous) continue;
+    events.push({
+      tenantId,
+      type: 'risk_state.changed',
+      data: {
+        subject: { kind: 'party', external_id: row.party_id },
+        band,
+        previous_band: row.previous ?? 'unknown',
+        computed_at: now.toISOString(),
+        ...(row.episode_id ? { episode_id: `${ID_PREFIXES.episode}${row.episode_id}` } : {}),
+      },
+    });
+    const recommendation = RECOMMENDATIONS[band];
+    const rose = row.previous === null || row.previous === 'incomplete' || severityRank(band as Severity) > severityRank(row.previous as Severity);
+    if (recommendation && rose && row.worst) {
+      // Operational channel: subject, band, severity, recommendation code and episode only.
+      events.push({
+        tenantId,
+        type: 'recommendation.issued',
+        data: {
+          subject: { kind: 'party', external_id: row.party_id },
+          band,
+          severity: row.worst,
+          recommendation: recommendation,
+          episode_id: `${ID_PREFIXES.episode}${row.episode_id}`,
+        },
+      });
+    }
+  }
+  await db.query({
+    name: 'posture-write',
+    text: `INSERT INTO party_postures (tenant_id, party_id, band, computed_at, evaluated_at)
+           SELECT $1, p, b, $4, $4 FROM unnest($2::text[], $3::text[]) AS u(p, b)
+           ON CONFLICT (tenant_id, party_id) DO UPDATE SET band = EXCLUDED.band, computed_at = EXCLUDED.computed_at, evaluated_at = EXCLUDED.evaluated_at`,
+    values: [tenantId, bands.map((b) => b.party), bands.map((b) => b.band), now],
+  });
+  return events;
+}

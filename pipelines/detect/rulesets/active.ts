@@ -1,0 +1,52 @@
+// Which rulesets a tenant runs: its active one (else the built-in default, version 0) on live
+// traffic, and the one in shadow, if any, beside it. Read through a short cache: a ruleset
+// activated or put in shadow takes effect within CACHE_MS on every detection worker.
+import type { Pool } from '../../../platform/postgres/pool.ts';
+import type { AnyDetector } from '../framework/detector.ts';
+import { compileRuleset, defaultRulesetDocument, type CompiledRuleset } from '../framework/ruleset.ts';
+
+const CACHE_MS = 5_000;
+
+export interface TenantRulesets {
+  live: CompiledRuleset;
+  shadow: CompiledRuleset | null;
+}
+
+export class RulesetCache {
+  private readonly cached = new Map<string, { at: number; rulesets: TenantRulesets }>();
+  private readonly fallback: CompiledRuleset;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly library: readonly AnyDetector[],
+    private readonly now: () => number = Date.now,
+  ) {
+    this.fallback = compileOrThrow(0, defaultRulesetDocument(library), library);
+  }
+
+  async forTenant(tenantId: string): Promise<TenantRulesets> {
+    const hit = this.cached.get(tenantId);
+    if (hit && this.now() - hit.at < CACHE_MS) return hit.rulesets;
+    const { rows } = await this.pool.query<{ version: number; state: 'active' | 'shadow'; document: unknown }>({
+      name: 'rulesets-running',
+      text: `SELECT version, state, document FROM rulesets WHERE tenant_id = $1 AND state IN ('active', 'shadow')`,
+      values: [tenantId],
+    });
+    const active = rows.find((r) => r.state === 'active');
+    const shadow = rows.find((r) => r.state === 'shadow');
+    const rulesets = {
+      live: active ? compileOrThrow(active.version, active.document, this.library) : this.fallback,
+      shadow: shadow ? compileOrThrow(shadow.version, shadow.document, this.library) : null,
+    };
+    this.cached.set(tenantId, { at: this.now(), rulesets });
+    return rulesets;
+  }
+}
+
+// Stored rulesets were checked when they were created; one that no longer compiles means the
+// library lost a detector it names, which is a deployment error, not a data problem.
+function compileOrThrow(version: number, document: unknown, library: readonly AnyDetector[]): CompiledRuleset {
+  const compiled = compileRuleset(version, document, library);
+  if (!compiled.ok) throw new Error(`ruleset ${version} no longer compiles: ${compiled.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
+  return compiled.ruleset;
+}

@@ -1,0 +1,161 @@
+// One round of detection: evaluate the subjects a batch touched under the tenant's live ruleset
+// (and its shadow ruleset, if any), then commit everything that follows in ONE transaction per
+// tenant: the subjects' latest outcomes, alerts and their evidence, episodes, postures, coverage,
+// and the outgoing events they cause. Evaluation reads committed data outside the transaction, so
+// the tenant's detection lock is held only while writing.
+import type { Clock } from '../../platform/clock.ts';
+import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
+import { baseAssetOf } from '../../platform/tenants/tenants.ts';
+import { recordHits, type HitToRecord, type Mode } from './alerts.ts';
+import { noteArrivals, type Arrival } from './coverage.ts';
+import { lockTenantDetection } from './detection-lock.ts';
+import { assignEpisodes, DEFAULT_EPISODE_POLICY, raiseEpisodes, type EpisodePolicy } from './episodes.ts';
+import { explain } from './explain.ts';
+import { SubjectContext, type DetectionStores } from './framework/context.ts';
+import type { AnyDetector } from './framework/detector.ts';
+import { evaluateSubject, type Evaluation } from './framework/evaluate.ts';
+import type { CompiledRuleset } from './framework/ruleset.ts';
+import { enqueueEvents, type OutgoingEvent } from './outgoing-events.ts';
+import { recomputePostures } from './posture.ts';
+import { RulesetCache } from './rulesets/active.ts';
+import type { SubjectWork } from './subjects.ts';
+
+// Subjects evaluated at the same time: each holds pooled connections while its detectors read.
+const EVALUATION_CONCURRENCY = 8;
+
+export interface DetectionDeps extends DetectionStores {
+  clock: Clock;
+  library: readonly AnyDetector[];
+  episodes?: EpisodePolicy;
+}
+
+interface SubjectOutcome {
+  work: SubjectWork;
+  mode: Mode;
+  ruleset: CompiledRuleset;
+  evaluations: Evaluation[];
+  ctx: SubjectContext;
+}
+
+export class DetectionRunner {
+  private readonly rulesets: RulesetCache;
+  private readonly baseAssets = new Map<string, string>();
+
+  constructor(private readonly deps: DetectionDeps) {
+    this.rulesets = new RulesetCache(deps.pool, deps.library);
+  }
+
+  // Evaluates the work and commits its consequences; arrivals feed coverage.
+  async run(work: SubjectWork[], arrivals: Arrival[], familiesSeen: Map<string, Set<string>>): Promise<void> {
+    const outcomes = await this.evaluateAll(work, familiesSeen);
+    const tenants = [...new Set([...work.map((w) => w.tenantId), ...arrivals.map((a) => a.tenantId)])].sort();
+    for (const tenantId of tenants) {
+      await this.commit(
+        tenantId,
+        outcomes.filter((o) => o.work.tenantId === tenantId),
+        arrivals.filter((a) => a.tenantId === tenantId),
+      );
+    }
+  }
+
+  async evaluateAll(work: SubjectWork[], familiesSeen: Map<string, Set<string>>): Promise<SubjectOutcome[]> {
+    const outcomes: SubjectOutcome[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < work.length) {
+        const item = work[next++]!;
+        const { live, shadow } = await this.rulesets.forTenant(item.tenantId);
+        const seen = familiesSeen.get(item.tenantId) ?? new Set<string>();
+        const ctx = new SubjectContext(this.deps, item.tenantId, await this.baseAsset(item.tenantId), item.subject, item.at, item.change);
+        outcomes.push({ work: item, mode: 'live', ruleset: live, evaluations: await evaluateSubject(ctx, live, item.trigger, seen), ctx });
+        if (shadow) outcomes.push({ work: item, mode: 'shadow', ruleset: shadow, evaluations: await evaluateSubject(ctx, shadow, item.trigger, seen), ctx });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(EVALUATION_CONCURRENCY, work.length) }, worker));
+    return outcomes;
+  }
+
+  private async commit(tenantId: string, outcomes: SubjectOutcome[], arrivals: Arrival[]): Promise<void> {
+    const hits = await this.hitsOf(outcomes);
+    const now = this.deps.clock.now();
+    await withTransaction(this.deps.pool, async (db) => {
+      await lockTenantDetection(db, tenantId);
+      const events: OutgoingEvent[] = await noteArrivals(db, arrivals, now);
+      await writeEvaluations(db, outcomes, now);
+      const recorded = await recordHits(db, hits, now);
+      events.push(...recorded.events);
+      const policy = this.deps.episodes ?? DEFAULT_EPISODE_POLICY;
+      const episodes = await assignEpisodes(db, this.deps.graph, recorded.opened, now, policy);
+      const raised = await raiseEpisodes(db, recorded.raised, now, policy);
+      events.push(...episodes.events, ...raised.events);
+      const parties = new Set([...episodes.parties, ...raised.parties]);
+      for (const outcome of outcomes) if (outcome.mode === 'live' && outcome.work.subject.kind === 'party') parties.add(outcome.work.subject.id);
+      events.push(...(await recomputePostures(db, tenantId, parties, now)));
+      await enqueueEvents(db, events, now);
+    });
+  }
+
+  private async hitsOf(outcomes: SubjectOutcome[]): Promise<HitToRecord[]> {
+    const hits: HitToRecord[] = [];
+    for (const outcome of outcomes) {
+      for (const { detector, outcome: result } of outcome.evaluations) {
+        if (result.outcome !== 'hit') continue;
+        const baseline = await outcome.ctx.baseline();
+        hits.push({
+          tenantId: outcome.work.tenantId,
+          mode: outcome.mode,
+          rulesetVersion: outcome.ruleset.version,
+          detector,
+          subject: outcome.work.subject,
+          partyId: await outcome.ctx.partyId(),
+          hit: result,
+          explanation: explain(detector, result, baseline, outcome.ctx.baseAsset),
+          eventAt: outcome.work.at,
+        });
+      }
+    }
+    return hits;
+  }
+
+  private async baseAsset(tenantId: string): Promise<string> {
+    let asset = this.baseAssets.get(tenantId);
+    if (!asset) {
+      asset = await baseAssetOf(this.deps.pool, tenantId);
+      this.baseAssets.set(tenantId, asset);
+    }
+    return asset;
+  }
+}
+
+// The latest outcome of every detector for each subject evaluated, per mode (non-results too:
+// posture reads them to tell low from incomplete).
+async function writeEvaluations(db: Pick<Pool, 'query'>, outcomes: SubjectOutcome[], now: Date): Promise<void> {
+  if (outcomes.length === 0) return;
+  const latest = new Map<string, SubjectOutcome>();
+  for (const o of outcomes) {
+    const key = `${o.work.subject.kind}\u0000${o.work.subject.id}\u0000${o.mode}`;
+    const seen = latest.get(key);
+    if (!seen || seen.work.at <= o.work.at) latest.set(key, o);
+  }
+  const rows = [...latest.values()]
+    .map((o) => ({
+      t: o.work.tenantId,
+      k: o.work.subject.kind,
+      s: o.work.subject.id,
+      m: o.mode,
+      v: o.ruleset.version,
+      a: o.work.at.toISOString(),
+      o: Object.fromEntries(o.evaluations.map((e) => [e.detector.id, e.outcome.outcome])),
+    }))
+    .sort((x, y) => (`${x.k}\u0000${x.s}\u0000${x.m}` < `${y.k}\u0000${y.s}\u0000${y.m}` ? -1 : 1));
+  await db.query({
+    name: 'detect-evaluations',
+    text: `INSERT INTO subject_evaluations AS e (tenant_id, subject_kind, subject_id, mode, ruleset_version, event_at, evaluated_at, outcomes)
+           SELECT t, k, s, m, v, a, $2, o FROM json_to_recordset($1::json) AS r(t text, k text, s text, m text, v int, a timestamptz, o jsonb)
+           ON CONFLICT (tenant_id, subject_kind, subject_id, mode) DO UPDATE
+             SET ruleset_version = EXCLUDED.ruleset_version, event_at = EXCLUDED.event_at, evaluated_at = EXCLUDED.evaluated_at,
+                 outcomes = e.outcomes || EXCLUDED.outcomes
+           WHERE e.event_at <= EXCLUDED.event_at`,
+    values: [JSON.stringify(rows), now],
+  });
+}

@@ -1,0 +1,103 @@
+// New counterparty, high amount: a movement to or from someone the subject has never dealt with
+// before, large in absolute terms and against the subject's own daily flow in that direction.
+// First payments of size to a new beneficiary are the moment account takeover, scams and mule
+// recruitment show.
+// The movement judged is the one that triggered the evaluation; without one (a scheduled or
+// backtest evaluation) every movement of the last 24 hours is judged, so none is missed between
+// evaluations. "Never seen" means the subject's first activity with that counterparty is this
+// movement. Own accounts and unidentifiable counterparties are not counterparties here.
+// The baseline gate applies only with at least minBaselineDays of history: a new customer's
+// first large payment is judged on the absolute threshold alone.
+//
+// Severity: excess = the smaller of amount / minAmount and amount / (k x mean daily flow) when
+// the baseline applies (grade.ts).
+import { z } from 'zod';
+import type { ActivityRecord } from '../../../../platform/aggregates/port.ts';
+import { defineDetector, noHit, type DetectorOutcome, type ThresholdCrossed } from '../../framework/detector.ts';
+import { dealings, windowStart } from './dealings.ts';
+import { evidenceOf, movementFact } from './evidence.ts';
+import { grade } from './grade.ts';
+import { formatMoney, minorUnits, ratio, round2 } from './money.ts';
+
+const params = z.strictObject({
+  // Base minor units: 5,000.00.
+  minAmount: minorUnits('500000'),
+  baselineMultiple: z.number().min(1).default(5),
+  baselineDays: z.number().int().min(14).max(365).default(90),
+  minBaselineDays: z.number().int().min(1).default(14),
+  direction: z.enum(['in', 'out', 'both']).default('both'),
+});
+
+interface Candidate {
+  record: ActivityRecord;
+  amount: bigint;
+  mean: bigint | null;
+  excess: number;
+}
+
+export const newCounterpartyHighAmount = defineDetector({
+  id: 'new_counterparty_high_amount',
+  typology: 'High amount with a new counterparty',
+  version: 1,
+  subjects: ['account', 'party'],
+  triggers: ['movement'],
+  needs: [{ family: 'movement' }],
+  windows: ['24h'],
+  params,
+  async evaluate(ctx, p): Promise<DetectorOutcome> {
+    const trigger = ctx.trigger?.object === 'movement' ? ctx.trigger : null;
+    const from = trigger ? new Date(new Date(trigger.occurred_at).getTime() - 1) : windowStart(ctx, '24h');
+    const { records } = await dealings(ctx, from);
+    const minAmount = BigInt(p.minAmount);
+    const judged = records.filter(
+      (r) =>
+        (!trigger || r.movementId === trigger.external_id) &&
+        (p.direction === 'both' || r.direction === p.direction) &&
+        r.counterparty !== null && r.baseValue !== null && r.baseValue >= minAmount && r.baseValue > 0n,
+    );
+    if (judged.length === 0) return noHit();
+
+    const baseline = await ctx.baseline(p.baselineDays);
+    const useBaseline = baseline.days >= p.minBaselineDays;
+    const candidates: Candidate[] = [];
+    for (const record of judged) {
+      const history = await ctx.counterpartyHistory(record.counterparty!, record.occurredAt);
+      if (history && history.firstSeenAt < record.occurredAt) continue;
+      const amount = record.baseValue!;
+      const mean = useBaseline ? baseline[record.direction].meanSum : null;
+      const needed = mean === null ? 0 : p.baselineMultiple * Number(mean);
+      if (Number(amount) < needed) continue;
+      const excess = Math.min(ratio(amount, minAmount), needed > 0 ? Number(amount) / needed : Number.POSITIVE_INFINITY);
+      candidates.push({ record, amount, mean, excess });
+    }
+    if (candidates.length === 0) return noHit();
+
+    candidates.sort((a, b) => b.excess - a.excess);
+    const top = candidates[0]!;
+    const thresholds: ThresholdCrossed[] = [
+      { name: 'amount', threshold: p.minAmount, observed: top.amount.toString() },
+      ...(top.mean !== null ? [{ name: `multiple_of_mean_daily_${top.record.direction}`, threshold: p.baselineMultiple, observed: round2(ratio(top.amount, top.mean)) }] : []),
+    ];
+    const { severity, score } = grade(top.excess);
+    return {
+      outcome: 'hit',
+      severity,
+      score,
+      evidence: evidenceOf(ctx, {
+        records: candidates.map((c) => c.record),
+        from,
+        to: ctx.at,
+        thresholds,
+        ...(top.mean !== null
+          ? { baseline: { days: baseline.days, mean: top.mean.toString(), stddev: baseline[top.record.direction].stddevSum.toString(), observed: top.amount.toString(), metric: `${top.record.direction}_sum` } }
+          : {}),
+        facts: { newCounterpartyMovements: candidates.map((c) => movementFact(c.record)), baselineApplied: top.mean !== null },
+      }),
+      summary:
+        `${formatMoney(top.amount, ctx.baseAsset)} ${top.record.direction === 'out' ? 'sent to' : 'received from'} a counterparty never seen before ` +
+        `(minimum ${formatMoney(minAmount, ctx.baseAsset)}` +
+        (top.mean !== null ? `, ${round2(ratio(top.amount, top.mean))}x the mean daily ${top.record.direction === 'out' ? 'outflow' : 'inflow'} >= ${p.baselineMultiple}x)` : ', no baseline yet)') +
+        (candidates.length > 1 ? `; ${candidates.length - 1} more such movements.` : '.'),
+    };
+  },
+});

@@ -1,0 +1,124 @@
+// Split transfers: one payment cut into several to the same counterparty within hours. Seen from
+// both ends: the paying account (several out to one counterparty) and the receiving account
+// (several in from one), so both are flagged. Amounts do not matter (a split can be of a few
+// dollars or of thousands); the repetition to one counterparty within hours does, and ordinary
+// customers rarely pay the same person three times in a day.
+//
+// What is left out, because repetition is ordinary there:
+// - counterparties that are businesses taking repeated payments: a counterparty account of a
+//   merchant or settlement type, or held by a party of a merchant, marketplace, payroll or
+//   financial-institution segment (a customer buys coffee twice a day; the movement type
+//   merchant_payment is not in the activity record, so the counterparty's own data decides);
+// - the party's own accounts (a sweep between one's own accounts pays nobody);
+// - counterparties that cannot be identified (no key to group on).
+// Subjects that are themselves such businesses get a much higher count (segmentDefaults).
+//
+// Severity: excess = the largest group's count / minCount (grade.ts).
+import { z } from 'zod';
+import type { ActivityRecord } from '../../../../platform/aggregates/port.ts';
+import { defineDetector, noHit, type DetectorOutcome } from '../../framework/detector.ts';
+import type { SubjectContext } from '../../framework/context.ts';
+import { dealings, windowStart } from './dealings.ts';
+import { evidenceOf } from './evidence.ts';
+import { grade } from './grade.ts';
+import { formatMoney, minorUnits, sumOf } from './money.ts';
+
+const SEGMENTS = ['consumer', 'merchant', 'remittance_agent', 'cash_agent', 'payroll', 'marketplace', 'financial_institution', 'other'] as const;
+const ACCOUNT_TYPES = ['wallet', 'checking', 'savings', 'merchant', 'settlement', 'stored_value', 'loan', 'remittance', 'other'] as const;
+
+const params = z.strictObject({
+  minCount: z.number().int().min(2).default(3),
+  window: z.enum(['1h', '24h']).default('24h'),
+  // Base minor units; 0: a split of tiny amounts is still a split.
+  minTotal: minorUnits('0'),
+  direction: z.enum(['in', 'out', 'both']).default('both'),
+  excludeCounterpartySegments: z.array(z.enum(SEGMENTS)).default(['merchant', 'marketplace', 'payroll', 'financial_institution']),
+  excludeCounterpartyAccountTypes: z.array(z.enum(ACCOUNT_TYPES)).default(['merchant', 'settlement']),
+});
+type Params = z.infer<typeof params>;
+
+interface Group {
+  counterparty: string;
+  direction: 'in' | 'out';
+  records: ActivityRecord[];
+  sum: bigint;
+}
+
+export const splitTransfers = defineDetector({
+  id: 'split_transfers',
+  typology: 'Payment split into several transfers to one counterparty',
+  version: 1,
+  subjects: ['account'],
+  triggers: ['movement'],
+  needs: [{ family: 'movement' }],
+  windows: ['1h', '24h'],
+  params,
+  segmentDefaults: {
+    merchant: { minCount: 10 },
+    marketplace: { minCount: 10 },
+    payroll: { minCount: 10 },
+    financial_institution: { minCount: 20 },
+  },
+  async evaluate(ctx, p): Promise<DetectorOutcome> {
+    const from = windowStart(ctx, p.window);
+    const { records } = await dealings(ctx, from);
+    const groups = new Map<string, Group>();
+    for (const record of records) {
+      if (record.counterparty === null || (p.direction !== 'both' && record.direction !== p.direction)) continue;
+      const key = `${record.direction}|${record.counterparty}`;
+      const group = groups.get(key) ?? { counterparty: record.counterparty, direction: record.direction, records: [], sum: 0n };
+      group.records.push(record);
+      groups.set(key, group);
+    }
+    const minTotal = BigInt(p.minTotal);
+    const candidates = [...groups.values()]
+      .map((g) => ({ ...g, sum: sumOf(g.records.map((r) => r.baseValue)) }))
+      .filter((g) => g.records.length >= p.minCount && g.sum >= minTotal);
+    const qualifying: Group[] = [];
+    for (const group of candidates) if (!(await isBusiness(ctx, group.counterparty, p))) qualifying.push(group);
+    if (qualifying.length === 0) return noHit();
+
+    qualifying.sort((a, b) => b.records.length - a.records.length || (b.sum > a.sum ? 1 : b.sum < a.sum ? -1 : 0));
+    const top = qualifying[0]!;
+    const listed = qualifying.flatMap((g) => g.records);
+    const { severity, score } = grade(top.records.length / p.minCount);
+    return {
+      outcome: 'hit',
+      severity,
+      score,
+      evidence: evidenceOf(ctx, {
+        records: listed,
+        from,
+        to: ctx.at,
+        counterparties: qualifying.map((g) => g.counterparty),
+        thresholds: qualifying.map((g) => ({ name: `movements_${g.direction}_one_counterparty`, threshold: p.minCount, observed: g.records.length })),
+        facts: {
+          groups: qualifying.map((g) => ({ counterparty: g.counterparty, direction: g.direction, count: g.records.length, sum: g.sum.toString(), movements: g.records.map((r) => r.movementId) })),
+        },
+      }),
+      summary:
+        `${top.records.length} transfers ${top.direction === 'out' ? 'to' : 'from'} one counterparty within ${p.window} ` +
+        `(${formatMoney(top.sum, ctx.baseAsset)} in all); the rule fires at ${p.minCount}` +
+        (qualifying.length > 1 ? `, and ${qualifying.length - 1} more counterparties show the same pattern.` : '.'),
+    };
+  },
+});
+
+// A counterparty whose business is taking (or making) repeated payments.
+async function isBusiness(ctx: SubjectContext, counterparty: string, p: Params): Promise<boolean> {
+  const [kind, ...rest] = counterparty.split(':');
+  const id = rest.join(':');
+  let holder: string | undefined;
+  if (kind === 'account') {
+    const account = await ctx.entity('account', id);
+    if ((p.excludeCounterpartyAccountTypes as readonly string[]).includes(account?.data.type)) return true;
+    holder = typeof account?.data.holder_party_id === 'string' ? account.data.holder_party_id : undefined;
+  } else if (kind === 'party') {
+    holder = id;
+  }
+  if (!holder) return false;
+  const party = await ctx.entity('party', holder);
+  const excluded = p.excludeCounterpartySegments as readonly string[];
+  // A party that declares no segment but is a merchant or a financial institution by type.
+  return excluded.includes(party?.data.segment ?? party?.data.type);
+}

@@ -1,0 +1,127 @@
+// Round-tripping: money leaves the account and comes back to it through other accounts, hop
+// after hop in time order, each hop close to the first one's amount, within a month. Cycles only
+// among the party's own accounts are left out (moving savings around and back), and so are
+// two-hop cycles below a material amount (a loan repaid, a refund: A pays B, B pays A back).
+//
+// Score: 0.5 for one qualifying cycle of three or more hops (medium), 0.35 when every cycle is a
+// two-hop one (low); +0.1 per further distinct cycle (at most +0.2); +0.05 per hop over three
+// (at most +0.15); +0.05 per doubling of the largest first hop over its minimum (at most +0.15).
+import { z } from 'zod';
+import type { Cycle } from '../../../../platform/graph/port.ts';
+import { defineDetector, nonResult, noHit, type ThresholdCrossed } from '../../framework/detector.ts';
+import { accountKey, formatMoney, graphSince, listed, moneyParam, percent, spanOfDays, windowOf } from './evidence.ts';
+import { excess, finalScore, severityOf } from './scoring.ts';
+
+const params = z.strictObject({
+  windowDays: z.number().int().min(1).max(90).default(30),
+  minLength: z.number().int().min(2).max(10).default(2),
+  maxLength: z.number().int().min(2).max(10).default(6),
+  // Every hop within this fraction of the first hop's amount.
+  tolerance: z.number().min(0).max(0.5).default(0.1),
+  // First-hop amount a cycle of three or more hops needs...
+  minAmount: moneyParam('20000'),
+  // ...and a two-hop one (A → B → A), far more common in ordinary life.
+  minAmountTwoHop: moneyParam('500000'),
+  // Cycles asked of the graph; the evidence lists the first ones.
+  maxCycles: z.number().int().min(1).max(100).default(20),
+});
+
+const LISTED_CYCLES = 5;
+
+export const roundTripping = defineDetector({
+  id: 'round_tripping',
+  typology: 'Round-tripping (cyclic flows)',
+  version: 1,
+  subjects: ['account'],
+  triggers: ['movement'],
+  needs: [{ family: 'movement' }],
+  windows: ['30d'],
+  params,
+  async evaluate(ctx, p) {
+    if (p.minLength > p.maxLength) return nonResult('not_applicable', `minLength ${p.minLength} is above maxLength ${p.maxLength}: no cycle can qualify`);
+    const span = spanOfDays(ctx, p.windowDays);
+    const found = await ctx.cycles({ since: graphSince(span), minLength: p.minLength, maxLength: p.maxLength, tolerance: p.tolerance, limit: p.maxCycles });
+    const own = new Set(await ctx.accountsOfParty());
+    own.add(ctx.subject.id);
+    const minAmount = BigInt(p.minAmount);
+    const minAmountTwoHop = BigInt(p.minAmountTwoHop);
+    const qualifying = found.cycles.filter((cycle) => {
+      const first = cycle.movements[0]?.amount ?? null;
+      if (first === null) return false;
+      if (cycle.movements.every((m) => own.has(m.to))) return false;
+      return first >= (cycle.movements.length === 2 ? minAmountTwoHop : minAmount);
+    });
+    if (qualifying.length === 0) {
+      return found.truncated && found.cycles.length === 0
+        ? nonResult('insufficient_data', 'the cycle search over the network was cut short before it found anything')
+        : noHit();
+    }
+    // Longer cycles first (they are the stronger evidence), then larger, then earlier.
+    const ranked = [...qualifying].sort((a, b) => b.movements.length - a.movements.length || Number(firstAmount(b) - firstAmount(a)) || 0);
+    const longest = ranked[0]!.movements.length;
+    const largest = ranked.reduce((max, c) => (firstAmount(c) > max ? firstAmount(c) : max), 0n);
+    const allTwoHop = longest === 2;
+    const thresholdFor = allTwoHop ? minAmountTwoHop : minAmount;
+    const score = finalScore(
+      (allTwoHop ? 0.35 : 0.5) +
+        Math.min(0.2, (qualifying.length - 1) * 0.1) +
+        Math.min(0.15, Math.max(0, longest - 3) * 0.05) +
+        excess(Number(largest), Number(thresholdFor), 0.05, 0.15),
+    );
+    const thresholds: ThresholdCrossed[] = [
+      { name: 'cycles', threshold: 1, observed: qualifying.length },
+      { name: 'cycle_length', threshold: p.minLength, observed: longest },
+      { name: allTwoHop ? 'first_hop_amount_two_hop' : 'first_hop_amount', threshold: thresholdFor.toString(), observed: largest.toString() },
+      { name: 'hop_amount_tolerance', threshold: p.tolerance, observed: Math.round(maxDeviation(ranked) * 1000) / 1000 },
+    ];
+    const movements = ranked.flatMap((c) => c.movements);
+    const total = movements.reduce((sum, m) => sum + (m.amount ?? 0n), 0n);
+    const top = ranked[0]!;
+    return {
+      outcome: 'hit',
+      score,
+      severity: severityOf(score),
+      summary:
+        `${qualifying.length} cycle${qualifying.length === 1 ? '' : 's'} of money left the account and returned to it within ${p.windowDays} days, ` +
+        `the longest through ${longest - 1} other account${longest === 2 ? '' : 's'} with ${formatMoney(firstAmount(top), ctx.baseAsset)} on its first hop ` +
+        `and every hop within ${percent(p.tolerance)} of it.`,
+      evidence: {
+        movements: listed(movements.map((m) => m.movementId)),
+        counterparties: listed(ranked.flatMap((c) => c.movements.map((m) => m.to)).filter((a) => a !== ctx.subject.id).map(accountKey)),
+        amounts: {
+          total: total.toString(),
+          count: movements.length,
+          asset: ctx.baseAsset,
+          out: ranked.reduce((sum, c) => sum + firstAmount(c), 0n).toString(),
+          in: ranked.reduce((sum, c) => sum + (c.movements[c.movements.length - 1]!.amount ?? 0n), 0n).toString(),
+        },
+        window: windowOf(span),
+        thresholds,
+        facts: {
+          cycles: ranked.slice(0, LISTED_CYCLES).map((c) => ({
+            accounts: [ctx.subject.id, ...c.movements.map((m) => m.to)],
+            movements: c.movements.map((m) => m.movementId),
+            amounts: c.movements.map((m) => (m.amount ?? 0n).toString()),
+            from: c.movements[0]!.occurredAt.toISOString(),
+            to: c.movements[c.movements.length - 1]!.occurredAt.toISOString(),
+          })),
+          cycles_found: qualifying.length,
+          search_truncated: found.truncated,
+        },
+      },
+    };
+  },
+});
+
+const firstAmount = (cycle: Cycle) => cycle.movements[0]?.amount ?? 0n;
+
+// The largest relative gap between any hop and its cycle's first hop.
+function maxDeviation(cycles: readonly Cycle[]): number {
+  let max = 0;
+  for (const cycle of cycles) {
+    const first = Number(firstAmount(cycle));
+    if (first <= 0) continue;
+    for (const m of cycle.movements) max = Math.max(max, Math.abs(Number(m.amount ?? 0n) - first) / first);
+  }
+  return max;
+}

@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { INBOX_TOPICS } from '../../pipelines/groups.ts';
+import { partyEvent } from '../../test/fixtures/events.ts';
+import { startTestApi, type TestApi } from '../../test/support/test-api.ts';
+import { drain } from '../../test/support/test-pipeline.ts';
+import type { BusRecord, Consumer } from './port.ts';
+import { PostgresLogBus } from './postgres-log.ts';
+
+let api: TestApi;
+const consumers: Consumer[] = [];
+beforeAll(async () => {
+  api = await startTestApi();
+});
+afterAll(async () => {
+  for (const consumer of consumers) await consumer.stop();
+  await api?.close();
+});
+
+describe('a consumer that reads after upstream groups', () => {
+  it('is given a record only once every upstream group has committed it', async () => {
+    const errors: unknown[] = [];
+    const bus = new PostgresLogBus(api.db.pool, { onError: (e) => errors.push(e) });
+    for (let i = 0; i < 6; i++) {
+      const res = await api.client.post('/v1/parties', partyEvent(`after-${i}`), api.keys.ingest);
+      expect(res.statusCode).toBe(202);
+    }
+    const upstreamHandled = new Set<string>();
+    const downstream: BusRecord[] = [];
+    const early: string[] = [];
+    consumers.push(
+      await bus.consume({
+        group: 'downstream',
+        topics: INBOX_TOPICS,
+        after: ['upstream'],
+        handle: async (records) => {
+          for (const record of records) if (!upstreamHandled.has(`${record.partition}/${record.offset}`)) early.push(record.offset);
+          downstream.push(...records);
+        },
+      }),
+    );
+    // No upstream offsets yet: nothing may be delivered.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(downstream).toEqual([]);
+    consumers.push(
+      await bus.consume({
+        group: 'upstream',
+        topics: INBOX_TOPICS,
+        maxBatch: 1,
+        handle: async (records) => {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          for (const record of records) upstreamHandled.add(`${record.partition}/${record.offset}`);
+        },
+      }),
+    );
+    await drain(bus, errors, [{ group: 'upstream', topics: INBOX_TOPICS }, { group: 'downstream', topics: INBOX_TOPICS }]);
+    expect(early).toEqual([]);
+    expect(downstream.map((r) => JSON.parse(r.value.toString()).external_id).sort()).toEqual([0, 1, 2, 3, 4, 5].map((i) => `after-${i}`));
+  });
+});

@@ -1,0 +1,170 @@
+// Compliance views of alerts, episodes and case history (restricted AML content, scope compliance),
+// and the reads behind the single-record views, shared by the API and `svc cases show`.
+// Every read filters on the tenant; only live alerts are ever shown (shadow alerts are recorded
+// to compare rulesets, never published).
+import { ID_PREFIXES } from '../../../platform/ids.ts';
+import type { Pool } from '../../../platform/postgres/pool.ts';
+
+type Queryable = Pick<Pool, 'query'>;
+
+export interface AlertRow {
+  alert_id: string;
+  status: string;
+  detector_id: string;
+  detector_version: number;
+  typology: string;
+  ruleset_version: number;
+  subject_kind: string;
+  subject_id: string;
+  party_id: string | null;
+  severity: string;
+  score: number;
+  window_from: Date;
+  window_to: Date;
+  summary: string;
+  explanation: string;
+  hits: number;
+  episode_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+  evidence: Record<string, unknown> | null;
+  // created_at at full precision, for page cursors.
+  cursor_at: string;
+}
+
+// The columns of AlertRow from `alerts a`, with its latest evidence.
+export const ALERT_COLUMNS = `a.alert_id, a.status, a.detector_id, a.detector_version, a.typology, a.ruleset_version, a.subject_kind, a.subject_id,
+  a.party_id, a.severity, a.score, a.window_from, a.window_to, a.summary, a.explanation, a.hits, a.episode_id, a.created_at, a.updated_at,
+  a.created_at::text AS cursor_at,
+  (SELECT e.evidence FROM alert_evidence e WHERE e.tenant_id = a.tenant_id AND e.alert_id = a.alert_id ORDER BY e.seq DESC LIMIT 1) AS evidence`;
+
+export function alertView(row: AlertRow): Record<string, unknown> {
+  return {
+    alert_id: ID_PREFIXES.alert + row.alert_id,
+    status: row.status,
+    detector: row.detector_id,
+    detector_version: row.detector_version,
+    typology: row.typology,
+    ruleset_version: row.ruleset_version,
+    subject: { kind: row.subject_kind, external_id: row.subject_id },
+    party_id: row.party_id,
+    severity: row.severity,
+    score: row.score,
+    window: { from: row.window_from.toISOString(), to: row.window_to.toISOString() },
+    summary: row.summary,
+    explanation: row.explanation,
+    hits: row.hits,
+    episode_id: row.episode_id === null ? null : ID_PREFIXES.episode + row.episode_id,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    evidence: row.evidence ?? {},
+  };
+}
+
+interface EvidenceRow {
+  seq: number;
+  recorded_at: Date;
+  event_at: Date;
+  score: number;
+  severity: string;
+  evidence: Record<string, unknown>;
+}
+
+// One live alert with every evidence entry, oldest first; undefined when the tenant has none with this id.
+export async function loadAlertDetail(db: Queryable, tenantId: string, alertId: string): Promise<Record<string, unknown> | undefined> {
+  const { rows } = await db.query<AlertRow>(`SELECT ${ALERT_COLUMNS} FROM alerts a WHERE a.tenant_id = $1 AND a.alert_id = $2 AND a.mode = 'live'`, [
+    tenantId,
+    alertId,
+  ]);
+  if (!rows[0]) return undefined;
+  const history = await db.query<EvidenceRow>(
+    'SELECT seq, recorded_at, event_at, score, severity, evidence FROM alert_evidence WHERE tenant_id = $1 AND alert_id = $2 ORDER BY seq',
+    [tenantId, alertId],
+  );
+  return {
+    ...alertView(rows[0]),
+    evidence_history: history.rows.map((e) => ({
+      seq: e.seq,
+      recorded_at: e.recorded_at.toISOString(),
+      event_at: e.event_at.toISOString(),
+      score: e.score,
+      severity: e.severity,
+      evidence: e.evidence,
+    })),
+  };
+}
+
+export interface EpisodeRow {
+  episode_id: string;
+  status: string;
+  severity: string;
+  case_status: string;
+  disposition: string | null;
+  first_alert_at: Date;
+  last_alert_at: Date;
+  alert_count: number;
+  created_at: Date;
+  updated_at: Date;
+  members: Array<{ kind: string; external_id: string; role: string }>;
+  // updated_at at full precision, for page cursors.
+  cursor_at: string;
+}
+
+// The columns of EpisodeRow from `episodes e`: members are subjects first, then counterparties.
+export const EPISODE_COLUMNS = `e.episode_id, e.status, e.severity, e.case_status, e.disposition, e.first_alert_at, e.last_alert_at, e.alert_count,
+  e.created_at, e.updated_at, e.updated_at::text AS cursor_at,
+  coalesce((SELECT json_agg(json_build_object('kind', m.subject_kind, 'external_id', m.subject_id, 'role', m.role)
+                            ORDER BY m.role = 'subject' DESC, m.subject_kind, m.subject_id)
+              FROM episode_members m WHERE m.tenant_id = e.tenant_id AND m.episode_id = e.episode_id), '[]'::json) AS members`;
+
+export function episodeView(row: EpisodeRow): Record<string, unknown> {
+  return {
+    episode_id: ID_PREFIXES.episode + row.episode_id,
+    status: row.status,
+    severity: row.severity,
+    case_status: row.case_status,
+    disposition: row.disposition,
+    first_alert_at: row.first_alert_at.toISOString(),
+    last_alert_at: row.last_alert_at.toISOString(),
+    alert_count: row.alert_count,
+    members: row.members,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+interface CaseActionRow {
+  seq: number;
+  at: Date;
+  actor: string;
+  case_status: string;
+  disposition: string | null;
+  note: string | null;
+}
+
+// One episode with its live alerts (newest first) and its case history (oldest first); undefined
+// when the tenant has no episode with this id.
+export async function loadEpisodeDetail(db: Queryable, tenantId: string, episodeId: string): Promise<Record<string, unknown> | undefined> {
+  const { rows } = await db.query<EpisodeRow>(`SELECT ${EPISODE_COLUMNS} FROM episodes e WHERE e.tenant_id = $1 AND e.episode_id = $2`, [tenantId, episodeId]);
+  if (!rows[0]) return undefined;
+  const alerts = await db.query<AlertRow>(
+    `SELECT ${ALERT_COLUMNS} FROM alerts a WHERE a.tenant_id = $1 AND a.episode_id = $2 AND a.mode = 'live' ORDER BY a.created_at DESC, a.alert_id DESC`,
+    [tenantId, episodeId],
+  );
+  const history = await db.query<CaseActionRow>(
+    'SELECT seq, at, actor, case_status, disposition, note FROM case_actions WHERE tenant_id = $1 AND episode_id = $2 ORDER BY seq',
+    [tenantId, episodeId],
+  );
+  return {
+    ...episodeView(rows[0]),
+    alerts: alerts.rows.map(alertView),
+    case_history: history.rows.map((c) => ({
+      seq: c.seq,
+      at: c.at.toISOString(),
+      actor: c.actor,
+      case_status: c.case_status,
+      disposition: c.disposition,
+      note: c.note,
+    })),
+  };
+}
