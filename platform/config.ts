@@ -29,6 +29,9 @@ export const configSchema = z.object({
   SVC_RATE_LIMIT_REFILL_PER_S: z.coerce.number().positive().default(2_000),
   // How long an Idempotency-Key's stored response is kept (the spec asks for at least 24 h).
   SVC_IDEMPOTENCY_RETENTION_H: z.coerce.number().min(24).default(24),
+  // Minutes without an arrival after which a tenant's movement / control-event feed is degraded.
+  SVC_COVERAGE_MOVEMENT_SILENCE_MIN: positiveInt.default(60),
+  SVC_COVERAGE_CONTROL_EVENT_SILENCE_MIN: positiveInt.default(24 * 60),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -45,7 +45,7 @@ export async function ingestAll(
   return (performance.now() - started) / 1000;
 }
 
-export type PipelineName = 'canonical' | 'graph' | 'aggregates';
+export type PipelineName = 'canonical' | 'graph' | 'aggregates' | 'detect';
 
 export interface StartedPipeline {
   child: Child;

@@ -49,7 +49,7 @@ CREATE TABLE alerts (
 );
 CREATE INDEX alerts_subject ON alerts (tenant_id, mode, detector_id, subject_kind, subject_id, window_to);
 CREATE INDEX alerts_party ON alerts (tenant_id, party_id) WHERE mode = 'live';
-CREATE INDEX alerts_listing ON alerts (tenant_id, mode, alert_id);
+CREATE INDEX alerts_listing ON alerts (tenant_id, mode, created_at DESC, alert_id DESC);
 
 CREATE TABLE alert_evidence (
   tenant_id    text NOT NULL,
@@ -79,7 +79,7 @@ CREATE TABLE episodes (
   updated_at     timestamptz NOT NULL,
   PRIMARY KEY (tenant_id, episode_id)
 );
-CREATE INDEX episodes_listing ON episodes (tenant_id, episode_id);
+CREATE INDEX episodes_listing ON episodes (tenant_id, updated_at DESC, episode_id DESC);
 
 -- The subjects of an episode: the subjects of its alerts (role subject) and the counterparties
 -- their evidence names (role counterparty).

@@ -1,7 +1,9 @@
 // Alerts: one per detector, subject and overlapping event-time window. A hit whose window overlaps
 // an open alert of the same detector on the same subject updates that alert (window widened,
-// score and severity never lowered) and appends its evidence; a hit with nothing new (the same
-// evidence as last recorded) changes nothing. Evidence rows are never edited (spec rule 5).
+// score and severity never lowered) and appends its evidence; a hit with nothing new (no movement,
+// counterparty or fact beyond the last evidence recorded) changes nothing, and neither does one
+// whose facts a closed (disposed) alert already holds. Evidence rows are never edited (rule 5).
+// Windows that only touch count as overlapping: a hit on a single fact has from = to.
 // Runs inside the caller's transaction, which holds the tenant's detection lock.
 import { ID_PREFIXES, uuidv7 } from '../../platform/ids.ts';
 import type { PoolClient } from '../../platform/postgres/pool.ts';
@@ -53,6 +55,7 @@ interface OpenAlertRow {
   alert_id: string;
   episode_id: string | null;
   severity: Severity;
+  status: 'open' | 'closed';
   unchanged: boolean;
   last_seq: number;
 }
@@ -64,22 +67,27 @@ export async function recordHits(db: PoolClient, hits: HitToRecord[], now: Date)
     const from = new Date(hit.evidence.window.from);
     const to = new Date(hit.evidence.window.to);
     const evidence = JSON.stringify(hit.evidence);
+    // What makes evidence new: a movement, counterparty or fact not recorded before. A later
+    // evaluation citing the same facts (say, with a window ending later) adds nothing.
+    const facts = JSON.stringify({ movements: hit.evidence.movements, counterparties: hit.evidence.counterparties, ...(hit.evidence.facts ? { facts: hit.evidence.facts } : {}) });
     const { rows } = await db.query<OpenAlertRow>({
       name: 'alerts-find-open',
-      text: `SELECT a.alert_id, a.episode_id, a.severity,
-                    coalesce((SELECT e.evidence = $8::jsonb FROM alert_evidence e
+      text: `SELECT a.alert_id, a.episode_id, a.severity, a.status,
+                    coalesce((SELECT e.evidence @> $8::jsonb FROM alert_evidence e
                                WHERE e.tenant_id = a.tenant_id AND e.alert_id = a.alert_id ORDER BY e.seq DESC LIMIT 1), false) AS unchanged,
                     (SELECT max(e.seq) FROM alert_evidence e WHERE e.tenant_id = a.tenant_id AND e.alert_id = a.alert_id) AS last_seq
                FROM alerts a
               WHERE a.tenant_id = $1 AND a.mode = $2 AND a.detector_id = $3 AND a.subject_kind = $4 AND a.subject_id = $5
-                AND a.status = 'open' AND a.window_from <= $7 AND a.window_to >= $6
-              ORDER BY a.window_to DESC
-              LIMIT 1
-                FOR UPDATE`,
-      values: [entry.tenantId, entry.mode, entry.detector.id, entry.subject.kind, entry.subject.id, from, to, evidence],
+                AND a.window_from <= $7 AND a.window_to >= $6
+              ORDER BY (a.status = 'open') DESC, a.window_to DESC
+              LIMIT 1`,
+      values: [entry.tenantId, entry.mode, entry.detector.id, entry.subject.kind, entry.subject.id, from, to, facts],
     });
-    const open = rows[0];
-    if (open?.unchanged) continue;
+    const found = rows[0];
+    // Facts already judged (an open alert holds them, or an analyst disposed of the alert that
+    // did) raise nothing new unless they are now judged more severe on an open alert.
+    if (found?.unchanged && (found.status === 'closed' || severityRank(hit.severity) <= severityRank(found.severity))) continue;
+    const open = found?.status === 'open' ? found : undefined;
     if (open) {
       const severity = severityRank(hit.severity) > severityRank(open.severity) ? hit.severity : open.severity;
       await db.query({

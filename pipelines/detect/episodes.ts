@@ -120,7 +120,25 @@ export async function assignEpisodes(
     for (const member of members) if (member.kind === 'party' && member.role === 'subject') out.parties.add(member.id);
     const reference = { episode_id: `${ID_PREFIXES.episode}${episodeId}`, status, severity, alert_count: alertCount };
     const alertRef = `${ID_PREFIXES.alert}${alert.alertId}`;
-    if (change === 'reopened') out.events.push({ tenantId: alert.tenantId, type: 'episode.reopened', data: { ...reference, alert_id: alertRef } });
+    if (change === 'reopened') {
+      // The case reopens with the episode: its history says so, as if an analyst had done it.
+      const { rows: previous } = await db.query<{ case_status: string; disposition: string | null; seq: number }>({
+        name: 'episodes-reopen-case',
+        text: `INSERT INTO case_actions (tenant_id, episode_id, seq, at, actor, case_status, disposition, note)
+               SELECT $1, $2, coalesce(max(seq), 0) + 1, $3, 'detection', 'open', NULL, 'reopened by a new alert'
+                 FROM case_actions WHERE tenant_id = $1 AND episode_id = $2
+               RETURNING seq,
+                 (SELECT c.case_status FROM case_actions c WHERE c.tenant_id = $1 AND c.episode_id = $2 ORDER BY c.seq DESC LIMIT 1) AS case_status,
+                 (SELECT c.disposition FROM case_actions c WHERE c.tenant_id = $1 AND c.episode_id = $2 ORDER BY c.seq DESC LIMIT 1) AS disposition`,
+        values: [alert.tenantId, episodeId, now],
+      });
+      out.events.push({ tenantId: alert.tenantId, type: 'episode.reopened', data: { ...reference, alert_id: alertRef } });
+      out.events.push({
+        tenantId: alert.tenantId,
+        type: 'case.status_changed',
+        data: { ...reference, case_status: 'open', previous_case_status: previous[0]?.case_status ?? 'closed', previous_disposition: previous[0]?.disposition ?? null, reason: 'new_alert' },
+      });
+    }
     out.events.push({ tenantId: alert.tenantId, type: 'episode.updated', data: { ...reference, change, alert_id: alertRef } });
     if (escalate) out.events.push({ tenantId: alert.tenantId, type: 'episode.escalated', data: { ...reference, reason: 'threshold', alert_id: alertRef } });
   }

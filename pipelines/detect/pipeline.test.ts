@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startDetectionWorld, type DetectionWorld } from '../../test/support/detection-world.ts';
 import { defineDetector, noHit, type DetectorOutcome } from './framework/detector.ts';
+import { applyCaseAction } from './cases.ts';
 import type { DetectPipeline } from './pipeline.ts';
 
 // A detector simple enough to reason about: a subject that sent at least `threshold` in one
@@ -89,7 +90,7 @@ describe('the detection pipeline', () => {
       ['restricted_aml', { kind: 'account', external_id: 'a1' }],
       ['restricted_aml', { kind: 'party', external_id: 'p1' }],
     ]);
-    expect((await events('episode.updated')).map((e) => e.data.change)).toEqual(['opened', 'alert_added']);
+    expect((await events('episode.updated')).map((e) => e.data.change).sort()).toEqual(['alert_added', 'opened']);
     const members = await db().query(`SELECT subject_kind, subject_id, role FROM episode_members WHERE tenant_id = 'acme' ORDER BY 1, 2`);
     expect(members.rows).toEqual([
       { subject_kind: 'account', subject_id: 'a1', role: 'subject' },
@@ -169,5 +170,30 @@ describe('the detection pipeline', () => {
     expect((await events('coverage.recovered')).map((e) => e.data.family)).toEqual(['movement']);
     const { rows } = await db().query(`SELECT state FROM feed_coverage WHERE tenant_id = 'acme' AND family = 'movement'`);
     expect(rows[0].state).toBe('active');
+  });
+
+  it('never re-alerts facts an analyst disposed of, and reopens the episode on a new fact', async () => {
+    const { rows } = await db().query(`SELECT DISTINCT episode_id FROM alerts WHERE tenant_id = 'acme' AND mode = 'live'`);
+    expect(rows).toHaveLength(1);
+    const episodeId = `epsd_${rows[0].episode_id}`;
+    const disposed = await applyCaseAction(db(), { tenantId: 'acme', episodeId, disposition: 'false_positive', actor: 'test' }, world.api.clock.now());
+    expect(disposed.kind).toBe('applied');
+    const alertsBefore = (await alerts()).length;
+    // Every record again: the disposed facts raise nothing and the episode stays resolved.
+    await detect.stop();
+    await db().query(`DELETE FROM consumer_offsets WHERE group_name = 'detect'`);
+    detect = await world.startDetection({ library: [bigOut] });
+    await world.settle();
+    expect((await alerts()).length).toBe(alertsBefore);
+    expect((await db().query(`SELECT status FROM episodes WHERE tenant_id = 'acme'`)).rows).toEqual([{ status: 'resolved' }]);
+    // A new fact does.
+    await world.movement({ id: 'm7', from: ['a1', 'p1'], to: ['a2', 'p2'], value: 250_000, at: '2026-08-28T10:00:00Z' });
+    await world.settle();
+    // Reopened, and at its (kept) high severity escalated again at once.
+    expect((await db().query(`SELECT status, case_status, disposition FROM episodes WHERE tenant_id = 'acme'`)).rows).toEqual([{ status: 'escalated', case_status: 'open', disposition: null }]);
+    expect(await events('episode.reopened')).toHaveLength(1);
+    const history = await db().query(`SELECT actor, case_status FROM case_actions WHERE tenant_id = 'acme' ORDER BY seq`);
+    expect(history.rows).toEqual([{ actor: 'test', case_status: 'closed' }, { actor: 'detection', case_status: 'open' }]);
+    expect((await events('case.status_changed')).at(-1)!.data).toMatchObject({ case_status: 'open', previous_case_status: 'closed', reason: 'new_alert' });
   });
 });

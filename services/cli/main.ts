@@ -1,6 +1,8 @@
 import { ConfigError } from '../../platform/config.ts';
 import { assetsCommand, keysCommand, migrateCommand, tenantsCommand } from './commands/admin.ts';
 import { ALL_PARTS, PIPELINES, runParts, type Pipeline } from './commands/run.ts';
+import { casesCommand } from './commands/cases.ts';
+import { rulesetsCommand } from './commands/rulesets.ts';
 import { statusCommand } from './commands/status.ts';
 import { fxRatesCommand } from './commands/fx-rates.ts';
 import { UsageError } from './context.ts';
@@ -12,6 +14,7 @@ const USAGE = `svc: the financial-crime control service
   svc run pipeline canonical               start the canonical pipeline alone (several copies share the work)
   svc run pipeline graph                   start the network graph pipeline alone
   svc run pipeline aggregates              start the behavioural aggregates pipeline alone
+  svc run pipeline detect                  start detection alone (alerts, episodes, postures, coverage)
   svc status [--json]                      consumer lag per pipeline, live workers, events by status
   svc fx-rates load <FILE>                 load an FX rate file (CSV: base,quote,rate,rate_scale,valid_from), all or nothing
   svc migrate                              apply the PostgreSQL migrations
@@ -19,7 +22,28 @@ const USAGE = `svc: the financial-crime control service
   svc tenants set-rate-limit <tenant_id> --capacity <events> --refill-per-s <events>
   svc keys issue --tenant <tenant_id> --scope <ingest|read|webhook_mgmt|compliance> [--live] [--json]
   svc keys revoke <key_id>
-  svc assets add <X-ASSET> --tenant <tenant_id> --scale <0-18>`;
+  svc assets add <X-ASSET> --tenant <tenant_id> --scale <0-18>
+  svc cases set --tenant <tenant_id> --episode <epsd_…> [--status <open|investigating|escalated|closed>]
+                [--disposition <suspicious_activity_reported|no_further_action|false_positive|inconclusive>] [--note <text>]
+                                           set an episode's case (a disposition closes it); prints the episode as JSON
+  svc cases show --tenant <tenant_id> --episode <epsd_…>
+                                           an episode with its alerts and case history, as JSON
+  svc rulesets create --tenant <tenant_id> --file <ruleset.json> [--json]
+                                           store a ruleset document as the next candidate version (refused with its issues if it does not compile)
+  svc rulesets list --tenant <tenant_id> [--json]
+  svc rulesets show --tenant <tenant_id> --version <n> [--json]
+                                           the document, state and latest backtest of one version
+  svc rulesets backtest --tenant <tenant_id> --version <n> --from <RFC 3339> --to <RFC 3339> [--max-changes <n>] [--json]
+                                           replay history in (from, to] through a candidate and the live ruleset; counts the alerts
+                                           each would have opened (at most --max-changes movements and control events, default 20000)
+  svc rulesets shadow --tenant <tenant_id> --version <n> [--json]
+                                           run a candidate in shadow beside the live ruleset (its alerts are recorded, never published)
+  svc rulesets shadow-report --tenant <tenant_id> --version <n> [--json]
+                                           per detector, alerts opened in shadow against live alerts over the same period
+  svc rulesets activate --tenant <tenant_id> --version <n> [--json]
+                                           make a candidate or the shadow ruleset live (the previous active one retires)
+  svc rulesets rollback --tenant <tenant_id> [--json]
+                                           back to the previously active ruleset, or the built-in default (0)`;
 
 const print = (line: string): void => {
   process.stdout.write(`${line}\n`);
@@ -46,6 +70,10 @@ async function main(argv: string[]): Promise<void> {
       return keysCommand(rest, print);
     case 'assets':
       return assetsCommand(rest, print);
+    case 'cases':
+      return casesCommand(rest, print);
+    case 'rulesets':
+      return rulesetsCommand(rest, print);
     case undefined:
     case 'help':
     case '--help':

@@ -164,7 +164,8 @@ export class SubjectContext {
     });
   }
 
-  // Control events about the subject's party or any of its accounts in (since, at], oldest first.
+  // Control events about the subject's party or any of its accounts in (since, at], oldest first
+  // (the latest 500 when there are more).
   controlEvents(since: Date, types?: readonly string[]): Promise<ControlEventFact[]> {
     return this.once(`ce:${since.toISOString()}:${types?.join(',') ?? '*'}`, async () => {
       const party = await this.partyId();
@@ -181,11 +182,12 @@ export class SubjectContext {
                   AND c.subject_external_id = substr(s.ref, length(split_part(s.ref, ':', 1)) + 2)
                   AND c.occurred_at > $3 AND c.occurred_at <= $4
                 WHERE $5::text[] IS NULL OR c.type = ANY($5::text[])
-                ORDER BY c.occurred_at, c.external_id
+                ORDER BY c.occurred_at DESC, c.external_id DESC
                 LIMIT 500`,
         values: [this.tenantId, subjects, since, this.at, types ?? null],
       });
-      return rows.map((r) => ({
+      // The latest 500, returned oldest first.
+      return rows.reverse().map((r) => ({
         externalId: r.external_id,
         occurredAt: r.occurred_at,
         type: r.type,

@@ -131,6 +131,47 @@ describe('single reads', () => {
 
   it('answers posture honestly as unknown, with no reasons', async () => {
     const posture = postureSchema.parse((await read('/v1/posture/parties/alice')).json());
-    expect(posture).toEqual({ external_id: 'alice', band: 'unknown', computed_at: expect.any(String), staleness_seconds: 0, coverage: 'none' });
+    expect(posture).toEqual({ external_id: 'alice', band: 'unknown', computed_at: api.clock.now().toISOString(), staleness_seconds: 0, coverage: 'none' });
+  });
+
+  it('answers the band detection computed, how stale it is and the coverage behind it, and nothing more', async () => {
+    const pool = api.db.pool;
+    const setBand = (band: string) =>
+      pool.query(
+        `INSERT INTO party_postures (tenant_id, party_id, band, computed_at, evaluated_at) VALUES ('acme', 'alice', $1, $2, $2)
+         ON CONFLICT (tenant_id, party_id) DO UPDATE SET band = EXCLUDED.band, computed_at = EXCLUDED.computed_at`,
+        [band, new Date(api.clock.now().getTime() - 3_600_500)],
+      );
+    const setFeed = (tenant: string, state: 'active' | 'degraded') =>
+      pool.query(
+        `INSERT INTO feed_coverage (tenant_id, family, last_received_at, last_occurred_at, state, state_changed_at) VALUES ($1, 'movement', $2, $2, $3, $2)
+         ON CONFLICT (tenant_id, family) DO UPDATE SET state = EXCLUDED.state`,
+        [tenant, api.clock.now(), state],
+      );
+    const posture = async () => postureSchema.parse((await read('/v1/posture/parties/alice')).json());
+    const computedAt = new Date(api.clock.now().getTime() - 3_600_500).toISOString();
+    try {
+      await setBand('high');
+      expect(await posture()).toEqual({ external_id: 'alice', band: 'high', computed_at: computedAt, staleness_seconds: 3600, coverage: 'complete' });
+      await setBand('low');
+      expect(await posture()).toMatchObject({ band: 'low', coverage: 'complete' });
+      await setBand('incomplete');
+      expect(await posture()).toMatchObject({ band: 'incomplete', coverage: 'partial' });
+      // A silent feed elsewhere changes nothing here; an active feed of our own neither.
+      await setFeed('intruder', 'degraded');
+      await setFeed('acme', 'active');
+      await setBand('low');
+      expect(await posture()).toMatchObject({ band: 'low', coverage: 'complete' });
+      // A silent feed of our own: low cannot be vouched for; a higher band still stands.
+      await setFeed('acme', 'degraded');
+      expect(await posture()).toMatchObject({ band: 'incomplete', coverage: 'degraded' });
+      await setBand('critical');
+      expect(await posture()).toEqual({ external_id: 'alice', band: 'critical', computed_at: computedAt, staleness_seconds: 3600, coverage: 'degraded' });
+      // bob has never been looked at.
+      expect(await read('/v1/posture/parties/bob').then((r) => r.json())).toMatchObject({ band: 'unknown', coverage: 'none', staleness_seconds: 0 });
+    } finally {
+      await pool.query(`DELETE FROM party_postures WHERE party_id = 'alice'`);
+      await pool.query('DELETE FROM feed_coverage');
+    }
   });
 });

@@ -5,11 +5,12 @@ import { PostgresAggregateStore } from '../../../platform/aggregates/postgres.ts
 import { PostgresGraphStore } from '../../../platform/graph/postgres/store.ts';
 import { startAggregatesPipeline } from '../../../pipelines/aggregates/pipeline.ts';
 import { startCanonicalPipeline } from '../../../pipelines/canonical/pipeline.ts';
+import { startDetectPipeline } from '../../../pipelines/detect/pipeline.ts';
 import { startGraphPipeline } from '../../../pipelines/graph/pipeline.ts';
 import { createApi } from '../../api/wiring.ts';
 import { openContext, UsageError } from '../context.ts';
 
-export const PIPELINES = ['canonical', 'graph', 'aggregates'] as const;
+export const PIPELINES = ['canonical', 'graph', 'aggregates', 'detect'] as const;
 export type Pipeline = (typeof PIPELINES)[number];
 export type ProcessPart = 'api' | `pipeline:${Pipeline}`;
 export const ALL_PARTS: ProcessPart[] = ['api', ...PIPELINES.map((p): ProcessPart => `pipeline:${p}`)];
@@ -31,6 +32,16 @@ export async function runParts(parts: ProcessPart[]): Promise<void> {
     canonical: (pool, bus) => startCanonicalPipeline({ pool, bus, clock: systemClock, masterKey, onError: logError }),
     graph: (pool, bus) => startGraphPipeline({ bus, store: new PostgresGraphStore(pool) }),
     aggregates: (pool, bus) => startAggregatesPipeline({ bus, store: new PostgresAggregateStore(pool) }),
+    detect: (pool, bus) =>
+      startDetectPipeline({
+        bus,
+        pool,
+        graph: new PostgresGraphStore(pool),
+        aggregates: new PostgresAggregateStore(pool),
+        clock: systemClock,
+        silence: { movement: config.SVC_COVERAGE_MOVEMENT_SILENCE_MIN, control_event: config.SVC_COVERAGE_CONTROL_EVENT_SILENCE_MIN },
+        onError: logError,
+      }),
   };
   for (const name of PIPELINES) {
     if (!parts.includes(`pipeline:${name}`)) continue;

@@ -3,7 +3,8 @@
 //   excess = observed / threshold of the gate that matters (>= 1 on a hit)
 //   [1, 3) medium, [3, 10) high, >= 10 critical;
 //   a weak single signal (one the typology alone rarely proves) is one level lower, never below
-//   low; corroborating signals raise it by one each, never above critical.
+//   low; corroborating signals raise it by one each, but never to critical (critical is for an
+//   extreme excess, not for several moderate ones).
 // The score sits inside its severity's band (low .30-.49, medium .50-.69, high .70-.89,
 // critical .90-.99), placed on a log scale of the excess within the band, so it grows with the
 // excess and never contradicts the severity.
@@ -29,7 +30,8 @@ export function grade(excess: number, options: { weak?: boolean; corroborating?:
   const low = EDGES[step]!;
   const high = EDGES[step + 1]!;
   const within = Math.min(1, Math.log(x / low) / Math.log(high / low));
-  const level = Math.max(0, Math.min(3, 1 + step - (options.weak ? 1 : 0) + (options.corroborating ?? 0)));
+  const base = Math.max(0, 1 + step - (options.weak ? 1 : 0));
+  const level = Math.min(base + (options.corroborating ?? 0), Math.max(base, 2));
   const severity = SEVERITIES[level]!;
   const [from, to] = BANDS[severity];
   return { severity, score: Math.round((from + within * (to - from)) * 100) / 100 };

@@ -2,10 +2,12 @@
 // before, large in absolute terms and against the subject's own daily flow in that direction.
 // First payments of size to a new beneficiary are the moment account takeover, scams and mule
 // recruitment show.
-// The movement judged is the one that triggered the evaluation; without one (a scheduled or
-// backtest evaluation) every movement of the last 24 hours is judged, so none is missed between
-// evaluations. "Never seen" means the subject's first activity with that counterparty is this
-// movement. Own accounts and unidentifiable counterparties are not counterparties here.
+// Every movement of the last 24 hours is judged, the triggering one first: detection evaluates a
+// subject once per batch, at its latest movement, so the trigger alone would miss an earlier
+// movement of the same batch (and a scheduled or backtest evaluation has no trigger at all).
+// Judging a movement again later is harmless: a hit overlapping an open alert updates it.
+// "Never seen" means the subject's first activity with that counterparty is this movement. Own
+// accounts and unidentifiable counterparties are not counterparties here.
 // The baseline gate applies only with at least minBaselineDays of history: a new customer's
 // first large payment is judged on the absolute threshold alone.
 //
@@ -45,13 +47,12 @@ export const newCounterpartyHighAmount = defineDetector({
   windows: ['24h'],
   params,
   async evaluate(ctx, p): Promise<DetectorOutcome> {
-    const trigger = ctx.trigger?.object === 'movement' ? ctx.trigger : null;
-    const from = trigger ? new Date(new Date(trigger.occurred_at).getTime() - 1) : windowStart(ctx, '24h');
+    const triggerId = ctx.trigger?.object === 'movement' ? ctx.trigger.external_id : null;
+    const from = windowStart(ctx, '24h');
     const { records } = await dealings(ctx, from);
     const minAmount = BigInt(p.minAmount);
     const judged = records.filter(
       (r) =>
-        (!trigger || r.movementId === trigger.external_id) &&
         (p.direction === 'both' || r.direction === p.direction) &&
         r.counterparty !== null && r.baseValue !== null && r.baseValue >= minAmount && r.baseValue > 0n,
     );
@@ -72,7 +73,7 @@ export const newCounterpartyHighAmount = defineDetector({
     }
     if (candidates.length === 0) return noHit();
 
-    candidates.sort((a, b) => b.excess - a.excess);
+    candidates.sort((a, b) => Number(b.record.movementId === triggerId) - Number(a.record.movementId === triggerId) || b.excess - a.excess);
     const top = candidates[0]!;
     const thresholds: ThresholdCrossed[] = [
       { name: 'amount', threshold: p.minAmount, observed: top.amount.toString() },

@@ -16,6 +16,8 @@
 // Severity: excess = the largest group's count / minCount (grade.ts).
 import { z } from 'zod';
 import type { ActivityRecord } from '../../../../platform/aggregates/port.ts';
+import { accountDataSchema } from '../../../../schemas/families/account.ts';
+import { partyDataSchema } from '../../../../schemas/families/party.ts';
 import { defineDetector, noHit, type DetectorOutcome } from '../../framework/detector.ts';
 import type { SubjectContext } from '../../framework/context.ts';
 import { dealings, windowStart } from './dealings.ts';
@@ -23,8 +25,8 @@ import { evidenceOf } from './evidence.ts';
 import { grade } from './grade.ts';
 import { formatMoney, minorUnits, sumOf } from './money.ts';
 
-const SEGMENTS = ['consumer', 'merchant', 'remittance_agent', 'cash_agent', 'payroll', 'marketplace', 'financial_institution', 'other'] as const;
-const ACCOUNT_TYPES = ['wallet', 'checking', 'savings', 'merchant', 'settlement', 'stored_value', 'loan', 'remittance', 'other'] as const;
+const SEGMENTS = partyDataSchema.shape.segment.unwrap().options;
+const ACCOUNT_TYPES = accountDataSchema.shape.type.options;
 
 const params = z.strictObject({
   minCount: z.number().int().min(2).default(3),
@@ -61,6 +63,9 @@ export const splitTransfers = defineDetector({
   },
   async evaluate(ctx, p): Promise<DetectorOutcome> {
     const from = windowStart(ctx, p.window);
+    // Almost every account makes fewer movements than that in a day: no listing needed.
+    const stats = await ctx.window(p.window);
+    if (stats.in.count < p.minCount && stats.out.count < p.minCount) return noHit();
     const { records } = await dealings(ctx, from);
     const groups = new Map<string, Group>();
     for (const record of records) {

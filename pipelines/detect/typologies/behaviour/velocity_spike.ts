@@ -4,8 +4,9 @@
 //   z = (observed - mean) / max(stddev, floor) >= minZ,
 //   observed >= minRatio x mean (a quiet account's small stddev alone does not make a spike),
 //   observed >= minAmount (sums) or minCount (counts): an absolute floor on what is worth a look.
-// minZ is 6, not the textbook 3: for a once-a-month event (salary in, rent out) of the usual size
-// the daily series gives z ~ sqrt((1 - 1/30) / (1/30)) ~ 5.4, and paydays are not spikes.
+// minZ is 8, not the textbook 3: an event of the usual size that happens k times in n baseline
+// days scores z ~ sqrt((n - k) / k): 5.4 for a monthly salary or rent (3 in 90 days), 6.6 when
+// only two paydays fall inside the 90 days. Paydays are not spikes; twice the usual salary is.
 // Fewer than minBaselineDays of history is insufficient_data: there is no "normal" yet.
 //
 // Severity: excess = the smallest of z / minZ, ratio / minRatio, observed / minimum (every gate
@@ -26,7 +27,7 @@ const params = z.strictObject({
   baselineDays: z.number().int().min(14).max(365).default(90),
   minBaselineDays: z.number().int().min(1).default(14),
   metrics: z.array(z.enum(METRICS)).min(1).default([...METRICS]),
-  minZ: z.number().positive().default(6),
+  minZ: z.number().positive().default(8),
   minRatio: z.number().min(1).default(5),
   // Base minor units: 5,000.00 in a day for sums; 100.00 as the smallest stddev believed.
   minAmount: minorUnits('500000'),

@@ -18,8 +18,7 @@
 // amount (no FX rate), the answer is insufficient_data.
 import { z } from 'zod';
 import type { ControlEventFact, SubjectContext } from '../../framework/context.ts';
-import type { ThresholdCrossed } from '../../framework/detector.ts';
-import { defineDetector, noHit, nonResult, type DetectorOutcome } from '../../framework/detector.ts';
+import { defineDetector, noHit, nonResult, type DetectorOutcome, type ThresholdCrossed } from '../../framework/detector.ts';
 import { controlEventsFor, describeEvent } from './control-events.ts';
 import { HOUR_MS, evidenceIds, uniqueCapped, windowOf } from './evidence.ts';
 import { baselineOutflow, outflowsAfter, timesMultiple, type DailyOutflow } from './outflows.ts';

@@ -17,7 +17,7 @@ describe('kyc_downgrade_outflow', () => {
     await world.account(`${party}-a1`, party);
     await world.account(`${party}-a2`, party);
   };
-  const out = (party: string, id: string, value: number, at: string, extra: Partial<MovementSpec> = {}): MovementSpec => ({
+  const out = (party: string, id: string, value: number, at: string | Date, extra: Partial<MovementSpec> = {}): MovementSpec => ({
     id, from: [`${party}-a1`, party], to: [null, null], value, at, ...extra,
   });
 

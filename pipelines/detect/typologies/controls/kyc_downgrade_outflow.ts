@@ -16,8 +16,7 @@
 // is insufficient_data: the unpriced money might have crossed.
 import { z } from 'zod';
 import type { ControlEventFact, SubjectContext } from '../../framework/context.ts';
-import type { ThresholdCrossed } from '../../framework/detector.ts';
-import { defineDetector, noHit, nonResult, type DetectorOutcome } from '../../framework/detector.ts';
+import { defineDetector, noHit, nonResult, type DetectorOutcome, type ThresholdCrossed } from '../../framework/detector.ts';
 import { controlEventsFor, describeEvent } from './control-events.ts';
 import { DAY_MS, HOUR_MS, evidenceIds, uniqueCapped, windowOf } from './evidence.ts';
 import { baselineOutflow, outflowsAfter, timesMultiple, type DailyOutflow, type Outflows } from './outflows.ts';

@@ -11,8 +11,7 @@
 // Businesses that send many transfers (merchants, payroll, marketplaces, agents, institutions)
 // fail more often in absolute terms: their segment defaults ask for more.
 import { z } from 'zod';
-import type { ThresholdCrossed } from '../../framework/detector.ts';
-import { defineDetector, noHit, type DetectorOutcome } from '../../framework/detector.ts';
+import { defineDetector, noHit, type DetectorOutcome, type ThresholdCrossed } from '../../framework/detector.ts';
 import { controlEventsFor, describeEvent, linkedMovements } from './control-events.ts';
 import { DAY_MS, HOUR_MS, evidenceIds, windowOf } from './evidence.ts';
 import { scoreForRatio, severityOf } from './scoring.ts';

@@ -37,6 +37,9 @@ type Standing = 'confirmed' | 'reported' | 'cleared';
 
 const SCORES: Record<Standing, number> = { confirmed: 0.95, reported: 0.8, cleared: 0.45 };
 const PER_FURTHER_HIT = 0.02;
+// The latest movements after the hit that evidence lists and sums; beyond them the totals are
+// a lower bound (said in the facts).
+const AFTER_LIMIT = 200;
 const SCORE_CAP: Record<Standing, number> = { confirmed: 1, reported: 0.88, cleared: 0.55 };
 
 export const sanctionsHitReported = defineDetector({
@@ -74,7 +77,7 @@ export const sanctionsHitReported = defineDetector({
 
     // What the subject did after it was reported: the movements an analyst must look at first.
     const firstHit = standingHits[0]!;
-    const after = await ctx.activities(firstHit.occurredAt, { limit: 200 });
+    const after = await ctx.activities(firstHit.occurredAt, { limit: AFTER_LIMIT });
     const sumOf = (direction: 'in' | 'out') => after.filter((a) => a.direction === direction).reduce((sum, a) => sum + (a.baseValue ?? 0n), 0n);
     const moneyIn = sumOf('in');
     const moneyOut = sumOf('out');
@@ -98,6 +101,7 @@ export const sanctionsHitReported = defineDetector({
           standing: strongest,
           control_events: shown.map((e) => describeEvent(e, hits.includes(e) ? { standing: standing(e) } : { clears_earlier_hits: true })),
           movements_after_first_hit: after.length,
+          movements_after_first_hit_truncated: after.length >= AFTER_LIMIT,
         },
       },
     };

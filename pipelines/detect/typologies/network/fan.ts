@@ -10,7 +10,7 @@ import { accountKey, byRelevance, graphSince, spanOfDays, sumOf, type Span } fro
 type Counterparty = FlowSet['counterparties'][number];
 
 // Activities read per direction and window; a window with more is judged on the latest ones.
-export const ACTIVITY_LIMIT = 1000;
+const ACTIVITY_LIMIT = 1000;
 
 export interface FanSide {
   span: Span;
@@ -36,7 +36,7 @@ export type FanRead =
   // The graph read was cut short before it returned anything: the subject cannot be judged.
   | { kind: 'unreadable' }
   // Fewer new counterparties than asked for: nothing more was read.
-  | { kind: 'below'; distinct: number }
+  | { kind: 'below' }
   | { kind: 'read'; side: FanSide };
 
 // The smallest aggregate window covering `days`: its count of first-seen counterparties bounds
@@ -48,24 +48,34 @@ function coveringWindow(days: number): WindowName | null {
   return null;
 }
 
-export async function readFan(ctx: SubjectContext, direction: 'in' | 'out', days: number, minFresh: number): Promise<FanRead> {
+// Enough room to list every counterparty up to twice the threshold.
+export const flowLimit = (minFresh: number) => Math.min(1000, Math.max(100, minFresh * 2));
+
+// `given` is the window's flow when the caller has already read it (gather-scatter reads both
+// directions at once).
+export async function readFan(
+  ctx: SubjectContext,
+  direction: 'in' | 'out',
+  days: number,
+  minFresh: number,
+  given?: Pick<FlowSet, 'counterparties' | 'truncated'>,
+): Promise<FanRead> {
   const span = spanOfDays(ctx, days);
-  // Enough room to list every counterparty up to twice the threshold.
-  const limit = Math.min(1000, Math.max(100, minFresh * 2));
-  const flow = direction === 'in' ? await ctx.fanIn(graphSince(span), limit) : await ctx.fanOut(graphSince(span), limit);
+  const limit = flowLimit(minFresh);
+  const flow = given ?? (direction === 'in' ? await ctx.fanIn(graphSince(span), limit) : await ctx.fanOut(graphSince(span), limit));
   if (flow.truncated && flow.counterparties.length === 0) return { kind: 'unreadable' };
   const own = new Set(await ctx.accountsOfParty());
   // A party moving money between its own accounts deals with nobody.
   const counterparties = flow.counterparties.filter((c) => !own.has(c.account) && c.account !== ctx.subject.id);
-  if (counterparties.length < minFresh) return { kind: 'below', distinct: counterparties.length };
+  if (counterparties.length < minFresh) return { kind: 'below' };
   const covering = coveringWindow(days);
   if (covering) {
     const stats = await ctx.window(covering);
-    if (stats.firstSeenCounterparties < minFresh) return { kind: 'below', distinct: counterparties.length };
+    if (stats.firstSeenCounterparties < minFresh) return { kind: 'below' };
   }
   const histories = await Promise.all(counterparties.map((c) => ctx.counterpartyHistory(accountKey(c.account), span.from)));
   const fresh = counterparties.filter((_, i) => histories[i] === null);
-  if (fresh.length < minFresh) return { kind: 'below', distinct: counterparties.length };
+  if (fresh.length < minFresh) return { kind: 'below' };
   const activities = await ctx.activities(span.from, { direction, limit: ACTIVITY_LIMIT });
   const freshKeys = new Set(fresh.map((c) => accountKey(c.account)));
   const movements = activities.filter((a) => a.counterparty !== null && freshKeys.has(a.counterparty)).sort(byRelevance);

@@ -7,7 +7,7 @@
 // +0.05 when at least 95 % was forwarded. Critical needs a very large, complete and rapid pass.
 import { z } from 'zod';
 import { defineDetector, nonResult, noHit, type ThresholdCrossed } from '../../framework/detector.ts';
-import { accountOfKey, formatMoney, listed, moneyParam, percent, ratio, windowOf } from './evidence.ts';
+import { formatMoney, listed, moneyParam, percent, ratio, windowOf } from './evidence.ts';
 import { findPassThrough } from './pass-through-flow.ts';
 import { excess, finalScore, severityOf } from './scoring.ts';
 
@@ -87,7 +87,6 @@ export const passThrough = defineDetector({
           retained: (found.inflow - found.outflow).toString(),
           in_count: found.ins.length,
           out_count: found.outs.length,
-          receiving_accounts: listed(found.outs.flatMap((a) => accountOfKey(a.counterparty) ?? [])).length,
           partial: found.partial,
         },
       },

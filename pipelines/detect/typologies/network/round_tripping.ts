@@ -4,8 +4,9 @@
 // two-hop cycles below a material amount (a loan repaid, a refund: A pays B, B pays A back).
 //
 // Score: 0.5 for one qualifying cycle of three or more hops (medium), 0.35 when every cycle is a
-// two-hop one (low); +0.1 per further distinct cycle (at most +0.2); +0.05 per hop over three
-// (at most +0.15); +0.05 per doubling of the largest first hop over its minimum (at most +0.15).
+// two-hop one (low); +0.1 per further distinct cycle (at most +0.2); +0.04 per hop over three
+// (at most +0.12); +0.04 per doubling of the largest first hop over its minimum (at most +0.12).
+// One long cycle of a large amount stays medium; several, long and large, reach high or critical.
 import { z } from 'zod';
 import type { Cycle } from '../../../../platform/graph/port.ts';
 import { defineDetector, nonResult, noHit, type ThresholdCrossed } from '../../framework/detector.ts';
@@ -65,8 +66,8 @@ export const roundTripping = defineDetector({
     const score = finalScore(
       (allTwoHop ? 0.35 : 0.5) +
         Math.min(0.2, (qualifying.length - 1) * 0.1) +
-        Math.min(0.15, Math.max(0, longest - 3) * 0.05) +
-        excess(Number(largest), Number(thresholdFor), 0.05, 0.15),
+        Math.min(0.12, Math.max(0, longest - 3) * 0.04) +
+        excess(Number(largest), Number(thresholdFor), 0.04, 0.12),
     );
     const thresholds: ThresholdCrossed[] = [
       { name: 'cycles', threshold: 1, observed: qualifying.length },

@@ -1,0 +1,215 @@
+// bench/eval: detection quality on a labelled data set, end to end through the public API.
+//
+//   npm run eval -- <dataset dir>     for example ../shared/datasets/ibm_amlsim/20K_fanin200,
+//                                     ../shared/datasets/ibm_amlsim/20K_cycle200 or
+//                                     ../shared/datasets/ibm_aml_hi_small
+//
+// A fresh service (`svc run api` on its own embedded PostgreSQL) with the four pipelines as
+// processes of their own (canonical, graph, aggregates, detect) and the built-in default ruleset
+// (no tuning per data set). Entities, then movements in event-time order, go in through signed
+// POST /v1/batches; once every consumer group has drained, alerts and episodes are read back
+// through GET /v1/alerts and GET /v1/episodes with a compliance key, and scored against the labels:
+//   - AMLSim (nodes.csv with isFraud): an account counts as flagged when it, or its party, is the
+//     subject of an alert or a member of an episode. Precision, recall and F1 over accounts.
+//   - AMLworld HI-Small (patterns file + sample): per typology, the share of laundering attempts
+//     with at least one alert on an involved account (or its party); transaction-level precision:
+//     the share of movements cited as evidence by alerts that are labelled laundering.
+// BENCH_MOVEMENTS keeps only the first movements (in time) for a quick check. Not a timed test.
+import { writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { AGGREGATES, CANONICAL, DETECT, GRAPH } from '../pipelines/groups.ts';
+import { PostgresLogBus } from '../platform/bus/postgres-log.ts';
+import { signRequest } from '../platform/crypto/request-signing.ts';
+import { accountItem, accountKey, batchBody, loadDataset, movementItem, partyItem } from './lib/amlsim.ts';
+import { loadWorld, partyOfAccount, usdRateFile, worldAccountItem, worldMovementItem, worldPartyItem } from './lib/amlworld.ts';
+import { ingestAll, startPipeline } from './lib/batches.ts';
+import { startService, svc, TENANT, type BenchService } from './lib/bench-service.ts';
+import { embeddedConnection } from './lib/embedded-pg.ts';
+import { positiveInteger } from './lib/options.ts';
+import { runBench } from './lib/teardown.ts';
+import { readFile } from 'node:fs/promises';
+
+const MOVEMENT_LIMIT = positiveInteger('BENCH_MOVEMENTS', Number.MAX_SAFE_INTEGER);
+const DRAIN_TIMEOUT_MS = positiveInteger('BENCH_DRAIN_TIMEOUT_S', 3600) * 1000;
+const BATCH_SIZE = 1000;
+
+const started = performance.now();
+const log = (line: string): void => {
+  process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1).padStart(7)} s] ${line}\n`);
+};
+
+interface AlertView {
+  alert_id: string;
+  detector: string;
+  typology: string;
+  subject: { kind: string; external_id: string };
+  evidence: { movements: string[] };
+}
+interface EpisodeView {
+  episode_id: string;
+  members: Array<{ kind: string; external_id: string; role: string }>;
+}
+
+async function send(service: BenchService, items: string[]): Promise<void> {
+  const batches: Buffer[] = [];
+  const sizes: number[] = [];
+  for (let i = 0; i < items.length; i += BATCH_SIZE) {
+    batches.push(batchBody(items.slice(i, i + BATCH_SIZE)));
+    sizes.push(Math.min(BATCH_SIZE, items.length - i));
+  }
+  await ingestAll(service, 4, batches.length, (i) => batches[i]!, (i) => sizes[i]!);
+}
+
+// Every page of a compliance list, signed with the compliance key.
+async function readAll<T>(service: BenchService, key: { key_id: string; secret: string }, path: string): Promise<T[]> {
+  const out: T[] = [];
+  let cursor: string | undefined;
+  for (;;) {
+    const target = `${path}?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+    const headers = signRequest({ keyId: key.key_id, secret: key.secret, method: 'GET', target });
+    const res = await fetch(`http://127.0.0.1:${service.port}${target}`, { headers });
+    if (res.status !== 200) throw new Error(`GET ${target}: ${res.status} ${await res.text()}`);
+    const page = (await res.json()) as { data: T[]; has_more: boolean; next_cursor?: string };
+    out.push(...page.data);
+    if (!page.has_more || !page.next_cursor) return out;
+    cursor = page.next_cursor;
+  }
+}
+
+async function drained(bus: PostgresLogBus): Promise<void> {
+  const deadline = performance.now() + DRAIN_TIMEOUT_MS;
+  let lastLog = 0;
+  for (;;) {
+    let behind = 0;
+    const per: string[] = [];
+    for (const spec of [CANONICAL, GRAPH, AGGREGATES, DETECT]) {
+      const n = (await bus.lag(spec.group, spec.topics)).reduce((sum, p) => sum + p.records, 0);
+      behind += n;
+      per.push(`${spec.group} ${n}`);
+    }
+    if (behind === 0) return;
+    if (performance.now() > deadline) throw new Error(`pipelines still behind: ${per.join(', ')}`);
+    if (performance.now() - lastLog > 15_000) {
+      log(`waiting: ${per.join(', ')} records behind`);
+      lastLog = performance.now();
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+const pct = (n: number) => `${(n * 100).toFixed(1)}%`;
+
+async function main(): Promise<void> {
+  const arg = process.argv[2];
+  if (!arg) throw new Error('usage: npm run eval -- <dataset dir>');
+  const dir = resolve(arg);
+  const isAmlsim = await readFile(join(dir, 'nodes.csv')).then(() => true, () => false);
+
+  await runBench('eval', log, async (teardown) => {
+    const service = await startService(teardown, log, { name: 'api' });
+    const compliance = JSON.parse((await svc(service.env, ['keys', 'issue', '--tenant', TENANT, '--scope', 'compliance', '--json'])).trim().split('\n').pop()!) as { key_id: string; secret: string };
+    const pool = new pg.Pool({ ...(await embeddedConnection(service.dataDir)), max: 2 });
+    const bus = new PostgresLogBus(pool);
+    try {
+      for (const name of ['canonical', 'graph', 'aggregates', 'detect'] as const) await startPipeline(teardown, service, name, name);
+      if (isAmlsim) await evalAmlsim(service, compliance, bus, dir);
+      else await evalAmlworld(service, compliance, bus, dir);
+    } finally {
+      await pool.end();
+    }
+  });
+}
+
+async function evalAmlsim(service: BenchService, key: { key_id: string; secret: string }, bus: PostgresLogBus, dir: string): Promise<void> {
+  const dataset = await loadDataset(dir, MOVEMENT_LIMIT);
+  const labels = new Map<number, boolean>();
+  const nodesText = await readFile(join(dir, 'nodes.csv'), 'utf8');
+  for (const line of nodesText.split(/\r?\n/).slice(1)) {
+    const [node, fraud] = line.split(',');
+    if (node) labels.set(Number(node), fraud === '1');
+  }
+  log(`AMLSim ${dir}: ${dataset.nodes.length} accounts, ${dataset.transactions.length} movements`);
+  await send(service, dataset.nodes.flatMap((n) => [partyItem(n), accountItem(n)]));
+  await drained(bus);
+  const t0 = performance.now();
+  await send(service, dataset.transactions.map(movementItem));
+  log(`movements accepted in ${((performance.now() - t0) / 1000).toFixed(1)} s; waiting for detection`);
+  await drained(bus);
+  log(`detection complete ${((performance.now() - t0) / 1000).toFixed(1)} s after the first movement`);
+
+  const alerts = await readAll<AlertView>(service, key, '/v1/alerts');
+  const episodes = await readAll<EpisodeView>(service, key, '/v1/episodes');
+  const nodeOf = (kind: string, id: string): number | undefined => {
+    const match = /^amlsim-[AP](\d+)$/.exec(id);
+    return match && (kind === 'account' || kind === 'party') ? Number(match[1]) : undefined;
+  };
+  const flagged = new Set<number>();
+  for (const a of alerts) {
+    const n = nodeOf(a.subject.kind, a.subject.external_id);
+    if (n !== undefined) flagged.add(n);
+  }
+  for (const e of episodes) for (const m of e.members) {
+    const n = nodeOf(m.kind, m.external_id);
+    if (n !== undefined) flagged.add(n);
+  }
+  const fraud = [...labels.values()].filter(Boolean).length;
+  const tp = [...flagged].filter((n) => labels.get(n)).length;
+  const precision = flagged.size ? tp / flagged.size : 0;
+  const recall = fraud ? tp / fraud : 0;
+  const f1 = precision + recall ? (2 * precision * recall) / (precision + recall) : 0;
+  const byDetector = new Map<string, number>();
+  for (const a of alerts) byDetector.set(a.detector, (byDetector.get(a.detector) ?? 0) + 1);
+  console.log(`alerts ${alerts.length} (${[...byDetector].map(([d, n]) => `${d} ${n}`).join(', ')}), episodes ${episodes.length}`);
+  console.log(`accounts flagged ${flagged.size}, labelled fraud ${fraud}, true positives ${tp}`);
+  console.log(`RESULT ${dir.split('/').pop()}: precision ${precision.toFixed(3)} recall ${recall.toFixed(3)} F1 ${f1.toFixed(3)} (target F1 >= 0.8)`);
+}
+
+async function evalAmlworld(service: BenchService, key: { key_id: string; secret: string }, bus: PostgresLogBus, dir: string): Promise<void> {
+  const world = await loadWorld(dir);
+  const transactions = world.transactions.slice(0, MOVEMENT_LIMIT);
+  log(`AMLworld ${dir}: ${world.accounts.length} accounts, ${transactions.length} movements, ${world.attempts.length} attempts`);
+  await svc(service.env, ['assets', 'add', 'X-BTC', '--tenant', TENANT, '--scale', '8']);
+  const rates = join(service.dataDir, 'usd-rates.csv');
+  await writeFile(rates, usdRateFile());
+  await svc(service.env, ['fx-rates', 'load', rates]);
+  await send(service, world.accounts.flatMap((a) => [worldPartyItem(a), worldAccountItem(a)]));
+  await drained(bus);
+  const t0 = performance.now();
+  await send(service, transactions.map(worldMovementItem));
+  log(`movements accepted in ${((performance.now() - t0) / 1000).toFixed(1)} s; waiting for detection`);
+  await drained(bus);
+  log(`detection complete ${((performance.now() - t0) / 1000).toFixed(1)} s after the first movement`);
+
+  const alerts = await readAll<AlertView>(service, key, '/v1/alerts');
+  const alertedAccounts = new Set<string>();
+  for (const a of alerts) {
+    if (a.subject.kind === 'account') alertedAccounts.add(a.subject.external_id);
+    if (a.subject.kind === 'party') alertedAccounts.add(a.subject.external_id.replace(/^hi-P/, 'hi-A'));
+  }
+  const byTypology = new Map<string, { attempts: number; alerted: number }>();
+  for (const attempt of world.attempts) {
+    const row = byTypology.get(attempt.typology) ?? { attempts: 0, alerted: 0 };
+    row.attempts += 1;
+    if ([...attempt.accounts].some((a) => alertedAccounts.has(a) || alertedAccounts.has(partyOfAccount(a).replace(/^hi-P/, 'hi-A')))) row.alerted += 1;
+    byTypology.set(attempt.typology, row);
+  }
+  const laundering = new Set(world.transactions.filter((t) => t.laundering).map((t) => t.id));
+  const cited = new Set(alerts.flatMap((a) => a.evidence.movements));
+  const citedLaundering = [...cited].filter((m) => laundering.has(m)).length;
+  const byDetector = new Map<string, number>();
+  for (const a of alerts) byDetector.set(a.detector, (byDetector.get(a.detector) ?? 0) + 1);
+  console.log(`alerts ${alerts.length} (${[...byDetector].map(([d, n]) => `${d} ${n}`).join(', ')})`);
+  let attempts = 0;
+  let alerted = 0;
+  for (const [typology, row] of [...byTypology].sort()) {
+    attempts += row.attempts;
+    alerted += row.alerted;
+    console.log(`  ${typology.padEnd(15)} ${String(row.alerted).padStart(3)} / ${String(row.attempts).padStart(3)} attempts alerted (${pct(row.alerted / row.attempts)})`);
+  }
+  console.log(`transaction-level precision: ${citedLaundering} of ${cited.size} movements cited as evidence are laundering (${pct(cited.size ? citedLaundering / cited.size : 0)})`);
+  console.log(`RESULT ibm_aml_hi_small: ${pct(alerted / attempts)} of ${attempts} attempts alerted (target >= 80%), transaction precision ${pct(cited.size ? citedLaundering / cited.size : 0)}`);
+}
+
+await main();

@@ -1,0 +1,181 @@
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { SCHEMA_VERSION } from '../../schemas/envelope.ts';
+
+// IBM AMLworld HI-Small as the service's events: the complete laundering-pattern file plus the
+// labelled transaction sample. An account is a bank and an account number together: account
+// `hi-A<bank>-<number>` held by party `hi-P<bank>-<number>` (the data has no owners, so each
+// account is its own party). A transaction row is a movement whose external id is a hash of its
+// fields, so a row present in both files is one movement. Bank ids lost their leading zeros in the
+// sample (pandas), so bank ids are compared as integers; amounts too lost trailing zeros.
+
+export const CURRENCIES: Record<string, { asset: string; scale: number }> = {
+  'US Dollar': { asset: 'USD', scale: 2 },
+  Euro: { asset: 'EUR', scale: 2 },
+  Yuan: { asset: 'CNY', scale: 2 },
+  Yen: { asset: 'JPY', scale: 0 },
+  'UK Pound': { asset: 'GBP', scale: 2 },
+  Rupee: { asset: 'INR', scale: 2 },
+  Ruble: { asset: 'RUB', scale: 2 },
+  'Australian Dollar': { asset: 'AUD', scale: 2 },
+  'Canadian Dollar': { asset: 'CAD', scale: 2 },
+  'Swiss Franc': { asset: 'CHF', scale: 2 },
+  'Mexican Peso': { asset: 'MXN', scale: 2 },
+  'Brazil Real': { asset: 'BRL', scale: 2 },
+  'Saudi Riyal': { asset: 'SAR', scale: 2 },
+  Shekel: { asset: 'ILS', scale: 2 },
+  Bitcoin: { asset: 'X-BTC', scale: 8 },
+};
+
+// USD per unit, approximate market rates of early September 2022 (the data's dates), rounded:
+// the evaluation needs amounts comparable across currencies, not accounting precision.
+export const USD_RATES: Record<string, string> = {
+  EUR: '1.00', CNY: '0.145', JPY: '0.0070', GBP: '1.16', INR: '0.0125', RUB: '0.0165', AUD: '0.68', CAD: '0.76',
+  CHF: '1.03', MXN: '0.050', BRL: '0.19', SAR: '0.266', ILS: '0.29', 'X-BTC': '20000',
+};
+
+const FORMATS: Record<string, { type: string; cash?: boolean }> = {
+  ACH: { type: 'ach' },
+  Wire: { type: 'wire' },
+  Cash: { type: 'cash_out', cash: true },
+  Cheque: { type: 'other' },
+  'Credit Card': { type: 'merchant_payment' },
+  Reinvestment: { type: 'internal_transfer' },
+  Bitcoin: { type: 'other' },
+};
+
+export interface WorldTransaction {
+  id: string;
+  at: string;
+  from: string;
+  to: string;
+  amount: { value: string; asset: string; scale: number };
+  format: string;
+  laundering: boolean;
+}
+
+export interface Attempt {
+  id: number;
+  typology: string;
+  accounts: Set<string>;
+  movements: Set<string>;
+}
+
+export interface World {
+  accounts: string[];
+  transactions: WorldTransaction[];
+  attempts: Attempt[];
+}
+
+export const accountId = (bank: string, number: string): string => `hi-A${Number(bank)}-${number}`;
+export const partyOfAccount = (account: string): string => account.replace(/^hi-A/, 'hi-P');
+
+// "2848.96" in a currency of scale 2 → "284896"; refuses more decimals than the scale.
+function minorUnits(decimal: string, scale: number): string {
+  const match = /^(\d+)(?:\.(\d+))?$/.exec(decimal);
+  if (!match) throw new Error(`not an amount: ${decimal}`);
+  const fraction = (match[2] ?? '').replace(/0+$/, '');
+  if (fraction.length > scale) throw new Error(`${decimal} has more decimals than ${scale}`);
+  return (BigInt(match[1]!) * 10n ** BigInt(scale) + BigInt(fraction.padEnd(scale, '0') || '0')).toString();
+}
+
+function transactionOf(cells: string[]): WorldTransaction {
+  const [timestamp, fromBank, fromAccount, toBank, toAccount, , , paid, paidCurrency, format, label] = cells;
+  const currency = CURRENCIES[paidCurrency!];
+  if (!currency) throw new Error(`unknown currency ${paidCurrency}`);
+  const at = `${timestamp!.replace(/\//g, '-').replace(' ', 'T')}:00Z`;
+  const from = accountId(fromBank!, fromAccount!);
+  const to = accountId(toBank!, toAccount!);
+  const amount = { value: minorUnits(paid!, currency.scale), ...currency };
+  const id = `hi-M${createHash('sha256').update([at, from, to, amount.value, amount.asset, format].join('|')).digest('hex').slice(0, 24)}`;
+  return { id, at, from, to, amount, format: format!, laundering: label === '1' };
+}
+
+export async function loadWorld(dir: string): Promise<World> {
+  const patterns = await readFile(join(dir, 'HI-Small_Patterns.txt'), 'utf8');
+  const attempts: Attempt[] = [];
+  const byId = new Map<string, WorldTransaction>();
+  let current: Attempt | undefined;
+  for (const line of patterns.split('\n')) {
+    const begin = /^BEGIN LAUNDERING ATTEMPT - ([A-Z-]+)/.exec(line);
+    if (begin) {
+      current = { id: attempts.length, typology: begin[1]!, accounts: new Set(), movements: new Set() };
+      attempts.push(current);
+      continue;
+    }
+    if (line.startsWith('END LAUNDERING ATTEMPT') || line.trim() === '') {
+      current = undefined;
+      continue;
+    }
+    if (!current) throw new Error(`pattern row outside an attempt: ${line}`);
+    const t = transactionOf(line.split(','));
+    current.accounts.add(t.from).add(t.to);
+    current.movements.add(t.id);
+    byId.set(t.id, t);
+  }
+  const sample = parse(await readFile(join(dir, 'HI-Small_Trans_sample.csv'), 'utf8'), { from_line: 2, skip_empty_lines: true }) as string[][];
+  for (const cells of sample) {
+    const t = transactionOf(cells);
+    const known = byId.get(t.id);
+    byId.set(t.id, known ? { ...known, laundering: known.laundering || t.laundering } : t);
+  }
+  const transactions = [...byId.values()].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.id < b.id ? -1 : 1));
+  const accounts = [...new Set(transactions.flatMap((t) => [t.from, t.to]))].sort();
+  return { accounts, transactions, attempts };
+}
+
+// ---- events, as batch items ----
+
+const ENTITY_AT = '2022-06-01T00:00:00Z';
+
+export function worldPartyItem(account: string): string {
+  return JSON.stringify({
+    object: 'party',
+    event: { external_id: partyOfAccount(account), schema_version: SCHEMA_VERSION, occurred_at: ENTITY_AT, sequence: 1, data: { type: 'other', status: 'active', created_at: ENTITY_AT } },
+  });
+}
+
+export function worldAccountItem(account: string): string {
+  return JSON.stringify({
+    object: 'account',
+    event: {
+      external_id: account,
+      schema_version: SCHEMA_VERSION,
+      occurred_at: ENTITY_AT,
+      sequence: 1,
+      data: { type: 'checking', holder_party_id: partyOfAccount(account), asset: 'USD', status: 'active', opened_at: '2020-01-01T00:00:00Z' },
+    },
+  });
+}
+
+export function worldMovementItem(t: WorldTransaction): string {
+  const format = FORMATS[t.format] ?? { type: 'other' };
+  return JSON.stringify({
+    object: 'movement',
+    event: {
+      external_id: t.id,
+      schema_version: SCHEMA_VERSION,
+      occurred_at: t.at,
+      data: {
+        type: format.type,
+        status: 'completed',
+        amount: t.amount,
+        debit: { account_id: t.from },
+        credit: { account_id: t.to },
+        ...(format.cash ? { cash: true } : {}),
+      },
+    },
+  });
+}
+
+// The FX rate file (CSV) that prices every currency of the data in USD from before its first day.
+export function usdRateFile(): string {
+  const lines = ['base,quote,rate,rate_scale,valid_from'];
+  for (const [asset, rate] of Object.entries(USD_RATES)) {
+    const scale = rate.includes('.') ? rate.split('.')[1]!.length : 0;
+    lines.push(`${asset},USD,${rate},${scale},2022-01-01T00:00:00Z`);
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDetectionWorld, type DetectionWorld, type MovementSpec } from '../../../../test/support/detection-world.ts';
+import type { MovementChange } from '../../../../schemas/bus/canonical-change.ts';
+import { SubjectContext } from '../../framework/context.ts';
+import { newCounterpartyHighAmount } from './new_counterparty_high_amount.ts';
+
+const AT = '2026-08-20T16:00:00Z';
+const DAY = 86_400_000;
+
+describe('new_counterparty_high_amount', () => {
+  let world: DetectionWorld;
+  beforeAll(async () => {
+    world = await startDetectionWorld();
+    for (const id of ['nc-known', 'nc-new1', 'nc-new2', 'nc-new3', 'nc-new4', 'nc-new5', 'nc-new6']) {
+      await world.party(id);
+      await world.account(`${id}-a`, id);
+    }
+    for (const n of [1, 2, 3, 4, 5]) {
+      await world.party(`nc-p${n}`);
+      await world.account(`nc-a${n}`, `nc-p${n}`);
+    }
+    const pay = (id: string, n: number, to: string, value: number, at: string): MovementSpec => ({ id, from: [`nc-a${n}`, `nc-p${n}`], to: [`${to}-a`, to], value, at });
+    // 30 days of paying a known counterparty `daily` minor units before 2026-08-20.
+    const history = (n: number, daily: number) =>
+      Array.from({ length: 30 }, (_, i) => pay(`nc-h${n}-${i}`, n, 'nc-known', daily, new Date(Date.parse('2026-08-19T10:00:00Z') - i * DAY).toISOString()));
+    await world.movements([
+      ...history(1, 5_000),
+      pay('nc-m1', 1, 'nc-new1', 600_000, '2026-08-20T11:00:00Z'),
+      pay('nc-m2', 1, 'nc-known', 900_000, '2026-08-20T12:00:00Z'),
+      // Just under the absolute threshold.
+      ...history(2, 5_000),
+      pay('nc-n1', 2, 'nc-new2', 499_999, '2026-08-20T11:00:00Z'),
+      // Large, but ordinary for an account that sends 2,000.00 a day.
+      ...history(3, 200_000),
+      pay('nc-n2', 3, 'nc-new3', 600_000, '2026-08-20T11:00:00Z'),
+      // A new customer: no baseline, the absolute threshold alone.
+      pay('nc-f1', 4, 'nc-new4', 1_600_000, '2026-08-20T11:00:00Z'),
+      // Two new counterparties in one day, then a known one.
+      pay('nc-x0', 5, 'nc-known', 1_000, '2026-08-10T11:00:00Z'),
+      pay('nc-x1', 5, 'nc-new5', 2_000_000, '2026-08-20T09:00:00Z'),
+      pay('nc-x2', 5, 'nc-new6', 600_000, '2026-08-20T10:00:00Z'),
+      pay('nc-x3', 5, 'nc-known', 700_000, '2026-08-20T12:00:00Z'),
+    ]);
+    await world.settle();
+  });
+  afterAll(async () => world?.close());
+  const __orig = () => world.evaluate; void __orig;
+
+  it('hits on a large first payment to a new counterparty, far above the daily outflow', async () => {
+    const outcome = await world.evaluate(newCounterpartyHighAmount, { kind: 'account', id: 'nc-a1' }, AT);
+    expect(outcome).toMatchObject({
+      outcome: 'hit',
+      severity: 'medium',
+      evidence: {
+        movements: ['nc-m1'],
+        counterparties: ['account:nc-new1-a'],
+        amounts: { total: '600000', count: 1, out: '600000' },
+        thresholds: [
+          { name: 'amount', threshold: '500000', observed: '600000' },
+          { name: 'multiple_of_mean_daily_out', threshold: 5, observed: 120 },
+        ],
+        baseline: { days: 30, mean: '5000', observed: '600000', metric: 'out_sum' },
+        window: { from: '2026-08-19T16:00:00.000Z', to: '2026-08-20T16:00:00.000Z' },
+      },
+    });
+    // The receiving party sees a new counterparty too (no baseline: the absolute threshold).
+    expect(await world.evaluate(newCounterpartyHighAmount, { kind: 'party', id: 'nc-new1' }, AT)).toMatchObject({
+      outcome: 'hit',
+      evidence: { movements: ['nc-m1'], counterparties: ['party:nc-p1'], facts: { baselineApplied: false } },
+    });
+  });
+
+  it('puts the triggering movement first, and still judges earlier ones of the day', async () => {
+    const judge = async (movement: string | null) => {
+      const trigger = movement ? ({ object: 'movement', external_id: movement, occurred_at: '2026-08-20T12:00:00Z' } as MovementChange) : null;
+      const ctx = new SubjectContext(world.stores, world.api.tenantId, 'USD', { kind: 'account', id: 'nc-a5' }, new Date(AT), trigger);
+      return newCounterpartyHighAmount.evaluate(ctx, newCounterpartyHighAmount.params.parse({}));
+    };
+    expect(await judge(null)).toMatchObject({ outcome: 'hit', evidence: { movements: ['nc-x1', 'nc-x2'] } });
+    expect(await judge('nc-x2')).toMatchObject({ outcome: 'hit', evidence: { movements: ['nc-x2', 'nc-x1'], thresholds: [{ name: 'amount', observed: '600000' }] } });
+    // Evaluated at a known counterparty's movement, the earlier new one of the batch is not missed.
+    expect(await judge('nc-x3')).toMatchObject({ outcome: 'hit', evidence: { movements: ['nc-x1', 'nc-x2'] } });
+  });
+
+  it('does not hit under the absolute threshold, nor under the multiple of the baseline', async () => {
+    expect(await world.evaluate(newCounterpartyHighAmount, { kind: 'account', id: 'nc-a2' }, AT)).toEqual({ outcome: 'no_hit' });
+    expect(await world.evaluate(newCounterpartyHighAmount, { kind: 'account', id: 'nc-a3' }, AT)).toEqual({ outcome: 'no_hit' });
+  });
+
+  it('judges a new customer on the absolute threshold alone', async () => {
+    expect(await world.evaluate(newCounterpartyHighAmount, { kind: 'account', id: 'nc-a4' }, AT)).toMatchObject({
+      outcome: 'hit',
+      severity: 'high',
+      evidence: { movements: ['nc-f1'], thresholds: [{ name: 'amount', observed: '1600000' }], facts: { baselineApplied: false } },
+    });
+  });
+});

@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDetectionWorld, type DetectionWorld, type MovementSpec } from '../../../../test/support/detection-world.ts';
+import { splitTransfers } from './split_transfers.ts';
+
+const AT = '2026-08-20T20:00:00Z';
+
+describe('split_transfers', () => {
+  let world: DetectionWorld;
+  beforeAll(async () => {
+    world = await startDetectionWorld();
+  });
+  afterAll(async () => world?.close());
+  const __orig = () => world.evaluate; void __orig;
+
+  const pay = (id: string, from: [string, string], to: [string | null, string | null], value: number, at: string, extra?: Record<string, unknown>): MovementSpec =>
+    ({ id, from, to, value, at, ...(extra ? { extra } : {}) });
+
+  it('flags both ends of three small transfers between two customers within 24h', async () => {
+    await world.party('sp-p1');
+    await world.account('sp-a1', 'sp-p1');
+    await world.party('sp-p2');
+    await world.account('sp-a2', 'sp-p2');
+    await world.movements([
+      pay('sp-m1', ['sp-a1', 'sp-p1'], ['sp-a2', 'sp-p2'], 300, '2026-08-20T08:00:00Z'),
+      pay('sp-m2', ['sp-a1', 'sp-p1'], ['sp-a2', 'sp-p2'], 500, '2026-08-20T09:00:00Z'),
+      pay('sp-m3', ['sp-a1', 'sp-p1'], ['sp-a2', 'sp-p2'], 700, '2026-08-20T19:00:00Z'),
+    ]);
+    await world.settle();
+    const payer = await world.evaluate(splitTransfers, { kind: 'account', id: 'sp-a1' }, AT);
+    expect(payer).toMatchObject({
+      outcome: 'hit',
+      severity: 'medium',
+      evidence: {
+        movements: ['sp-m3', 'sp-m2', 'sp-m1'],
+        counterparties: ['account:sp-a2'],
+        amounts: { total: '1500', count: 3, out: '1500', in: '0' },
+        thresholds: [{ name: 'movements_out_one_counterparty', threshold: 3, observed: 3 }],
+        window: { from: '2026-08-19T20:00:00.000Z', to: AT.replace('Z', '.000Z') },
+      },
+    });
+    expect(await world.evaluate(splitTransfers, { kind: 'account', id: 'sp-a2' }, AT)).toMatchObject({
+      outcome: 'hit',
+      evidence: { counterparties: ['account:sp-a1'], thresholds: [{ name: 'movements_in_one_counterparty', observed: 3 }] },
+    });
+    // Before the third transfer, two are ordinary.
+    expect(await world.evaluate(splitTransfers, { kind: 'account', id: 'sp-a1' }, '2026-08-20T18:00:00Z')).toEqual({ outcome: 'no_hit' });
+  });
+
+  it('does not hit on transfers spread over more than 24h', async () => {
+    await world.party('sp-p3');
+    await world.account('sp-a3', 'sp-p3');
+    await world.movements([
+      pay('sp-n1', ['sp-a3', 'sp-p3'], ['sp-a2', 'sp-p2'], 10_000, '2026-08-19T18:00:00Z'),
+      pay('sp-n2', ['sp-a3', 'sp-p3'], ['sp-a2', 'sp-p2'], 10_000, '2026-08-20T10:00:00Z'),
+      pay('sp-n3', ['sp-a3', 'sp-p3'], ['sp-a2', 'sp-p2'], 10_000, '2026-08-20T19:00:00Z'),
+    ]);
+    await world.settle();
+    expect(await world.evaluate(splitTransfers, { kind: 'account', id: 'sp-a3' }, AT)).toEqual({ outcome: 'no_hit' });
+  });
+
+  it('leaves out merchants and the party\'s own accounts', async () => {
+    await world.party('sp-shop', { type: 'merchant', segment: 'merchant' });
+    await world.account('sp-shop-a', 'sp-shop', { type: 'merchant' });
+    await world.party('sp-p4');
+    await world.account('sp-a4', 'sp-p4');
+    await world.account('sp-a4s', 'sp-p4', { type: 'savings' });
+    await world.movements([
+      ...[1, 2, 3].map((i) => pay(`sp-c${i}`, ['sp-a4', 'sp-p4'], ['sp-shop-a', 'sp-shop'], 450, `2026-08-20T0${i}:00:00Z`, { type: 'merchant_payment' })),
+      ...[1, 2, 3].map((i) => pay(`sp-s${i}`, ['sp-a4', 'sp-p4'], ['sp-a4s', 'sp-p4'], 5_000, `2026-08-20T1${i}:00:00Z`, { type: 'internal_transfer' })),
+    ]);
+    await world.settle();
+    expect(await world.evaluate(splitTransfers, { kind: 'account', id: 'sp-a4' }, AT)).toEqual({ outcome: 'no_hit' });
+    expect(await world.evaluate(splitTransfers, { kind: 'account', id: 'sp-a4s' }, AT)).toEqual({ outcome: 'no_hit' });
+    // Only the exclusion kept the merchant payments out.
+    expect(await world.evaluate(splitTransfers, { kind: 'account', id: 'sp-a4' }, AT, { params: { excludeCounterpartySegments: [], excludeCounterpartyAccountTypes: [] } })).toMatchObject({
+      outcome: 'hit',
+      evidence: { counterparties: ['account:sp-shop-a'] },
+    });
+  });
+
+  it('hits on a payment split to one external beneficiary, graded by the count', async () => {
+    await world.party('sp-p5');
+    await world.account('sp-a5', 'sp-p5');
+    const beneficiary = { credit: { counterparty: { institution: 'Bank B', instrument_ref: 'iban-9', country: 'US' } } };
+    await world.movements(Array.from({ length: 9 }, (_, i) => pay(`sp-e${i}`, ['sp-a5', 'sp-p5'], [null, null], 240_000, `2026-08-20T1${i}:00:00Z`, beneficiary)));
+    await world.settle();
+    expect(await world.evaluate(splitTransfers, { kind: 'account', id: 'sp-a5' }, AT)).toMatchObject({
+      outcome: 'hit',
+      severity: 'high',
+      evidence: { counterparties: ['external:Bank B/iban-9'], amounts: { total: '2160000', count: 9 } },
+    });
+  });
+});

@@ -1,0 +1,108 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDetectionWorld, type DetectionWorld } from '../../../../test/support/detection-world.ts';
+import type { Hit } from '../../framework/detector.ts';
+import { muleNetwork } from './mule_network.ts';
+import { before, DAY, holders, range, side } from './test-kit.ts';
+
+const AT = '2026-08-20T12:00:00Z';
+const openedDaysAgo = (days: number) => ({ opened_at: new Date(Date.parse(AT) - days * DAY).toISOString() });
+
+describe('mule_network', () => {
+  let world: DetectionWorld;
+  beforeAll(async () => {
+    world = await startDetectionWorld();
+  });
+  afterAll(async () => world?.close());
+
+  // An alert on a party, written directly: the alert pipeline is not part of this world.
+  async function alertOn(party: string, status: 'open' | 'closed') {
+    await world.api.db.pool.query(
+      `INSERT INTO alerts (tenant_id, alert_id, mode, ruleset_version, detector_id, detector_version, typology, subject_kind, subject_id, party_id,
+                           window_from, window_to, score, severity, status, summary, explanation, hits, created_at, updated_at)
+       VALUES ($1, $2, 'live', 1, 'fan_in', 1, 'Fan-in', 'party', $3, $3, $4, $4, 0.6, 'medium', $5, 's', 'e', 1, now(), now())`,
+      [world.api.tenantId, randomUUID(), party, before(AT, 10 * 24), status],
+    );
+  }
+
+  // `n` new senders pay the account `value` each within the last two days.
+  async function fanIn(account: string, prefix: string, n: number, value: number) {
+    const senders = range(prefix, n);
+    await holders(world, senders);
+    await world.movements(senders.map((s, i) => ({ id: `${prefix}-m${i + 1}`, from: side(s), to: side(account), value, at: before(AT, 40 - i) })));
+    return senders;
+  }
+
+  it('hits on all four indicators at once, critically', async () => {
+    await world.party('mn-a-p', { identifiers: [{ type: 'phone', value: '+15550000001' }] });
+    await world.account('mn-a', 'mn-a-p', openedDaysAgo(20));
+    await world.party('mn-bad-p', { identifiers: [{ type: 'phone', value: '+15550000001' }] });
+    await alertOn('mn-bad-p', 'open');
+    const senders = await fanIn('mn-a', 'mn-a-s', 5, 40_000);
+    await holders(world, ['mn-a-out']);
+    await world.movement({ id: 'mn-a-out1', from: side('mn-a'), to: side('mn-a-out'), value: 190_000, at: before(AT, 5) });
+    await world.settle();
+
+    const hit = (await world.evaluate(muleNetwork, { kind: 'account', id: 'mn-a' }, AT)) as Hit;
+    expect(hit.outcome).toBe('hit');
+    expect(hit.severity).toBe('critical');
+    expect(hit.evidence.facts).toMatchObject({
+      indicators: ['young_account', 'unrelated_fan_in', 'pass_through', 'shares_with_flagged'],
+      account_age_days: 20,
+      shared_with_flagged: [{ via: { kind: 'identifier' }, parties: ['mn-bad-p'] }],
+    });
+    expect(hit.evidence.thresholds).toEqual([
+      { name: 'account_age_days', threshold: 90, observed: 20 },
+      { name: 'new_senders', threshold: 4, observed: 5 },
+      { name: 'new_sender_share', threshold: 0.6, observed: 1 },
+      { name: 'pass_through_inflow', threshold: '100000', observed: '200000' },
+      { name: 'pass_through_ratio', threshold: 0.8, observed: 0.95 },
+      { name: 'flagged_linked_parties', threshold: 1, observed: 1 },
+    ]);
+    expect(hit.evidence.counterparties[0]).toBe('party:mn-bad-p');
+    expect(hit.evidence.counterparties).toEqual(expect.arrayContaining(senders.map((s) => `account:${s}`)));
+    expect(hit.evidence.movements).toEqual(expect.arrayContaining(['mn-a-out1', ...range('mn-a-s-m', 5)]));
+    expect(hit.evidence.movements[0]).toBe('mn-a-out1');
+    expect(hit.summary).toContain('4 money-mule indicators');
+  });
+
+  it('scores two strong indicators medium and a young account with one other low', async () => {
+    // An old account: fan-in from new senders, then passed on.
+    await holders(world, ['mn-old', 'mn-old-out']);
+    await fanIn('mn-old', 'mn-old-s', 5, 40_000);
+    await world.movement({ id: 'mn-old-out1', from: side('mn-old'), to: side('mn-old-out'), value: 190_000, at: before(AT, 5) });
+    // A young account sharing a national id with a party under an open alert.
+    await world.party('mn-y-p', { identifiers: [{ type: 'national_id', value: 'ID-77' }] });
+    await world.account('mn-y', 'mn-y-p', openedDaysAgo(30));
+    await world.party('mn-y-bad-p', { identifiers: [{ type: 'national_id', value: 'ID-77' }] });
+    await alertOn('mn-y-bad-p', 'open');
+    await world.settle();
+
+    const medium = (await world.evaluate(muleNetwork, { kind: 'account', id: 'mn-old' }, AT)) as Hit;
+    expect(medium).toMatchObject({ outcome: 'hit', severity: 'medium', evidence: { facts: { indicators: ['unrelated_fan_in', 'pass_through'] } } });
+    const low = (await world.evaluate(muleNetwork, { kind: 'account', id: 'mn-y' }, AT)) as Hit;
+    expect(low).toMatchObject({ outcome: 'hit', severity: 'low', evidence: { facts: { indicators: ['young_account', 'shares_with_flagged'] } } });
+    expect(low.score).toBeLessThan(medium.score);
+  });
+
+  it('does not hit on one indicator: a young account linked only to a party whose alert was closed', async () => {
+    await world.party('mn-n-p', { identifiers: [{ type: 'phone', value: '+15550000009' }] });
+    await world.account('mn-n', 'mn-n-p', openedDaysAgo(10));
+    await world.party('mn-n-other-p', { identifiers: [{ type: 'phone', value: '+15550000009' }] });
+    await alertOn('mn-n-other-p', 'closed');
+    // Three new senders: one short of the fan-in indicator.
+    await fanIn('mn-n', 'mn-n-s', 3, 40_000);
+    await world.settle();
+    expect(await world.evaluate(muleNetwork, { kind: 'account', id: 'mn-n' }, AT)).toEqual({ outcome: 'no_hit' });
+    // With one indicator enough it is a hit, on the young account alone.
+    expect(await world.evaluate(muleNetwork, { kind: 'account', id: 'mn-n' }, AT, { params: { minIndicators: 1 } })).toMatchObject({
+      outcome: 'hit',
+      evidence: { facts: { indicators: ['young_account'] } },
+    });
+  });
+
+  it('cannot judge an account it has no data for, and is not applicable to parties', async () => {
+    expect(await world.evaluate(muleNetwork, { kind: 'account', id: 'mn-unknown' }, AT)).toMatchObject({ outcome: 'insufficient_data' });
+    expect(await world.evaluate(muleNetwork, { kind: 'party', id: 'mn-a-p' }, AT)).toMatchObject({ outcome: 'not_applicable' });
+  });
+});

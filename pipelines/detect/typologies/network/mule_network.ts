@@ -1,0 +1,184 @@
+// Money-mule account: several mule indicators on one account, each weak alone, combined.
+//   young_account     opened within youngAccountDays of the evaluation
+//   unrelated_fan_in  at least minNewSenders accounts of other parties, never seen before the
+//                     window, paid in (most of the window's senders new)
+//   pass_through      most of a material inflow left again within hours or days
+//   shares_with_flagged  the holder shares an identifier, device or ip with a party that has an
+//                     open alert
+// A hit needs minIndicators of them. A young account alone is common, so it weighs half.
+//
+// Score: 0.25 per indicator (0.125 for a young account) minus 0.02: a young account and one
+// other is low; two strong ones medium; three high; all four critical.
+import { z } from 'zod';
+import type { ThresholdCrossed } from '../../framework/detector.ts';
+import { defineDetector, noHit } from '../../framework/detector.ts';
+import type { SubjectContext } from '../../framework/context.ts';
+import { accountKey, byRelevance, listed, moneyParam, percent, ratio, spanOfDays, windowOf, type Span } from './evidence.ts';
+import { readFan, type FanSide } from './fan.ts';
+import { findPassThrough, type PassThrough } from './pass-through-flow.ts';
+import { finalScore, severityOf } from './scoring.ts';
+
+const DAY_MS = 86_400_000;
+
+const params = z.strictObject({
+  minIndicators: z.number().int().min(1).max(4).default(2),
+  youngAccountDays: z.number().int().min(1).default(90),
+  fanInWindowDays: z.number().int().min(1).max(90).default(7),
+  minNewSenders: z.number().int().min(2).default(4),
+  minNewSenderShare: z.number().min(0).max(1).default(0.6),
+  passThroughHours: z.array(z.number().int().min(1).max(2160)).min(1).max(4).default([48, 168]),
+  passThroughRatio: z.number().min(0).default(0.8),
+  passThroughMaxRatio: z.number().min(0).default(1.25),
+  passThroughMinInflow: moneyParam('100000'),
+  sharedAttributeLimit: z.number().int().min(1).max(200).default(50),
+});
+
+type Indicator = 'young_account' | 'unrelated_fan_in' | 'pass_through' | 'shares_with_flagged';
+
+interface Flagged {
+  via: { kind: string; key: string };
+  parties: string[];
+}
+
+export const muleNetwork = defineDetector({
+  id: 'mule_network',
+  typology: 'Money-mule account',
+  version: 1,
+  subjects: ['account'],
+  triggers: ['movement'],
+  needs: [{ family: 'account' }, { family: 'movement' }],
+  windows: ['7d', '90d'],
+  params,
+  // Institutions and agents see many unrelated payers and pass money on by design: they need
+  // a third indicator.
+  segmentDefaults: {
+    financial_institution: { minIndicators: 3 },
+    remittance_agent: { minIndicators: 3 },
+    cash_agent: { minIndicators: 3 },
+    payroll: { minIndicators: 3 },
+    merchant: { minIndicators: 3 },
+    marketplace: { minIndicators: 3 },
+  },
+  async evaluate(ctx, p) {
+    const fired = new Set<Indicator>();
+    const thresholds: ThresholdCrossed[] = [];
+
+    const ageDays = await accountAgeDays(ctx);
+    if (ageDays !== null && ageDays < p.youngAccountDays) {
+      fired.add('young_account');
+      thresholds.push({ name: 'account_age_days', threshold: p.youngAccountDays, observed: Math.floor(ageDays) });
+    }
+
+    const fan = await readFan(ctx, 'in', p.fanInWindowDays, p.minNewSenders);
+    const fanSide: FanSide | null = fan.kind === 'read' && fan.side.fresh.length / fan.side.counterparties.length >= p.minNewSenderShare ? fan.side : null;
+    if (fanSide) {
+      fired.add('unrelated_fan_in');
+      thresholds.push({ name: 'new_senders', threshold: p.minNewSenders, observed: fanSide.fresh.length });
+      thresholds.push({ name: 'new_sender_share', threshold: p.minNewSenderShare, observed: ratio(fanSide.fresh.length / fanSide.counterparties.length) });
+    }
+
+    // No baseline comparison here: the other indicators already say the account is unusual.
+    const pass = await findPassThrough(ctx, {
+      windowHours: p.passThroughHours,
+      minRatio: p.passThroughRatio,
+      maxRatio: p.passThroughMaxRatio,
+      minInflow: BigInt(p.passThroughMinInflow),
+      baselineMultiple: 0,
+      baselineMinDays: 1,
+    });
+    if (pass) {
+      fired.add('pass_through');
+      thresholds.push({ name: 'pass_through_inflow', threshold: p.passThroughMinInflow, observed: pass.inflow.toString() });
+      thresholds.push({ name: 'pass_through_ratio', threshold: p.passThroughRatio, observed: ratio(pass.ratio) });
+    }
+
+    const flagged = await flaggedLinks(ctx, p.sharedAttributeLimit);
+    if (flagged.length > 0) {
+      fired.add('shares_with_flagged');
+      thresholds.push({ name: 'flagged_linked_parties', threshold: 1, observed: new Set(flagged.flatMap((f) => f.parties)).size });
+    }
+
+    if (fired.size < p.minIndicators) return noHit();
+    const weight = [...fired].reduce((sum, indicator) => sum + (indicator === 'young_account' ? 0.5 : 1), 0);
+    const score = finalScore(0.25 * weight - 0.02);
+    const span = spanOf(ctx, p, fanSide, pass);
+    const movements = [...(fanSide?.movements ?? []), ...(pass ? [...pass.ins, ...pass.outs] : [])].sort(byRelevance);
+    const inflow = fanSide?.sum ?? pass?.inflow ?? 0n;
+    const indicators = [...fired];
+    return {
+      outcome: 'hit',
+      score,
+      severity: severityOf(score),
+      summary:
+        `${indicators.length} money-mule indicators on the account (threshold ${p.minIndicators}): ${indicators.map(describe(ageDays, fanSide, pass, flagged)).join('; ')}.`,
+      evidence: {
+        movements: listed(movements.map((m) => m.movementId)),
+        counterparties: listed([
+          ...flagged.flatMap((f) => f.parties.map((party) => `party:${party}`)),
+          ...(fanSide?.fresh.map((c) => accountKey(c.account)) ?? []),
+          ...(pass?.outs.flatMap((a) => (a.counterparty === null ? [] : [a.counterparty])) ?? []),
+        ]),
+        amounts: {
+          total: inflow.toString(),
+          count: movements.length,
+          asset: ctx.baseAsset,
+          in: inflow.toString(),
+          ...(pass ? { out: pass.outflow.toString() } : {}),
+        },
+        window: windowOf(span),
+        thresholds,
+        facts: {
+          indicators,
+          account_age_days: ageDays === null ? null : Math.floor(ageDays),
+          ...(fanSide ? { new_senders: fanSide.fresh.length, senders: fanSide.counterparties.length } : {}),
+          ...(pass ? { pass_through: { hours: pass.hours, inflow: pass.inflow.toString(), outflow: pass.outflow.toString(), ratio: ratio(pass.ratio) } } : {}),
+          ...(flagged.length > 0 ? { shared_with_flagged: flagged } : {}),
+        },
+      },
+    };
+  },
+});
+
+// Days from the account's opening to the evaluation; an opening after it (data corrected
+// later) counts as brand new. Null when the account does not say when it was opened.
+async function accountAgeDays(ctx: SubjectContext): Promise<number | null> {
+  const opened = (await ctx.account())?.data.opened_at;
+  if (typeof opened !== 'string') return null;
+  const at = Date.parse(opened);
+  if (Number.isNaN(at)) return null;
+  return Math.max(0, (ctx.at.getTime() - at) / DAY_MS);
+}
+
+// The identifiers, devices and ips the holder shares with parties that have an open alert.
+async function flaggedLinks(ctx: SubjectContext, limit: number): Promise<Flagged[]> {
+  const self = await ctx.partyId();
+  const { shared } = await ctx.sharedAttributes(limit);
+  const others = [...new Set(shared.flatMap((s) => s.parties))].filter((party) => party !== self);
+  if (others.length === 0) return [];
+  const flagged = new Set(await ctx.flaggedParties(others));
+  return shared
+    .map((s) => ({ via: { kind: s.via.kind, key: s.via.key }, parties: s.parties.filter((party) => flagged.has(party)) }))
+    .filter((s) => s.parties.length > 0);
+}
+
+// The evidence window: the widest of the windows the fired indicators looked at.
+function spanOf(ctx: SubjectContext, p: { fanInWindowDays: number }, fan: FanSide | null, pass: PassThrough | null): Span {
+  const starts = [fan?.span.from, pass?.span.from].filter((d): d is Date => d !== undefined);
+  if (starts.length === 0) return spanOfDays(ctx, p.fanInWindowDays);
+  return { from: new Date(Math.min(...starts.map((d) => d.getTime()))), to: ctx.at };
+}
+
+function describe(ageDays: number | null, fan: FanSide | null, pass: PassThrough | null, flagged: Flagged[]) {
+  return (indicator: Indicator): string => {
+    switch (indicator) {
+      case 'young_account':
+        return `account opened ${Math.floor(ageDays ?? 0)} days ago`;
+      case 'unrelated_fan_in':
+        return `${fan!.fresh.length} new unrelated senders in ${Math.round((fan!.span.to.getTime() - fan!.span.from.getTime()) / DAY_MS)} days`;
+      case 'pass_through':
+        return `${percent(pass!.ratio)} of the inflow left again within ${pass!.hours} hours`;
+      case 'shares_with_flagged':
+        return `the holder shares ${flagged.length} identifier${flagged.length === 1 ? '' : 's'}, device${flagged.length === 1 ? '' : 's'} or ip${flagged.length === 1 ? '' : 's'} with a party under an open alert`;
+    }
+  };
+}

@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDetectionWorld, type DetectionWorld } from '../../../../test/support/detection-world.ts';
+import type { Hit } from '../../framework/detector.ts';
+import { passThrough } from './pass_through.ts';
+import { before, holders, side } from './test-kit.ts';
+
+const AT = '2026-08-20T12:00:00Z';
+
+describe('pass_through', () => {
+  let world: DetectionWorld;
+  beforeAll(async () => {
+    world = await startDetectionWorld();
+  });
+  afterAll(async () => world?.close());
+
+  it('hits when nearly all of a material inflow leaves within 48 hours, to accounts or outside', async () => {
+    await holders(world, ['pt-a', 'pt-src', 'pt-dst']);
+    await world.movements([
+      { id: 'pt-in', from: side('pt-src'), to: side('pt-a'), value: 500_000, at: before(AT, 30) },
+      { id: 'pt-out1', from: side('pt-a'), to: side('pt-dst'), value: 200_000, at: before(AT, 10) },
+      { id: 'pt-out2', from: side('pt-a'), to: [null, null], value: 270_000, at: before(AT, 9), type: 'cash_out' },
+      // Spent before the money arrived: not part of the pass.
+      { id: 'pt-early', from: side('pt-a'), to: side('pt-dst'), value: 10_000, at: before(AT, 40) },
+    ]);
+    await world.settle();
+
+    const hit = (await world.evaluate(passThrough, { kind: 'account', id: 'pt-a' }, AT)) as Hit;
+    expect(hit.outcome).toBe('hit');
+    expect(hit.evidence.movements).toEqual(['pt-in', 'pt-out2', 'pt-out1']);
+    expect(hit.evidence.counterparties).toEqual(['account:pt-dst', 'account:pt-src']);
+    expect(hit.evidence.amounts).toEqual({ total: '500000', count: 3, asset: 'USD', in: '500000', out: '470000' });
+    expect(hit.evidence.thresholds).toEqual([
+      { name: 'inflow', threshold: '100000', observed: '500000' },
+      { name: 'out_in_ratio', threshold: 0.8, observed: 0.94 },
+    ]);
+    expect(hit.evidence.window).toEqual({ from: before(AT, 48), to: new Date(AT).toISOString() });
+    expect(hit.evidence.facts).toMatchObject({ window_hours: 48, retained: '30000' });
+    expect(hit.severity).toBe('medium');
+  });
+
+  it('falls back to the week-long window when the pass was slower, at a lower score', async () => {
+    await holders(world, ['pt-slow', 'pt-slow-src', 'pt-slow-dst']);
+    await world.movements([
+      { id: 'pt-slow-in', from: side('pt-slow-src'), to: side('pt-slow'), value: 500_000, at: before(AT, 100) },
+      { id: 'pt-slow-out', from: side('pt-slow'), to: side('pt-slow-dst'), value: 470_000, at: before(AT, 20) },
+    ]);
+    await world.settle();
+    const hit = (await world.evaluate(passThrough, { kind: 'account', id: 'pt-slow' }, AT)) as Hit;
+    expect(hit).toMatchObject({ outcome: 'hit', evidence: { facts: { window_hours: 168 }, movements: ['pt-slow-in', 'pt-slow-out'] } });
+    const rapid = (await world.evaluate(passThrough, { kind: 'account', id: 'pt-a' }, AT)) as Hit;
+    expect(hit.score).toBeLessThan(rapid.score);
+  });
+
+  it('does not hit just under the ratio or the minimum inflow, nor on moves to own accounts or an earlier balance spent', async () => {
+    await holders(world, ['pt-under', 'pt-small', 'pt-own', 'pt-bal', 'pt-x', 'pt-y']);
+    await world.account('pt-own-savings', 'pt-own-p');
+    await world.movements([
+      // 75 % forwarded.
+      { id: 'pt-under-in', from: side('pt-x'), to: side('pt-under'), value: 500_000, at: before(AT, 30) },
+      { id: 'pt-under-out', from: side('pt-under'), to: side('pt-y'), value: 375_000, at: before(AT, 10) },
+      // All forwarded, but under the minimum inflow.
+      { id: 'pt-small-in', from: side('pt-x'), to: side('pt-small'), value: 90_000, at: before(AT, 30) },
+      { id: 'pt-small-out', from: side('pt-small'), to: side('pt-y'), value: 90_000, at: before(AT, 10) },
+      // Salary swept into the holder's own savings account.
+      { id: 'pt-own-in', from: side('pt-x'), to: side('pt-own'), value: 500_000, at: before(AT, 30) },
+      { id: 'pt-own-out', from: side('pt-own'), to: ['pt-own-savings', 'pt-own-p'], value: 450_000, at: before(AT, 10) },
+      // Five times the inflow out: an earlier balance spent, not this money passed on.
+      { id: 'pt-bal-in', from: side('pt-x'), to: side('pt-bal'), value: 200_000, at: before(AT, 30) },
+      { id: 'pt-bal-out', from: side('pt-bal'), to: side('pt-y'), value: 1_000_000, at: before(AT, 10) },
+    ]);
+    await world.settle();
+    for (const account of ['pt-under', 'pt-small', 'pt-own', 'pt-bal']) {
+      expect(await world.evaluate(passThrough, { kind: 'account', id: account }, AT), account).toEqual({ outcome: 'no_hit' });
+    }
+  });
+
+  it('does not hit an account that turns its money over like this every day', async () => {
+    await holders(world, ['pt-busy', 'pt-busy-src', 'pt-busy-dst']);
+    const days = Array.from({ length: 45 }, (_, d) => d);
+    await world.movements(
+      days.flatMap((d) => [
+        { id: `pt-busy-in${d}`, from: side('pt-busy-src'), to: side('pt-busy'), value: 300_000, at: before(AT, 24 * d + 20) },
+        { id: `pt-busy-out${d}`, from: side('pt-busy'), to: side('pt-busy-dst'), value: 290_000, at: before(AT, 24 * d + 12) },
+      ]),
+    );
+    await world.settle();
+    expect(await world.evaluate(passThrough, { kind: 'account', id: 'pt-busy' }, AT)).toEqual({ outcome: 'no_hit' });
+    const unguarded = (await world.evaluate(passThrough, { kind: 'account', id: 'pt-busy' }, AT, { params: { baselineMultiple: 0 } })) as Hit;
+    expect(unguarded.outcome).toBe('hit');
+  });
+
+  it('is not applicable to payroll accounts under their defaults, nor to parties', async () => {
+    expect(await world.evaluate(passThrough, { kind: 'account', id: 'pt-a' }, AT, { params: passThrough.segmentDefaults!.payroll! })).toMatchObject({
+      outcome: 'not_applicable',
+    });
+    expect(await world.evaluate(passThrough, { kind: 'party', id: 'pt-a-p' }, AT)).toMatchObject({ outcome: 'not_applicable' });
+  });
+});

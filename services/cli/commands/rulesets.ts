@@ -1,0 +1,225 @@
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { systemClock } from '../../../platform/clock.ts';
+import { PostgresAggregateStore } from '../../../platform/aggregates/postgres.ts';
+import { PostgresGraphStore } from '../../../platform/graph/postgres/store.ts';
+import { DETECTOR_LIBRARY } from '../../../pipelines/detect/library.ts';
+import { backtest, DEFAULT_MAX_CHANGES, MAX_CHANGES_LIMIT, type BacktestReport } from '../../../pipelines/detect/rulesets/backtest.ts';
+import {
+  activate,
+  createCandidate,
+  listRulesets,
+  rollback,
+  shadowReport,
+  showRuleset,
+  startShadow,
+  type Refusal,
+  type RulesetSummary,
+  type ShadowReport,
+} from '../../../pipelines/detect/rulesets/lifecycle.ts';
+import { dateTimeMs, isDateTime } from '../../../schemas/primitives/timestamp.ts';
+import { UsageError, withContext } from '../context.ts';
+
+type Print = (line: string) => void;
+
+export const RULESETS_USAGE = `usage: svc rulesets create --tenant <tenant_id> --file <ruleset.json> [--json]
+       svc rulesets list --tenant <tenant_id> [--json]
+       svc rulesets show --tenant <tenant_id> --version <n> [--json]
+       svc rulesets backtest --tenant <tenant_id> --version <n> --from <RFC 3339> --to <RFC 3339> [--max-changes <n>] [--json]
+       svc rulesets shadow --tenant <tenant_id> --version <n> [--json]
+       svc rulesets shadow-report --tenant <tenant_id> --version <n> [--json]
+       svc rulesets activate --tenant <tenant_id> --version <n> [--json]
+       svc rulesets rollback --tenant <tenant_id> [--json]`;
+
+const ACTIONS = ['create', 'list', 'show', 'backtest', 'shadow', 'shadow-report', 'activate', 'rollback'] as const;
+type Action = (typeof ACTIONS)[number];
+const NEEDS_VERSION: readonly Action[] = ['show', 'backtest', 'shadow', 'shadow-report', 'activate'];
+
+// The operator's side of the ruleset lifecycle (pipelines/detect/rulesets): readable text by
+// default, --json for scripts. Refusals (unknown version, wrong state, a document that does not
+// compile) exit 2 with their reasons.
+export async function rulesetsCommand(args: string[], print: Print): Promise<void> {
+  const { positionals, values } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      tenant: { type: 'string' },
+      file: { type: 'string' },
+      version: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      'max-changes': { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  const action = positionals[0] as Action | undefined;
+  if (!action || !ACTIONS.includes(action) || positionals.length !== 1) throw new UsageError(RULESETS_USAGE);
+  const tenantId = values.tenant;
+  if (!tenantId) throw new UsageError(`--tenant is required\n${RULESETS_USAGE}`);
+  const version = NEEDS_VERSION.includes(action) ? versionOf(values.version) : undefined;
+  const extra = (name: string, allowed: readonly Action[]) => {
+    if ((values as Record<string, unknown>)[name] !== undefined && !allowed.includes(action)) throw new UsageError(`--${name} does not apply to ${action}\n${RULESETS_USAGE}`);
+  };
+  extra('file', ['create']);
+  extra('version', NEEDS_VERSION);
+  for (const name of ['from', 'to', 'max-changes']) extra(name, ['backtest']);
+  const out = (json: unknown, text: () => string[]) => {
+    if (values.json) print(JSON.stringify(json, null, 2));
+    else for (const line of text()) print(line);
+  };
+
+  if (action === 'create') {
+    if (!values.file) throw new UsageError(`--file is required\n${RULESETS_USAGE}`);
+    const document = await readDocument(values.file);
+    return withContext(async ({ db }) => {
+      const outcome = await createCandidate(db.pool, tenantId, document, DETECTOR_LIBRARY, new Date());
+      if (outcome.kind !== 'done') refuse(outcome);
+      out({ version: outcome.version, name: outcome.name, state: 'candidate' }, () => [
+        `ruleset ${outcome.version} (${outcome.name}) created as a candidate for ${tenantId}`,
+        `next: svc rulesets backtest --tenant ${tenantId} --version ${outcome.version} --from <…> --to <…>, or shadow / activate it`,
+      ]);
+    });
+  }
+
+  if (action === 'backtest') {
+    const from = instantOf('from', values.from);
+    const to = instantOf('to', values.to);
+    const maxChanges = values['max-changes'] === undefined ? DEFAULT_MAX_CHANGES : Number(values['max-changes']);
+    if (!Number.isInteger(maxChanges) || maxChanges < 1 || maxChanges > MAX_CHANGES_LIMIT) throw new UsageError(`--max-changes must be an integer from 1 to ${MAX_CHANGES_LIMIT}`);
+    return withContext(async ({ db }) => {
+      const deps = { pool: db.pool, graph: new PostgresGraphStore(db.pool), aggregates: new PostgresAggregateStore(db.pool), clock: systemClock };
+      const outcome = await backtest(deps, tenantId, version!, { from, to, maxChanges }, DETECTOR_LIBRARY);
+      if (outcome.kind === 'too_large') throw new UsageError(`${outcome.message} (--max-changes ${outcome.cap} now)`);
+      if (outcome.kind !== 'done') refuse(outcome);
+      out(outcome.report, () => backtestText(version!, outcome.report));
+    });
+  }
+
+  await withContext(async ({ db }) => {
+    const now = new Date();
+    switch (action) {
+      case 'list': {
+        const rulesets = await listRulesets(db.pool, tenantId);
+        return out(rulesets, () => listText(tenantId, rulesets));
+      }
+      case 'show': {
+        const outcome = await showRuleset(db.pool, tenantId, version!);
+        if (outcome.kind !== 'done') refuse(outcome);
+        const r = outcome.ruleset;
+        return out(r, () => [
+          `ruleset ${r.version} (${r.name}): ${r.state}`,
+          `created ${r.createdAt.toISOString()}${r.activatedAt ? `, last activated ${r.activatedAt.toISOString()}` : ''}`,
+          'document:',
+          ...JSON.stringify(r.document, null, 2).split('\n').map((line) => `  ${line}`),
+          ...(r.backtest ? backtestText(r.version, r.backtest) : ['not backtested']),
+        ]);
+      }
+      case 'shadow': {
+        const outcome = await startShadow(db.pool, tenantId, version!, DETECTOR_LIBRARY, now);
+        if (outcome.kind !== 'done') refuse(outcome);
+        return out(result(outcome), () => [
+          `ruleset ${outcome.version} is in shadow for ${tenantId}${outcome.previousShadow !== null ? ` (ruleset ${outcome.previousShadow} went back to candidate)` : ''}`,
+          'detection workers pick it up within 5 s; its alerts are recorded in shadow and never published',
+        ]);
+      }
+      case 'shadow-report': {
+        const outcome = await shadowReport(db.pool, tenantId, version!, now);
+        if (outcome.kind !== 'done') refuse(outcome);
+        return out(outcome.report, () => shadowText(outcome.report));
+      }
+      case 'activate': {
+        const outcome = await activate(db.pool, tenantId, version!, DETECTOR_LIBRARY, now);
+        if (outcome.kind !== 'done') refuse(outcome);
+        return out(result(outcome), () => [
+          `ruleset ${outcome.version} is active for ${tenantId}, replacing ${outcome.previousVersion === 0 ? 'the built-in default (0)' : `ruleset ${outcome.previousVersion} (now retired)`}`,
+          'detection workers pick it up within 5 s',
+        ]);
+      }
+      case 'rollback': {
+        const outcome = await rollback(db.pool, tenantId, DETECTOR_LIBRARY, now);
+        if (outcome.kind !== 'done') refuse(outcome);
+        return out(result(outcome), () => [
+          `ruleset ${outcome.fromVersion} rolled back for ${tenantId}; ${outcome.toVersion === 0 ? 'the built-in default (0) runs live' : `ruleset ${outcome.toVersion} is active again`}`,
+          'detection workers pick it up within 5 s',
+        ]);
+      }
+    }
+  });
+}
+
+// An outcome as printed: what happened, without the discriminant.
+function result<T extends { kind: 'done' }>({ kind: _kind, ...rest }: T): Omit<T, 'kind'> {
+  return rest;
+}
+
+function versionOf(text: string | undefined): number {
+  const version = Number(text);
+  if (text === undefined || !/^\d+$/.test(text) || !Number.isSafeInteger(version) || version < 1) throw new UsageError(`--version must be a ruleset version (1, 2, …)\n${RULESETS_USAGE}`);
+  return version;
+}
+
+function instantOf(name: string, text: string | undefined): Date {
+  if (text === undefined) throw new UsageError(`--${name} is required\n${RULESETS_USAGE}`);
+  if (!isDateTime(text)) throw new UsageError(`--${name} must be an RFC 3339 date-time with an offset or Z (e.g. 2026-08-01T00:00:00Z)`);
+  return new Date(dateTimeMs(text));
+}
+
+async function readDocument(file: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${(error as Error).message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${file} is not JSON: ${(error as Error).message}`);
+  }
+}
+
+function refuse(refusal: Refusal): never {
+  if (refusal.kind === 'invalid') throw new UsageError(`${refusal.message}:\n${refusal.issues.map((i) => `  ${i.path || '(document)'}: ${i.message}`).join('\n')}`);
+  throw new UsageError(refusal.message);
+}
+
+function listText(tenantId: string, rulesets: RulesetSummary[]): string[] {
+  const active = rulesets.find((r) => r.state === 'active');
+  const lines = [active ? `live for ${tenantId}: ruleset ${active.version} (${active.name})` : `live for ${tenantId}: the built-in default (0)`];
+  if (rulesets.length === 0) return [...lines, 'no stored rulesets'];
+  for (const r of rulesets) {
+    const backtested = r.backtested ? `backtested ${r.backtested.from}..${r.backtested.to}: ${r.backtested.candidateAlerts} alerts vs ${r.backtested.activeAlerts}` : 'not backtested';
+    lines.push(`  ${String(r.version).padStart(4)}  ${r.state.padEnd(11)}  ${r.name}  (created ${r.createdAt.toISOString()}; ${backtested})`);
+  }
+  return lines;
+}
+
+function backtestText(version: number, report: BacktestReport): string[] {
+  const against = report.active_version === 0 ? 'the built-in default (0)' : `active ruleset ${report.active_version}`;
+  const t = report.totals;
+  const lines = [
+    `backtest of ruleset ${version} against ${against}, event time ${report.window.from} .. ${report.window.to} (ran ${report.ran_at})`,
+    `replayed ${t.movements} movements and ${t.control_events} control events; ${t.subjects_evaluated} subjects, ${t.evaluations} detector evaluations`,
+    `alerts it would have opened: ${t.candidate_alerts} (the live ruleset: ${t.active_alerts})`,
+    `  ${'detector'.padEnd(36)} ${'candidate'.padStart(9)} ${'live'.padStart(9)}   non-results (candidate: insufficient/stale/n.a.)`,
+  ];
+  for (const [id, d] of Object.entries(report.detectors)) {
+    const n = d.non_results.candidate;
+    lines.push(`  ${id.padEnd(36)} ${String(d.candidate_alerts).padStart(9)} ${String(d.active_alerts).padStart(9)}   ${n.insufficient_data}/${n.stale}/${n.not_applicable}`);
+  }
+  return lines;
+}
+
+function shadowText(report: ShadowReport): string[] {
+  const basis = report.period.basis === 'first_shadow_alert' ? 'from its first shadow alert' : 'from its creation (no shadow alert yet)';
+  const lines = [
+    `ruleset ${report.version} (${report.state}) in shadow, ${basis}: ${report.period.from} .. ${report.period.to} (alert creation time)`,
+    `alerts opened: ${report.totals.shadowAlerts} in shadow, ${report.totals.liveAlerts} live`,
+    `  ${'detector'.padEnd(36)} ${'shadow'.padStart(9)} ${'live'.padStart(9)}   subjects (shadow/live)`,
+  ];
+  for (const d of report.detectors) {
+    lines.push(`  ${d.detector.padEnd(36)} ${String(d.shadowAlerts).padStart(9)} ${String(d.liveAlerts).padStart(9)}   ${d.shadowSubjects}/${d.liveSubjects}`);
+  }
+  if (report.detectors.length === 0) lines.push('  no alerts in this period');
+  return lines;
+}
