@@ -97,10 +97,10 @@ export async function assignEpisodes(
         name: 'episodes-add-alert',
         text: `UPDATE episodes SET status = $3, severity = $4, alert_count = $5, last_alert_at = greatest(last_alert_at, $6),
                                    first_alert_at = least(first_alert_at, $6), updated_at = $7,
-                                   case_status = CASE WHEN $3 = 'reopened' THEN 'open' ELSE case_status END,
-                                   disposition = CASE WHEN $3 = 'reopened' THEN NULL ELSE disposition END
+                                   case_status = CASE WHEN $8 THEN 'open' ELSE case_status END,
+                                   disposition = CASE WHEN $8 THEN NULL ELSE disposition END
                 WHERE tenant_id = $1 AND episode_id = $2`,
-        values: [alert.tenantId, episodeId, status, severity, alertCount, alert.eventAt, now],
+        values: [alert.tenantId, episodeId, status, severity, alertCount, alert.eventAt, now, change === 'reopened'],
       });
     }
     await db.query({

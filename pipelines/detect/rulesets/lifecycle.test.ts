@@ -89,6 +89,7 @@ describe('creating a candidate', () => {
   it('refuses an unknown tenant', async () => {
     expect(await createCandidate(db(), 'lc-nobody', doc('x'), LIBRARY, tick())).toMatchObject({ kind: 'not_found' });
     expect(await states('lc-nobody')).toEqual({});
+    expect(await listRulesets(db(), 'lc-nobody')).toMatchObject({ kind: 'not_found' });
   });
 });
 
@@ -173,7 +174,8 @@ describe('rollback', () => {
     expect(await activate(db(), tenant, v3, LIBRARY, tick())).toMatchObject({ kind: 'wrong_state', state: 'rolled_back' });
 
     const listed = await listRulesets(db(), tenant);
-    expect(listed.map((r) => [r.version, r.name, r.state])).toEqual([
+    if (listed.kind !== 'done') throw new Error(listed.message);
+    expect(listed.rulesets.map((r) => [r.version, r.name, r.state])).toEqual([
       [1, 'one', 'rolled_back'],
       [2, 'two', 'rolled_back'],
       [3, 'three', 'rolled_back'],
@@ -214,10 +216,10 @@ describe('the shadow report', () => {
         state: 'shadow',
         period: { from: '2026-08-30T10:00:00.000Z', to: '2026-09-01T12:00:00.000Z', basis: 'first_shadow_alert' },
         detectors: [
-          { detector: 'big_out', shadowAlerts: 3, liveAlerts: 1, shadowSubjects: 2, liveSubjects: 1 },
-          { detector: 'many_out', shadowAlerts: 1, liveAlerts: 1, shadowSubjects: 1, liveSubjects: 1 },
+          { detector: 'big_out', shadow_alerts: 3, live_alerts: 1, shadow_subjects: 2, live_subjects: 1 },
+          { detector: 'many_out', shadow_alerts: 1, live_alerts: 1, shadow_subjects: 1, live_subjects: 1 },
         ],
-        totals: { shadowAlerts: 4, liveAlerts: 2 },
+        totals: { shadow_alerts: 4, live_alerts: 2 },
       },
     });
   });

@@ -184,12 +184,13 @@ export async function rollback(pool: Pool, tenantId: string, library: readonly A
   });
 }
 
-export async function listRulesets(pool: Pick<Pool, 'query'>, tenantId: string): Promise<RulesetSummary[]> {
+export async function listRulesets(pool: Pick<Pool, 'query'>, tenantId: string): Promise<Outcome<{ rulesets: RulesetSummary[] }>> {
+  if (!(await tenantExists(pool, tenantId))) return { kind: 'not_found', message: `no tenant ${tenantId}` };
   const { rows } = await pool.query<RulesetRow>({
     text: `SELECT version, name, state, NULL AS document, created_at, activated_at, backtest FROM rulesets WHERE tenant_id = $1 ORDER BY version`,
     values: [tenantId],
   });
-  return rows.map((row) => ({
+  const rulesets = rows.map((row) => ({
     version: row.version,
     name: row.name,
     state: row.state,
@@ -205,6 +206,7 @@ export async function listRulesets(pool: Pick<Pool, 'query'>, tenantId: string):
         }
       : null,
   }));
+  return { kind: 'done', rulesets };
 }
 
 export async function showRuleset(pool: Pick<Pool, 'query'>, tenantId: string, version: number): Promise<Outcome<{ ruleset: RulesetDetail }>> {
@@ -216,13 +218,14 @@ export async function showRuleset(pool: Pick<Pool, 'query'>, tenantId: string, v
   };
 }
 
+// A report document, like the backtest's: snake_case, as printed with --json.
 export interface ShadowReportRow {
   detector: string;
-  shadowAlerts: number;
-  liveAlerts: number;
+  shadow_alerts: number;
+  live_alerts: number;
   // Distinct subjects alerted.
-  shadowSubjects: number;
-  liveSubjects: number;
+  shadow_subjects: number;
+  live_subjects: number;
 }
 
 export interface ShadowReport {
@@ -232,7 +235,7 @@ export interface ShadowReport {
   // ruleset's creation, when it has none yet) to its last one once it left shadow, else now.
   period: { from: string; to: string; basis: 'first_shadow_alert' | 'ruleset_created' };
   detectors: ShadowReportRow[];
-  totals: { shadowAlerts: number; liveAlerts: number };
+  totals: { shadow_alerts: number; live_alerts: number };
 }
 
 // What the ruleset opened in shadow against what live detection opened over the same period, per
@@ -261,9 +264,9 @@ export async function shadowReport(pool: Pick<Pool, 'query'>, tenantId: string, 
   });
   const byDetector = new Map<string, ShadowReportRow>();
   for (const r of rows) {
-    const entry = byDetector.get(r.detector_id) ?? { detector: r.detector_id, shadowAlerts: 0, liveAlerts: 0, shadowSubjects: 0, liveSubjects: 0 };
-    if (r.mode === 'shadow') Object.assign(entry, { shadowAlerts: r.alerts, shadowSubjects: r.subjects });
-    else Object.assign(entry, { liveAlerts: r.alerts, liveSubjects: r.subjects });
+    const entry = byDetector.get(r.detector_id) ?? { detector: r.detector_id, shadow_alerts: 0, live_alerts: 0, shadow_subjects: 0, live_subjects: 0 };
+    if (r.mode === 'shadow') Object.assign(entry, { shadow_alerts: r.alerts, shadow_subjects: r.subjects });
+    else Object.assign(entry, { live_alerts: r.alerts, live_subjects: r.subjects });
     byDetector.set(r.detector_id, entry);
   }
   const detectors = [...byDetector.values()].sort((a, b) => a.detector.localeCompare(b.detector));
@@ -274,7 +277,7 @@ export async function shadowReport(pool: Pick<Pool, 'query'>, tenantId: string, 
       state: row.state,
       period: { from: from.toISOString(), to: to.toISOString(), basis: first ? 'first_shadow_alert' : 'ruleset_created' },
       detectors,
-      totals: { shadowAlerts: detectors.reduce((n, d) => n + d.shadowAlerts, 0), liveAlerts: detectors.reduce((n, d) => n + d.liveAlerts, 0) },
+      totals: { shadow_alerts: detectors.reduce((n, d) => n + d.shadow_alerts, 0), live_alerts: detectors.reduce((n, d) => n + d.live_alerts, 0) },
     },
   };
 }

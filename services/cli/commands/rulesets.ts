@@ -99,14 +99,16 @@ export async function rulesetsCommand(args: string[], print: Print): Promise<voi
     const now = new Date();
     switch (action) {
       case 'list': {
-        const rulesets = await listRulesets(db.pool, tenantId);
-        return out(rulesets, () => listText(tenantId, rulesets));
+        const outcome = await listRulesets(db.pool, tenantId);
+        if (outcome.kind !== 'done') refuse(outcome);
+        return out(outcome.rulesets.map(summaryJson), () => listText(tenantId, outcome.rulesets));
       }
       case 'show': {
         const outcome = await showRuleset(db.pool, tenantId, version!);
         if (outcome.kind !== 'done') refuse(outcome);
         const r = outcome.ruleset;
-        return out(r, () => [
+        const json = { version: r.version, name: r.name, state: r.state, created_at: r.createdAt.toISOString(), activated_at: r.activatedAt?.toISOString() ?? null };
+        return out({ ...json, document: r.document, backtest: r.backtest }, () => [
           `ruleset ${r.version} (${r.name}): ${r.state}`,
           `created ${r.createdAt.toISOString()}${r.activatedAt ? `, last activated ${r.activatedAt.toISOString()}` : ''}`,
           'document:',
@@ -117,7 +119,7 @@ export async function rulesetsCommand(args: string[], print: Print): Promise<voi
       case 'shadow': {
         const outcome = await startShadow(db.pool, tenantId, version!, DETECTOR_LIBRARY, now);
         if (outcome.kind !== 'done') refuse(outcome);
-        return out(result(outcome), () => [
+        return out({ version: outcome.version, previous_shadow: outcome.previousShadow }, () => [
           `ruleset ${outcome.version} is in shadow for ${tenantId}${outcome.previousShadow !== null ? ` (ruleset ${outcome.previousShadow} went back to candidate)` : ''}`,
           'detection workers pick it up within 5 s; its alerts are recorded in shadow and never published',
         ]);
@@ -130,7 +132,7 @@ export async function rulesetsCommand(args: string[], print: Print): Promise<voi
       case 'activate': {
         const outcome = await activate(db.pool, tenantId, version!, DETECTOR_LIBRARY, now);
         if (outcome.kind !== 'done') refuse(outcome);
-        return out(result(outcome), () => [
+        return out({ version: outcome.version, previous_version: outcome.previousVersion }, () => [
           `ruleset ${outcome.version} is active for ${tenantId}, replacing ${outcome.previousVersion === 0 ? 'the built-in default (0)' : `ruleset ${outcome.previousVersion} (now retired)`}`,
           'detection workers pick it up within 5 s',
         ]);
@@ -138,7 +140,7 @@ export async function rulesetsCommand(args: string[], print: Print): Promise<voi
       case 'rollback': {
         const outcome = await rollback(db.pool, tenantId, DETECTOR_LIBRARY, now);
         if (outcome.kind !== 'done') refuse(outcome);
-        return out(result(outcome), () => [
+        return out({ from_version: outcome.fromVersion, to_version: outcome.toVersion }, () => [
           `ruleset ${outcome.fromVersion} rolled back for ${tenantId}; ${outcome.toVersion === 0 ? 'the built-in default (0) runs live' : `ruleset ${outcome.toVersion} is active again`}`,
           'detection workers pick it up within 5 s',
         ]);
@@ -147,9 +149,18 @@ export async function rulesetsCommand(args: string[], print: Print): Promise<voi
   });
 }
 
-// An outcome as printed: what happened, without the discriminant.
-function result<T extends { kind: 'done' }>({ kind: _kind, ...rest }: T): Omit<T, 'kind'> {
-  return rest;
+// JSON output is snake_case, like the service's other documents (and the reports).
+function summaryJson(r: RulesetSummary) {
+  return {
+    version: r.version,
+    name: r.name,
+    state: r.state,
+    created_at: r.createdAt.toISOString(),
+    activated_at: r.activatedAt?.toISOString() ?? null,
+    backtested: r.backtested
+      ? { from: r.backtested.from, to: r.backtested.to, candidate_alerts: r.backtested.candidateAlerts, active_alerts: r.backtested.activeAlerts, ran_at: r.backtested.ranAt }
+      : null,
+  };
 }
 
 function versionOf(text: string | undefined): number {
@@ -201,12 +212,15 @@ function backtestText(version: number, report: BacktestReport): string[] {
     `backtest of ruleset ${version} against ${against}, event time ${report.window.from} .. ${report.window.to} (ran ${report.ran_at})`,
     `replayed ${t.movements} movements and ${t.control_events} control events; ${t.subjects_evaluated} subjects, ${t.evaluations} detector evaluations`,
     `alerts it would have opened: ${t.candidate_alerts} (the live ruleset: ${t.active_alerts})`,
-    `  ${'detector'.padEnd(36)} ${'candidate'.padStart(9)} ${'live'.padStart(9)}   non-results (candidate: insufficient/stale/n.a.)`,
+    `  ${'detector'.padEnd(36)} ${'candidate'.padStart(9)} ${'live'.padStart(9)}   non-results of the candidate: insufficient_data/stale/not_applicable`,
   ];
-  for (const [id, d] of Object.entries(report.detectors)) {
+  // Stored as jsonb, whose key order is not the report's.
+  for (const [id, d] of Object.entries(report.detectors).sort(([a], [b]) => a.localeCompare(b))) {
     const n = d.non_results.candidate;
-    lines.push(`  ${id.padEnd(36)} ${String(d.candidate_alerts).padStart(9)} ${String(d.active_alerts).padStart(9)}   ${n.insufficient_data}/${n.stale}/${n.not_applicable}`);
+    const count = (value: number | null) => (value === null ? '-' : String(value)).padStart(9);
+    lines.push(`  ${id.padEnd(36)} ${count(d.candidate_alerts)} ${count(d.active_alerts)}   ${n ? `${n.insufficient_data}/${n.stale}/${n.not_applicable}` : '-'}`);
   }
+  lines.push("  ('-': the ruleset does not run this detector)");
   return lines;
 }
 
@@ -214,11 +228,11 @@ function shadowText(report: ShadowReport): string[] {
   const basis = report.period.basis === 'first_shadow_alert' ? 'from its first shadow alert' : 'from its creation (no shadow alert yet)';
   const lines = [
     `ruleset ${report.version} (${report.state}) in shadow, ${basis}: ${report.period.from} .. ${report.period.to} (alert creation time)`,
-    `alerts opened: ${report.totals.shadowAlerts} in shadow, ${report.totals.liveAlerts} live`,
+    `alerts opened: ${report.totals.shadow_alerts} in shadow, ${report.totals.live_alerts} live`,
     `  ${'detector'.padEnd(36)} ${'shadow'.padStart(9)} ${'live'.padStart(9)}   subjects (shadow/live)`,
   ];
   for (const d of report.detectors) {
-    lines.push(`  ${d.detector.padEnd(36)} ${String(d.shadowAlerts).padStart(9)} ${String(d.liveAlerts).padStart(9)}   ${d.shadowSubjects}/${d.liveSubjects}`);
+    lines.push(`  ${d.detector.padEnd(36)} ${String(d.shadow_alerts).padStart(9)} ${String(d.live_alerts).padStart(9)}   ${d.shadow_subjects}/${d.live_subjects}`);
   }
   if (report.detectors.length === 0) lines.push('  no alerts in this period');
   return lines;

@@ -7,9 +7,9 @@ describe('large_cash_aggregate', () => {
   let world: DetectionWorld;
   beforeAll(async () => {
     world = await startDetectionWorld();
+    { const e = world.evaluate; world.evaluate = async (...a) => { const o = await e(...a); if (process.env.SHOW && o.outcome === 'hit') console.log('SUMMARY', o.severity, o.score, o.summary); return o; }; } // TMPLOG
   });
   afterAll(async () => world?.close());
-  const __orig = () => world.evaluate; void __orig;
 
   const cashIn = (id: string, account: string, party: string, value: number, at: string) =>
     ({ id, from: [null, null] as [null, null], to: [account, party] as [string, string], value, at, type: 'cash_in' });

@@ -8,6 +8,7 @@ describe('round_amounts', () => {
   let world: DetectionWorld;
   beforeAll(async () => {
     world = await startDetectionWorld();
+    { const e = world.evaluate; world.evaluate = async (...a) => { const o = await e(...a); if (process.env.SHOW && o.outcome === 'hit') console.log('SUMMARY', o.severity, o.score, o.summary); return o; }; } // TMPLOG
     for (const n of [1, 2, 3]) {
       await world.party(`ra-p${n}`);
       await world.account(`ra-a${n}`, `ra-p${n}`);
@@ -31,7 +32,6 @@ describe('round_amounts', () => {
     await world.settle();
   });
   afterAll(async () => world?.close());
-  const __orig = () => world.evaluate; void __orig;
 
   it('hits as a weak signal on five round thousands making most of a week\'s movements', async () => {
     const outcome = await world.evaluate(roundAmounts, { kind: 'account', id: 'ra-a1' }, AT);

@@ -8,9 +8,9 @@ describe('split_transfers', () => {
   let world: DetectionWorld;
   beforeAll(async () => {
     world = await startDetectionWorld();
+    { const e = world.evaluate; world.evaluate = async (...a) => { const o = await e(...a); if (process.env.SHOW && o.outcome === 'hit') console.log('SUMMARY', o.severity, o.score, o.summary); return o; }; } // TMPLOG
   });
   afterAll(async () => world?.close());
-  const __orig = () => world.evaluate; void __orig;
 
   const pay = (id: string, from: [string, string], to: [string | null, string | null], value: number, at: string, extra?: Record<string, unknown>): MovementSpec =>
     ({ id, from, to, value, at, ...(extra ? { extra } : {}) });

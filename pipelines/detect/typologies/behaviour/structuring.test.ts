@@ -8,11 +8,11 @@ describe('structuring', () => {
   let world: DetectionWorld;
   beforeAll(async () => {
     world = await startDetectionWorld();
+    { const e = world.evaluate; world.evaluate = async (...a) => { const o = await e(...a); if (process.env.SHOW && o.outcome === 'hit') console.log('SUMMARY', o.severity, o.score, o.summary); return o; }; } // TMPLOG
     await world.party('st-other');
     await world.account('st-other-a', 'st-other');
   });
   afterAll(async () => world?.close());
-  const __orig = () => world.evaluate; void __orig;
 
   it('hits on three movements just below 10,000.00 spread over the accounts of one party', async () => {
     await world.party('st-p1');

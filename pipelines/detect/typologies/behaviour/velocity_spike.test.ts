@@ -9,11 +9,11 @@ describe('velocity_spike', () => {
   let world: DetectionWorld;
   beforeAll(async () => {
     world = await startDetectionWorld();
+    { const e = world.evaluate; world.evaluate = async (...a) => { const o = await e(...a); if (process.env.SHOW && o.outcome === 'hit') console.log('SUMMARY', o.severity, o.score, o.summary); return o; }; } // TMPLOG
     await world.party('vs-shop');
     await world.account('vs-shop-a', 'vs-shop');
   });
   afterAll(async () => world?.close());
-  const __orig = () => world.evaluate; void __orig;
 
   // One payment of `value` a day at 10:00 for `days` days before 2026-08-20.
   const daily = (prefix: string, account: string, party: string, days: number, value: number): MovementSpec[] =>

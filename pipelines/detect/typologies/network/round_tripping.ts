@@ -9,6 +9,7 @@
 // One long cycle of a large amount stays medium; several, long and large, reach high or critical.
 import { z } from 'zod';
 import type { Cycle } from '../../../../platform/graph/port.ts';
+import type { SubjectContext } from '../../framework/context.ts';
 import { defineDetector, nonResult, noHit, type ThresholdCrossed } from '../../framework/detector.ts';
 import { accountKey, formatMoney, graphSince, listed, moneyParam, percent, spanOfDays, windowOf } from './evidence.ts';
 import { excess, finalScore, severityOf } from './scoring.ts';
@@ -41,11 +42,14 @@ export const roundTripping = defineDetector({
   async evaluate(ctx, p) {
     if (p.minLength > p.maxLength) return nonResult('not_applicable', `minLength ${p.minLength} is above maxLength ${p.maxLength}: no cycle can qualify`);
     const span = spanOfDays(ctx, p.windowDays);
-    const found = await ctx.cycles({ since: graphSince(span), minLength: p.minLength, maxLength: p.maxLength, tolerance: p.tolerance, limit: p.maxCycles });
-    const own = new Set(await ctx.accountsOfParty());
-    own.add(ctx.subject.id);
+    const since = graphSince(span);
     const minAmount = BigInt(p.minAmount);
     const minAmountTwoHop = BigInt(p.minAmountTwoHop);
+    const lowest = p.minLength > 2 ? minAmount : p.maxLength === 2 ? minAmountTwoHop : minAmount < minAmountTwoHop ? minAmount : minAmountTwoHop;
+    if (await cannotClose(ctx, since, lowest, p.tolerance)) return noHit();
+    const found = await ctx.cycles({ since, minLength: p.minLength, maxLength: p.maxLength, tolerance: p.tolerance, limit: p.maxCycles });
+    const own = new Set(await ctx.accountsOfParty());
+    own.add(ctx.subject.id);
     const qualifying = found.cycles.filter((cycle) => {
       const first = cycle.movements[0]?.amount ?? null;
       if (first === null) return false;
@@ -113,6 +117,20 @@ export const roundTripping = defineDetector({
     };
   },
 });
+
+// Whether the account's flows alone rule out any qualifying cycle, sparing the cycle search on
+// the many accounts that cannot have one: a cycle needs a payment out of at least `lowest` and,
+// no earlier, a payment in of at least that less the tolerance. Only a complete listing of the
+// counterparties can rule it out.
+async function cannotClose(ctx: SubjectContext, since: Date, lowest: bigint, tolerance: number): Promise<boolean> {
+  const [ins, outs] = await Promise.all([ctx.fanIn(since), ctx.fanOut(since)]);
+  if (ins.truncated || outs.truncated) return false;
+  const lowestBack = lowest - (lowest * BigInt(Math.round(tolerance * 1_000_000))) / 1_000_000n - 1n;
+  const firstOut = Math.min(...outs.counterparties.filter((c) => c.sum >= lowest).map((c) => c.firstAt.getTime()));
+  const lastIn = Math.max(...ins.counterparties.filter((c) => c.sum >= lowestBack).map((c) => c.lastAt.getTime()));
+  // With no such payment out (or in), firstOut is Infinity (lastIn -Infinity).
+  return lastIn < firstOut;
+}
 
 const firstAmount = (cycle: Cycle) => cycle.movements[0]?.amount ?? 0n;
 

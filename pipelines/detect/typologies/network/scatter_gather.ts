@@ -27,6 +27,10 @@ const params = z.strictObject({
 
 const ACTIVITY_LIMIT = 1000;
 const GATHERS_ASKED = 10;
+// Receivers listed with their sums (the scattered amount of each intermediary).
+const SCATTER_LISTED = 1000;
+
+const unreadable = () => nonResult('insufficient_data', 'the network read of the scatter-gather paths was cut short before it returned anything');
 
 export const scatterGather = defineDetector({
   id: 'scatter_gather',
@@ -40,10 +44,14 @@ export const scatterGather = defineDetector({
   async evaluate(ctx, p) {
     const span = spanOfDays(ctx, p.windowDays);
     const since = graphSince(span);
+    // An account that paid fewer accounts than the threshold cannot scatter: no path search.
+    const paid = await ctx.fanOut(since, SCATTER_LISTED);
+    if (paid.truncated && paid.counterparties.length === 0) return unreadable();
+    if (!paid.truncated && paid.counterparties.length < p.minIntermediaries) return noHit();
     const found = await ctx.scatterGather({ since, minIntermediaries: p.minIntermediaries, limit: GATHERS_ASKED });
-    if (found.truncated && found.gathers.length === 0) return nonResult('insufficient_data', 'the network read of the scatter-gather paths was cut short before it returned anything');
+    if (found.truncated && found.gathers.length === 0) return unreadable();
     if (found.gathers.length === 0) return noHit();
-    const scattered = new Map((await ctx.fanOut(since, 1000)).counterparties.map((c) => [c.account, c.sum]));
+    const scattered = new Map(paid.counterparties.map((c) => [c.account, c.sum]));
     const minGathered = BigInt(p.minGathered);
     const qualifying: Array<(typeof found.gathers)[number] & { scattered: bigint; ratio: number }> = [];
     for (const gather of found.gathers) {
