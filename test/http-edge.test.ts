@@ -104,7 +104,8 @@ describe('documentation', () => {
         '/health', '/v1/accounts/{external_id}', '/v1/batches', '/v1/control-events', '/v1/events/{event_id}', '/v1/instruments',
         '/v1/instruments/{external_id}', '/v1/movements', '/v1/movements/{external_id}', '/v1/parties', '/v1/parties/{external_id}',
         '/v1/parties/{external_id}/movements', '/v1/posture/parties/{external_id}', '/v1/relationships', '/v1/validate', '/v1/accounts',
-        '/v1/graph/parties/{external_id}/network', '/v1/graph/paths',
+        '/v1/graph/parties/{external_id}/network', '/v1/graph/paths', '/v1/alerts', '/v1/alerts/{alert_id}', '/v1/episodes',
+        '/v1/episodes/{episode_id}', '/v1/episodes/{episode_id}/case',
       ].sort(),
     );
     expect(doc.paths['/v1/movements'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/MovementEvent' });

@@ -79,9 +79,11 @@ export async function recordHits(db: PoolClient, hits: HitToRecord[], now: Date)
                FROM alerts a
               WHERE a.tenant_id = $1 AND a.mode = $2 AND a.detector_id = $3 AND a.subject_kind = $4 AND a.subject_id = $5
                 AND a.window_from <= $7 AND a.window_to >= $6
+                -- A ruleset in shadow is compared as itself: it never extends another version's alerts.
+                AND (a.mode = 'live' OR a.ruleset_version = $9)
               ORDER BY (a.status = 'open') DESC, a.window_to DESC
               LIMIT 1`,
-      values: [entry.tenantId, entry.mode, entry.detector.id, entry.subject.kind, entry.subject.id, from, to, facts],
+      values: [entry.tenantId, entry.mode, entry.detector.id, entry.subject.kind, entry.subject.id, from, to, facts, entry.rulesetVersion],
     });
     const found = rows[0];
     // Facts already judged (an open alert holds them, or an analyst disposed of the alert that

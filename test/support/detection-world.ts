@@ -54,8 +54,9 @@ export interface DetectionWorld {
 
 const iso = (at: string | Date) => (typeof at === 'string' ? at : at.toISOString());
 
-export async function startDetectionWorld(): Promise<DetectionWorld> {
-  const api = await startTestApi();
+// env: settings for the API (e.g. a larger rate limit for a large hand-built history).
+export async function startDetectionWorld(env: Record<string, string> = {}): Promise<DetectionWorld> {
+  const api = await startTestApi(env);
   const errors: unknown[] = [];
   const run: TestPipeline = await startTestPipeline(api);
   const bus = new PostgresLogBus(api.db.pool, { onError: (e) => errors.push(e) });

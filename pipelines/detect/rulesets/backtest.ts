@@ -20,7 +20,7 @@ import { lockTenantDetection } from '../detection-lock.ts';
 import { SubjectContext, type DetectionStores } from '../framework/context.ts';
 import type { AnyDetector, NonResultOutcome } from '../framework/detector.ts';
 import { evaluateSubject, type Evaluation } from '../framework/evaluate.ts';
-import { compileRuleset, defaultRulesetDocument, type CompiledRuleset } from '../framework/ruleset.ts';
+import { compileRuleset, defaultRulesetDocument, type CompiledRuleset, type RulesetIssue } from '../framework/ruleset.ts';
 import { enqueueEvents } from '../outgoing-events.ts';
 import { subjectsOf, type SubjectWork } from '../subjects.ts';
 import { DEFAULT_VERSION, loadRuleset, wrongState, type Refusal, type RulesetState } from './lifecycle.ts';
@@ -160,8 +160,8 @@ export async function backtest(deps: BacktestDeps, tenantId: string, version: nu
   });
 }
 
-function checkWindow(options: BacktestOptions, maxChanges: number) {
-  const issues = [];
+function checkWindow(options: BacktestOptions, maxChanges: number): RulesetIssue[] {
+  const issues: RulesetIssue[] = [];
   if (Number.isNaN(options.from.getTime())) issues.push({ path: 'from', message: 'not a valid instant' });
   if (Number.isNaN(options.to.getTime())) issues.push({ path: 'to', message: 'not a valid instant' });
   if (issues.length === 0 && options.from >= options.to) issues.push({ path: 'to', message: 'the window must end after it starts' });

@@ -8,7 +8,6 @@ describe('dormant_reactivation', () => {
   let world: DetectionWorld;
   beforeAll(async () => {
     world = await startDetectionWorld();
-    { const e = world.evaluate; world.evaluate = async (...a) => { const o = await e(...a); if (process.env.SHOW && o.outcome === 'hit') console.log('SUMMARY', o.severity, o.score, o.summary); return o; }; } // TMPLOG
     for (const n of [1, 2, 3, 4, 5, 6]) {
       await world.party(`dr-p${n}`);
       await world.account(`dr-a${n}`, `dr-p${n}`, n === 4 || n === 6 ? { status: 'dormant' } : {}, '2026-03-01T00:00:00Z');

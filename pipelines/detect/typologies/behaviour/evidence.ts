@@ -70,3 +70,8 @@ export function movementFact(record: ActivityRecord) {
     counterparty: record.counterparty,
   };
 }
+
+// `1 movement`, `3 movements`.
+export function counted(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}

@@ -9,7 +9,6 @@ describe('expected_profile_deviation', () => {
   let world: DetectionWorld;
   beforeAll(async () => {
     world = await startDetectionWorld();
-    { const e = world.evaluate; world.evaluate = async (...a) => { const o = await e(...a); if (process.env.SHOW && o.outcome === 'hit') console.log('SUMMARY', o.severity, o.score, o.summary); return o; }; } // TMPLOG
     const lowCash = { declared_monthly_volume: usd(200_000), cash_intensity: 'low', corridors: ['US-GB'] };
     await world.party('ep-p1', { expected_profile: lowCash });
     await world.party('ep-p2', { expected_profile: lowCash });

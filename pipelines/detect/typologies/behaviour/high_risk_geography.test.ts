@@ -8,7 +8,6 @@ describe('high_risk_geography', () => {
   let world: DetectionWorld;
   beforeAll(async () => {
     world = await startDetectionWorld();
-    { const e = world.evaluate; world.evaluate = async (...a) => { const o = await e(...a); if (process.env.SHOW && o.outcome === 'hit') console.log('SUMMARY', o.severity, o.score, o.summary); return o; }; } // TMPLOG
     for (const n of [1, 2, 3, 4, 5]) {
       await world.party(`hg-p${n}`);
       await world.account(`hg-a${n}`, `hg-p${n}`, n === 4 ? { jurisdiction: 'IR' } : {});

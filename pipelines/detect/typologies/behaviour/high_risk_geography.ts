@@ -21,7 +21,7 @@ import { z } from 'zod';
 import type { ActivityRecord } from '../../../../platform/aggregates/port.ts';
 import { defineDetector, noHit, type DetectorOutcome } from '../../framework/detector.ts';
 import { distinctMovements, LISTING_LIMIT } from './dealings.ts';
-import { byAmount, evidenceOf } from './evidence.ts';
+import { byAmount, counted, evidenceOf } from './evidence.ts';
 import { grade } from './grade.ts';
 import { formatMoney, minorUnits, ratio, sumOf } from './money.ts';
 
@@ -92,7 +92,7 @@ export const highRiskGeography = defineDetector({
         },
       }),
       summary:
-        `${risky.length} movements (${formatMoney(sum, ctx.baseAsset)}) in ${p.window} involved listed jurisdictions ${involved.join(', ')}` +
+        `${counted(risky.length, 'movement')} (${formatMoney(sum, ctx.baseAsset)}) in ${p.window} involved listed jurisdictions ${involved.join(', ')}` +
         `${callForAction.length > 0 ? ` (FATF call for action: ${callForAction.join(', ')})` : ''}; minimum ${formatMoney(minSum, ctx.baseAsset)}.`,
     };
   },

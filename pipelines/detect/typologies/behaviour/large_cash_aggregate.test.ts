@@ -7,7 +7,6 @@ describe('large_cash_aggregate', () => {
   let world: DetectionWorld;
   beforeAll(async () => {
     world = await startDetectionWorld();
-    { const e = world.evaluate; world.evaluate = async (...a) => { const o = await e(...a); if (process.env.SHOW && o.outcome === 'hit') console.log('SUMMARY', o.severity, o.score, o.summary); return o; }; } // TMPLOG
   });
   afterAll(async () => world?.close());
 

@@ -77,7 +77,7 @@ export const largeCashAggregate = defineDetector({
         facts: { listingTruncated: truncated },
       }),
       summary:
-        `Cash ${directionWords(strongest.direction)} of ${formatMoney(strongest.observed, ctx.baseAsset)} over ${strongest.window} ` +
+        `${formatMoney(strongest.observed, ctx.baseAsset)} of cash ${directionWords(strongest.direction)} over ${strongest.window} ` +
         `reached the ${formatMoney(strongest.threshold, ctx.baseAsset)} threshold` +
         (crossings.length > 1 ? ` (${crossings.length} cash thresholds crossed).` : '.'),
     };

@@ -11,7 +11,6 @@ describe('new_counterparty_high_amount', () => {
   let world: DetectionWorld;
   beforeAll(async () => {
     world = await startDetectionWorld();
-    { const e = world.evaluate; world.evaluate = async (...a) => { const o = await e(...a); if (process.env.SHOW && o.outcome === 'hit') console.log('SUMMARY', o.severity, o.score, o.summary); return o; }; } // TMPLOG
     for (const id of ['nc-known', 'nc-new1', 'nc-new2', 'nc-new3', 'nc-new4', 'nc-new5', 'nc-new6']) {
       await world.party(id);
       await world.account(`${id}-a`, id);

@@ -17,7 +17,7 @@ import { z } from 'zod';
 import type { ActivityRecord } from '../../../../platform/aggregates/port.ts';
 import { defineDetector, noHit, type DetectorOutcome, type ThresholdCrossed } from '../../framework/detector.ts';
 import { dealings, windowStart } from './dealings.ts';
-import { evidenceOf, movementFact } from './evidence.ts';
+import { counted, evidenceOf, movementFact } from './evidence.ts';
 import { grade } from './grade.ts';
 import { formatMoney, minorUnits, ratio, round2 } from './money.ts';
 
@@ -98,7 +98,7 @@ export const newCounterpartyHighAmount = defineDetector({
         `${formatMoney(top.amount, ctx.baseAsset)} ${top.record.direction === 'out' ? 'sent to' : 'received from'} a counterparty never seen before ` +
         `(minimum ${formatMoney(minAmount, ctx.baseAsset)}` +
         (top.mean !== null ? `, ${round2(ratio(top.amount, top.mean))}x the mean daily ${top.record.direction === 'out' ? 'outflow' : 'inflow'} >= ${p.baselineMultiple}x)` : ', no baseline yet)') +
-        (candidates.length > 1 ? `; ${candidates.length - 1} more such movements.` : '.'),
+        (candidates.length > 1 ? `; ${counted(candidates.length - 1, 'more such movement')}.` : '.'),
     };
   },
 });

@@ -8,7 +8,6 @@ describe('round_amounts', () => {
   let world: DetectionWorld;
   beforeAll(async () => {
     world = await startDetectionWorld();
-    { const e = world.evaluate; world.evaluate = async (...a) => { const o = await e(...a); if (process.env.SHOW && o.outcome === 'hit') console.log('SUMMARY', o.severity, o.score, o.summary); return o; }; } // TMPLOG
     for (const n of [1, 2, 3]) {
       await world.party(`ra-p${n}`);
       await world.account(`ra-a${n}`, `ra-p${n}`);

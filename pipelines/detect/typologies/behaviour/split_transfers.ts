@@ -21,7 +21,7 @@ import { partyDataSchema } from '../../../../schemas/families/party.ts';
 import { defineDetector, noHit, type DetectorOutcome } from '../../framework/detector.ts';
 import type { SubjectContext } from '../../framework/context.ts';
 import { dealings, windowStart } from './dealings.ts';
-import { evidenceOf } from './evidence.ts';
+import { counted, evidenceOf } from './evidence.ts';
 import { grade } from './grade.ts';
 import { formatMoney, minorUnits, sumOf } from './money.ts';
 
@@ -102,7 +102,7 @@ export const splitTransfers = defineDetector({
         },
       }),
       summary:
-        `${top.records.length} transfers ${top.direction === 'out' ? 'to' : 'from'} one counterparty within ${p.window} ` +
+        `${counted(top.records.length, 'transfer')} ${top.direction === 'out' ? 'to' : 'from'} one counterparty within ${p.window} ` +
         `(${formatMoney(top.sum, ctx.baseAsset)} in all); the rule fires at ${p.minCount}` +
         (qualifying.length > 1 ? `, and ${qualifying.length - 1} more counterparties show the same pattern.` : '.'),
     };

@@ -11,7 +11,7 @@
 import { z } from 'zod';
 import { defineDetector, noHit, type DetectorOutcome } from '../../framework/detector.ts';
 import { dealings, windowStart } from './dealings.ts';
-import { byAmount, evidenceOf, movementFact } from './evidence.ts';
+import { byAmount, counted, evidenceOf, movementFact } from './evidence.ts';
 import { grade } from './grade.ts';
 import { formatMoney, minorUnits, sumOf } from './money.ts';
 
@@ -74,7 +74,7 @@ export const structuring = defineDetector({
         },
       }),
       summary:
-        `${inBand.length} movements between ${formatMoney(floor, ctx.baseAsset)} and ${formatMoney(threshold, ctx.baseAsset)} ` +
+        `${counted(inBand.length, 'movement')} between ${formatMoney(floor, ctx.baseAsset)} and ${formatMoney(threshold, ctx.baseAsset)} ` +
         `(just below the reporting threshold) in ${p.window}, ${formatMoney(total, ctx.baseAsset)} in all; the rule fires at ${p.minCount}.`,
     };
   },

@@ -9,7 +9,6 @@ describe('velocity_spike', () => {
   let world: DetectionWorld;
   beforeAll(async () => {
     world = await startDetectionWorld();
-    { const e = world.evaluate; world.evaluate = async (...a) => { const o = await e(...a); if (process.env.SHOW && o.outcome === 'hit') console.log('SUMMARY', o.severity, o.score, o.summary); return o; }; } // TMPLOG
     await world.party('vs-shop');
     await world.account('vs-shop-a', 'vs-shop');
   });

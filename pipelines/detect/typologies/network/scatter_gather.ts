@@ -9,10 +9,13 @@
 // doubling of the gathered sum over its minimum (at most +0.08); +0.05 per further gathering
 // account (at most +0.1). Twice the intermediaries is high; critical needs four times and more.
 import { z } from 'zod';
+import { partyDataSchema } from '../../../../schemas/families/party.ts';
 import type { SubjectContext } from '../../framework/context.ts';
 import { defineDetector, nonResult, noHit, type ThresholdCrossed } from '../../framework/detector.ts';
 import { accountKey, accountOfKey, byRelevance, formatMoney, graphSince, listed, moneyParam, moneyRatio, percent, ratio, spanOfDays, windowOf } from './evidence.ts';
 import { excess, finalScore, severityOf } from './scoring.ts';
+
+const SEGMENTS = partyDataSchema.shape.segment.unwrap().options;
 
 const params = z.strictObject({
   windowDays: z.number().int().min(1).max(90).default(10),
@@ -22,7 +25,7 @@ const params = z.strictObject({
   maxGatherRatio: z.number().min(0).default(2),
   minGathered: moneyParam('50000'),
   // Gathering accounts whose holder is of these segments are not gatherers of a scheme.
-  ignoreGathererSegments: z.array(z.string()).default(['merchant', 'marketplace', 'financial_institution', 'payroll']),
+  ignoreGathererSegments: z.array(z.enum(SEGMENTS)).default(['merchant', 'marketplace', 'financial_institution', 'payroll']),
 });
 
 const ACTIVITY_LIMIT = 1000;
