@@ -194,6 +194,8 @@ describe('the detection pipeline', () => {
     expect(await events('episode.reopened')).toHaveLength(1);
     const history = await db().query(`SELECT actor, case_status FROM case_actions WHERE tenant_id = 'acme' ORDER BY seq`);
     expect(history.rows).toEqual([{ actor: 'test', case_status: 'closed' }, { actor: 'detection', case_status: 'open' }]);
-    expect((await events('case.status_changed')).at(-1)!.data).toMatchObject({ case_status: 'open', previous_case_status: 'closed', reason: 'new_alert' });
+    // The test clock stands still, so events are told apart by content, not by time.
+    const reopening = (await events('case.status_changed')).filter((e) => e.data.reason === 'new_alert');
+    expect(reopening.map((e) => e.data)).toEqual([expect.objectContaining({ case_status: 'open', previous_case_status: 'closed' })]);
   });
 });
