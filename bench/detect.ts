@@ -21,11 +21,11 @@ import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { DETECT } from '../pipelines/groups.ts';
 import { PostgresLogBus } from '../platform/bus/postgres-log.ts';
-import { signRequest } from '../platform/crypto/request-signing.ts';
 import { SCHEMA_VERSION } from '../schemas/envelope.ts';
 import { accountItem, batchBody, loadDataset, movementItem, partyItem } from './lib/amlsim.ts';
-import { ingestAll, postBatch, startPipeline } from './lib/batches.ts';
-import { ROOT, startService, svc, TENANT, type BenchService } from './lib/bench-service.ts';
+import { signedGetJson } from './lib/api.ts';
+import { batchesOf, ingestBatches, postBatch, startPipeline } from './lib/batches.ts';
+import { issueBenchKey, ROOT, startService, type BenchService } from './lib/bench-service.ts';
 import { embeddedConnection } from './lib/embedded-pg.ts';
 import { newAgent } from './lib/load.ts';
 import { positiveInteger } from './lib/options.ts';
@@ -77,16 +77,14 @@ function plantedMovements(pattern: number): string[] {
 }
 
 async function alertVisible(service: BenchService, key: { key_id: string; secret: string }, hub: string): Promise<boolean> {
-  const target = `/v1/alerts?subject=${encodeURIComponent(hub)}&detector=fan_in`;
-  const res = await fetch(`http://127.0.0.1:${service.port}${target}`, { headers: signRequest({ keyId: key.key_id, secret: key.secret, method: 'GET', target }) });
-  if (res.status !== 200) throw new Error(`GET ${target}: ${res.status} ${await res.text()}`);
-  return ((await res.json()) as { data: unknown[] }).data.length > 0;
+  const page = await signedGetJson<{ data: unknown[] }>(service, key, `/v1/alerts?subject=${encodeURIComponent(hub)}&detector=fan_in`);
+  return page.data.length > 0;
 }
 
 await runBench('detect', log, async (teardown) => {
   const dataset = await loadDataset(DATASET_DIR);
   const service = await startService(teardown, log, { name: 'api' });
-  const compliance = JSON.parse((await svc(service.env, ['keys', 'issue', '--tenant', TENANT, '--scope', 'compliance', '--json'])).trim().split('\n').pop()!) as { key_id: string; secret: string };
+  const compliance = await issueBenchKey(service.env, 'compliance');
   const pool = new pg.Pool({ ...(await embeddedConnection(service.dataDir)), max: 2 });
   const bus = new PostgresLogBus(pool);
   const lag = async () => (await bus.lag(DETECT.group, DETECT.topics)).reduce((n, p) => n + p.records, 0);
@@ -94,10 +92,8 @@ await runBench('detect', log, async (teardown) => {
     for (const name of ['canonical', 'graph', 'aggregates', 'detect'] as const) await startPipeline(teardown, service, name, name);
     const patterns = Math.floor(DURATION_S / PLANT_EVERY_S);
     const entities = [...dataset.nodes.flatMap((n) => [partyItem(n), accountItem(n)]), ...Array.from({ length: patterns }, (_, p) => plantedEntities(p)).flat()];
-    const batches: Buffer[] = [];
-    for (let i = 0; i < entities.length; i += 1000) batches.push(batchBody(entities.slice(i, i + 1000)));
     log(`loading ${entities.length} parties and accounts`);
-    await ingestAll(service, 4, batches.length, (i) => batches[i]!, (i) => Math.min(1000, entities.length - i * 1000));
+    await ingestBatches(service, 4, batchesOf(entities));
     while ((await lag()) > 0) await sleep(500);
 
     const perTick = Math.max(1, Math.round((RATE * TICK_MS) / 1000));

@@ -15,21 +15,20 @@
 //     with at least one alert on an involved account (or its party); transaction-level precision:
 //     the share of movements cited as evidence by alerts that are labelled laundering.
 // BENCH_MOVEMENTS keeps only the first movements (in time) for a quick check. Not a timed test.
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { AGGREGATES, CANONICAL, DETECT, GRAPH } from '../pipelines/groups.ts';
 import { PostgresLogBus } from '../platform/bus/postgres-log.ts';
-import { signRequest } from '../platform/crypto/request-signing.ts';
-import { accountItem, accountKey, batchBody, loadDataset, movementItem, partyItem } from './lib/amlsim.ts';
+import { accountItem, loadDataset, movementItem, partyItem } from './lib/amlsim.ts';
+import { signedGetJson } from './lib/api.ts';
 import { loadWorld, partyOfAccount, usdRateFile, worldAccountItem, worldMovementItem, worldPartyItem } from './lib/amlworld.ts';
-import { ingestAll, startPipeline } from './lib/batches.ts';
-import { startService, svc, TENANT, type BenchService } from './lib/bench-service.ts';
+import { batchesOf, ingestBatches, startPipeline } from './lib/batches.ts';
+import { issueBenchKey, startService, svc, TENANT, type BenchService } from './lib/bench-service.ts';
 import { embeddedConnection } from './lib/embedded-pg.ts';
 import { positiveInteger } from './lib/options.ts';
 import { runBench } from './lib/teardown.ts';
-import { readFile } from 'node:fs/promises';
 
 const MOVEMENT_LIMIT = positiveInteger('BENCH_MOVEMENTS', Number.MAX_SAFE_INTEGER);
 const DRAIN_TIMEOUT_MS = positiveInteger('BENCH_DRAIN_TIMEOUT_S', 3600) * 1000;
@@ -53,13 +52,7 @@ interface EpisodeView {
 }
 
 async function send(service: BenchService, items: string[]): Promise<void> {
-  const batches: Buffer[] = [];
-  const sizes: number[] = [];
-  for (let i = 0; i < items.length; i += BATCH_SIZE) {
-    batches.push(batchBody(items.slice(i, i + BATCH_SIZE)));
-    sizes.push(Math.min(BATCH_SIZE, items.length - i));
-  }
-  await ingestAll(service, 4, batches.length, (i) => batches[i]!, (i) => sizes[i]!);
+  await ingestBatches(service, 4, batchesOf(items, BATCH_SIZE));
 }
 
 // Every page of a compliance list, signed with the compliance key.
@@ -68,10 +61,7 @@ async function readAll<T>(service: BenchService, key: { key_id: string; secret: 
   let cursor: string | undefined;
   for (;;) {
     const target = `${path}?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
-    const headers = signRequest({ keyId: key.key_id, secret: key.secret, method: 'GET', target });
-    const res = await fetch(`http://127.0.0.1:${service.port}${target}`, { headers });
-    if (res.status !== 200) throw new Error(`GET ${target}: ${res.status} ${await res.text()}`);
-    const page = (await res.json()) as { data: T[]; has_more: boolean; next_cursor?: string };
+    const page = await signedGetJson<{ data: T[]; has_more: boolean; next_cursor?: string }>(service, key, target);
     out.push(...page.data);
     if (!page.has_more || !page.next_cursor) return out;
     cursor = page.next_cursor;
@@ -109,7 +99,7 @@ async function main(): Promise<void> {
 
   await runBench('eval', log, async (teardown) => {
     const service = await startService(teardown, log, { name: 'api' });
-    const compliance = JSON.parse((await svc(service.env, ['keys', 'issue', '--tenant', TENANT, '--scope', 'compliance', '--json'])).trim().split('\n').pop()!) as { key_id: string; secret: string };
+    const compliance = await issueBenchKey(service.env, 'compliance');
     const pool = new pg.Pool({ ...(await embeddedConnection(service.dataDir)), max: 2 });
     const bus = new PostgresLogBus(pool);
     try {

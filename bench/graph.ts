@@ -66,9 +66,9 @@ import pg from 'pg';
 import { AGGREGATES, CANONICAL, GRAPH, type ConsumerGroupSpec } from '../pipelines/groups.ts';
 import { PARTITIONS, PostgresLogBus, streamOf } from '../platform/bus/postgres-log.ts';
 import { PostgresGraphStore } from '../platform/graph/postgres/store.ts';
-import { accountItem, accountKey, batchBody, loadDataset, MOVEMENT_PREFIX, movementItem, partyItem, type Dataset } from './lib/amlsim.ts';
-import { ingestAll, startPipeline, statusCounts } from './lib/batches.ts';
-import { ROOT, startService, svc, TENANT, type BenchService } from './lib/bench-service.ts';
+import { accountItem, accountKey, loadDataset, MOVEMENT_PREFIX, movementItem, partyItem, type Dataset } from './lib/amlsim.ts';
+import { batchesOf, ingestBatches, startPipeline, statusCounts } from './lib/batches.ts';
+import { ROOT, startService, svc, TENANT } from './lib/bench-service.ts';
 import { connectClients, embeddedConnection } from './lib/embedded-pg.ts';
 import { positiveInteger, positiveNumber } from './lib/options.ts';
 import { stopChild, type Child } from './lib/processes.ts';
@@ -108,20 +108,6 @@ const log = (line: string): void => {
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 // ---- ingest ----------------------------------------------------------------------------------
-
-// The batches in order over INGEST_CONNECTIONS connections; seconds from first request to last 202.
-function ingestBatches(service: BenchService, batches: Array<{ body: Buffer; events: number }>): Promise<number> {
-  return ingestAll(service, INGEST_CONNECTIONS, batches.length, (i) => batches[i]!.body, (i) => batches[i]!.events);
-}
-
-function batchesOf(items: string[]): Array<{ body: Buffer; events: number }> {
-  const batches: Array<{ body: Buffer; events: number }> = [];
-  for (let i = 0; i < items.length; i += BATCH_SIZE) {
-    const slice = items.slice(i, i + BATCH_SIZE);
-    batches.push({ body: batchBody(slice), events: slice.length });
-  }
-  return batches;
-}
 
 // ---- processes -------------------------------------------------------------------------------
 
@@ -428,7 +414,7 @@ async function main(teardown: Teardown): Promise<void> {
     // ---- (1) setup ----
     // The entities go in before the pipelines start (see the header).
     log(`(1) ingesting ${dataset.nodes.length} parties and ${dataset.nodes.length} accounts...`);
-    const setupSeconds = await ingestBatches(service, [...batchesOf(dataset.nodes.map(partyItem)), ...batchesOf(dataset.nodes.map(accountItem))]);
+    const setupSeconds = await ingestBatches(service, INGEST_CONNECTIONS, [...batchesOf(dataset.nodes.map(partyItem)), ...batchesOf(dataset.nodes.map(accountItem))]);
     log(`(1) ingested in ${setupSeconds.toFixed(1)} s; starting the canonical, graph and aggregates pipelines...`);
     const canonical = await startPipeline(teardown, service, 'canonical', 'pipeline canonical');
     const graph2 = await startPipeline(teardown, service, 'graph', 'pipeline graph');
@@ -447,7 +433,7 @@ async function main(teardown: Teardown): Promise<void> {
     rss.start('graph (2)', graph2.child.pid);
     rss.start('aggregates (2)', aggregates2.child.pid);
     log(`(2) ingesting ${movements} movements in ${bodies.length} batch(es) of up to ${BATCH_SIZE} over ${INGEST_CONNECTIONS} connections, pipelines running...`);
-    const ingestSeconds = await ingestBatches(service, bodies);
+    const ingestSeconds = await ingestBatches(service, INGEST_CONNECTIONS, bodies);
     const last202 = performance.now();
     log(`(2) ingest: ${movements} events in ${ingestSeconds.toFixed(2)} s = ${(movements / ingestSeconds).toFixed(0)} events/s; waiting for every group...`);
     const drained2 = await waitForDrain(db, bus, [GRAPH.group, AGGREGATES.group], running, 'movements (2)');

@@ -32,3 +32,11 @@ export function batchCounts(response: Response): { accepted: number; rejected: n
 export function answered(response: Response): string {
   return `${response.status}: ${response.body.subarray(0, 2000).toString('utf8')}`;
 }
+
+// A signed GET of `target` (path and query) with `key`; rejects on anything but a 200.
+export async function signedGetJson<T>(service: Pick<BenchService, 'port'>, key: { key_id: string; secret: string }, target: string): Promise<T> {
+  const headers = signRequest({ keyId: key.key_id, secret: key.secret, method: 'GET', target });
+  const res = await fetch(`http://127.0.0.1:${service.port}${target}`, { headers });
+  if (res.status !== 200) throw new Error(`GET ${target}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as T;
+}

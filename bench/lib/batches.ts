@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
+import { batchBody } from './amlsim.ts';
 import { answered, batchCounts, signedTarget } from './api.ts';
 import { startNode, TENANT, type BenchService } from './bench-service.ts';
 import { newAgent, send } from './load.ts';
@@ -43,6 +44,21 @@ export async function ingestAll(
     agent.destroy();
   }
   return (performance.now() - started) / 1000;
+}
+
+// Batch items (JSON text) in request bodies of at most `size` events each.
+export function batchesOf(items: string[], size = 1000): Array<{ body: Buffer; events: number }> {
+  const batches: Array<{ body: Buffer; events: number }> = [];
+  for (let i = 0; i < items.length; i += size) {
+    const slice = items.slice(i, i + size);
+    batches.push({ body: batchBody(slice), events: slice.length });
+  }
+  return batches;
+}
+
+// Sends prepared batches in order over `connections` connections; seconds from first request to last 202.
+export function ingestBatches(service: BenchService, connections: number, batches: Array<{ body: Buffer; events: number }>): Promise<number> {
+  return ingestAll(service, connections, batches.length, (i) => batches[i]!.body, (i) => batches[i]!.events);
 }
 
 export type PipelineName = 'canonical' | 'graph' | 'aggregates' | 'detect';

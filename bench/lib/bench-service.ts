@@ -73,8 +73,13 @@ export async function startService(teardown: Teardown, log: Log, options: { name
   const { child: api, match } = await startNode(teardown, options.name, args, env, /svc is up at http:\/\/127\.0\.0\.1:(\d+)/);
 
   await svc(env, ['tenants', 'create', TENANT, '--base-asset', 'USD']);
-  const issued = await svc(env, ['keys', 'issue', '--tenant', TENANT, '--scope', 'ingest', '--json']);
-  // The key is the last line; anything before it is the CLI talking.
-  const key = JSON.parse(issued.trim().split('\n').pop() ?? '') as IngestKey;
+  const key = await issueBenchKey(env, 'ingest');
   return { dataDir, env, api, port: Number(match[1]), key };
+}
+
+// A key of the bench tenant with one scope, issued through the CLI.
+export async function issueBenchKey(env: NodeJS.ProcessEnv, scope: string): Promise<IngestKey> {
+  const issued = await svc(env, ['keys', 'issue', '--tenant', TENANT, '--scope', scope, '--json']);
+  // The key is the last line; anything before it is the CLI talking.
+  return JSON.parse(issued.trim().split('\n').pop() ?? '') as IngestKey;
 }
