@@ -14,6 +14,7 @@ import { explain } from './explain.ts';
 import { SubjectContext, type DetectionStores } from './framework/context.ts';
 import type { AnyDetector } from './framework/detector.ts';
 import { evaluateSubject, type Evaluation } from './framework/evaluate.ts';
+import { prefetch } from './framework/prefetch.ts';
 import type { CompiledRuleset } from './framework/ruleset.ts';
 import { enqueueEvents, type OutgoingEvent } from './outgoing-events.ts';
 import { recomputePostures } from './posture.ts';
@@ -60,13 +61,15 @@ export class DetectionRunner {
 
   async evaluateAll(work: SubjectWork[], familiesSeen: Map<string, Set<string>>): Promise<SubjectOutcome[]> {
     const outcomes: SubjectOutcome[] = [];
+    const prefetched = await prefetch(this.deps, work);
     let next = 0;
     const worker = async () => {
       while (next < work.length) {
-        const item = work[next++]!;
+        const index = next++;
+        const item = work[index]!;
         const { live, shadow } = await this.rulesets.forTenant(item.tenantId);
         const seen = familiesSeen.get(item.tenantId) ?? new Set<string>();
-        const ctx = new SubjectContext(this.deps, item.tenantId, await this.baseAsset(item.tenantId), item.subject, item.at, item.change);
+        const ctx = new SubjectContext(this.deps, item.tenantId, await this.baseAsset(item.tenantId), item.subject, item.at, item.change, prefetched[index]);
         outcomes.push({ work: item, mode: 'live', ruleset: live, evaluations: await evaluateSubject(ctx, live, item.trigger, seen), ctx });
         if (shadow) outcomes.push({ work: item, mode: 'shadow', ruleset: shadow, evaluations: await evaluateSubject(ctx, shadow, item.trigger, seen), ctx });
       }

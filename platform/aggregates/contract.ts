@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Activity, AggregateStore, Subject, WindowName, WindowStats } from './port.ts';
+import { SnapshotReader } from './snapshot.ts';
 
 // The one contract of the AggregateStore port: every adapter (PostgreSQL today, ClickHouse later)
 // runs exactly this suite against a store of its own. Expected figures are computed by hand in
@@ -473,6 +474,122 @@ export function describeAggregateStoreContract(name: string, setup: () => Promis
         const after = await fixture.store.windows(who, AT);
         expect(after.map((s) => s.firstSeenCounterparties)).toEqual([0, 0, 0, 1, 1]);
         expect((await fixture.store.counterparty(who, 'party:A'))?.firstSeenAt).toEqual(ago(10 * DAY));
+      });
+    });
+
+    describe('snapshots', () => {
+      // A deterministic pseudo-random history: amounts round and not, priced and not, cash, a few
+      // counterparties (some first seen long before the snapshot's range), countries, corridors,
+      // several activities at one instant.
+      const history = (who: Subject, seed: number): ActivitySpec[] => {
+        let state = seed;
+        const next = (n: number) => {
+          state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
+          return state % n;
+        };
+        const specs: ActivitySpec[] = [];
+        for (let i = 0; i < 160; i++) {
+          const at = ago(next(130) * DAY + next(24) * HOUR - (i % 9 === 0 ? 0 : next(3_600) * 1_000));
+          const base = next(7) === 0 ? null : BigInt([100_00, 990_00, 1_234, 50_00, 999_99][next(5)]! + (i % 4 === 0 ? 0 : next(3)));
+          specs.push({
+            at,
+            direction: next(2) === 0 ? 'in' : 'out',
+            base,
+            amount: { value: base ?? 5_000n, scale: next(3) === 0 ? 0 : 2, asset: 'USD' },
+            cash: next(5) === 0,
+            counterparty: next(6) === 0 ? null : `party:C${next(12)}`,
+            country: next(3) === 0 ? null : ['GB', 'NG', 'US'][next(3)]!,
+            corridor: next(4) === 0 ? null : ['GB>NG', 'US>GB'][next(2)]!,
+            movementId: `snap-${who.id}-${i}`,
+          });
+        }
+        return specs;
+      };
+
+      it('answer every read they can exactly as the store does', async () => {
+        const who = subject('snapshot-equal');
+        await record(who, history(who, 7));
+        const ats = [AT, ago(3 * DAY + 5 * HOUR), ago(40 * DAY), ago(100 * DAY)];
+        const snapshots = await fixture.store.snapshots(ats.map((at) => ({ subject: who, at })), 10_000);
+        let answered = 0;
+        for (const [i, at] of ats.entries()) {
+          const reader = new SnapshotReader(snapshots[i]!);
+          expect(snapshots[i]!.complete).toBe(true);
+          const options = { thresholds: [{ threshold: 1_000_00n, margin: 10_00n }, { threshold: 51_00n, margin: 2_00n }], roundMajorUnits: 50 };
+          for (const windowOptions of [{}, options, { windows: ['7d', '1h'] as WindowName[], roundMajorUnits: 0.5 }]) {
+            expect(reader.windows(at, windowOptions)).toEqual(await fixture.store.windows(who, at, windowOptions));
+            answered++;
+          }
+          for (const days of [90, 30, 3, 0]) {
+            const mine = reader.baseline(at, days)!;
+            const store = await fixture.store.baseline(who, at, days);
+            expect({ ...mine, in: { ...mine.in, meanCount: 0, stddevCount: 0 }, out: { ...mine.out, meanCount: 0, stddevCount: 0 } }).toEqual({
+              ...store,
+              in: { ...store.in, meanCount: 0, stddevCount: 0 },
+              out: { ...store.out, meanCount: 0, stddevCount: 0 },
+            });
+            for (const side of ['in', 'out'] as const) {
+              expect(mine[side].meanCount).toBeCloseTo(store[side].meanCount, 9);
+              expect(mine[side].stddevCount).toBeCloseTo(store[side].stddevCount, 9);
+            }
+            answered++;
+          }
+          for (const before of [at, new Date(at.getTime() - 2 * DAY), new Date(at.getTime() - 80 * DAY)]) {
+            expect(reader.lastActivity(before)).toEqual(await fixture.store.lastActivity(who, before));
+            answered++;
+          }
+          for (const query of [{}, { direction: 'in' as const, limit: 5 }, { direction: 'out' as const }, { limit: 1 }]) {
+            const from = new Date(at.getTime() - 20 * DAY);
+            expect(reader.activities(from, at, query)).toEqual(await fixture.store.activities(who, from, at, query));
+            answered++;
+          }
+        }
+        expect(answered).toBe(4 * (3 + 4 + 3 + 4));
+      });
+
+      it('decline what lies outside their range instead of guessing', async () => {
+        const who = subject('snapshot-range');
+        await record(who, [{ at: ago(200 * DAY) }, { at: ago(HOUR) }]);
+        const [snapshot] = await fixture.store.snapshots([{ subject: who, at: ago(DAY) }], 100);
+        const reader = new SnapshotReader(snapshot!);
+        expect(snapshot!.rows).toEqual([]);
+        expect(snapshot!.firstActivityAt).toEqual(ago(200 * DAY));
+        expect(snapshot!.lastActivityAtOrBeforeFrom).toEqual(ago(200 * DAY));
+        expect(reader.windows(AT)).toBeUndefined();
+        expect(reader.activities(ago(300 * DAY), ago(DAY))).toBeUndefined();
+        expect(reader.lastActivity(ago(150 * DAY))).toBeUndefined();
+        expect(reader.lastActivity(ago(2 * DAY))).toEqual(ago(200 * DAY));
+        expect(reader.windows(ago(DAY), { windows: ['90d'] })![0]!.lastActivityAt).toEqual(ago(200 * DAY));
+      });
+
+      it('are incomplete past the cap, keep the latest rows, and then answer nothing', async () => {
+        const who = subject('snapshot-cap');
+        await record(who, [{ at: ago(3 * HOUR) }, { at: ago(2 * HOUR) }, { at: ago(HOUR) }]);
+        const [capped, exact] = await Promise.all([fixture.store.snapshots([{ subject: who, at: AT }], 2), fixture.store.snapshots([{ subject: who, at: AT }], 3)]);
+        expect(capped![0]!.complete).toBe(false);
+        expect(capped![0]!.rows.map((r) => r.occurredAt)).toEqual([ago(HOUR), ago(2 * HOUR)]);
+        const reader = new SnapshotReader(capped![0]!);
+        expect(reader.windows(AT)).toBeUndefined();
+        expect(reader.baseline(AT)).toBeUndefined();
+        expect(reader.lastActivity(AT)).toBeUndefined();
+        expect(reader.activities(ago(DAY), AT)).toBeUndefined();
+        expect(exact![0]!.complete).toBe(true);
+        expect(new SnapshotReader(exact![0]!).windows(AT, { windows: ['24h'] })![0]!.in.count).toBe(3);
+      });
+
+      it('answer many subjects and tenants at once, each in the order asked', async () => {
+        const a = subject('snapshot-many-a');
+        const b = subject('snapshot-many-a', 'party');
+        const c = subject('snapshot-many-a', 'account', `${fixture.tenantId}-other`);
+        await record(a, [{ at: ago(HOUR), base: 1n, counterparty: 'party:X' }, { at: ago(50 * DAY), base: 1n, counterparty: 'party:X' }]);
+        await record(b, [{ at: ago(2 * HOUR), base: 2n }]);
+        await record(c, [{ at: ago(3 * HOUR), base: 4n }]);
+        const got = await fixture.store.snapshots([c, subject('snapshot-none'), a, b].map((who) => ({ subject: who, at: AT })), 100);
+        expect(got.map((s) => s.rows.map((r) => r.baseValue))).toEqual([[4n], [], [1n, 1n], [2n]]);
+        expect(got.map((s) => s.subject)).toEqual([c, subject('snapshot-none'), a, b]);
+        expect(got[1]!).toMatchObject({ complete: true, firstActivityAt: null, lastActivityAtOrBeforeFrom: null });
+        expect(got[2]!.counterpartyFirstSeen).toEqual(new Map([['party:X', ago(50 * DAY)]]));
+        expect(got[2]!.from).toEqual(utc('2026-05-22T00:00:00Z'));
       });
     });
 

@@ -2,6 +2,7 @@
 // (detectors never know which engine answers): the embedded adapter is PostgreSQL; a ClickHouse
 // adapter fits behind the same interface and passes the same contract suite (contract.ts).
 // Money is integer minor units (bigint): sums are in the tenant's base asset.
+import type { SnapshotRequest, SubjectSnapshot } from './snapshot.ts';
 
 export type SubjectKind = 'account' | 'party';
 
@@ -140,4 +141,8 @@ export interface AggregateStore {
   counterparty(subject: Subject, counterparty: string, at?: Date): Promise<CounterpartyHistory | null>;
   // The subject's activities in (from, to], latest first.
   activities(subject: Subject, from: Date, to: Date, query?: ActivityQuery): Promise<ActivityRecord[]>;
+  // One snapshot per request, in the same order (see snapshot.ts): the subject's activities in
+  // snapshotRange(at), at most `cap` of them (more marks the snapshot incomplete), with the
+  // all-time facts that make its reads exact. Loaded for many subjects at once.
+  snapshots(requests: SnapshotRequest[], cap: number): Promise<SubjectSnapshot[]>;
 }

@@ -6,12 +6,16 @@ import {
   COUNTERPARTY_SQL,
   LAST_ACTIVITY_SQL,
   RECORD_SQL,
+  SNAPSHOT_FACTS_SQL,
+  SNAPSHOT_ROWS_SQL,
   WINDOWS_SQL,
   type ActivityRow,
   type BaselineRow,
   type CounterpartyRow,
   type GroupJson,
   type RecordRow,
+  type SnapshotFactsRow,
+  type SnapshotRowsRow,
   type WindowRow,
 } from './postgres-sql.ts';
 import {
@@ -30,11 +34,17 @@ import {
   type WindowStats,
 } from './port.ts';
 
-const DAY_MS = 86_400_000;
-const DEFAULT_ROUND_MAJOR_UNITS = 100;
-const DEFAULT_BASELINE_DAYS = 90;
-const DEFAULT_ACTIVITY_LIMIT = 200;
-const ALL_WINDOWS = Object.keys(WINDOWS) as WindowName[];
+import {
+  ALL_WINDOWS,
+  DAY_MS,
+  DEFAULT_ACTIVITY_LIMIT,
+  DEFAULT_BASELINE_DAYS,
+  DEFAULT_ROUND_MAJOR_UNITS,
+  compareActivities,
+  snapshotRange,
+  type SnapshotRequest,
+  type SubjectSnapshot,
+} from './snapshot.ts';
 
 // The embedded adapter of the aggregate store: activities are rows of agg_activity, and every
 // statistic is computed at read time over one index range of one subject (see
@@ -152,18 +162,55 @@ export class PostgresAggregateStore implements AggregateStore {
       text: ACTIVITIES_SQL,
       values: [subject.tenantId, subject.kind, subject.id, from, to, query.direction ?? null, limit],
     });
-    return rows.map((row) => ({
-      movementId: row.movement_id,
-      direction: row.direction,
-      occurredAt: row.occurred_at,
-      amount: { value: integer(row.amount_value), scale: row.amount_scale, asset: row.amount_asset },
-      baseValue: row.base_value === null ? null : integer(row.base_value),
-      cash: row.cash,
-      counterparty: row.counterparty,
-      counterpartyCountry: row.counterparty_country,
-      corridor: row.corridor,
-    }));
+    return rows.map(activityOf);
   }
+
+  async snapshots(requests: SnapshotRequest[], cap: number): Promise<SubjectSnapshot[]> {
+    if (!Number.isInteger(cap) || cap < 1) throw new RangeError(`cap must be a whole number >= 1, got ${cap}`);
+    if (requests.length === 0) return [];
+    const ranges = requests.map((request) => snapshotRange(request.at));
+    const document = JSON.stringify(
+      requests.map((request, i) => ({ i, t: request.subject.tenantId, k: request.subject.kind, s: request.subject.id, f: ranges[i]!.from, a: ranges[i]!.to })),
+    );
+    const { rows } = await this.pool.query<SnapshotRowsRow>({ name: 'agg-snapshot-rows', text: SNAPSHOT_ROWS_SQL, values: [document, cap] });
+    const listed: ActivityRecord[][] = requests.map(() => []);
+    for (const row of rows) listed[row.i]!.push(activityOf(row));
+    const complete = listed.map((list) => list.length <= cap);
+    const facts = await this.pool.query<SnapshotFactsRow>({
+      name: 'agg-snapshot-facts',
+      text: SNAPSHOT_FACTS_SQL,
+      values: [document, complete.flatMap((ok, i) => (ok ? [i] : []))],
+    });
+    const factsOf = new Map(facts.rows.map((row) => [row.i, row]));
+    return requests.map((request, i) => {
+      const fact = factsOf.get(i);
+      return {
+        subject: request.subject,
+        from: ranges[i]!.from,
+        to: ranges[i]!.to,
+        // LATERAL keeps each request's ORDER BY, but the order of the joined rows is not promised.
+        rows: listed[i]!.sort(compareActivities).slice(0, cap),
+        complete: complete[i]!,
+        firstActivityAt: fact?.first_at ?? null,
+        lastActivityAtOrBeforeFrom: fact?.last_before ?? null,
+        counterpartyFirstSeen: new Map((fact?.counterparties ?? []).map(({ c, f }) => [c, new Date(f)])),
+      };
+    });
+  }
+}
+
+function activityOf(row: ActivityRow): ActivityRecord {
+  return {
+    movementId: row.movement_id,
+    direction: row.direction,
+    occurredAt: row.occurred_at,
+    amount: { value: integer(row.amount_value), scale: row.amount_scale, asset: row.amount_asset },
+    baseValue: row.base_value === null ? null : integer(row.base_value),
+    cash: row.cash,
+    counterparty: row.counterparty,
+    counterpartyCountry: row.counterparty_country,
+    corridor: row.corridor,
+  };
 }
 
 const NO_FLOW: FlowBaseline = { meanSum: 0n, stddevSum: 0n, meanCount: 0, stddevCount: 0 };

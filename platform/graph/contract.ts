@@ -298,6 +298,34 @@ export function describeGraphStoreContract(name: string, setup: () => Promise<{ 
       });
     });
 
+    describe('holdings', () => {
+      it('lists the accounts each party held up to its instant, as a depth-1 holds ego network does', async () => {
+        const tenantId = newTenant();
+        const g = graphOf(tenantId);
+        await store.apply([
+          g.account('A2', 'P1', day(2), { validFrom: day(2) }),
+          g.account('A1', 'P1', day(1), { validFrom: day(1), validTo: day(3) }),
+          g.account('A3', 'P1', day(5), { validFrom: day(5) }),
+          g.account('B1', 'P2', day(1)),
+          g.relationship('R1', 'beneficial_owner', party('P1'), party('P2'), day(1)),
+        ]);
+        const requests = [
+          { party: 'P1', until: day(4) },
+          { party: 'P2', until: day(4) },
+          { party: 'P1', until: day(6) },
+          { party: 'P9', until: day(6) },
+        ];
+        const lists = await store.holdings(tenantId, requests, 10);
+        expect(lists).toEqual([['A1', 'A2'], ['B1'], ['A1', 'A2', 'A3'], []]);
+        for (const [i, request] of requests.entries()) {
+          const ego = await store.egoNetwork(tenantId, party(request.party), { depth: 1, nodeCap: 20, filter: { types: ['holds'], until: request.until } });
+          expect(ego.nodes.filter((n) => n.kind === 'account').map((n) => n.key).sort()).toEqual(lists[i]);
+        }
+        expect(await store.holdings(tenantId, [{ party: 'P1', until: day(6) }], 2)).toEqual([['A1', 'A2']]);
+        expect(await store.holdings(`${tenantId}-other`, [{ party: 'P1', until: day(6) }], 10)).toEqual([[]]);
+      });
+    });
+
     describe('shortestPaths', () => {
       it('finds the single path party → account → account → party, nodes and edges in order', async () => {
         const g = graphOf(newTenant());

@@ -201,4 +201,8 @@ export interface GraphStore {
   scatterGather(tenantId: string, source: string, options: TwoHopOptions): Promise<ScatterGather>;
   gatherScatter(tenantId: string, hub: string, window: { since: Date; until: Date; limit: number }): Promise<GatherScatter>;
   sharedAttributes(tenantId: string, party: string, options: { limit: number }): Promise<{ shared: SharedAttribute[]; truncated: boolean }>;
+  // For many parties at once, the accounts each holds or held at any time up to its `until` (the
+  // accounts a depth-1 ego network over holds edges with that `until` reaches), sorted, at most
+  // `limit` per party; one list per request, in order.
+  holdings(tenantId: string, requests: Array<{ party: string; until: Date }>, limit: number): Promise<string[][]>;
 }

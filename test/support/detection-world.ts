@@ -5,6 +5,7 @@ import { PostgresAggregateStore } from '../../platform/aggregates/postgres.ts';
 import { PostgresLogBus } from '../../platform/bus/postgres-log.ts';
 import { PostgresGraphStore } from '../../platform/graph/postgres/store.ts';
 import { startAggregatesPipeline, type AggregatesPipeline } from '../../pipelines/aggregates/pipeline.ts';
+import { prefetch } from '../../pipelines/detect/framework/prefetch.ts';
 import { SubjectContext, type DetectionStores } from '../../pipelines/detect/framework/context.ts';
 import type { AnyDetector, DetectorOutcome, SubjectRef, TriggerKind } from '../../pipelines/detect/framework/detector.ts';
 import { evaluateSubject } from '../../pipelines/detect/framework/evaluate.ts';
@@ -139,7 +140,9 @@ export async function startDetectionWorld(env: Record<string, string> = {}): Pro
         [tenantId],
       );
       const seen = new Set(Object.entries(rows[0]!).filter(([, v]) => v).map(([k]) => k));
-      const ctx = new SubjectContext(stores, tenantId, 'USD', subject, new Date(iso(at)));
+      // Loaded as the pipeline loads a batch, so detectors are tested on the reads they get there.
+      const [prefetched] = await prefetch(stores, [{ tenantId, subject, at: new Date(iso(at)) }]);
+      const ctx = new SubjectContext(stores, tenantId, 'USD', subject, new Date(iso(at)), null, prefetched);
       const [evaluation] = await evaluateSubject(ctx, compiled.ruleset, options.trigger ?? detector.triggers[0]!, seen);
       if (!evaluation) return { outcome: 'not_applicable', reason: `${detector.id} does not evaluate ${subject.kind} subjects on this trigger` };
       return evaluation.outcome;

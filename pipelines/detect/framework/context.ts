@@ -7,6 +7,7 @@ import type { FlowSet, GatherScatter, GraphStore, ScatterGather, SharedAttribute
 import type { Pool } from '../../../platform/postgres/pool.ts';
 import type { MovementChange, ControlEventChange } from '../../../schemas/bus/canonical-change.ts';
 import type { SubjectRef } from './detector.ts';
+import type { SnapshotReader } from '../../../platform/aggregates/snapshot.ts';
 
 export interface DetectionStores {
   pool: Pool;
@@ -31,6 +32,22 @@ export interface ControlEventFact {
 // What triggered the evaluation, when it was a change record.
 export type TriggerChange = MovementChange | ControlEventChange;
 
+// What was loaded for a whole batch of subjects at once (prefetch.ts), read before the stores.
+export interface Prefetched {
+  // The subject's recent activity; reads it cannot answer exactly go to the aggregate store.
+  snapshot?: SnapshotReader;
+  // Canonical entities keyed by entityKey(); null when known to be absent.
+  entities?: ReadonlyMap<string, EntityVersion | null>;
+  // The accounts of the subject's party up to the evaluation instant (accountsOfParty).
+  accountsOfParty?: readonly string[];
+}
+
+// Accounts listed per party: a party with more is a business whose own-account transfers are
+// judged on these.
+export const HOLDINGS_LIMIT = 200;
+
+export const entityKey = (object: string, externalId: string): string => `${object}\u0000${externalId}`;
+
 export class SubjectContext {
   private readonly memo = new Map<string, Promise<unknown>>();
 
@@ -42,6 +59,7 @@ export class SubjectContext {
     // Event time of the evaluation: windows end here, inclusive.
     readonly at: Date,
     readonly trigger: TriggerChange | null = null,
+    private readonly prefetched: Prefetched = {},
   ) {}
 
   private once<T>(key: string, load: () => Promise<T>): Promise<T> {
@@ -60,7 +78,7 @@ export class SubjectContext {
   // ---- behaviour (the aggregate store) ----
 
   windows(options: WindowOptions = {}): Promise<WindowStats[]> {
-    return this.once(`windows:${stableKey(options)}`, () => this.stores.aggregates.windows(this.aggregateSubject, this.at, options));
+    return this.once(`windows:${stableKey(options)}`, async () => this.prefetched.snapshot?.windows(this.at, options) ?? this.stores.aggregates.windows(this.aggregateSubject, this.at, options));
   }
 
   async window(name: NonNullable<WindowOptions['windows']>[number], options: Omit<WindowOptions, 'windows'> = {}): Promise<WindowStats> {
@@ -69,11 +87,14 @@ export class SubjectContext {
   }
 
   baseline(days = 90): Promise<Baseline> {
-    return this.once(`baseline:${days}`, () => this.stores.aggregates.baseline(this.aggregateSubject, this.at, days));
+    return this.once(`baseline:${days}`, async () => this.prefetched.snapshot?.baseline(this.at, days) ?? this.stores.aggregates.baseline(this.aggregateSubject, this.at, days));
   }
 
   lastActivityBefore(before: Date): Promise<Date | null> {
-    return this.once(`last:${before.toISOString()}`, () => this.stores.aggregates.lastActivity(this.aggregateSubject, before));
+    return this.once(`last:${before.toISOString()}`, async () => {
+      const known = this.prefetched.snapshot?.lastActivity(before);
+      return known !== undefined ? known : this.stores.aggregates.lastActivity(this.aggregateSubject, before);
+    });
   }
 
   counterpartyHistory(counterparty: string, at: Date = this.at): Promise<CounterpartyHistory | null> {
@@ -82,7 +103,37 @@ export class SubjectContext {
 
   // The subject's activities in (from, at], latest first.
   activities(from: Date, query: ActivityQuery = {}): Promise<ActivityRecord[]> {
-    return this.once(`acts:${from.toISOString()}:${stableKey(query)}`, () => this.stores.aggregates.activities(this.aggregateSubject, from, this.at, query));
+    return this.once(
+      `acts:${from.toISOString()}:${stableKey(query)}`,
+      async () => this.prefetched.snapshot?.activities(from, this.at, query) ?? this.stores.aggregates.activities(this.aggregateSubject, from, this.at, query),
+    );
+  }
+
+  // The accounts the subject dealt with in one direction in (from, at], with the sum and first
+  // and last instants per account, from the snapshot alone; null when it cannot tell. The same
+  // movements as the network's transfer flows for that span (both list completed and pending
+  // movements between two accounts), so a detector can rule a pattern out without a network read.
+  snapshotAccountFlows(direction: 'in' | 'out', from: Date): Map<string, { sum: bigint; firstAt: Date; lastAt: Date }> | null {
+    const rows = this.prefetched.snapshot?.activities(from, this.at, { direction, limit: Number.MAX_SAFE_INTEGER });
+    if (!rows) return null;
+    const flows = new Map<string, { sum: bigint; firstAt: Date; lastAt: Date }>();
+    // Latest first: the first row seen of an account is its last.
+    for (const row of rows) {
+      if (!row.counterparty?.startsWith('account:')) continue;
+      const account = row.counterparty.slice('account:'.length);
+      const flow = flows.get(account);
+      if (flow) {
+        flow.sum += row.baseValue ?? 0n;
+        flow.firstAt = row.occurredAt;
+      } else flows.set(account, { sum: row.baseValue ?? 0n, firstAt: row.occurredAt, lastAt: row.occurredAt });
+    }
+    return flows;
+  }
+
+  // At most how many distinct accounts the subject dealt with in one direction in (from, at]
+  // (Infinity when the snapshot cannot tell): a detector needing more need not read the network.
+  counterpartyAccountsAtMost(direction: 'in' | 'out', from: Date): number {
+    return this.snapshotAccountFlows(direction, from)?.size ?? Infinity;
   }
 
   // ---- the network (the graph store); account subjects only for flows ----
@@ -140,6 +191,8 @@ export class SubjectContext {
 
   entity(object: 'party' | 'account' | 'instrument', externalId: string): Promise<EntityVersion | null> {
     return this.once(`entity:${object}:${externalId}`, async () => {
+      const known = this.prefetched.entities?.get(entityKey(object, externalId));
+      if (known !== undefined) return known;
       const { rows } = await this.stores.pool.query<{ external_id: string; occurred_at: Date; data: Record<string, any> }>({
         name: 'detect-entity',
         text: 'SELECT external_id, occurred_at, data FROM canonical_entities WHERE tenant_id = $1 AND object = $2 AND external_id = $3',
@@ -150,17 +203,15 @@ export class SubjectContext {
     });
   }
 
-  // The accounts the subject's party holds (the party's own account for an account subject too).
+  // The accounts the subject's party holds or held up to `at` (the party's own account for an
+  // account subject too), at most HOLDINGS_LIMIT.
   accountsOfParty(): Promise<string[]> {
     return this.once('party-accounts', async () => {
+      if (this.prefetched.accountsOfParty) return [...this.prefetched.accountsOfParty];
       const party = await this.partyId();
       if (!party) return [];
-      const held = await this.stores.graph.egoNetwork(this.tenantId, { kind: 'party', key: party }, {
-        depth: 1,
-        filter: { types: ['holds'], until: this.at },
-        nodeCap: 201,
-      });
-      return held.nodes.filter((node) => node.kind === 'account').map((node) => node.key).sort();
+      const [held] = await this.stores.graph.holdings(this.tenantId, [{ party, until: this.at }], HOLDINGS_LIMIT);
+      return held ?? [];
     });
   }
 

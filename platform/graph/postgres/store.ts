@@ -75,6 +75,26 @@ export class PostgresGraphStore implements GraphStore {
     return this.read((budget) => sharedAttributes(budget, tenantId, party, options.limit));
   }
 
+  // One index range per party, no read budget: bounded by the limit, it cannot run away.
+  async holdings(tenantId: string, requests: Array<{ party: string; until: Date }>, limit: number): Promise<string[][]> {
+    if (requests.length === 0) return [];
+    const { rows } = await this.pool.query<{ i: number; account: string }>({
+      name: 'graph-holdings',
+      text: `SELECT r.i, h.dst_key AS account
+               FROM json_to_recordset($2::json) AS r(i int, p text, u timestamptz)
+              CROSS JOIN LATERAL (
+                SELECT e.dst_key FROM graph_edges e
+                 WHERE e.tenant_id = $1 AND e.src_kind = 'party' AND e.src_key = r.p AND e.type = 'holds' AND e.dst_kind = 'account'
+                   AND (coalesce(e.valid_from, e.first_at) IS NULL OR coalesce(e.valid_from, e.first_at) <= r.u)
+                 GROUP BY e.dst_key ORDER BY e.dst_key LIMIT $3
+              ) h`,
+      values: [tenantId, JSON.stringify(requests.map((r, i) => ({ i, p: r.party, u: r.until }))), limit],
+    });
+    const lists: string[][] = requests.map(() => []);
+    for (const row of rows) lists[row.i]!.push(row.account);
+    return lists.map((list) => list.sort());
+  }
+
   private read<T>(work: Parameters<typeof withReadBudget<T>>[2]): Promise<T> {
     return withReadBudget(this.pool, this.options.readBudgetMs ?? DEFAULT_READ_BUDGET_MS, work);
   }

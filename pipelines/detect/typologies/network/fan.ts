@@ -61,6 +61,7 @@ export async function readFan(
   given?: Pick<FlowSet, 'counterparties' | 'truncated'>,
 ): Promise<FanRead> {
   const span = spanOfDays(ctx, days);
+  if (!given && ctx.counterpartyAccountsAtMost(direction, span.from) < minFresh) return { kind: 'below' };
   const limit = flowLimit(minFresh);
   const flow = given ?? (direction === 'in' ? await ctx.fanIn(graphSince(span), limit) : await ctx.fanOut(graphSince(span), limit));
   if (flow.truncated && flow.counterparties.length === 0) return { kind: 'unreadable' };

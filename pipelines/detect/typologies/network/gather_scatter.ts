@@ -53,6 +53,7 @@ export const gatherScatter = defineDetector({
   },
   async evaluate(ctx, p) {
     const span = spanOfDays(ctx, p.windowDays);
+    if (ctx.counterpartyAccountsAtMost('in', span.from) < p.minSources || ctx.counterpartyAccountsAtMost('out', span.from) < p.minTargets) return noHit();
     const hub = await ctx.gatherScatter(graphSince(span), flowLimit(Math.max(p.minSources, p.minTargets)));
     if (hub.truncated && hub.sources.length === 0 && hub.targets.length === 0) {
       return nonResult('insufficient_data', "the network read of the account's flows was cut short before it returned anything");

@@ -92,7 +92,9 @@ export const muleNetwork = defineDetector({
       thresholds.push({ name: 'pass_through_ratio', threshold: p.passThroughRatio, observed: ratio(pass.ratio) });
     }
 
-    const flagged = await flaggedLinks(ctx, p.sharedAttributeLimit);
+    // The last indicator is the dearest (a network read and an alert lookup): skipped when even
+    // with it the account could not reach minIndicators.
+    const flagged = fired.size + 1 >= p.minIndicators ? await flaggedLinks(ctx, p.sharedAttributeLimit) : [];
     if (flagged.length > 0) {
       fired.add('shares_with_flagged');
       thresholds.push({ name: 'flagged_linked_parties', threshold: 1, observed: new Set(flagged.flatMap((f) => f.parties)).size });

@@ -122,12 +122,25 @@ export const roundTripping = defineDetector({
 // the many accounts that cannot have one: a cycle needs a payment out of at least `lowest` and,
 // no earlier, a payment in of at least that less the tolerance. Only a complete listing of the
 // counterparties can rule it out.
+// The snapshot's account flows answer first when they can (the same movements, no network read).
 async function cannotClose(ctx: SubjectContext, since: Date, lowest: bigint, tolerance: number): Promise<boolean> {
-  const [ins, outs] = await Promise.all([ctx.fanIn(since), ctx.fanOut(since)]);
-  if (ins.truncated || outs.truncated) return false;
+  const from = new Date(since.getTime() - 1);
+  const localIn = ctx.snapshotAccountFlows('in', from);
+  const localOut = ctx.snapshotAccountFlows('out', from);
+  let ins: Array<{ sum: bigint; firstAt: Date; lastAt: Date }>;
+  let outs: Array<{ sum: bigint; firstAt: Date; lastAt: Date }>;
+  if (localIn && localOut) {
+    ins = [...localIn.values()];
+    outs = [...localOut.values()];
+  } else {
+    const [flowIn, flowOut] = await Promise.all([ctx.fanIn(since), ctx.fanOut(since)]);
+    if (flowIn.truncated || flowOut.truncated) return false;
+    ins = flowIn.counterparties;
+    outs = flowOut.counterparties;
+  }
   const lowestBack = lowest - (lowest * BigInt(Math.round(tolerance * 1_000_000))) / 1_000_000n - 1n;
-  const firstOut = Math.min(...outs.counterparties.filter((c) => c.sum >= lowest).map((c) => c.firstAt.getTime()));
-  const lastIn = Math.max(...ins.counterparties.filter((c) => c.sum >= lowestBack).map((c) => c.lastAt.getTime()));
+  const firstOut = Math.min(...outs.filter((c) => c.sum >= lowest).map((c) => c.firstAt.getTime()));
+  const lastIn = Math.max(...ins.filter((c) => c.sum >= lowestBack).map((c) => c.lastAt.getTime()));
   // With no such payment out (or in), firstOut is Infinity (lastIn -Infinity).
   return lastIn < firstOut;
 }

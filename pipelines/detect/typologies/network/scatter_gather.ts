@@ -48,6 +48,7 @@ export const scatterGather = defineDetector({
     const span = spanOfDays(ctx, p.windowDays);
     const since = graphSince(span);
     // An account that paid fewer accounts than the threshold cannot scatter: no path search.
+    if (ctx.counterpartyAccountsAtMost('out', span.from) < p.minIntermediaries) return noHit();
     const paid = await ctx.fanOut(since, SCATTER_LISTED);
     if (paid.truncated && paid.counterparties.length === 0) return unreadable();
     if (!paid.truncated && paid.counterparties.length < p.minIntermediaries) return noHit();

@@ -43,5 +43,8 @@ export function cutShortContext(account: string, at: string): SubjectContext {
     scatterGather: async () => ({ source: account, gathers: [], truncated: true }),
     gatherScatter: async () => ({ hub: account, sources: [], targets: [], inSum: 0n, outSum: 0n, truncated: true }),
     accountsOfParty: async () => [],
+    // No snapshot either: every read goes to the (cut short) network.
+    snapshotAccountFlows: () => null,
+    counterpartyAccountsAtMost: () => Infinity,
   } as unknown as SubjectContext;
 }

@@ -1,0 +1,82 @@
+// Loads, for a whole batch of subjects at once, what nearly every evaluation reads: each
+// subject's activity snapshot and the canonical entities of the subjects and their holders. A
+// batch then costs a handful of set-based statements instead of a dozen round trips per subject.
+import { SnapshotReader, type SnapshotRequest, type SubjectSnapshot } from '../../../platform/aggregates/snapshot.ts';
+import type { Pool } from '../../../platform/postgres/pool.ts';
+import { entityKey, HOLDINGS_LIMIT, type DetectionStores, type EntityVersion, type Prefetched } from './context.ts';
+import type { SubjectRef } from './detector.ts';
+
+// A subject with more activities than this in a snapshot's range (about 90 days) is a hub: its
+// reads go to the store, which aggregates in the database instead of shipping the rows.
+export const SNAPSHOT_ROW_CAP = 500;
+// Requests per statement.
+const CHUNK = 1_000;
+
+export interface PrefetchItem {
+  tenantId: string;
+  subject: SubjectRef;
+  at: Date;
+}
+
+// One Prefetched per item, in order.
+export async function prefetch(stores: DetectionStores, items: readonly PrefetchItem[]): Promise<Prefetched[]> {
+  const requests: SnapshotRequest[] = items.map((item) => ({ subject: { tenantId: item.tenantId, kind: item.subject.kind, id: item.subject.id }, at: item.at }));
+  const snapshots: SubjectSnapshot[] = [];
+  for (let i = 0; i < requests.length; i += CHUNK) snapshots.push(...(await stores.aggregates.snapshots(requests.slice(i, i + CHUNK), SNAPSHOT_ROW_CAP)));
+  const entities = new Map<string, ReadonlyMap<string, EntityVersion | null>>();
+  for (const tenantId of new Set(items.map((item) => item.tenantId))) {
+    entities.set(tenantId, await loadEntities(stores.pool, tenantId, items.filter((item) => item.tenantId === tenantId).map((item) => item.subject)));
+  }
+  const held = await holdings(stores, items, entities);
+  return items.map((item, i) => ({ snapshot: new SnapshotReader(snapshots[i]!), entities: entities.get(item.tenantId)!, accountsOfParty: held[i] }));
+}
+
+// The accounts of each item's party (itself, or the holder of the account) up to the item's
+// instant; undefined for an account whose holder is unknown.
+async function holdings(stores: DetectionStores, items: readonly PrefetchItem[], entities: Map<string, ReadonlyMap<string, EntityVersion | null>>): Promise<Array<string[] | undefined>> {
+  const held: Array<string[] | undefined> = items.map(() => undefined);
+  for (const tenantId of new Set(items.map((item) => item.tenantId))) {
+    const known = entities.get(tenantId)!;
+    const asked: Array<{ index: number; party: string; until: Date }> = [];
+    items.forEach((item, index) => {
+      if (item.tenantId !== tenantId) return;
+      const holder = item.subject.kind === 'party' ? item.subject.id : known.get(entityKey('account', item.subject.id))?.data.holder_party_id;
+      if (typeof holder === 'string') asked.push({ index, party: holder, until: item.at });
+    });
+    for (let i = 0; i < asked.length; i += CHUNK) {
+      const chunk = asked.slice(i, i + CHUNK);
+      const lists = await stores.graph.holdings(tenantId, chunk.map(({ party, until }) => ({ party, until })), HOLDINGS_LIMIT);
+      chunk.forEach(({ index }, j) => (held[index] = lists[j]));
+    }
+  }
+  return held;
+}
+
+// The subjects' own entities, then the holders of the accounts among them. Every key asked for
+// is in the map: null when the entity has not been received.
+async function loadEntities(pool: Pool, tenantId: string, subjects: readonly SubjectRef[]): Promise<Map<string, EntityVersion | null>> {
+  const found = new Map<string, EntityVersion | null>();
+  await loadInto(found, pool, tenantId, subjects.map((s) => ({ object: s.kind, id: s.id })));
+  const holders = new Set<string>();
+  for (const subject of subjects) {
+    if (subject.kind !== 'account') continue;
+    const holder = found.get(entityKey('account', subject.id))?.data.holder_party_id;
+    if (typeof holder === 'string' && !found.has(entityKey('party', holder))) holders.add(holder);
+  }
+  await loadInto(found, pool, tenantId, [...holders].map((id) => ({ object: 'party', id })));
+  return found;
+}
+
+async function loadInto(found: Map<string, EntityVersion | null>, pool: Pool, tenantId: string, keys: Array<{ object: string; id: string }>): Promise<void> {
+  const wanted = [...new Map(keys.map((k) => [entityKey(k.object, k.id), k])).values()].filter((k) => !found.has(entityKey(k.object, k.id)));
+  if (wanted.length === 0) return;
+  const { rows } = await pool.query<{ object: string; external_id: string; occurred_at: Date; data: Record<string, any> }>({
+    name: 'detect-prefetch-entities',
+    text: `SELECT e.object, e.external_id, e.occurred_at, e.data
+             FROM unnest($2::text[], $3::text[]) AS k(object, external_id)
+             JOIN canonical_entities e ON e.tenant_id = $1 AND e.object = k.object AND e.external_id = k.external_id`,
+    values: [tenantId, wanted.map((k) => k.object), wanted.map((k) => k.id)],
+  });
+  for (const k of wanted) found.set(entityKey(k.object, k.id), null);
+  for (const row of rows) found.set(entityKey(row.object, row.external_id), { externalId: row.external_id, occurredAt: row.occurred_at, data: row.data });
+}
