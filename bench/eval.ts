@@ -146,6 +146,21 @@ async function evalAmlsim(service: BenchService, key: { key_id: string; secret: 
   }
   const fraud = [...labels.values()].filter(Boolean).length;
   const tp = [...flagged].filter((n) => labels.get(n)).length;
+  // Where precision goes: the subjects each detector alerts on, and what episode membership adds.
+  const bySubject = new Map<string, Set<number>>();
+  for (const a of alerts) {
+    const n = nodeOf(a.subject.kind, a.subject.external_id);
+    if (n === undefined) continue;
+    bySubject.set(a.detector, (bySubject.get(a.detector) ?? new Set()).add(n));
+  }
+  for (const [detector, nodes] of [...bySubject].sort()) {
+    const hits = [...nodes].filter((n) => labels.get(n)).length;
+    console.log(`  ${detector.padEnd(28)} ${String(nodes.size).padStart(5)} accounts alerted, ${pct(hits / nodes.size)} labelled fraud`);
+  }
+  const subjects = new Set([...bySubject.values()].flatMap((nodes) => [...nodes]));
+  const subjectTp = [...subjects].filter((n) => labels.get(n)).length;
+  console.log(`  alert subjects alone: ${subjects.size} accounts, precision ${(subjectTp / Math.max(1, subjects.size)).toFixed(3)}, recall ${(subjectTp / Math.max(1, fraud)).toFixed(3)}`);
+  if (process.env.EVAL_DUMP) await writeFile(process.env.EVAL_DUMP, JSON.stringify({ alerts, episodes }));
   const precision = flagged.size ? tp / flagged.size : 0;
   const recall = fraud ? tp / fraud : 0;
   const f1 = precision + recall ? (2 * precision * recall) / (precision + recall) : 0;

@@ -589,6 +589,12 @@ export function describeAggregateStoreContract(name: string, setup: () => Promis
         expect(got.map((s) => s.subject)).toEqual([c, subject('snapshot-none'), a, b]);
         expect(got[1]!).toMatchObject({ complete: true, firstActivityAt: null, lastActivityAtOrBeforeFrom: null });
         expect(got[2]!.counterpartyFirstSeen).toEqual(new Map([['party:X', ago(50 * DAY)]]));
+        const reader = new SnapshotReader(got[2]!);
+        // First seen 50 days ago: no history up to 51 days ago; some at 50 days; unknown for others.
+        expect(reader.noHistoryWith('party:X', ago(51 * DAY))).toBe(true);
+        expect(await fixture.store.counterparty(a, 'party:X', ago(51 * DAY))).toBeNull();
+        expect(reader.noHistoryWith('party:X', ago(50 * DAY))).toBeUndefined();
+        expect(reader.noHistoryWith('party:Y', ago(51 * DAY))).toBeUndefined();
         expect(got[2]!.from).toEqual(utc('2026-05-22T00:00:00Z'));
       });
     });

@@ -248,10 +248,11 @@ export interface ActivityRow {
 }
 
 // Snapshots (snapshot.ts) of many subjects in two statements. $1 is a JSON array of requests
-// {i: position, t, k, s: the subject, f/a: the range (f, a]}; $2 the cap. SNAPSHOT_ROWS_SQL lists
-// at most cap + 1 rows per request (one more than the cap tells an incomplete snapshot);
-// SNAPSHOT_FACTS_SQL adds the all-time facts, with counterparties' first sightings only for the
-// requests in $2 (the complete ones: a capped subject is read from the store instead).
+// {i: position, t, k, s: the subject, f/a: the range (f, a]}. SNAPSHOT_ROWS_SQL lists at most
+// $2 + 1 rows per request (one more than the cap tells an incomplete snapshot). SNAPSHOT_FACTS_SQL
+// adds the all-time facts: a row per request (c null) with its first activity and its latest at
+// or before f, and a row per pair in $2 ({i, c}: a counterparty of the request's rows, listed by
+// the caller for complete snapshots only) with when that counterparty was first seen.
 export const SNAPSHOT_ROWS_SQL = `
 SELECT r.i, x.occurred_at, x.movement_id, x.direction, x.amount_value::text, x.amount_scale, x.amount_asset,
        x.base_value::text, x.cash, x.counterparty, x.counterparty_country, x.corridor
@@ -268,25 +269,27 @@ export interface SnapshotRowsRow extends ActivityRow {
 }
 
 export const SNAPSHOT_FACTS_SQL = `
-SELECT r.i,
+WITH r AS MATERIALIZED (
+  SELECT * FROM json_to_recordset($1::json) AS r(i int, t text, k text, s text, f timestamptz, a timestamptz)
+)
+SELECT r.i, NULL::text AS c,
        (SELECT min(occurred_at) FROM agg_activity
          WHERE tenant_id = r.t AND subject_kind = r.k AND subject_id = r.s) AS first_at,
        (SELECT max(occurred_at) FROM agg_activity
-         WHERE tenant_id = r.t AND subject_kind = r.k AND subject_id = r.s AND occurred_at <= r.f) AS last_before,
-       CASE WHEN r.i = ANY($2::int[]) THEN (
-         SELECT coalesce(json_agg(json_build_object('c', c.counterparty, 'f', (
-                  SELECT min(f.occurred_at) FROM agg_activity f
-                   WHERE f.tenant_id = r.t AND f.subject_kind = r.k AND f.subject_id = r.s AND f.counterparty = c.counterparty))), '[]')
-           FROM (SELECT DISTINCT counterparty FROM agg_activity
-                  WHERE tenant_id = r.t AND subject_kind = r.k AND subject_id = r.s AND occurred_at > r.f AND occurred_at <= r.a
-                    AND counterparty IS NOT NULL) c
-       ) END AS counterparties
-  FROM json_to_recordset($1::json) AS r(i int, t text, k text, s text, f timestamptz, a timestamptz)`;
+         WHERE tenant_id = r.t AND subject_kind = r.k AND subject_id = r.s AND occurred_at <= r.f) AS last_before
+  FROM r
+UNION ALL
+SELECT p.i, p.c,
+       (SELECT min(f.occurred_at) FROM agg_activity f
+         WHERE f.tenant_id = r.t AND f.subject_kind = r.k AND f.subject_id = r.s AND f.counterparty = p.c),
+       NULL
+  FROM json_to_recordset($2::json) AS p(i int, c text)
+  JOIN r ON r.i = p.i`;
 
 export interface SnapshotFactsRow {
   i: number;
+  // Null on the request's own row; else the counterparty whose first sighting first_at is.
+  c: string | null;
   first_at: Date | null;
   last_before: Date | null;
-  // Timestamps inside json are text.
-  counterparties: Array<{ c: string; f: string }> | null;
 }

@@ -176,26 +176,28 @@ export class PostgresAggregateStore implements AggregateStore {
     const listed: ActivityRecord[][] = requests.map(() => []);
     for (const row of rows) listed[row.i]!.push(activityOf(row));
     const complete = listed.map((list) => list.length <= cap);
-    const facts = await this.pool.query<SnapshotFactsRow>({
-      name: 'agg-snapshot-facts',
-      text: SNAPSHOT_FACTS_SQL,
-      values: [document, complete.flatMap((ok, i) => (ok ? [i] : []))],
-    });
-    const factsOf = new Map(facts.rows.map((row) => [row.i, row]));
-    return requests.map((request, i) => {
-      const fact = factsOf.get(i);
-      return {
-        subject: request.subject,
-        from: ranges[i]!.from,
-        to: ranges[i]!.to,
-        // LATERAL keeps each request's ORDER BY, but the order of the joined rows is not promised.
-        rows: listed[i]!.sort(compareActivities).slice(0, cap),
-        complete: complete[i]!,
-        firstActivityAt: fact?.first_at ?? null,
-        lastActivityAtOrBeforeFrom: fact?.last_before ?? null,
-        counterpartyFirstSeen: new Map((fact?.counterparties ?? []).map(({ c, f }) => [c, new Date(f)])),
-      };
-    });
+    // The counterparties of each complete snapshot's rows, for their first sightings.
+    const pairs = listed.flatMap((list, i) =>
+      complete[i] ? [...new Set(list.flatMap((row) => (row.counterparty === null ? [] : [row.counterparty])))].map((c) => ({ i, c })) : [],
+    );
+    const facts = await this.pool.query<SnapshotFactsRow>({ name: 'agg-snapshot-facts', text: SNAPSHOT_FACTS_SQL, values: [document, JSON.stringify(pairs)] });
+    const own = new Map<number, SnapshotFactsRow>();
+    const firstSeen = requests.map(() => new Map<string, Date>());
+    for (const row of facts.rows) {
+      if (row.c === null) own.set(row.i, row);
+      else if (row.first_at) firstSeen[row.i]!.set(row.c, row.first_at);
+    }
+    return requests.map((request, i) => ({
+      subject: request.subject,
+      from: ranges[i]!.from,
+      to: ranges[i]!.to,
+      // LATERAL keeps each request's ORDER BY, but the order of the joined rows is not promised.
+      rows: listed[i]!.sort(compareActivities).slice(0, cap),
+      complete: complete[i]!,
+      firstActivityAt: own.get(i)?.first_at ?? null,
+      lastActivityAtOrBeforeFrom: own.get(i)?.last_before ?? null,
+      counterpartyFirstSeen: firstSeen[i]!,
+    }));
   }
 }
 

@@ -160,6 +160,13 @@ export class SnapshotReader {
     return found;
   }
 
+  // Whether the subject had nothing with this counterparty up to and including `at`, when the
+  // snapshot can tell (a counterparty of its rows first seen after `at`); undefined otherwise.
+  noHistoryWith(counterparty: string, at: Date): true | undefined {
+    const first = this.snapshot.complete ? this.snapshot.counterpartyFirstSeen.get(counterparty) : undefined;
+    return first && first.getTime() > at.getTime() ? true : undefined;
+  }
+
   private lastAtOrBefore(end: number): Date | null {
     for (const row of this.snapshot.rows) if (row.occurredAt.getTime() <= end) return row.occurredAt;
     return this.snapshot.lastActivityAtOrBeforeFrom;

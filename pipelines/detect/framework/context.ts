@@ -98,7 +98,9 @@ export class SubjectContext {
   }
 
   counterpartyHistory(counterparty: string, at: Date = this.at): Promise<CounterpartyHistory | null> {
-    return this.once(`cp:${counterparty}:${at.toISOString()}`, () => this.stores.aggregates.counterparty(this.aggregateSubject, counterparty, at));
+    return this.once(`cp:${counterparty}:${at.toISOString()}`, async () =>
+      this.prefetched.snapshot?.noHistoryWith(counterparty, at) ? null : this.stores.aggregates.counterparty(this.aggregateSubject, counterparty, at),
+    );
   }
 
   // The subject's activities in (from, at], latest first.
