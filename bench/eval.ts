@@ -48,7 +48,7 @@ interface AlertView {
 }
 interface EpisodeView {
   episode_id: string;
-  members: Array<{ kind: string; external_id: string; role: string }>;
+  members: Array<{ kind: string; external_id: string }>;
 }
 
 async function send(service: BenchService, items: string[]): Promise<void> {

@@ -171,7 +171,10 @@ export const episodeSchema = z.strictObject({
   first_alert_at: instant,
   last_alert_at: instant,
   alert_count: z.number().int(),
-  members: z.array(z.strictObject({ kind: z.enum(['account', 'party']), external_id: z.string(), role: z.enum(['subject', 'counterparty']) })),
+  // The subjects of the episode's alerts (and the parties holding alerted accounts).
+  members: z.array(z.strictObject({ kind: z.enum(['account', 'party']), external_id: z.string() })),
+  // Other accounts and parties the alerts' evidence names as counterparties.
+  related: z.array(z.strictObject({ kind: z.enum(['account', 'party']), external_id: z.string() })),
   created_at: instant,
   updated_at: instant,
 });

@@ -105,17 +105,21 @@ export interface EpisodeRow {
   alert_count: number;
   created_at: Date;
   updated_at: Date;
-  members: Array<{ kind: string; external_id: string; role: string }>;
+  members: Array<{ kind: string; external_id: string }>;
+  related: Array<{ kind: string; external_id: string }>;
   // updated_at at full precision, for page cursors.
   cursor_at: string;
 }
 
-// The columns of EpisodeRow from `episodes e`: members are subjects first, then counterparties.
+// The columns of EpisodeRow from `episodes e`. Members are the subjects of the episode's alerts
+// (and the parties holding alerted accounts): what the episode is about. Related are the other
+// accounts and parties its alerts' evidence names as counterparties: context for the analyst,
+// not under suspicion by this episode.
+const episodeEntities = (role: 'subject' | 'counterparty', name: string) => `
+  coalesce((SELECT json_agg(json_build_object('kind', m.subject_kind, 'external_id', m.subject_id) ORDER BY m.subject_kind, m.subject_id)
+              FROM episode_members m WHERE m.tenant_id = e.tenant_id AND m.episode_id = e.episode_id AND m.role = '${role}'), '[]'::json) AS ${name}`;
 export const EPISODE_COLUMNS = `e.episode_id, e.status, e.severity, e.case_status, e.disposition, e.first_alert_at, e.last_alert_at, e.alert_count,
-  e.created_at, e.updated_at, e.updated_at::text AS cursor_at,
-  coalesce((SELECT json_agg(json_build_object('kind', m.subject_kind, 'external_id', m.subject_id, 'role', m.role)
-                            ORDER BY m.role = 'subject' DESC, m.subject_kind, m.subject_id)
-              FROM episode_members m WHERE m.tenant_id = e.tenant_id AND m.episode_id = e.episode_id), '[]'::json) AS members`;
+  e.created_at, e.updated_at, e.updated_at::text AS cursor_at, ${episodeEntities('subject', 'members')}, ${episodeEntities('counterparty', 'related')}`;
 
 export function episodeView(row: EpisodeRow): Record<string, unknown> {
   return {
@@ -128,6 +132,7 @@ export function episodeView(row: EpisodeRow): Record<string, unknown> {
     last_alert_at: row.last_alert_at.toISOString(),
     alert_count: row.alert_count,
     members: row.members,
+    related: row.related,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };

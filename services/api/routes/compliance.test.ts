@@ -294,10 +294,10 @@ describe('GET /v1/episodes', () => {
       last_alert_at: '2026-06-08T00:00:00.000Z',
       alert_count: 2,
       members: [
-        { kind: 'account', external_id: 'alice-acct', role: 'subject' },
-        { kind: 'party', external_id: 'alice', role: 'subject' },
-        { kind: 'party', external_id: 'carol', role: 'counterparty' },
+        { kind: 'account', external_id: 'alice-acct' },
+        { kind: 'party', external_id: 'alice' },
       ],
+      related: [{ kind: 'party', external_id: 'carol' }],
       created_at: '2026-06-09T00:00:00.000Z',
       updated_at: '2026-08-10T00:00:00.000Z',
     });
