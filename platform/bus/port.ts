@@ -42,6 +42,7 @@ export interface PartitionLag {
 
 export interface Bus {
   consume(options: ConsumeOptions): Promise<Consumer>;
-  // Records of these topics not yet committed by the group, per partition.
-  lag(group: string, topics: string[]): Promise<PartitionLag[]>;
+  // Records of these topics not yet committed by the group, per partition; with upTo, counted
+  // no further than that per partition (a caller asking "caught up yet?" needs no exact count).
+  lag(group: string, topics: string[], options?: { upTo?: number }): Promise<PartitionLag[]>;
 }

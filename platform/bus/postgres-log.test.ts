@@ -57,3 +57,19 @@ describe('a consumer that reads after upstream groups', () => {
     expect(downstream.map((r) => JSON.parse(r.value.toString()).external_id).sort()).toEqual([0, 1, 2, 3, 4, 5].map((i) => `after-${i}`));
   });
 });
+
+describe('lag', () => {
+  it('counts the records a group has not committed, per partition, no further than upTo when asked', async () => {
+    const bus = new PostgresLogBus(api.db.pool);
+    for (let i = 0; i < 40; i++) {
+      const res = await api.client.post('/v1/parties', partyEvent(`lag-${i}`), api.keys.ingest);
+      expect(res.statusCode).toBe(202);
+    }
+    const exact = await bus.lag('nobody-reads-this', INBOX_TOPICS);
+    const total = exact.reduce((n, p) => n + p.records, 0);
+    expect(total).toBeGreaterThanOrEqual(40);
+    const capped = await bus.lag('nobody-reads-this', INBOX_TOPICS, { upTo: 1 });
+    expect(capped.map((p) => p.partition)).toEqual(exact.map((p) => p.partition));
+    expect(capped.map((p) => p.records)).toEqual(exact.map((p) => Math.min(1, p.records)));
+  });
+});

@@ -49,15 +49,16 @@ export class PostgresLogBus implements Bus {
     return consumer;
   }
 
-  async lag(group: string, topics: string[]): Promise<PartitionLag[]> {
+  async lag(group: string, topics: string[], options: { upTo?: number } = {}): Promise<PartitionLag[]> {
     const { rows } = await this.pool.query<{ partition: number; records: string }>(
-      `SELECT p.partition, (SELECT count(*) FROM outbox o
+      `SELECT p.partition, (SELECT count(*) FROM (SELECT 1 FROM outbox o
                               WHERE o.stream = $2 AND o.partition = p.partition AND o.topic = ANY($3::text[])
-                                AND (c.position IS NULL OR (o.writer_xid, o.position) > (c.writer_xid, c.position))) AS records
+                                AND (c.position IS NULL OR (o.writer_xid, o.position) > (c.writer_xid, c.position))
+                              LIMIT $4) behind) AS records
          FROM generate_series(0, ${PARTITIONS - 1}) AS p(partition)
          LEFT JOIN consumer_offsets c ON c.group_name = $1 AND c.partition = p.partition
         ORDER BY p.partition`,
-      [group, streamOf(topics), topics],
+      [group, streamOf(topics), topics, options.upTo ?? null],
     );
     return rows.map((r) => ({ partition: r.partition, records: Number(r.records) }));
   }

@@ -31,14 +31,14 @@ export async function drain(bus: PostgresLogBus, errors: unknown[] = [], groups:
     if (errors.length > 0) throw errors[0];
     let behind: { group: string; records: number } | undefined;
     for (const { group, topics } of groups) {
-      const records = (await bus.lag(group, topics)).reduce((n, p) => n + p.records, 0);
+      const records = (await bus.lag(group, topics, { upTo: 1000 })).reduce((n, p) => n + p.records, 0);
       if (records > 0) {
         behind = { group, records };
         break;
       }
     }
     if (!behind) return;
-    if (Date.now() > deadline) throw new Error(`${behind.group} pipeline still ${behind.records} records behind`);
+    if (Date.now() > deadline) throw new Error(`${behind.group} pipeline still at least ${behind.records} records behind`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
