@@ -23,7 +23,7 @@ import { AGGREGATES, CANONICAL, DETECT, GRAPH } from '../pipelines/groups.ts';
 import { PostgresLogBus } from '../platform/bus/postgres-log.ts';
 import { accountItem, loadDataset, movementItem, partyItem } from './lib/amlsim.ts';
 import { signedGetJson } from './lib/api.ts';
-import { loadWorld, partyOfAccount, usdRateFile, worldAccountItem, worldMovementItem, worldPartyItem } from './lib/amlworld.ts';
+import { loadWorld, usdRateFile, worldAccountItem, worldMovementItem, worldPartyItem } from './lib/amlworld.ts';
 import { batchesOf, ingestBatches, startPipeline } from './lib/batches.ts';
 import { issueBenchKey, startService, svc, TENANT, type BenchService } from './lib/bench-service.ts';
 import { embeddedConnection } from './lib/embedded-pg.ts';
@@ -199,7 +199,7 @@ async function evalAmlworld(service: BenchService, key: { key_id: string; secret
   for (const attempt of world.attempts) {
     const row = byTypology.get(attempt.typology) ?? { attempts: 0, alerted: 0 };
     row.attempts += 1;
-    if ([...attempt.accounts].some((a) => alertedAccounts.has(a) || alertedAccounts.has(partyOfAccount(a).replace(/^hi-P/, 'hi-A')))) row.alerted += 1;
+    if ([...attempt.accounts].some((a) => alertedAccounts.has(a))) row.alerted += 1;
     byTypology.set(attempt.typology, row);
   }
   const laundering = new Set(world.transactions.filter((t) => t.laundering).map((t) => t.id));

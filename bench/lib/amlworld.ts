@@ -6,7 +6,7 @@ import { SCHEMA_VERSION } from '../../schemas/envelope.ts';
 
 // IBM AMLworld HI-Small as the service's events: the complete laundering-pattern file plus the
 // labelled transaction sample. An account is a bank and an account number together: account
-// `hi-A<bank>-<number>` held by party `hi-P<bank>-<number>` (the data has no owners, so each
+// `hi-A<bank>B<number>` held by party `hi-P<bank>B<number>` (the data has no owners, so each
 // account is its own party). A transaction row is a movement whose external id is a hash of its
 // fields, so a row present in both files is one movement. Bank ids lost their leading zeros in the
 // sample (pandas), so bank ids are compared as integers; amounts too lost trailing zeros.
@@ -69,16 +69,33 @@ export interface World {
   attempts: Attempt[];
 }
 
-export const accountId = (bank: string, number: string): string => `hi-A${Number(bank)}-${number}`;
+// Bank and account number apart by a letter: joined by a dash, some of them read as a card
+// number (13+ digits passing Luhn), which the service rightly refuses in any field.
+export const accountId = (bank: string, number: string): string => `hi-A${Number(bank)}B${number}`;
 export const partyOfAccount = (account: string): string => account.replace(/^hi-A/, 'hi-P');
 
-// "2848.96" in a currency of scale 2 → "284896"; refuses more decimals than the scale.
-function minorUnits(decimal: string, scale: number): string {
+// "2848.96" in a currency of scale 2 → "284896". The source gives some yen amounts in hundredths
+// although the yen has no minor unit: digits beyond the scale are rounded half up (less than one
+// yen; the evaluation compares amounts across currencies, it does no accounting).
+function minorUnits(text: string, scale: number): string {
+  const decimal = plainDecimal(text);
   const match = /^(\d+)(?:\.(\d+))?$/.exec(decimal);
-  if (!match) throw new Error(`not an amount: ${decimal}`);
+  if (!match) throw new Error(`not an amount: ${text}`);
   const fraction = (match[2] ?? '').replace(/0+$/, '');
-  if (fraction.length > scale) throw new Error(`${decimal} has more decimals than ${scale}`);
-  return (BigInt(match[1]!) * 10n ** BigInt(scale) + BigInt(fraction.padEnd(scale, '0') || '0')).toString();
+  const kept = BigInt(match[1]!) * 10n ** BigInt(scale) + BigInt(fraction.slice(0, scale).padEnd(scale, '0') || '0');
+  return (fraction.length > scale && Number(fraction[scale]) >= 5 ? kept + 1n : kept).toString();
+}
+
+// The sample went through pandas, which writes small amounts in exponent form ("3.4e-05"): the
+// same number as plain decimal digits ("0.000034"), exactly (no floating point).
+function plainDecimal(text: string): string {
+  const match = /^(\d+)(?:\.(\d+))?[eE]([+-]?\d+)$/.exec(text);
+  if (!match) return text;
+  const digits = `${match[1]}${match[2] ?? ''}`;
+  const point = match[1]!.length + Number(match[3]);
+  if (point <= 0) return `0.${'0'.repeat(-point)}${digits}`;
+  if (point >= digits.length) return digits + '0'.repeat(point - digits.length);
+  return `${digits.slice(0, point)}.${digits.slice(point)}`;
 }
 
 function transactionOf(cells: string[]): WorldTransaction {
@@ -89,7 +106,9 @@ function transactionOf(cells: string[]): WorldTransaction {
   const from = accountId(fromBank!, fromAccount!);
   const to = accountId(toBank!, toAccount!);
   const amount = { value: minorUnits(paid!, currency.scale), ...currency };
-  const id = `hi-M${createHash('sha256').update([at, from, to, amount.value, amount.asset, format].join('|')).digest('hex').slice(0, 24)}`;
+  // Hex in groups of six joined by a letter: a long run of digits could read as a card number.
+  const hash = createHash('sha256').update([at, from, to, amount.value, amount.asset, format].join('|')).digest('hex').slice(0, 24);
+  const id = `hi-M${hash.match(/.{6}/g)!.join('g')}`;
   return { id, at, from, to, amount, format: format!, laundering: label === '1' };
 }
 
