@@ -50,6 +50,7 @@ export const entityKey = (object: string, externalId: string): string => `${obje
 
 export class SubjectContext {
   private readonly memo = new Map<string, Promise<unknown>>();
+  private readonly accountFlows = new Map<string, Map<string, { sum: bigint; firstAt: Date; lastAt: Date }> | null>();
 
   constructor(
     private readonly stores: DetectionStores,
@@ -116,6 +117,12 @@ export class SubjectContext {
   // movements as the network's transfer flows for that span (both list completed and pending
   // movements between two accounts), so a detector can rule a pattern out without a network read.
   snapshotAccountFlows(direction: 'in' | 'out', from: Date): Map<string, { sum: bigint; firstAt: Date; lastAt: Date }> | null {
+    const key = `${direction}:${from.getTime()}`;
+    if (!this.accountFlows.has(key)) this.accountFlows.set(key, this.readAccountFlows(direction, from));
+    return this.accountFlows.get(key)!;
+  }
+
+  private readAccountFlows(direction: 'in' | 'out', from: Date): Map<string, { sum: bigint; firstAt: Date; lastAt: Date }> | null {
     const rows = this.prefetched.snapshot?.activities(from, this.at, { direction, limit: Number.MAX_SAFE_INTEGER });
     if (!rows) return null;
     const flows = new Map<string, { sum: bigint; firstAt: Date; lastAt: Date }>();

@@ -6,9 +6,11 @@ import type { Pool } from '../../../platform/postgres/pool.ts';
 import { entityKey, HOLDINGS_LIMIT, type DetectionStores, type EntityVersion, type Prefetched } from './context.ts';
 import type { SubjectRef } from './detector.ts';
 
-// A subject with more activities than this in a snapshot's range (about 90 days) is a hub: its
-// reads go to the store, which aggregates in the database instead of shipping the rows.
-export const SNAPSHOT_ROW_CAP = 500;
+// A subject with more activities than this in a snapshot's range (about 90 days) is read from
+// the store, which aggregates in the database instead of shipping the rows. High: a busy hub is
+// evaluated in almost every batch, and a dozen store reads over its rows (each probing every
+// counterparty's first sighting) cost far more than shipping them once.
+export const SNAPSHOT_ROW_CAP = 20_000;
 // Requests per statement.
 const CHUNK = 1_000;
 

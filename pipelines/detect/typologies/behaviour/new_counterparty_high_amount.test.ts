@@ -33,10 +33,10 @@ describe('new_counterparty_high_amount', () => {
       // Large, but ordinary for an account that sends 2,000.00 a day.
       ...history(3, 200_000),
       pay('nc-n2', 3, 'nc-new3', 600_000, '2026-08-20T11:00:00Z'),
-      // A new customer: no baseline, the absolute threshold alone.
+      // A new customer: no baseline to judge against.
       pay('nc-f1', 4, 'nc-new4', 1_600_000, '2026-08-20T11:00:00Z'),
       // Two new counterparties in one day, then a known one.
-      pay('nc-x0', 5, 'nc-known', 1_000, '2026-08-10T11:00:00Z'),
+      pay('nc-x0', 5, 'nc-known', 1_000, '2026-08-01T11:00:00Z'),
       pay('nc-x1', 5, 'nc-new5', 2_000_000, '2026-08-20T09:00:00Z'),
       pay('nc-x2', 5, 'nc-new6', 600_000, '2026-08-20T10:00:00Z'),
       pay('nc-x3', 5, 'nc-known', 700_000, '2026-08-20T12:00:00Z'),
@@ -62,11 +62,8 @@ describe('new_counterparty_high_amount', () => {
         window: { from: '2026-08-19T16:00:00.000Z', to: '2026-08-20T16:00:00.000Z' },
       },
     });
-    // The receiving party sees a new counterparty too (no baseline: the absolute threshold).
-    expect(await world.evaluate(newCounterpartyHighAmount, { kind: 'party', id: 'nc-new1' }, AT)).toMatchObject({
-      outcome: 'hit',
-      evidence: { movements: ['nc-m1'], counterparties: ['party:nc-p1'], facts: { baselineApplied: false } },
-    });
+    // The receiving party has no history at all: nothing to judge a new counterparty against.
+    expect(await world.evaluate(newCounterpartyHighAmount, { kind: 'party', id: 'nc-new1' }, AT)).toMatchObject({ outcome: 'insufficient_data' });
   });
 
   it('puts the triggering movement first, and still judges earlier ones of the day', async () => {
@@ -76,7 +73,7 @@ describe('new_counterparty_high_amount', () => {
       return newCounterpartyHighAmount.evaluate(ctx, newCounterpartyHighAmount.params.parse({}));
     };
     expect(await judge(null)).toMatchObject({ outcome: 'hit', evidence: { movements: ['nc-x1', 'nc-x2'] } });
-    expect(await judge('nc-x2')).toMatchObject({ outcome: 'hit', evidence: { movements: ['nc-x2', 'nc-x1'], thresholds: [{ name: 'amount', observed: '600000' }] } });
+    expect(await judge('nc-x2')).toMatchObject({ outcome: 'hit', evidence: { movements: ['nc-x2', 'nc-x1'], thresholds: [{ name: 'amount', observed: '600000' }, { name: 'multiple_of_mean_daily_out' }] } });
     // Evaluated at a known counterparty's movement, the earlier new one of the batch is not missed.
     expect(await judge('nc-x3')).toMatchObject({ outcome: 'hit', evidence: { movements: ['nc-x1', 'nc-x2'] } });
   });
@@ -86,11 +83,10 @@ describe('new_counterparty_high_amount', () => {
     expect(await world.evaluate(newCounterpartyHighAmount, { kind: 'account', id: 'nc-a3' }, AT)).toEqual({ outcome: 'no_hit' });
   });
 
-  it('judges a new customer on the absolute threshold alone', async () => {
+  it('cannot judge a new customer: while everything is new, a new counterparty says nothing', async () => {
     expect(await world.evaluate(newCounterpartyHighAmount, { kind: 'account', id: 'nc-a4' }, AT)).toMatchObject({
-      outcome: 'hit',
-      severity: 'high',
-      evidence: { movements: ['nc-f1'], thresholds: [{ name: 'amount', observed: '1600000' }], facts: { baselineApplied: false } },
+      outcome: 'insufficient_data',
+      reason: expect.stringContaining('0 days of history'),
     });
   });
 });

@@ -8,14 +8,16 @@
 // Judging a movement again later is harmless: a hit overlapping an open alert updates it.
 // "Never seen" means the subject's first activity with that counterparty is this movement. Own
 // accounts and unidentifiable counterparties are not counterparties here.
-// The baseline gate applies only with at least minBaselineDays of history: a new customer's
-// first large payment is judged on the absolute threshold alone.
+// A subject with fewer than minBaselineDays of history cannot be judged (insufficient_data):
+// while everything is new, a new counterparty says nothing, and judging on the absolute amount
+// alone alerted on nearly every new customer's first large payment. Young accounts moving money
+// on are mule_network's concern.
 //
 // Severity: excess = the smaller of amount / minAmount and amount / (k x mean daily flow) when
 // the baseline applies (grade.ts).
 import { z } from 'zod';
 import type { ActivityRecord } from '../../../../platform/aggregates/port.ts';
-import { defineDetector, noHit, type DetectorOutcome, type ThresholdCrossed } from '../../framework/detector.ts';
+import { defineDetector, noHit, nonResult, type DetectorOutcome, type ThresholdCrossed } from '../../framework/detector.ts';
 import { dealings, windowStart } from './dealings.ts';
 import { counted, evidenceOf, movementFact } from './evidence.ts';
 import { grade } from './grade.ts';
@@ -33,7 +35,7 @@ const params = z.strictObject({
 interface Candidate {
   record: ActivityRecord;
   amount: bigint;
-  mean: bigint | null;
+  mean: bigint;
   excess: number;
 }
 
@@ -59,14 +61,16 @@ export const newCounterpartyHighAmount = defineDetector({
     if (judged.length === 0) return noHit();
 
     const baseline = await ctx.baseline(p.baselineDays);
-    const useBaseline = baseline.days >= p.minBaselineDays;
+    if (baseline.days < p.minBaselineDays) {
+      return nonResult('insufficient_data', `the subject has ${baseline.days} days of history before today; judging a new counterparty needs ${p.minBaselineDays}`);
+    }
     const candidates: Candidate[] = [];
     for (const record of judged) {
       const history = await ctx.counterpartyHistory(record.counterparty!, record.occurredAt);
       if (history && history.firstSeenAt < record.occurredAt) continue;
       const amount = record.baseValue!;
-      const mean = useBaseline ? baseline[record.direction].meanSum : null;
-      const needed = mean === null ? 0 : p.baselineMultiple * Number(mean);
+      const mean = baseline[record.direction].meanSum;
+      const needed = p.baselineMultiple * Number(mean);
       if (Number(amount) < needed) continue;
       const excess = Math.min(ratio(amount, minAmount), needed > 0 ? Number(amount) / needed : Number.POSITIVE_INFINITY);
       candidates.push({ record, amount, mean, excess });
@@ -77,7 +81,8 @@ export const newCounterpartyHighAmount = defineDetector({
     const top = candidates[0]!;
     const thresholds: ThresholdCrossed[] = [
       { name: 'amount', threshold: p.minAmount, observed: top.amount.toString() },
-      ...(top.mean !== null ? [{ name: `multiple_of_mean_daily_${top.record.direction}`, threshold: p.baselineMultiple, observed: round2(ratio(top.amount, top.mean)) }] : []),
+      // No daily flow in that direction at all: every amount is a multiple of nothing.
+      ...(top.mean > 0n ? [{ name: `multiple_of_mean_daily_${top.record.direction}`, threshold: p.baselineMultiple, observed: round2(ratio(top.amount, top.mean)) }] : []),
     ];
     const { severity, score } = grade(top.excess);
     return {
@@ -89,15 +94,15 @@ export const newCounterpartyHighAmount = defineDetector({
         from,
         to: ctx.at,
         thresholds,
-        ...(top.mean !== null
-          ? { baseline: { days: baseline.days, mean: top.mean.toString(), stddev: baseline[top.record.direction].stddevSum.toString(), observed: top.amount.toString(), metric: `${top.record.direction}_sum` } }
-          : {}),
-        facts: { newCounterpartyMovements: candidates.map((c) => movementFact(c.record)), baselineApplied: top.mean !== null },
+        baseline: { days: baseline.days, mean: top.mean.toString(), stddev: baseline[top.record.direction].stddevSum.toString(), observed: top.amount.toString(), metric: `${top.record.direction}_sum` },
+        facts: { newCounterpartyMovements: candidates.map((c) => movementFact(c.record)) },
       }),
       summary:
         `${formatMoney(top.amount, ctx.baseAsset)} ${top.record.direction === 'out' ? 'sent to' : 'received from'} a counterparty never seen before ` +
         `(minimum ${formatMoney(minAmount, ctx.baseAsset)}` +
-        (top.mean !== null ? `, ${round2(ratio(top.amount, top.mean))}x the mean daily ${top.record.direction === 'out' ? 'outflow' : 'inflow'} >= ${p.baselineMultiple}x)` : ', no baseline yet)') +
+        (top.mean > 0n
+          ? `, ${round2(ratio(top.amount, top.mean))}x the mean daily ${top.record.direction === 'out' ? 'outflow' : 'inflow'} >= ${p.baselineMultiple}x)`
+          : `, no ${top.record.direction === 'out' ? 'outflow' : 'inflow'} at all over the last ${baseline.days} days)`) +
         (candidates.length > 1 ? `; ${counted(candidates.length - 1, 'more such movement')}.` : '.'),
     };
   },
