@@ -20,6 +20,7 @@ import { lockTenantDetection } from '../detection-lock.ts';
 import { SubjectContext, type DetectionStores } from '../framework/context.ts';
 import type { AnyDetector, NonResultOutcome } from '../framework/detector.ts';
 import { evaluateSubject, type Evaluation } from '../framework/evaluate.ts';
+import { prefetch } from '../framework/prefetch.ts';
 import { compileRuleset, defaultRulesetDocument, type CompiledRuleset, type RulesetIssue } from '../framework/ruleset.ts';
 import { enqueueEvents } from '../outgoing-events.ts';
 import { subjectsOf, type SubjectWork } from '../subjects.ts';
@@ -35,6 +36,8 @@ export const MAX_CHANGES_LIMIT = 1_000_000;
 export const DEFAULT_CONCURRENCY = 4;
 
 const BACKTESTABLE: readonly RulesetState[] = ['candidate', 'shadow'];
+// Subjects read together before they are evaluated.
+const PREFETCH_CHUNK = 500;
 
 export interface BacktestDeps extends DetectionStores {
   clock: Clock;
@@ -322,20 +325,26 @@ async function replay(
       }
     }
   };
-  let next = 0;
-  const worker = async () => {
-    while (next < work.length) {
-      const order = next++;
-      const item = work[order]!;
-      // A fact family counts as received from its first occurrence in event time.
-      const seen = new Set([...firstSeen].filter(([, first]) => first <= item.at.getTime()).map(([family]) => family));
-      const ctx = new SubjectContext(deps, tenantId, baseAsset, item.subject, item.at, item.change);
-      tally.subjects.add(`${item.subject.kind}:${item.subject.id}`);
-      record('candidate', item, order, await evaluateSubject(ctx, candidate, item.trigger, seen));
-      record('active', item, order, await evaluateSubject(ctx, active, item.trigger, seen));
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, work.length) }, worker));
+  // In chunks, each read set-based first (prefetch.ts), as the live pipeline reads a batch.
+  for (let start = 0; start < work.length; start += PREFETCH_CHUNK) {
+    const chunk = work.slice(start, start + PREFETCH_CHUNK);
+    const prefetched = await prefetch(deps, chunk);
+    let next = 0;
+    const worker = async () => {
+      while (next < chunk.length) {
+        const index = next++;
+        const order = start + index;
+        const item = chunk[index]!;
+        // A fact family counts as received from its first occurrence in event time.
+        const seen = new Set([...firstSeen].filter(([, first]) => first <= item.at.getTime()).map(([family]) => family));
+        const ctx = new SubjectContext(deps, tenantId, baseAsset, item.subject, item.at, item.change, prefetched[index]);
+        tally.subjects.add(`${item.subject.kind}:${item.subject.id}`);
+        record('candidate', item, order, await evaluateSubject(ctx, candidate, item.trigger, seen));
+        record('active', item, order, await evaluateSubject(ctx, active, item.trigger, seen));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, chunk.length) }, worker));
+  }
   return tally;
 }
 
