@@ -3,7 +3,8 @@
 // once both of them have committed it (Bus `after`). A failed batch is reported by the bus and
 // retried from the same offset: alerts are keyed by detector, subject and window and evidence is
 // appended only when it changed, so a redelivered batch adds nothing. A periodic sweep marks
-// silent feeds degraded.
+// silent feeds degraded and evaluates again the subjects whose windows have closed since
+// (schedule.ts).
 import type { AggregateStore } from '../../platform/aggregates/port.ts';
 import type { Bus, BusRecord, Consumer } from '../../platform/bus/port.ts';
 import type { Clock } from '../../platform/clock.ts';
@@ -17,9 +18,12 @@ import type { AnyDetector } from './framework/detector.ts';
 import { DETECTOR_LIBRARY } from './library.ts';
 import { enqueueEvents } from './outgoing-events.ts';
 import { DetectionRunner } from './run.ts';
+import { dueForSchedule } from './schedule.ts';
 import { subjectsOf } from './subjects.ts';
 
 const SWEEP_INTERVAL_MS = 30_000;
+// Scheduled evaluations (schedule.ts) per tenant per sweep: the oldest first, the rest next time.
+const SCHEDULED_PER_SWEEP = 2_000;
 
 export interface DetectPipelineOptions {
   bus: Bus;
@@ -35,7 +39,8 @@ export interface DetectPipelineOptions {
 
 export interface DetectPipeline {
   consumer: Consumer;
-  // Marks silent feeds degraded now (the pipeline also does it every 30 s).
+  // Marks silent feeds degraded and runs the evaluations due on schedule, now (the pipeline also
+  // does both every 30 s).
   sweep: () => Promise<void>;
   stop: () => Promise<void>;
 }
@@ -65,6 +70,8 @@ export async function startDetectPipeline(options: DetectPipelineOptions): Promi
       const events = await sweepCoverage(db, now, options.silence ?? DEFAULT_SILENCE);
       await enqueueEvents(db, events, now);
     });
+    const due = await dueForSchedule(options.pool, SCHEDULED_PER_SWEEP);
+    if (due.length > 0) await runner.run(due, [], await familiesSeen(options.pool, [...new Set(due.map((w) => w.tenantId))]));
   };
   const timer = setInterval(() => sweep().catch((error) => options.onError?.(error)), SWEEP_INTERVAL_MS);
   timer.unref();

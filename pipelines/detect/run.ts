@@ -148,16 +148,17 @@ async function writeEvaluations(db: Pick<Pool, 'query'>, outcomes: SubjectOutcom
       m: o.mode,
       v: o.ruleset.version,
       a: o.work.at.toISOString(),
+      f: (o.work.factAt ?? o.work.at).toISOString(),
       o: Object.fromEntries(o.evaluations.map((e) => [e.detector.id, e.outcome.outcome])),
     }))
     .sort((x, y) => (`${x.k}\u0000${x.s}\u0000${x.m}` < `${y.k}\u0000${y.s}\u0000${y.m}` ? -1 : 1));
   await db.query({
     name: 'detect-evaluations',
-    text: `INSERT INTO subject_evaluations AS e (tenant_id, subject_kind, subject_id, mode, ruleset_version, event_at, evaluated_at, outcomes)
-           SELECT t, k, s, m, v, a, $2, o FROM json_to_recordset($1::json) AS r(t text, k text, s text, m text, v int, a timestamptz, o jsonb)
+    text: `INSERT INTO subject_evaluations AS e (tenant_id, subject_kind, subject_id, mode, ruleset_version, event_at, fact_at, evaluated_at, outcomes)
+           SELECT t, k, s, m, v, a, f, $2, o FROM json_to_recordset($1::json) AS r(t text, k text, s text, m text, v int, a timestamptz, f timestamptz, o jsonb)
            ON CONFLICT (tenant_id, subject_kind, subject_id, mode) DO UPDATE
              SET ruleset_version = EXCLUDED.ruleset_version, event_at = EXCLUDED.event_at, evaluated_at = EXCLUDED.evaluated_at,
-                 outcomes = e.outcomes || EXCLUDED.outcomes
+                 fact_at = greatest(e.fact_at, EXCLUDED.fact_at), outcomes = e.outcomes || EXCLUDED.outcomes
            WHERE e.event_at <= EXCLUDED.event_at`,
     values: [JSON.stringify(rows), now],
   });

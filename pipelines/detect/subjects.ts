@@ -15,7 +15,10 @@ export interface SubjectWork {
   subject: SubjectRef;
   trigger: TriggerKind;
   at: Date;
-  change: TriggerChange;
+  // The change record that triggered the evaluation; null for a scheduled one (schedule.ts).
+  change: TriggerChange | null;
+  // Event time of the subject's latest fact: `at` unless the evaluation is a scheduled one.
+  factAt?: Date;
 }
 
 export function subjectsOf(changes: CanonicalChange[]): SubjectWork[] {

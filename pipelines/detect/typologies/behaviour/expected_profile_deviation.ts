@@ -50,7 +50,9 @@ export const expectedProfileDeviation = defineDetector({
   typology: 'Deviation from the declared expected profile',
   version: 1,
   subjects: ['party'],
-  triggers: ['movement'],
+  // On schedule too: a month's flows are judged again once event time has moved on without new
+  // movements, and a declared profile that has aged past 730 days turns the answer stale.
+  triggers: ['movement', 'schedule'],
   needs: [{ family: 'party', maxAgeDays: 730 }, { family: 'movement' }],
   windows: ['30d'],
   params,

@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { startDetectionWorld, type DetectionWorld } from '../../test/support/detection-world.ts';
+import { defineDetector, noHit } from './framework/detector.ts';
+import type { DetectPipeline } from './pipeline.ts';
+
+// Judges nothing, but only on party data at most 30 days old: time passing alone turns it stale.
+const freshParty = defineDetector({
+  id: 'fresh_party',
+  typology: 'needs fresh party data',
+  version: 1,
+  subjects: ['party'],
+  triggers: ['movement', 'schedule'],
+  needs: [{ family: 'party', maxAgeDays: 30 }, { family: 'movement' }],
+  windows: ['24h'],
+  params: z.strictObject({}),
+  evaluate: async () => noHit(),
+});
+
+let world: DetectionWorld;
+let detect: DetectPipeline;
+const evaluation = async (party: string) =>
+  (
+    await world.api.db.pool.query(
+      `SELECT event_at, fact_at, outcomes FROM subject_evaluations WHERE tenant_id = 'acme' AND subject_kind = 'party' AND subject_id = $1 AND mode = 'live'`,
+      [party],
+    )
+  ).rows[0];
+const band = async (party: string) =>
+  (await world.api.db.pool.query(`SELECT band FROM party_postures WHERE tenant_id = 'acme' AND party_id = $1`, [party])).rows[0]?.band;
+
+beforeAll(async () => {
+  world = await startDetectionWorld();
+  detect = await world.startDetection({ library: [freshParty] });
+  // The watched party's data dates from 1 January.
+  for (const [id, at] of [['s-watched', '2026-01-01T00:00:00Z'], ['s-dormant', '2025-09-01T00:00:00Z'], ['s-other', '2025-09-01T00:00:00Z']] as const) {
+    await world.party(id, {}, at);
+    await world.account(`${id}-a`, id, {}, at);
+  }
+  await world.movements([
+    { id: 's-m0', from: ['s-dormant-a', 's-dormant'], to: ['s-other-a', 's-other'], value: 1_000, at: '2025-09-10T00:00:00Z' },
+    { id: 's-m1', from: ['s-watched-a', 's-watched'], to: ['s-other-a', 's-other'], value: 1_000, at: '2026-01-20T00:00:00Z' },
+  ]);
+  await world.settle();
+}, 60_000);
+afterAll(async () => world?.close());
+
+describe('scheduled evaluation', () => {
+  it('evaluates a subject again once event time has moved on, and stops when its facts leave every window', async () => {
+    expect(await evaluation('s-watched')).toMatchObject({ outcomes: { fresh_party: 'no_hit' }, fact_at: new Date('2026-01-20T00:00:00Z') });
+    expect(await band('s-watched')).toBe('low');
+    // Event time moves on with another customer's movement, 26 days later.
+    await world.movement({ id: 's-m2', from: ['s-other-a', 's-other'], to: ['s-other-a', 's-other'], value: 1_000, at: '2026-02-15T00:00:00Z' });
+    await world.settle();
+    const dormantBefore = await evaluation('s-dormant');
+
+    await detect.sweep();
+    // Judged again at the watermark: the party data (1 January) is now 45 days old.
+    expect(await evaluation('s-watched')).toMatchObject({
+      event_at: new Date('2026-02-15T00:00:00Z'),
+      fact_at: new Date('2026-01-20T00:00:00Z'),
+      outcomes: { fresh_party: 'stale' },
+    });
+    expect(await band('s-watched')).toBe('incomplete');
+    // Its last fact (10 September) is beyond the 90-day windows: nothing left to judge again.
+    expect(await evaluation('s-dormant')).toEqual(dormantBefore);
+
+    // Not due again until event time moves another day.
+    const evaluatedAt = (await world.api.db.pool.query(`SELECT evaluated_at FROM subject_evaluations WHERE subject_id = 's-watched'`)).rows[0].evaluated_at;
+    world.api.clock.advance(60);
+    await detect.sweep();
+    expect((await world.api.db.pool.query(`SELECT evaluated_at FROM subject_evaluations WHERE subject_id = 's-watched'`)).rows[0].evaluated_at).toEqual(evaluatedAt);
+  });
+});
