@@ -4,6 +4,9 @@
 // last evaluation (non-results), in which case it is `incomplete`: we cannot vouch for low.
 // A party detection has never looked at is `unknown` (no row). A change of band enqueues
 // risk_state.changed; a rise to high or critical also a sanitised recommendation.issued.
+// Bands are recomputed for the parties whose inputs changed (episodes, or judged/unjudged on
+// their latest evaluation), not on every evaluation: the posture's computed_at is the later of
+// the band's row and the party's latest live evaluation, which confirmed it.
 // Callers hold the tenant's detection lock (detection-lock.ts), so two writers never race on a band.
 import { ID_PREFIXES } from '../../platform/ids.ts';
 import type { PoolClient } from '../../platform/postgres/pool.ts';
@@ -23,9 +26,15 @@ interface PostureRow {
   previous: Band | null;
   worst: Severity | null;
   episode_id: string | null;
-  non_results: number;
-  outcomes: number;
+  incomplete: boolean;
 }
+
+// Whether a party's latest outcomes (a jsonb map detector → outcome, SQL expression `outcomes`)
+// leave it unjudged: most detectors that apply answered a non-result. The one definition, used
+// here and where evaluations are written (run.ts) to tell which parties' bands may have changed.
+export const incompleteSql = (outcomes: string): string =>
+  `(coalesce((SELECT count(*) FROM jsonb_each_text(${outcomes}) o WHERE o.value IN ('insufficient_data', 'stale')), 0) * 2
+    > coalesce((SELECT count(*) FROM jsonb_each_text(${outcomes}) o WHERE o.value <> 'not_applicable'), 0))`;
 
 export async function recomputePostures(db: PoolClient, tenantId: string, parties: Iterable<string>, now: Date): Promise<OutgoingEvent[]> {
   const ids = [...new Set(parties)].sort();
@@ -33,8 +42,7 @@ export async function recomputePostures(db: PoolClient, tenantId: string, partie
   const { rows } = await db.query<PostureRow>({
     name: 'posture-inputs',
     text: `SELECT p.party_id, pp.band AS previous, worst.severity AS worst, worst.episode_id,
-                  coalesce((SELECT count(*) FROM jsonb_each_text(s.outcomes) o WHERE o.value IN ('insufficient_data', 'stale')), 0)::int AS non_results,
-                  coalesce((SELECT count(*) FROM jsonb_each_text(s.outcomes) o WHERE o.value <> 'not_applicable'), 0)::int AS outcomes
+                  coalesce(${incompleteSql('s.outcomes')}, false) AS incomplete
              FROM unnest($2::text[]) AS p(party_id)
              LEFT JOIN party_postures pp ON pp.tenant_id = $1 AND pp.party_id = p.party_id
              LEFT JOIN subject_evaluations s ON s.tenant_id = $1 AND s.subject_kind = 'party' AND s.subject_id = p.party_id AND s.mode = 'live'
@@ -51,7 +59,7 @@ export async function recomputePostures(db: PoolClient, tenantId: string, partie
   const events: OutgoingEvent[] = [];
   const bands: Array<{ party: string; band: Band }> = [];
   for (const row of rows) {
-    const band: Band = row.worst ?? (row.outcomes > 0 && row.non_results * 2 > row.outcomes ? 'incomplete' : 'low');
+    const band: Band = row.worst ?? (row.incomplete ? 'incomplete' : 'low');
     bands.push({ party: row.party_id, band });
     if (band === row.previous) continue;
     events.push({

@@ -17,7 +17,7 @@ import { evaluateSubject, type Evaluation } from './framework/evaluate.ts';
 import { prefetch } from './framework/prefetch.ts';
 import type { CompiledRuleset } from './framework/ruleset.ts';
 import { enqueueEvents, type OutgoingEvent } from './outgoing-events.ts';
-import { recomputePostures } from './posture.ts';
+import { incompleteSql, recomputePostures } from './posture.ts';
 import { RulesetCache } from './rulesets/active.ts';
 import type { SubjectWork } from './subjects.ts';
 
@@ -84,15 +84,14 @@ export class DetectionRunner {
     await withTransaction(this.deps.pool, async (db) => {
       await lockTenantDetection(db, tenantId);
       const events: OutgoingEvent[] = await noteArrivals(db, arrivals, now);
-      await writeEvaluations(db, outcomes, now);
+      const judged = await writeEvaluations(db, outcomes, now);
       const recorded = await recordHits(db, hits, now);
       events.push(...recorded.events);
       const policy = this.deps.episodes ?? DEFAULT_EPISODE_POLICY;
       const episodes = await assignEpisodes(db, this.deps.graph, recorded.opened, now, policy);
       const raised = await raiseEpisodes(db, recorded.raised, now, policy);
       events.push(...episodes.events, ...raised.events);
-      const parties = new Set([...episodes.parties, ...raised.parties]);
-      for (const outcome of outcomes) if (outcome.mode === 'live' && outcome.work.subject.kind === 'party') parties.add(outcome.work.subject.id);
+      const parties = new Set([...episodes.parties, ...raised.parties, ...judged]);
       events.push(...(await recomputePostures(db, tenantId, parties, now)));
       await enqueueEvents(db, events, now);
     });
@@ -131,9 +130,11 @@ export class DetectionRunner {
 }
 
 // The latest outcome of every detector for each subject evaluated, per mode (non-results too:
-// posture reads them to tell low from incomplete).
-async function writeEvaluations(db: Pick<Pool, 'query'>, outcomes: SubjectOutcome[], now: Date): Promise<void> {
-  if (outcomes.length === 0) return;
+// posture reads them to tell low from incomplete). Returns the parties whose band may have
+// changed with them: evaluated live for the first time, or now judged where they were not (or
+// the reverse). Every other party's band stands; its evaluated_at says when it was last looked at.
+async function writeEvaluations(db: Pick<Pool, 'query'>, outcomes: SubjectOutcome[], now: Date): Promise<string[]> {
+  if (outcomes.length === 0) return [];
   const latest = new Map<string, SubjectOutcome>();
   for (const o of outcomes) {
     const key = `${o.work.subject.kind}\u0000${o.work.subject.id}\u0000${o.mode}`;
@@ -152,14 +153,30 @@ async function writeEvaluations(db: Pick<Pool, 'query'>, outcomes: SubjectOutcom
       o: Object.fromEntries(o.evaluations.map((e) => [e.detector.id, e.outcome.outcome])),
     }))
     .sort((x, y) => (`${x.k}\u0000${x.s}\u0000${x.m}` < `${y.k}\u0000${y.s}\u0000${y.m}` ? -1 : 1));
-  await db.query({
+  // `before` reads the rows as they were: every part of one statement sees the same snapshot.
+  const { rows: changed } = await db.query<{ party_id: string }>({
     name: 'detect-evaluations',
-    text: `INSERT INTO subject_evaluations AS e (tenant_id, subject_kind, subject_id, mode, ruleset_version, event_at, fact_at, evaluated_at, outcomes)
-           SELECT t, k, s, m, v, a, f, $2, o FROM json_to_recordset($1::json) AS r(t text, k text, s text, m text, v int, a timestamptz, f timestamptz, o jsonb)
-           ON CONFLICT (tenant_id, subject_kind, subject_id, mode) DO UPDATE
-             SET ruleset_version = EXCLUDED.ruleset_version, event_at = EXCLUDED.event_at, evaluated_at = EXCLUDED.evaluated_at,
-                 fact_at = greatest(e.fact_at, EXCLUDED.fact_at), outcomes = e.outcomes || EXCLUDED.outcomes
-           WHERE e.event_at <= EXCLUDED.event_at`,
+    text: `WITH r AS MATERIALIZED (
+             SELECT * FROM json_to_recordset($1::json) AS r(t text, k text, s text, m text, v int, a timestamptz, f timestamptz, o jsonb)
+           ),
+           before AS (
+             SELECT e.subject_id, e.outcomes FROM r
+               JOIN subject_evaluations e ON e.tenant_id = r.t AND e.subject_kind = r.k AND e.subject_id = r.s AND e.mode = r.m
+              WHERE r.k = 'party' AND r.m = 'live'
+           ),
+           written AS (
+             INSERT INTO subject_evaluations AS e (tenant_id, subject_kind, subject_id, mode, ruleset_version, event_at, fact_at, evaluated_at, outcomes)
+             SELECT t, k, s, m, v, a, f, $2, o FROM r
+             ON CONFLICT (tenant_id, subject_kind, subject_id, mode) DO UPDATE
+               SET ruleset_version = EXCLUDED.ruleset_version, event_at = EXCLUDED.event_at, evaluated_at = EXCLUDED.evaluated_at,
+                   fact_at = greatest(e.fact_at, EXCLUDED.fact_at), outcomes = e.outcomes || EXCLUDED.outcomes
+             WHERE e.event_at <= EXCLUDED.event_at
+             RETURNING e.subject_kind, e.subject_id, e.mode, e.outcomes
+           )
+           SELECT w.subject_id AS party_id FROM written w LEFT JOIN before b ON b.subject_id = w.subject_id
+            WHERE w.subject_kind = 'party' AND w.mode = 'live'
+              AND (b.outcomes IS NULL OR ${incompleteSql('b.outcomes')} <> ${incompleteSql('w.outcomes')})`,
     values: [JSON.stringify(rows), now],
   });
+  return changed.map((row) => row.party_id);
 }

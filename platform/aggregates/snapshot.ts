@@ -13,6 +13,7 @@ import {
   type FlowStats,
   type GroupStats,
   type Subject,
+  type ThresholdBand,
   type WindowName,
   type WindowOptions,
   type WindowStats,
@@ -84,33 +85,29 @@ export class SnapshotReader {
     const lastActivityAt = this.lastAtOrBefore(end);
     return asked.map((name) => {
       const from = end - WINDOWS[name];
-      const rows = this.snapshot.rows.filter((row) => row.occurredAt.getTime() > from && row.occurredAt.getTime() <= end);
       let firstSeen = 0;
       for (const seenAt of this.snapshot.counterpartyFirstSeen.values()) if (seenAt.getTime() > from && seenAt.getTime() <= end) firstSeen++;
-      const round = rows.filter((row) => isRound(row.amount.value, row.amount.scale));
       return {
         window: name,
         from: new Date(from),
         to: new Date(end),
-        in: flowOf(rows.filter((row) => row.direction === 'in')),
-        out: flowOf(rows.filter((row) => row.direction === 'out')),
-        distinctCounterparties: {
-          in: distinct(rows.filter((row) => row.direction === 'in')),
-          out: distinct(rows.filter((row) => row.direction === 'out')),
-          total: distinct(rows),
-        },
+        ...statsOf(this.rowsIn(from, end), thresholds, isRound),
         firstSeenCounterparties: firstSeen,
-        countries: groupsOf(rows, (row) => row.counterpartyCountry),
-        corridors: groupsOf(rows, (row) => row.corridor),
-        // Bands compare base amounts, so unpriced activities are never "just below" a threshold.
-        belowThreshold: thresholds.map((band) => {
-          const below = rows.filter((row) => row.baseValue !== null && row.baseValue >= band.threshold - band.margin && row.baseValue < band.threshold);
-          return { threshold: band.threshold, count: below.length, sum: sumOf(below) };
-        }),
-        roundAmounts: { count: round.length, sum: sumOf(round) },
         lastActivityAt,
       };
     });
+  }
+
+  // The rows in (from, to], latest first (the rows are sorted so).
+  private rowsIn(from: number, to: number): ActivityRecord[] {
+    const inside: ActivityRecord[] = [];
+    for (const row of this.snapshot.rows) {
+      const t = row.occurredAt.getTime();
+      if (t > to) continue;
+      if (t <= from) break;
+      inside.push(row);
+    }
+    return inside;
   }
 
   baseline(at: Date, days = DEFAULT_BASELINE_DAYS): Baseline | undefined {
@@ -175,32 +172,68 @@ export class SnapshotReader {
 
 const NO_FLOW: FlowBaseline = { meanSum: 0n, stddevSum: 0n, meanCount: 0, stddevCount: 0 };
 
-function sumOf(rows: readonly ActivityRecord[]): bigint {
-  let sum = 0n;
-  for (const row of rows) if (row.baseValue !== null) sum += row.baseValue;
-  return sum;
+type CountedStats = Pick<WindowStats, 'in' | 'out' | 'distinctCounterparties' | 'countries' | 'corridors' | 'belowThreshold' | 'roundAmounts'>;
+
+// Everything a window counts, in one pass over its rows. Sums skip unpriced activities; bands
+// compare base amounts, so an unpriced activity is never "just below" a threshold.
+function statsOf(rows: readonly ActivityRecord[], thresholds: readonly ThresholdBand[], isRound: (value: bigint, scale: number) => boolean): CountedStats {
+  const flows = { in: emptyFlow(), out: emptyFlow() };
+  const counterparties = { in: new Set<string>(), out: new Set<string>(), total: new Set<string>() };
+  const countries = new Map<string, GroupStats>();
+  const corridors = new Map<string, GroupStats>();
+  const bands = thresholds.map((band) => ({ threshold: band.threshold, count: 0, sum: 0n }));
+  const round = { count: 0, sum: 0n };
+  for (const row of rows) {
+    const value = row.baseValue;
+    const flow = flows[row.direction];
+    flow.count += 1;
+    if (value === null) flow.unpriced += 1;
+    else flow.sum += value;
+    if (row.cash) {
+      flow.cashCount += 1;
+      flow.cashSum += value ?? 0n;
+    }
+    if (row.counterparty !== null) {
+      counterparties[row.direction].add(row.counterparty);
+      counterparties.total.add(row.counterparty);
+    }
+    if (row.counterpartyCountry !== null) addTo(countries, row.counterpartyCountry, value);
+    if (row.corridor !== null) addTo(corridors, row.corridor, value);
+    if (value !== null) {
+      thresholds.forEach((band, i) => {
+        if (value >= band.threshold - band.margin && value < band.threshold) {
+          bands[i]!.count += 1;
+          bands[i]!.sum += value;
+        }
+      });
+    }
+    if (isRound(row.amount.value, row.amount.scale)) {
+      round.count += 1;
+      round.sum += value ?? 0n;
+    }
+  }
+  return {
+    in: flows.in,
+    out: flows.out,
+    distinctCounterparties: { in: counterparties.in.size, out: counterparties.out.size, total: counterparties.total.size },
+    countries: ranked(countries),
+    corridors: ranked(corridors),
+    belowThreshold: bands,
+    roundAmounts: round,
+  };
 }
 
-function flowOf(rows: readonly ActivityRecord[]): FlowStats {
-  const cash = rows.filter((row) => row.cash);
-  return { count: rows.length, sum: sumOf(rows), unpriced: rows.filter((row) => row.baseValue === null).length, cashCount: cash.length, cashSum: sumOf(cash) };
-}
+const emptyFlow = (): FlowStats => ({ count: 0, sum: 0n, unpriced: 0, cashCount: 0, cashSum: 0n });
 
-function distinct(rows: readonly ActivityRecord[]): number {
-  return new Set(rows.map((row) => row.counterparty).filter((c) => c !== null)).size;
+function addTo(groups: Map<string, GroupStats>, key: string, value: bigint | null): void {
+  const group = groups.get(key) ?? { key, count: 0, sum: 0n };
+  group.count += 1;
+  group.sum += value ?? 0n;
+  groups.set(key, group);
 }
 
 // Largest count first, then key.
-function groupsOf(rows: readonly ActivityRecord[], keyOf: (row: ActivityRecord) => string | null): GroupStats[] {
-  const groups = new Map<string, GroupStats>();
-  for (const row of rows) {
-    const key = keyOf(row);
-    if (key === null) continue;
-    const group = groups.get(key) ?? { key, count: 0, sum: 0n };
-    group.count += 1;
-    group.sum += row.baseValue ?? 0n;
-    groups.set(key, group);
-  }
+function ranked(groups: Map<string, GroupStats>): GroupStats[] {
   return [...groups.values()].sort((a, b) => b.count - a.count || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 

@@ -167,9 +167,18 @@ describe('single reads', () => {
       expect(await posture()).toMatchObject({ band: 'incomplete', coverage: 'degraded' });
       await setBand('critical');
       expect(await posture()).toEqual({ external_id: 'alice', band: 'critical', computed_at: computedAt, staleness_seconds: 3600, coverage: 'degraded' });
+      // A later evaluation that left the band as it was confirmed it: computed as of then.
+      const confirmedAt = new Date(api.clock.now().getTime() - 60_000);
+      await pool.query(
+        `INSERT INTO subject_evaluations (tenant_id, subject_kind, subject_id, mode, ruleset_version, event_at, fact_at, evaluated_at, outcomes)
+         VALUES ('acme', 'party', 'alice', 'live', 0, $1, $1, $1, '{}')`,
+        [confirmedAt],
+      );
+      expect(await posture()).toEqual({ external_id: 'alice', band: 'critical', computed_at: confirmedAt.toISOString(), staleness_seconds: 60, coverage: 'degraded' });
       // bob has never been looked at.
       expect(await read('/v1/posture/parties/bob').then((r) => r.json())).toMatchObject({ band: 'unknown', coverage: 'none', staleness_seconds: 0 });
     } finally {
+      await pool.query(`DELETE FROM subject_evaluations WHERE subject_id = 'alice'`);
       await pool.query(`DELETE FROM party_postures WHERE party_id = 'alice'`);
       await pool.query('DELETE FROM feed_coverage');
     }

@@ -89,10 +89,14 @@ export function registerCanonicalReads(app: FastifyInstance, deps: { pool: Pool;
     const tenantId = request.apiKey!.tenantId;
     const partyId = request.params.external_id;
     if (!(await findEntity(deps.pool, tenantId, 'party', partyId))) return sendProblem(request, reply, 'svc:resource/not_found', notFound('party'));
+    // A band is written when it changes; the party's latest live evaluation confirmed it since, so
+    // the band was computed as of the later of the two.
     const { rows } = await deps.pool.query<PostureRow>(
-      `SELECT pp.band, pp.computed_at,
+      `SELECT pp.band, greatest(pp.computed_at, se.evaluated_at) AS computed_at,
               EXISTS (SELECT 1 FROM feed_coverage f WHERE f.tenant_id = $1 AND f.state = 'degraded') AS degraded
-         FROM (SELECT 1) one LEFT JOIN party_postures pp ON pp.tenant_id = $1 AND pp.party_id = $2`,
+         FROM (SELECT 1) one
+         LEFT JOIN party_postures pp ON pp.tenant_id = $1 AND pp.party_id = $2
+         LEFT JOIN subject_evaluations se ON se.tenant_id = $1 AND se.subject_kind = 'party' AND se.subject_id = $2 AND se.mode = 'live'`,
       [tenantId, partyId],
     );
     return { external_id: partyId, ...postureView(rows[0]!, deps.clock.now()) };
