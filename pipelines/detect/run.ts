@@ -5,6 +5,7 @@
 // the tenant's detection lock is held only while writing.
 import type { Clock } from '../../platform/clock.ts';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
+import { Semaphore } from '../../platform/semaphore.ts';
 import { baseAssetOf } from '../../platform/tenants/tenants.ts';
 import { recordHits, type HitToRecord, type Mode } from './alerts.ts';
 import { noteArrivals, type Arrival } from './coverage.ts';
@@ -41,6 +42,7 @@ interface SubjectOutcome {
 export class DetectionRunner {
   private readonly rulesets: RulesetCache;
   private readonly baseAssets = new Map<string, string>();
+  private readonly commitQueues = new Map<string, Semaphore>();
 
   constructor(private readonly deps: DetectionDeps) {
     this.rulesets = new RulesetCache(deps.pool, deps.library);
@@ -78,7 +80,20 @@ export class DetectionRunner {
     return outcomes;
   }
 
-  private async commit(tenantId: string, outcomes: SubjectOutcome[], arrivals: Arrival[]): Promise<void> {
+  // One commit per tenant at a time in this process, queued before any connection is taken: a
+  // commit holding the tenant's lock reads the network for episodes through the same pool, so
+  // commits waiting on the lock must not sit on the pool's connections (they would starve it).
+  // The advisory lock still orders commits of several detect processes.
+  private commit(tenantId: string, outcomes: SubjectOutcome[], arrivals: Arrival[]): Promise<void> {
+    let queue = this.commitQueues.get(tenantId);
+    if (!queue) {
+      queue = new Semaphore(1);
+      this.commitQueues.set(tenantId, queue);
+    }
+    return queue.run(() => this.commitNow(tenantId, outcomes, arrivals));
+  }
+
+  private async commitNow(tenantId: string, outcomes: SubjectOutcome[], arrivals: Arrival[]): Promise<void> {
     const hits = await this.hitsOf(outcomes);
     const now = this.deps.clock.now();
     await withTransaction(this.deps.pool, async (db) => {
@@ -159,9 +174,9 @@ async function writeEvaluations(db: Pick<Pool, 'query'>, outcomes: SubjectOutcom
     text: `WITH r AS MATERIALIZED (
              SELECT * FROM json_to_recordset($1::json) AS r(t text, k text, s text, m text, v int, a timestamptz, f timestamptz, o jsonb)
            ),
-           before AS (
-             SELECT e.subject_id, e.outcomes FROM r
-               JOIN subject_evaluations e ON e.tenant_id = r.t AND e.subject_kind = r.k AND e.subject_id = r.s AND e.mode = r.m
+           before AS MATERIALIZED (
+             SELECT e.subject_id, ${incompleteSql('e.outcomes')} AS unjudged FROM r
+               JOIN subject_evaluations e ON e.tenant_id = r.t AND e.subject_kind = 'party' AND e.subject_id = r.s AND e.mode = 'live'
               WHERE r.k = 'party' AND r.m = 'live'
            ),
            written AS (
@@ -173,9 +188,15 @@ async function writeEvaluations(db: Pick<Pool, 'query'>, outcomes: SubjectOutcom
              WHERE e.event_at <= EXCLUDED.event_at
              RETURNING e.subject_kind, e.subject_id, e.mode, e.outcomes
            )
-           SELECT w.subject_id AS party_id FROM written w LEFT JOIN before b ON b.subject_id = w.subject_id
-            WHERE w.subject_kind = 'party' AND w.mode = 'live'
-              AND (b.outcomes IS NULL OR ${incompleteSql('b.outcomes')} <> ${incompleteSql('w.outcomes')})`,
+           -- Grouped, not joined: both sides are CTEs without statistics, and a join planned on
+           -- guessed sizes can turn into a scan of one per row of the other.
+           SELECT subject_id AS party_id FROM (
+             SELECT subject_id, unjudged, false AS written FROM before
+             UNION ALL
+             SELECT subject_id, ${incompleteSql('outcomes')}, true FROM written WHERE subject_kind = 'party' AND mode = 'live'
+           ) verdicts
+           GROUP BY subject_id
+           HAVING bool_or(written) AND (count(*) = 1 OR bool_or(unjudged) <> bool_and(unjudged))`,
     values: [JSON.stringify(rows), now],
   });
   return changed.map((row) => row.party_id);

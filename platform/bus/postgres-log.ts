@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from '../postgres/pool.ts';
 import type { Bus, BusRecord, ConsumeOptions, Consumer, PartitionLag } from './port.ts';
+import { Semaphore } from '../semaphore.ts';
 
 // Fixed: the outbox computes each row's partition from its key with this modulus.
 export const PARTITIONS = 16;
@@ -228,23 +229,6 @@ function hashGroup(group: string): number {
   let hash = LEASE_NAMESPACE;
   for (let i = 0; i < group.length; i++) hash = (Math.imul(hash, 31) + group.charCodeAt(i)) | 0;
   return hash;
-}
-
-class Semaphore {
-  private waiting: Array<() => void> = [];
-  constructor(private free: number) {}
-
-  async run<T>(work: () => Promise<T>): Promise<T> {
-    if (this.free > 0) this.free--;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
-    try {
-      return await work();
-    } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.free++;
-    }
-  }
 }
 
 function sleep(ms: number): Promise<void> {
