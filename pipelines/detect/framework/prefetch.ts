@@ -1,6 +1,7 @@
 // Loads, for a whole batch of subjects at once, what nearly every evaluation reads: each
-// subject's activity snapshot and the canonical entities of the subjects and their holders. A
-// batch then costs a handful of set-based statements instead of a dozen round trips per subject.
+// subject's activity snapshot, the canonical entities of the subjects and their holders, and the
+// accounts each subject's party holds. A batch then costs a handful of set-based statements
+// instead of a dozen round trips per subject.
 import { SnapshotReader, type SnapshotRequest, type SubjectSnapshot } from '../../../platform/aggregates/snapshot.ts';
 import type { Pool } from '../../../platform/postgres/pool.ts';
 import { entityKey, HOLDINGS_LIMIT, type DetectionStores, type EntityVersion, type Prefetched } from './context.ts';
