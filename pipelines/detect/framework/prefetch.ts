@@ -23,15 +23,25 @@ export interface PrefetchItem {
 
 // One Prefetched per item, in order.
 export async function prefetch(stores: DetectionStores, items: readonly PrefetchItem[]): Promise<Prefetched[]> {
+  // Two independent chains, on two connections at once: activity snapshots, and entities then
+  // the holdings of their parties.
+  const [snapshots, { entities, held }] = await Promise.all([loadSnapshots(stores, items), loadEntitiesAndHoldings(stores, items)]);
+  return items.map((item, i) => ({ snapshot: new SnapshotReader(snapshots[i]!), entities: entities.get(item.tenantId)!, accountsOfParty: held[i] }));
+}
+
+async function loadSnapshots(stores: DetectionStores, items: readonly PrefetchItem[]): Promise<SubjectSnapshot[]> {
   const requests: SnapshotRequest[] = items.map((item) => ({ subject: { tenantId: item.tenantId, kind: item.subject.kind, id: item.subject.id }, at: item.at }));
   const snapshots: SubjectSnapshot[] = [];
   for (let i = 0; i < requests.length; i += CHUNK) snapshots.push(...(await stores.aggregates.snapshots(requests.slice(i, i + CHUNK), SNAPSHOT_ROW_CAP)));
+  return snapshots;
+}
+
+async function loadEntitiesAndHoldings(stores: DetectionStores, items: readonly PrefetchItem[]) {
   const entities = new Map<string, ReadonlyMap<string, EntityVersion | null>>();
   for (const tenantId of new Set(items.map((item) => item.tenantId))) {
     entities.set(tenantId, await loadEntities(stores.pool, tenantId, items.filter((item) => item.tenantId === tenantId).map((item) => item.subject)));
   }
-  const held = await holdings(stores, items, entities);
-  return items.map((item, i) => ({ snapshot: new SnapshotReader(snapshots[i]!), entities: entities.get(item.tenantId)!, accountsOfParty: held[i] }));
+  return { entities, held: await holdings(stores, items, entities) };
 }
 
 // The accounts of each item's party (itself, or the holder of the account) up to the item's
