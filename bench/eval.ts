@@ -14,7 +14,8 @@
 //   - AMLworld HI-Small (patterns file + sample): per typology, the share of laundering attempts
 //     with at least one alert on an involved account (or its party); transaction-level precision:
 //     the share of movements cited as evidence by alerts that are labelled laundering.
-// BENCH_MOVEMENTS keeps only the first movements (in time) for a quick check. Not a timed test.
+// BENCH_MOVEMENTS keeps only the first movements (in time) for a quick check. EVAL_DUMP=<file>
+// writes the AMLSim run's alerts and episodes there as JSON, for analysis. Not a timed test.
 import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDetectionWorld, type DetectionWorld, type MovementSpec } from '../../../../test/support/detection-world.ts';
 import type { Hit } from '../../framework/detector.ts';
 import { kycDowngradeOutflow as detector } from './kyc_downgrade_outflow.ts';
+import { customerWithTwoAccounts, outflow as out } from './test-kit.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -12,14 +13,7 @@ describe('kyc_downgrade_outflow', () => {
   });
   afterAll(async () => world?.close());
 
-  const customer = async (party: string) => {
-    await world.party(party);
-    await world.account(`${party}-a1`, party);
-    await world.account(`${party}-a2`, party);
-  };
-  const out = (party: string, id: string, value: number, at: string | Date, extra: Partial<MovementSpec> = {}): MovementSpec => ({
-    id, from: [`${party}-a1`, party], to: [null, null], value, at, ...extra,
-  });
+  const customer = (party: string, data?: Record<string, unknown>) => customerWithTwoAccounts(world, party, data);
 
   it('answers insufficient_data while the tenant has sent no movements at all', async () => {
     await customer('k0');

@@ -3,6 +3,7 @@ import { startDetectionWorld, type DetectionWorld } from '../../../../test/suppo
 import type { Hit } from '../../framework/detector.ts';
 import { compileRuleset, defaultRulesetDocument } from '../../framework/ruleset.ts';
 import { repeatedControlFailures as detector } from './repeated_control_failures.ts';
+import { customerWithTwoAccounts } from './test-kit.ts';
 
 const AT = '2026-08-31T12:00:00Z';
 const usd = (value: string) => ({ amount: { value, asset: 'USD', scale: 2 } });
@@ -14,11 +15,7 @@ describe('repeated_control_failures', () => {
   });
   afterAll(async () => world?.close());
 
-  const customer = async (party: string, data: Record<string, unknown> = {}) => {
-    await world.party(party, data);
-    await world.account(`${party}-a1`, party);
-    await world.account(`${party}-a2`, party);
-  };
+  const customer = (party: string, data?: Record<string, unknown>) => customerWithTwoAccounts(world, party, data);
   const onAccount = (party: string, n = 1) => ({ kind: 'account' as const, external_id: `${party}-a${n}` });
 
   it('answers insufficient_data while the tenant has sent no control events at all', async () => {

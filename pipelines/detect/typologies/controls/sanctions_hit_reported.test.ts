@@ -4,6 +4,7 @@ import { SubjectContext } from '../../framework/context.ts';
 import type { Hit } from '../../framework/detector.ts';
 import type { MovementChange } from '../../../../schemas/bus/canonical-change.ts';
 import { sanctionsHitReported as detector } from './sanctions_hit_reported.ts';
+import { customerWithTwoAccounts } from './test-kit.ts';
 
 const AT = '2026-08-31T12:00:00Z';
 
@@ -15,11 +16,7 @@ describe('sanctions_hit_reported', () => {
   afterAll(async () => world?.close());
 
   // A party with two accounts, as most cases need.
-  const customer = async (party: string) => {
-    await world.party(party);
-    await world.account(`${party}-a1`, party);
-    await world.account(`${party}-a2`, party);
-  };
+  const customer = (party: string, data?: Record<string, unknown>) => customerWithTwoAccounts(world, party, data);
 
   it('answers insufficient_data while the tenant has sent no control events at all', async () => {
     await customer('s0');
