@@ -32,6 +32,20 @@ export const configSchema = z.object({
   // Minutes without an arrival after which a tenant's movement / control-event feed is degraded.
   SVC_COVERAGE_MOVEMENT_SILENCE_MIN: positiveInt.default(60),
   SVC_COVERAGE_CONTROL_EVENT_SILENCE_MIN: positiveInt.default(24 * 60),
+  // Operator test mode, off by default: lets webhook endpoints sit on private, loopback and other
+  // non-public addresses (a receiver on this machine), and trusts an extra CA for their TLS.
+  SVC_WEBHOOK_ALLOW_PRIVATE_NETWORKS: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  SVC_WEBHOOK_CA_FILE: z.string().min(1).optional(),
+  // One delivery attempt, from connect to the end of the response, is abandoned after this long.
+  SVC_WEBHOOK_ATTEMPT_TIMEOUT_MS: z.coerce.number().int().min(1000).max(60_000).default(10_000),
+  // Failed deliveries are retried for this long before they are dead-lettered (the spec: at least 24 h).
+  SVC_WEBHOOK_RETRY_HORIZON_H: z.coerce.number().min(24).max(24 * 30).default(72),
+  // Attempts in flight per worker process, and at most this many of them to one endpoint, so a
+  // slow endpoint holds a few slots and never the whole worker.
+  SVC_WEBHOOK_CONCURRENCY: positiveInt.max(4096).default(256),
+  SVC_WEBHOOK_ENDPOINT_CONCURRENCY: positiveInt.max(1024).default(32),
+  // How long POST /v1/webhook-endpoints/{id}/test waits for the worker's attempt before its 504.
+  SVC_WEBHOOK_TEST_WAIT_MS: z.coerce.number().int().min(1000).max(120_000).default(15_000),
 });
 
 export type Config = z.infer<typeof configSchema>;

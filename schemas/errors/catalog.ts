@@ -29,6 +29,10 @@ export const ERROR_CATALOG = {
   'svc:request/not_found': { status: 404, title: 'No such route' },
   'svc:resource/not_found': { status: 404, title: 'No such resource in this tenant' },
   'svc:internal/error': { status: 500, title: 'Internal error' },
+  'svc:webhook/destination_refused': { status: 400, title: 'The webhook destination is not allowed' },
+  'svc:webhook/event_not_deliverable': { status: 400, title: 'An event type cannot be delivered on this channel' },
+  'svc:webhook/endpoint_inactive': { status: 409, title: 'The webhook endpoint is disabled or deleted' },
+  'svc:webhook/endpoint_failed': { status: 502, title: 'The webhook endpoint did not accept the test delivery' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

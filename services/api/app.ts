@@ -25,6 +25,7 @@ import { registerHealthRoutes } from './routes/health.ts';
 import { registerIngestRoutes } from './routes/ingest.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
 import { registerValidateRoute } from './routes/validate.ts';
+import { registerWebhookRoutes, type WebhookRouteDeps } from './routes/webhooks.ts';
 
 export interface ApiDeps {
   pool: Pool;
@@ -39,6 +40,7 @@ export interface ApiDeps {
   bus: Bus;
   graph: GraphStore;
   consumerGroups: ConsumerGroupSpec[];
+  webhooks: Omit<WebhookRouteDeps, 'clock' | 'cursors'>;
   settings: { maxBodyBytes: number; occurredAtFutureSkewS: number; idempotencyRetentionS: number };
   logger: FastifyServerOptions['logger'];
 }
@@ -102,5 +104,6 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   registerCanonicalReads(app, { pool: deps.pool, clock: deps.clock, cursors: deps.cursors });
   registerGraphRoutes(app, { pool: deps.pool, graph: deps.graph, assets: deps.assets });
   registerComplianceRoutes(app, { pool: deps.pool, clock: deps.clock, cursors: deps.cursors });
+  registerWebhookRoutes(app, { ...deps.webhooks, clock: deps.clock, cursors: deps.cursors });
   return app;
 }

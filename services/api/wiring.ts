@@ -14,6 +14,9 @@ import { PostgresGraphStore } from '../../platform/graph/postgres/store.ts';
 import { CONSUMER_GROUPS } from '../../pipelines/groups.ts';
 import { CursorCodec } from './http/cursor.ts';
 import { sweepIdempotencyKeys } from './ingest/idempotency.ts';
+import { WebhookDeliveries } from '../webhooks/deliveries.ts';
+import type { Resolve } from '../webhooks/destination.ts';
+import { WebhookEndpoints } from '../webhooks/endpoints.ts';
 
 export type ApiConfig = Pick<
   Config,
@@ -23,6 +26,9 @@ export type ApiConfig = Pick<
   | 'SVC_RATE_LIMIT_CAPACITY'
   | 'SVC_RATE_LIMIT_REFILL_PER_S'
   | 'SVC_IDEMPOTENCY_RETENTION_H'
+  | 'SVC_WEBHOOK_ALLOW_PRIVATE_NETWORKS'
+  | 'SVC_WEBHOOK_RETRY_HORIZON_H'
+  | 'SVC_WEBHOOK_TEST_WAIT_MS'
 >;
 
 const SWEEP_EVERY_MS = 60_000;
@@ -36,16 +42,19 @@ export async function createApi(options: {
   masterKey: Buffer;
   clock: Clock;
   logger?: ApiDeps['logger'];
+  // Name resolution for webhook destinations (tests inject one; DNS otherwise).
+  resolve?: Resolve;
 }): Promise<{ app: FastifyInstance; startMaintenance: () => () => void }> {
   const { config, pool, clock } = options;
   // Nonce claims commit without waiting for the WAL flush: an API restart loses none, a database
   // crash can lose the last fraction of a second of claims (docs/decisions/0004).
   const noncePool = createPool(options.databaseUrl, 2, { synchronousCommit: false });
   const nonces = new NonceLedger(noncePool, { now: () => clock.now() });
+  const box = new SecretBox(options.masterKey);
   const app = await buildApp({
     pool,
     clock,
-    keys: new ApiKeyStore(pool, new SecretBox(options.masterKey)),
+    keys: new ApiKeyStore(pool, box),
     nonces,
     assets: new TenantAssetRegistry(pool),
     queue: new AcceptanceQueue(pool),
@@ -54,6 +63,12 @@ export async function createApi(options: {
     bus: new PostgresLogBus(pool),
     graph: new PostgresGraphStore(pool),
     consumerGroups: CONSUMER_GROUPS,
+    webhooks: {
+      endpoints: new WebhookEndpoints(pool, box),
+      deliveries: new WebhookDeliveries(pool, { horizonMs: config.SVC_WEBHOOK_RETRY_HORIZON_H * 3_600_000 }),
+      destinations: { allowPrivateNetworks: config.SVC_WEBHOOK_ALLOW_PRIVATE_NETWORKS, ...(options.resolve ? { resolve: options.resolve } : {}) },
+      testWaitMs: config.SVC_WEBHOOK_TEST_WAIT_MS,
+    },
     settings: {
       maxBodyBytes: config.SVC_MAX_BODY_BYTES,
       occurredAtFutureSkewS: config.SVC_OCCURRED_AT_FUTURE_SKEW_S,

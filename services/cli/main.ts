@@ -9,8 +9,9 @@ import { UsageError } from './context.ts';
 
 const USAGE = `svc: the financial-crime control service
 
-  svc up                                   start everything (API on HOST:PORT and the pipelines; embedded PostgreSQL unless DATABASE_URL)
+  svc up                                   start everything (API on HOST:PORT, the pipelines and the webhook worker; embedded PostgreSQL unless DATABASE_URL)
   svc run api                              start the API process alone
+  svc run webhooks                         start the webhook delivery worker alone (several copies share the work)
   svc run pipeline canonical               start the canonical pipeline alone (several copies share the work)
   svc run pipeline graph                   start the network graph pipeline alone
   svc run pipeline aggregates              start the behavioural aggregates pipeline alone
@@ -55,9 +56,10 @@ async function main(argv: string[]): Promise<void> {
     case 'up':
       return runParts(ALL_PARTS);
     case 'run':
-      if (rest[0] === 'api') return runParts(['api']);
+      if (rest[0] === 'api' && rest.length === 1) return runParts(['api']);
+      if (rest[0] === 'webhooks' && rest.length === 1) return runParts(['webhooks']);
       if (rest[0] === 'pipeline' && rest.length === 2 && PIPELINES.includes(rest[1] as Pipeline)) return runParts([`pipeline:${rest[1] as Pipeline}`]);
-      throw new UsageError(`usage: svc run api | svc run pipeline ${PIPELINES.join('|')}`);
+      throw new UsageError(`usage: svc run api | svc run webhooks | svc run pipeline ${PIPELINES.join('|')}`);
     case 'status':
       return statusCommand(print, rest.includes('--json'));
     case 'fx-rates':

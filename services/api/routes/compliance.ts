@@ -9,9 +9,8 @@ import type { CursorCodec } from '../http/cursor.ts';
 import { readJsonBody } from '../http/json-body.ts';
 import { sendProblem } from '../http/problem-reply.ts';
 import { QueryReader } from '../http/query-params.ts';
+import { badCursor, page, paging, readCursor, single } from '../http/paging.ts';
 
-const DEFAULT_LIMIT = 50;
-const MAX_LIMIT = 200;
 const SUBJECT_KINDS = ['account', 'party'] as const;
 
 type ListQuery = Record<string, string | string[] | undefined>;
@@ -110,48 +109,10 @@ export function registerComplianceRoutes(app: FastifyInstance, deps: { pool: Poo
   });
 }
 
-// One value of a fixed set (the list reader, held to a single item).
-function single<T extends string>(reader: QueryReader, name: string, allowed: readonly T[]): T | undefined {
-  const values = reader.list(name, allowed);
-  if (values && values.length !== 1) {
-    reader.errors.push({ path: name, code: 'svc:request/invalid_parameter', message: `must be one of ${allowed.join(', ')}` });
-    return undefined;
-  }
-  return values?.[0];
-}
-
 // subject (an external id) and optionally its kind; a kind alone filters nothing, so it is refused.
 function subjectFilter(reader: QueryReader): { id?: string; kind?: (typeof SUBJECT_KINDS)[number] } {
   const id = reader.text('subject');
   const kind = single(reader, 'subject_kind', SUBJECT_KINDS);
   if (kind && id === undefined) reader.errors.push({ path: 'subject_kind', code: 'svc:request/invalid_parameter', message: 'needs subject' });
   return { id, kind };
-}
-
-function paging(reader: QueryReader): { limit: number; cursorText?: string } {
-  const cursorText = reader.text('cursor', { max: 4096 });
-  return { limit: reader.integer('limit', { min: 1, max: MAX_LIMIT, fallback: DEFAULT_LIMIT }), cursorText };
-}
-
-// The position after which the page starts; false for a cursor this service did not issue for
-// this list, tenant and these filters.
-function readCursor(cursors: CursorCodec, text: string | undefined, filters: Record<string, unknown>): { at: string; id: string } | undefined | false {
-  if (text === undefined) return undefined;
-  const payload = cursors.decode(text);
-  const matches = payload && Object.entries(filters).every(([k, v]) => payload[k] === v) && typeof payload.o === 'string' && typeof payload.e === 'string';
-  return matches ? { at: payload.o as string, id: payload.e as string } : false;
-}
-
-function badCursor(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  return sendProblem(request, reply, 'svc:request/invalid_parameter', {
-    detail: 'the cursor is not one this service issued for this list and these filters',
-    errors: [{ path: 'cursor', code: 'svc:request/invalid_parameter', message: 'malformed or altered cursor' }],
-  });
-}
-
-function page<R>(rows: R[], limit: number, view: (row: R) => Record<string, unknown>, cursorAfter: (last: R) => string) {
-  const data = rows.slice(0, limit);
-  const last = data[data.length - 1];
-  const hasMore = rows.length > limit;
-  return { data: data.map(view), has_more: hasMore, ...(hasMore && last ? { next_cursor: cursorAfter(last) } : {}) };
 }

@@ -8,15 +8,18 @@ import { startCanonicalPipeline } from '../../../pipelines/canonical/pipeline.ts
 import { startDetectPipeline } from '../../../pipelines/detect/pipeline.ts';
 import { startGraphPipeline } from '../../../pipelines/graph/pipeline.ts';
 import { createApi } from '../../api/wiring.ts';
+import { createDeliveryWorker } from '../../webhooks/wiring.ts';
 import { openContext, UsageError } from '../context.ts';
 
 export const PIPELINES = ['canonical', 'graph', 'aggregates', 'detect'] as const;
 export type Pipeline = (typeof PIPELINES)[number];
-export type ProcessPart = 'api' | `pipeline:${Pipeline}`;
-export const ALL_PARTS: ProcessPart[] = ['api', ...PIPELINES.map((p): ProcessPart => `pipeline:${p}`)];
+export type ProcessPart = 'api' | 'webhooks' | `pipeline:${Pipeline}`;
+export const ALL_PARTS: ProcessPart[] = ['api', ...PIPELINES.map((p): ProcessPart => `pipeline:${p}`), 'webhooks'];
 
 // Pipelines read through a pool of their own so a burst of ingest cannot starve them.
 const PIPELINE_POOL_SIZE = 6;
+// The delivery worker writes outcomes in batches and claims in one statement: a few connections.
+const WEBHOOK_POOL_SIZE = 4;
 
 // Runs the given parts of the service in this process until SIGINT or SIGTERM; `svc up` runs
 // them all. On the way out the embedded database is stopped only if this process started it.
@@ -52,6 +55,17 @@ export async function runParts(parts: ProcessPart[]): Promise<void> {
       await pool.end();
     });
     log(`${name} pipeline running`);
+  }
+
+  if (parts.includes('webhooks')) {
+    const pool = createPool(db.url, WEBHOOK_POOL_SIZE, { customPlans: true });
+    const { worker, stop } = await createDeliveryWorker({ config, pool, masterKey, clock: systemClock, onError: logError });
+    worker.start();
+    stops.push(async () => {
+      await stop();
+      await pool.end();
+    });
+    log('webhook delivery worker running');
   }
 
   if (parts.includes('api')) {

@@ -1,0 +1,101 @@
+import { z } from 'zod';
+import { CHANNELS, WEBHOOK_EVENT_TYPES } from './catalog.ts';
+
+// Requests and records of webhook management (scope webhook_mgmt). The envelope itself is built
+// by the delivery worker (services/webhooks/envelope.ts).
+export const WEBHOOK_URL_MAX = 2048;
+export const WEBHOOK_DESCRIPTION_MAX = 500;
+// Longest overlap a rotation may give the previous secret, and the default one.
+export const ROTATION_OVERLAP_MAX_S = 7 * 24 * 3600;
+export const ROTATION_OVERLAP_DEFAULT_S = 24 * 3600;
+
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'dead_lettered', 'cancelled'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+export const ENDPOINT_STATUSES = ['enabled', 'disabled'] as const;
+
+// event_types are checked against the catalog and the channel after this shape (each finding
+// with its own path and code), so here they are plain strings.
+export const endpointRegistrationSchema = z.strictObject({
+  url: z.string().min(1).max(WEBHOOK_URL_MAX),
+  channel: z.enum(CHANNELS),
+  event_types: z.array(z.string().min(1).max(64)).min(1).max(WEBHOOK_EVENT_TYPES.length),
+  description: z.string().max(WEBHOOK_DESCRIPTION_MAX).optional(),
+});
+export type EndpointRegistration = z.infer<typeof endpointRegistrationSchema>;
+
+// POST /v1/webhook-endpoints/{id}/rotate-secret takes no body or this one.
+export const rotationRequestSchema = z.strictObject({
+  previous_secret_valid_for_s: z.number().int().min(0).max(ROTATION_OVERLAP_MAX_S).optional(),
+});
+
+const instant = z.string().meta({ format: 'date-time' });
+const endpointId = z.string().regex(/^whk_[0-9a-f-]{36}$/);
+const deliveryId = z.string().regex(/^whd_[0-9a-f-]{36}$/);
+
+export const webhookEndpointSchema = z.strictObject({
+  endpoint_id: endpointId,
+  url: z.string(),
+  channel: z.enum(CHANNELS),
+  event_types: z.array(z.enum(WEBHOOK_EVENT_TYPES)),
+  description: z.string().nullable(),
+  status: z.enum(ENDPOINT_STATUSES),
+  // Until this instant the previous secret still signs every delivery; null outside an overlap.
+  previous_secret_valid_until: instant.nullable(),
+  verified_at: instant.nullable(),
+  created_at: instant,
+  updated_at: instant,
+});
+
+// Registration shows the secret once.
+export const webhookEndpointCreatedSchema = webhookEndpointSchema.extend({ secret: z.string() });
+
+export const secretRotationSchema = z.strictObject({
+  endpoint_id: endpointId,
+  secret: z.string(),
+  previous_secret_valid_until: instant,
+});
+
+export const webhookEndpointPageSchema = z.strictObject({
+  data: z.array(webhookEndpointSchema),
+  has_more: z.boolean(),
+  next_cursor: z.string().optional(),
+});
+
+export const webhookAttemptSchema = z.strictObject({
+  attempt: z.number().int(),
+  started_at: instant,
+  latency_ms: z.number().int(),
+  // null when no response came (timeout, refused connection, TLS failure, refused destination).
+  response_status: z.number().int().nullable(),
+  error: z.string().nullable(),
+  // The first bytes of the response body, as text.
+  response_excerpt: z.string().nullable(),
+  // When this attempt scheduled the next one; null when it was the last.
+  next_retry_at: instant.nullable(),
+});
+
+export const webhookDeliverySchema = z.strictObject({
+  delivery_id: deliveryId,
+  endpoint_id: endpointId,
+  envelope_id: z.string().regex(/^whe_[0-9a-f-]{36}$/),
+  event_type: z.enum(WEBHOOK_EVENT_TYPES),
+  status: z.enum(DELIVERY_STATUSES),
+  attempt_count: z.number().int(),
+  // The next scheduled attempt of a pending delivery (while an attempt is in flight: when it is
+  // given up and retried); null once the delivery is settled.
+  next_retry_at: instant.nullable(),
+  created_at: instant,
+  completed_at: instant.nullable(),
+  // The delivery this one replays.
+  replay_of: deliveryId.nullable(),
+  attempts: z.array(webhookAttemptSchema),
+});
+
+export const webhookDeliveryPageSchema = z.strictObject({
+  data: z.array(webhookDeliverySchema),
+  has_more: z.boolean(),
+  next_cursor: z.string().optional(),
+});
+
+export type WebhookEndpointView = z.infer<typeof webhookEndpointSchema>;
+export type WebhookDeliveryView = z.infer<typeof webhookDeliverySchema>;

@@ -1,0 +1,47 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { CursorCodec } from './cursor.ts';
+import { sendProblem } from './problem-reply.ts';
+import type { QueryReader } from './query-params.ts';
+
+// Keyset pages of the list endpoints: limit 1-200 (default 50), a signed cursor bound to the list,
+// the tenant and the filters, and the page body {data, has_more, next_cursor}.
+const DEFAULT_LIMIT = 50;
+const MAX_LIMIT = 200;
+
+// One value of a fixed set (the list reader, held to a single item).
+export function single<T extends string>(reader: QueryReader, name: string, allowed: readonly T[]): T | undefined {
+  const values = reader.list(name, allowed);
+  if (values && values.length !== 1) {
+    reader.errors.push({ path: name, code: 'svc:request/invalid_parameter', message: `must be one of ${allowed.join(', ')}` });
+    return undefined;
+  }
+  return values?.[0];
+}
+
+export function paging(reader: QueryReader): { limit: number; cursorText?: string } {
+  const cursorText = reader.text('cursor', { max: 4096 });
+  return { limit: reader.integer('limit', { min: 1, max: MAX_LIMIT, fallback: DEFAULT_LIMIT }), cursorText };
+}
+
+// The position after which the page starts; false for a cursor this service did not issue for
+// this list, tenant and these filters.
+export function readCursor(cursors: CursorCodec, text: string | undefined, filters: Record<string, unknown>): { at: string; id: string } | undefined | false {
+  if (text === undefined) return undefined;
+  const payload = cursors.decode(text);
+  const matches = payload && Object.entries(filters).every(([k, v]) => payload[k] === v) && typeof payload.o === 'string' && typeof payload.e === 'string';
+  return matches ? { at: payload.o as string, id: payload.e as string } : false;
+}
+
+export function badCursor(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendProblem(request, reply, 'svc:request/invalid_parameter', {
+    detail: 'the cursor is not one this service issued for this list and these filters',
+    errors: [{ path: 'cursor', code: 'svc:request/invalid_parameter', message: 'malformed or altered cursor' }],
+  });
+}
+
+export function page<R>(rows: R[], limit: number, view: (row: R) => Record<string, unknown>, cursorAfter: (last: R) => string) {
+  const data = rows.slice(0, limit);
+  const last = data[data.length - 1];
+  const hasMore = rows.length > limit;
+  return { data: data.map(view), has_more: hasMore, ...(hasMore && last ? { next_cursor: cursorAfter(last) } : {}) };
+}

@@ -1,0 +1,155 @@
+// The delivery worker's statements. Several workers may run at once: the outbox and due deliveries
+// are taken with SKIP LOCKED, and a claim moves next_attempt_at past the attempt timeout (a lease),
+// so a delivery is attempted by one worker at a time and again if that worker dies mid-attempt.
+import type { Pool } from '../../platform/postgres/pool.ts';
+import { CHANNELS, deliverableOn, WEBHOOK_EVENT_TYPES, type Channel } from '../../schemas/webhooks/catalog.ts';
+import type { DeliveryStatus } from '../../schemas/webhooks/resources.ts';
+
+// Every (type, channel) pair the catalog allows, for the fan-out's join.
+const DELIVERABLE = WEBHOOK_EVENT_TYPES.flatMap((type) => CHANNELS.filter((channel) => deliverableOn(type, channel)).map((channel) => [type, channel] as const));
+const DELIVERABLE_TYPES = DELIVERABLE.map(([type]) => type);
+const DELIVERABLE_CHANNELS = DELIVERABLE.map(([, channel]) => channel);
+
+export interface ClaimedDelivery {
+  delivery_id: string;
+  tenant_id: string;
+  endpoint_id: string;
+  envelope_id: string;
+  attempts: number;
+  max_attempts: number | null;
+  deadline_at: Date;
+  url: string;
+  channel: Channel;
+  endpoint_status: 'enabled' | 'disabled';
+  endpoint_deleted: boolean;
+  secret_sealed: Buffer;
+  previous_secret_sealed: Buffer | null;
+  previous_secret_valid_until: Date | null;
+  type: string;
+  classification: string;
+  event_created_at: Date;
+  data: unknown;
+}
+
+export interface AttemptRecord {
+  deliveryId: string;
+  tenantId: string;
+  attempt: number;
+  startedAt: Date;
+  latencyMs: number;
+  responseStatus: number | null;
+  error: string | null;
+  responseExcerpt: string | null;
+  // What the delivery becomes: pending (with nextAttemptAt) or settled.
+  status: DeliveryStatus;
+  nextAttemptAt: Date | null;
+}
+
+export class DeliveryStore {
+  constructor(private readonly pool: Pool) {}
+
+  // Turns up to `limit` outbox events into one pending delivery per subscribed, enabled endpoint
+  // whose channel the catalog allows for the event. Returns how many events were taken.
+  async fanOut(now: Date, limit: number, horizonMs: number): Promise<number> {
+    const { rowCount } = await this.pool.query({
+      name: 'webhooks-fan-out',
+      text: `WITH batch AS (
+               SELECT envelope_id, tenant_id, type FROM outgoing_events
+                WHERE fanned_out_at IS NULL ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED
+             ), fanned AS (
+               INSERT INTO webhook_deliveries (tenant_id, delivery_id, endpoint_id, envelope_id, event_type, status, next_attempt_at, deadline_at, created_at)
+               SELECT b.tenant_id, svc_uuidv7($2), e.endpoint_id, b.envelope_id, b.type, 'pending', $2, $2 + $3 * interval '1 millisecond', $2
+                 FROM batch b
+                 JOIN webhook_endpoints e
+                   ON e.tenant_id = b.tenant_id AND e.status = 'enabled' AND e.deleted_at IS NULL AND b.type = ANY (e.event_types)
+                WHERE (b.type, e.channel) IN (SELECT * FROM unnest($4::text[], $5::text[]))
+             )
+             UPDATE outgoing_events o SET fanned_out_at = $2 FROM batch b WHERE o.envelope_id = b.envelope_id`,
+      values: [limit, now, horizonMs, DELIVERABLE_TYPES, DELIVERABLE_CHANNELS],
+    });
+    return rowCount ?? 0;
+  }
+
+  // Claims up to `limit` due deliveries, at most `perEndpoint` per endpoint (less for endpoints
+  // already busy in this worker: `free` gives their remaining slots; a full one is skipped).
+  async claim(input: { now: Date; limit: number; perEndpoint: number; free: Map<string, number>; leaseMs: number }): Promise<ClaimedDelivery[]> {
+    const full = [...input.free].filter(([, slots]) => slots <= 0).map(([id]) => id);
+    const partial = [...input.free].filter(([, slots]) => slots > 0);
+    const { rows } = await this.pool.query<ClaimedDelivery>({
+      name: 'webhooks-claim',
+      text: `WITH due AS (
+               SELECT delivery_id, endpoint_id, next_attempt_at FROM webhook_deliveries
+                WHERE status = 'pending' AND next_attempt_at <= $1 AND endpoint_id <> ALL ($2::uuid[])
+                ORDER BY next_attempt_at
+                LIMIT $3 FOR UPDATE SKIP LOCKED
+             ), chosen AS (
+               SELECT r.delivery_id FROM (
+                 SELECT delivery_id, endpoint_id, next_attempt_at,
+                        row_number() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at) AS rank
+                   FROM due) r
+                 LEFT JOIN unnest($4::uuid[], $5::int[]) AS f(endpoint_id, slots) ON f.endpoint_id = r.endpoint_id
+                WHERE r.rank <= coalesce(f.slots, $6)
+                ORDER BY r.next_attempt_at
+                LIMIT $7
+             )
+             UPDATE webhook_deliveries d
+                SET attempts = d.attempts + 1, next_attempt_at = $1 + $8 * interval '1 millisecond'
+               FROM chosen c, webhook_endpoints e, outgoing_events o
+              WHERE d.delivery_id = c.delivery_id AND e.endpoint_id = d.endpoint_id AND o.envelope_id = d.envelope_id
+             RETURNING d.delivery_id, d.tenant_id, d.endpoint_id, d.envelope_id, d.attempts, d.max_attempts, d.deadline_at,
+                       e.url, e.channel, e.status AS endpoint_status, e.deleted_at IS NOT NULL AS endpoint_deleted,
+                       e.secret_sealed, e.previous_secret_sealed, e.previous_secret_valid_until,
+                       o.type, o.classification, o.created_at AS event_created_at, o.data`,
+      values: [
+        input.now,
+        full,
+        input.limit * 4,
+        partial.map(([id]) => id),
+        partial.map(([, slots]) => slots),
+        input.perEndpoint,
+        input.limit,
+        input.leaseMs,
+      ],
+    });
+    return rows;
+  }
+
+  // Records attempts and what their deliveries become, in one statement. A delivery settled
+  // meanwhile by someone else (cancelled with its endpoint, or re-claimed after a lost lease)
+  // keeps its state; the attempt is logged all the same.
+  async record(attempts: AttemptRecord[], now: Date): Promise<void> {
+    if (attempts.length === 0) return;
+    await this.pool.query({
+      name: 'webhooks-record',
+      text: `WITH o AS (
+               SELECT * FROM json_to_recordset($1::json)
+                 AS r(d uuid, t text, a int, s timestamptz, l int, rs int, er text, ex text, st text, nx timestamptz)
+             ), logged AS (
+               INSERT INTO webhook_attempts (tenant_id, delivery_id, attempt, started_at, latency_ms, response_status, error, response_excerpt, next_retry_at)
+               SELECT t, d, a, s, l, rs, er, ex, nx FROM o
+               ON CONFLICT (delivery_id, attempt) DO NOTHING
+             )
+             UPDATE webhook_deliveries w
+                SET status = o.st, next_attempt_at = o.nx, completed_at = CASE WHEN o.st = 'pending' THEN NULL ELSE $2::timestamptz END
+               FROM o
+              WHERE w.delivery_id = o.d AND w.attempts = o.a AND w.status = 'pending'`,
+      values: [
+        JSON.stringify(
+          attempts.map((a) => ({
+            d: a.deliveryId,
+            t: a.tenantId,
+            a: a.attempt,
+            s: a.startedAt.toISOString(),
+            l: a.latencyMs,
+            rs: a.responseStatus,
+            er: a.error,
+            ex: a.responseExcerpt,
+            st: a.status,
+            nx: a.nextAttemptAt?.toISOString() ?? null,
+          })),
+        ),
+        now,
+      ],
+    });
+  }
+}
