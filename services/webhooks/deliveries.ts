@@ -109,7 +109,7 @@ export class WebhookDeliveries {
           WHERE d.tenant_id = $1 AND d.delivery_id = $2
        ), replayed AS (
          INSERT INTO webhook_deliveries (tenant_id, delivery_id, endpoint_id, envelope_id, event_type, status, max_attempts, next_attempt_at, deadline_at, created_at, replay_of)
-         SELECT tenant_id, $3, endpoint_id, envelope_id, event_type, 'pending', max_attempts, $4, $4 + $5 * interval '1 millisecond', $4, delivery_id
+         SELECT tenant_id, $3, endpoint_id, envelope_id, event_type, 'pending', max_attempts, $4::timestamptz, $4::timestamptz + $5 * interval '1 millisecond', $4::timestamptz, delivery_id
            FROM original WHERE endpoint_active
          RETURNING delivery_id
        )
@@ -142,7 +142,7 @@ export class WebhookDeliveries {
       );
       await db.query(
         `INSERT INTO webhook_deliveries (tenant_id, delivery_id, endpoint_id, envelope_id, event_type, status, max_attempts, next_attempt_at, deadline_at, created_at)
-         VALUES ($1, $2, $3, $4, 'webhook.test', 'pending', 1, $5, $5 + $6 * interval '1 millisecond', $5)`,
+         VALUES ($1, $2, $3, $4, 'webhook.test', 'pending', 1, $5::timestamptz, $5::timestamptz + $6 * interval '1 millisecond', $5::timestamptz)`,
         [tenantId, deliveryId, endpoint.endpoint_id, envelopeId, now, this.settings.horizonMs],
       );
     });

@@ -58,7 +58,7 @@ export class DeliveryStore {
                 WHERE fanned_out_at IS NULL ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED
              ), fanned AS (
                INSERT INTO webhook_deliveries (tenant_id, delivery_id, endpoint_id, envelope_id, event_type, status, next_attempt_at, deadline_at, created_at)
-               SELECT b.tenant_id, svc_uuidv7($2), e.endpoint_id, b.envelope_id, b.type, 'pending', $2, $2 + $3 * interval '1 millisecond', $2
+               SELECT b.tenant_id, svc_uuidv7($2), e.endpoint_id, b.envelope_id, b.type, 'pending', $2::timestamptz, $2::timestamptz + $3 * interval '1 millisecond', $2::timestamptz
                  FROM batch b
                  JOIN webhook_endpoints e
                    ON e.tenant_id = b.tenant_id AND e.status = 'enabled' AND e.deleted_at IS NULL AND b.type = ANY (e.event_types)
@@ -93,7 +93,7 @@ export class DeliveryStore {
                 LIMIT $7
              )
              UPDATE webhook_deliveries d
-                SET attempts = d.attempts + 1, next_attempt_at = $1 + $8 * interval '1 millisecond'
+                SET attempts = d.attempts + 1, next_attempt_at = $1::timestamptz + $8 * interval '1 millisecond'
                FROM chosen c, webhook_endpoints e, outgoing_events o
               WHERE d.delivery_id = c.delivery_id AND e.endpoint_id = d.endpoint_id AND o.envelope_id = d.envelope_id
              RETURNING d.delivery_id, d.tenant_id, d.endpoint_id, d.envelope_id, d.attempts, d.max_attempts, d.deadline_at,

@@ -6,6 +6,7 @@ import { SecretBox } from '../../platform/crypto/secret-box.ts';
 import { issueKey, type Scope } from '../../platform/keys/api-keys.ts';
 import { createTenant } from '../../platform/tenants/tenants.ts';
 import { createApi } from '../../services/api/wiring.ts';
+import type { Resolve } from '../../services/webhooks/destination.ts';
 import { SigningClient, type Credential } from './signing-client.ts';
 import { createTestDatabase, type TestDatabase } from './test-database.ts';
 
@@ -25,12 +26,12 @@ export const TEST_NOW = '2026-09-01T12:00:00Z';
 
 // The API on a database of its own, with tenant "acme" (base USD), one key per scope and a
 // manual clock that signing and the service share.
-export async function startTestApi(env: Record<string, string> = {}): Promise<TestApi> {
+export async function startTestApi(env: Record<string, string> = {}, options: { resolve?: Resolve } = {}): Promise<TestApi> {
   const db = await createTestDatabase();
   const clock = new ManualClock(TEST_NOW);
   const masterKey = randomBytes(32);
   const config = loadConfig({ LOG_LEVEL: 'silent', ...env });
-  const { app } = await createApi({ config, pool: db.pool, databaseUrl: db.url, masterKey, clock, logger: false });
+  const { app } = await createApi({ config, pool: db.pool, databaseUrl: db.url, masterKey, clock, logger: false, ...options });
   await app.ready();
   const box = new SecretBox(masterKey);
   const issue = async (tenantId: string, scope: Scope): Promise<Credential> => {
