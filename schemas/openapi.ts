@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { batchItemSchema, ENVELOPES } from './envelope.ts';
 import { ERROR_CATALOG } from './errors/catalog.ts';
 import { FAMILIES, FAMILY_NAMES } from './families/index.ts';
@@ -26,29 +25,12 @@ import {
 } from './responses.ts';
 import { WEBHOOK_EVENT_CATALOG } from './webhooks/catalog.ts';
 import { EDGE_TYPES } from './graph.ts';
+import { AUTH_FAILURES, idParam, json, jsonSchema, problemResponse, ref, signedRequest, type JsonSchema } from './openapi-parts.ts';
+import { WEBHOOK_PATHS, webhookSchemas } from './openapi-webhooks.ts';
 import { batchRequestSchema } from './envelope.ts';
 
 // OpenAPI 3.1 generated from the same zod schemas that validate requests, so the document
 // cannot drift from the behaviour.
-type JsonSchema = Record<string, unknown>;
-
-function jsonSchema(schema: z.ZodType): JsonSchema {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
-  return rest;
-}
-
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const problemResponse = (description: string) => ({
-  description,
-  content: { 'application/problem+json': { schema: ref('ProblemDetails') } },
-});
-
-const signedRequest = [{ SvcKeyId: [], SvcTimestamp: [], SvcNonce: [], SvcSignature: [] }];
-const json = (schema: unknown, description: string) => ({ description, content: { 'application/json': { schema } } });
-const AUTH_FAILURES = {
-  '401': problemResponse('signature missing, wrong, stale or replayed'),
-  '403': problemResponse('the credential lacks the scope'),
-};
 const INGEST_FAILURES = {
   '400': problemResponse('the payload does not match the schema (svc:validation/*, with field paths)'),
   ...AUTH_FAILURES,
@@ -113,7 +95,6 @@ function compliancePath(summary: string, schema: unknown, parameters: unknown[])
   };
 }
 
-const idParam = (name: string, prefix: string) => ({ name, in: 'path', required: true, schema: { type: 'string' }, description: `${prefix}<uuid>, or the bare uuid` });
 
 export function buildOpenApiDocument(): JsonSchema {
   const envelopeSchemas = Object.fromEntries(FAMILY_NAMES.map((family) => [`${pascal(family)}Event`, jsonSchema(ENVELOPES[family])]));
@@ -163,6 +144,7 @@ export function buildOpenApiDocument(): JsonSchema {
         EpisodeDetail: jsonSchema(episodeDetailSchema),
         EpisodePage: jsonSchema(episodePageSchema),
         CaseActionRequest: jsonSchema(caseActionRequestSchema),
+        ...webhookSchemas(),
       },
     },
     paths: {
@@ -271,6 +253,7 @@ export function buildOpenApiDocument(): JsonSchema {
           },
         },
       },
+      ...WEBHOOK_PATHS,
     },
     'x-families': Object.fromEntries(FAMILY_NAMES.map((f) => [f, { kind: FAMILIES[f].kind, ingest_path: FAMILIES[f].path }])),
   };

@@ -105,9 +105,17 @@ describe('documentation', () => {
         '/v1/instruments/{external_id}', '/v1/movements', '/v1/movements/{external_id}', '/v1/parties', '/v1/parties/{external_id}',
         '/v1/parties/{external_id}/movements', '/v1/posture/parties/{external_id}', '/v1/relationships', '/v1/validate', '/v1/accounts',
         '/v1/graph/parties/{external_id}/network', '/v1/graph/paths', '/v1/alerts', '/v1/alerts/{alert_id}', '/v1/episodes',
-        '/v1/episodes/{episode_id}', '/v1/episodes/{episode_id}/case',
+        '/v1/episodes/{episode_id}', '/v1/episodes/{episode_id}/case', '/v1/webhook-endpoints', '/v1/webhook-endpoints/{id}',
+        '/v1/webhook-endpoints/{id}/disable', '/v1/webhook-endpoints/{id}/enable', '/v1/webhook-endpoints/{id}/rotate-secret',
+        '/v1/webhook-endpoints/{id}/test', '/v1/webhook-deliveries', '/v1/webhook-deliveries/{id}', '/v1/webhook-deliveries/{id}/replay',
       ].sort(),
     );
+    // Every operation the document shows is served.
+    for (const [path, operations] of Object.entries(doc.paths as Record<string, Record<string, unknown>>)) {
+      for (const method of Object.keys(operations)) {
+        expect(api.app.hasRoute({ method: method.toUpperCase() as 'GET', url: path.replace(/\{([a-z_]+)\}/g, ':$1') }), `${method} ${path}`).toBe(true);
+      }
+    }
     expect(doc.paths['/v1/movements'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/MovementEvent' });
     const page = await api.app.inject({ method: 'GET', url: '/docs' });
     expect([200, 302]).toContain(page.statusCode);
