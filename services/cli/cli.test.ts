@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signRequest } from '../../platform/crypto/request-signing.ts';
 import { freePort } from '../../platform/postgres/embedded.ts';
 import { partyEvent } from '../../test/fixtures/events.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/webhook-receiver.ts';
 
 // The operator CLI as a newcomer runs it: separate processes sharing one data directory and
 // its embedded PostgreSQL.
@@ -81,10 +82,15 @@ describe('svc CLI', () => {
   describe('while svc up is running', () => {
     let server: ChildProcess;
     let baseUrl: string;
+    let receiver: WebhookReceiver;
 
     beforeAll(async () => {
       const port = await freePort();
-      server = spawn(process.execPath, [SVC, 'up'], { env: { ...env, PORT: String(port) } });
+      // Operator test mode, so the webhook worker may deliver to a receiver on this machine.
+      receiver = await startWebhookReceiver();
+      await writeFile(join(dataDir, 'receiver-ca.pem'), receiver.caPem);
+      const webhookEnv = { SVC_WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', SVC_WEBHOOK_CA_FILE: join(dataDir, 'receiver-ca.pem') };
+      server = spawn(process.execPath, [SVC, 'up'], { env: { ...env, ...webhookEnv, PORT: String(port) } });
       baseUrl = await new Promise<string>((resolve, reject) => {
         let out = '';
         server.stdout!.on('data', (chunk) => {
@@ -100,7 +106,26 @@ describe('svc CLI', () => {
       const exited = new Promise((resolve) => server.once('exit', resolve));
       server.kill('SIGTERM');
       await exited;
+      await receiver.close();
     });
+
+    it('runs the webhook delivery worker: a test delivery reaches an endpoint, signed', async () => {
+      const key = JSON.parse((await run(['keys', 'issue', '--tenant', 'acme', '--scope', 'webhook_mgmt', '--json'])).stdout);
+      const signed = (method: string, target: string, body = '') => ({
+        ...signRequest({ keyId: key.key_id, secret: key.secret, method, target, body }),
+        ...(body ? { 'content-type': 'application/json' } : {}),
+      });
+      const body = JSON.stringify({ url: receiver.url('/cli'), channel: 'operational', event_types: ['coverage.degraded'] });
+      const created = await fetch(`${baseUrl}/v1/webhook-endpoints`, { method: 'POST', body, headers: signed('POST', '/v1/webhook-endpoints', body) });
+      expect(created.status).toBe(201);
+      const endpoint = (await created.json()) as { endpoint_id: string; secret: string };
+      receiver.setSecrets('/cli', [endpoint.secret]);
+      receiver.setChannel('/cli', 'operational');
+      const target = `/v1/webhook-endpoints/${endpoint.endpoint_id}/test`;
+      const tested = await fetch(`${baseUrl}${target}`, { method: 'POST', headers: signed('POST', target) });
+      expect(tested.status).toBe(200);
+      expect(receiver.deliveries.map((d) => d.verification.problems)).toEqual([[]]);
+    }, 60_000);
 
     it('prints its base URL and serves health', async () => {
       expect(baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
@@ -138,6 +163,7 @@ describe('svc CLI', () => {
       const parsed = JSON.parse(report.stdout);
       expect(parsed.groups[0]).toMatchObject({ group: 'canonical', lag: 0, members: 1 });
       expect(parsed.events.processed).toBeGreaterThanOrEqual(1);
+      expect(parsed.webhooks).toEqual({ outbox: expect.any(Number), pending: 0, dead_lettered: 0 });
 
       const metrics = await (await fetch(`${baseUrl}/metrics`)).text();
       expect(metrics).toMatch(/svc_consumer_lag_records\{group="canonical",partition="0"\} 0/);

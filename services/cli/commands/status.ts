@@ -2,8 +2,8 @@ import { PostgresLogBus } from '../../../platform/bus/postgres-log.ts';
 import { CONSUMER_GROUPS } from '../../../pipelines/groups.ts';
 import { withContext } from '../context.ts';
 
-// Where each pipeline stands: records not yet processed per consumer group, live members, and
-// events by status.
+// Where each pipeline stands: records not yet processed per consumer group, live members, events
+// by status, and the webhook backlog.
 export async function statusCommand(print: (line: string) => void, json: boolean): Promise<void> {
   await withContext(async ({ db }) => {
     const bus = new PostgresLogBus(db.pool);
@@ -19,9 +19,17 @@ export async function statusCommand(print: (line: string) => void, json: boolean
     const { rows: statuses } = await db.pool.query<{ status: string; events: number }>(
       'SELECT status, count(*)::int AS events FROM inbox_events GROUP BY status ORDER BY status',
     );
-    if (json) return print(JSON.stringify({ groups, events: Object.fromEntries(statuses.map((s) => [s.status, s.events])) }));
+    // The webhook backlog: events not yet fanned out, deliveries waiting, deliveries given up on.
+    const { rows: hooks } = await db.pool.query<{ outbox: number; pending: number; dead_lettered: number }>(
+      `SELECT (SELECT count(*)::int FROM outgoing_events WHERE fanned_out_at IS NULL) AS outbox,
+              (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'pending') AS pending,
+              (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'dead_lettered') AS dead_lettered`,
+    );
+    const webhooks = hooks[0]!;
+    if (json) return print(JSON.stringify({ groups, events: Object.fromEntries(statuses.map((s) => [s.status, s.events])), webhooks }));
     print(`database: ${db.mode}`);
     for (const g of groups) print(`group ${g.group}: lag ${g.lag} records, ${g.members} live member(s)`);
     print(`events: ${statuses.map((s) => `${s.status} ${s.events}`).join(', ') || 'none'}`);
+    print(`webhooks: ${webhooks.outbox} event(s) to fan out, ${webhooks.pending} delivery(ies) pending, ${webhooks.dead_lettered} dead-lettered`);
   });
 }
