@@ -63,6 +63,12 @@ describe('delivery worker', () => {
     const coverageCopies = world.receiver.deliveries.filter((d) => envelopeOf(d.body).type === 'coverage.degraded');
     expect(coverageCopies.map((d) => d.headers['svc-webhook-id'])).toEqual([coverage, coverage]);
     expect(new Set(coverageCopies.map((d) => envelopeOf(d.body).delivery.delivery_id)).size).toBe(2);
+    // Delivery ids made by the fan-out statement are UUIDv7 carrying the instant of the fan-out.
+    for (const copy of coverageCopies) {
+      const id: string = envelopeOf(copy.body).delivery.delivery_id;
+      expect(id).toMatch(/^whd_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(parseInt(id.slice(4, 17).replace('-', ''), 16)).toBe(world.clock.now().getTime());
+    }
     const first = received('/compliance').find((d) => envelopeOf(d.body).type === 'alert.opened')!;
     expect(envelopeOf(first.body)).toMatchObject({ id: alert, tenant_id: 'acme', classification: 'restricted_aml', delivery: { attempt: 1 } });
     expect(envelopeOf(first.body).data).toEqual({ n: 0, note: 'ünïcode & spaces  kept' });
