@@ -11,8 +11,8 @@
 //   (1) Baseline: WEBHOOK_BASELINE_DELIVERIES (default 20,000) signed envelopes of the same shape
 //       and size to an 11th path of the same receiver, from a plain https.request loop in a child
 //       process (this file again, WEBHOOK_BENCH_ROLE=baseline): a keep-alive agent trusting the
-//       same CA, C requests in flight, no database. C is the worker's effective limit,
-//       min(SVC_WEBHOOK_CONCURRENCY, endpoints × SVC_WEBHOOK_ENDPOINT_CONCURRENCY).
+//       same CAs (one TLS context, built once), C requests in flight, no database. C is the
+//       worker's effective limit, min(SVC_WEBHOOK_CONCURRENCY, endpoints × SVC_WEBHOOK_ENDPOINT_CONCURRENCY).
 //   (2) Worker: `node bin/svc.js run webhooks` (DATABASE_URL of the bench database, SVC_MASTER_KEY,
 //       private networks allowed, the receiver's CA in SVC_WEBHOOK_CA_FILE) fans the outbox out
 //       and delivers; it is stopped with SIGTERM once every delivery row has settled.
@@ -20,10 +20,14 @@
 //   last. The 50 ms answer bounds both at C / 0.05 s (the ceiling, printed too).
 //   Memory of the worker: VmRSS read at every tenth of the deliveries and every 250 ms, VmHWM (reset
 //   once the worker is ready, so start-up is reported apart). Flat: RSS at 100 % ÷ RSS at 10 % <
-//   1.25. Also checked: no delivery failed verification, every delivery row ended `succeeded`.
+//   1.25. Also checked: no delivery failed verification, every delivery row ended `succeeded`, and
+//   the worker exited 0 on SIGTERM.
 //
 //   npm run bench:webhooks          (WEBHOOK_EVENTS=1000 npm run bench:webhooks for a quick run)
 //
+// SVC_WEBHOOK_CONCURRENCY and SVC_WEBHOOK_ENDPOINT_CONCURRENCY (defaults 256 and 32, as the
+// service's) are passed to the worker and set C. WEBHOOK_DRAIN_TIMEOUT_S (default 900) bounds the
+// wait for the deliveries; WEBHOOK_WORKER_NODE_ARGS adds node options to the worker (--cpu-prof).
 // The last line printed is the ratio worker/baseline deliveries/s with the memory verdict. The
 // worker's CPU, PostgreSQL's and this process's (the receiver) over the run are printed as well,
 // with what the worker's database connections were doing (pg_stat_activity, every 250 ms), to
@@ -36,7 +40,7 @@ import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { rootCertificates } from 'node:tls';
+import { createSecureContext, rootCertificates } from 'node:tls';
 import { enqueueEvents, type OutgoingEvent } from '../pipelines/detect/outgoing-events.ts';
 import { SecretBox } from '../platform/crypto/secret-box.ts';
 import { ID_PREFIXES, uuidv7 } from '../platform/ids.ts';
@@ -60,6 +64,8 @@ const BASELINE_DELIVERIES = positiveInteger('WEBHOOK_BASELINE_DELIVERIES', 20_00
 const CONCURRENCY = positiveInteger('SVC_WEBHOOK_CONCURRENCY', 256);
 const ENDPOINT_CONCURRENCY = positiveInteger('SVC_WEBHOOK_ENDPOINT_CONCURRENCY', 32);
 const DRAIN_TIMEOUT_MS = positiveNumber('WEBHOOK_DRAIN_TIMEOUT_S', 900) * 1000;
+// Node options for the worker, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to see where its time goes.
+const WORKER_NODE_ARGS = (process.env.WEBHOOK_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const ENDPOINTS = 10;
 const DELIVERIES = EVENTS * ENDPOINTS;
 const ANSWER_DELAY_MS = 50;
@@ -125,6 +131,8 @@ interface Tracker {
   failed: number;
   firstAt: number;
   lastAt: number;
+  // A reading that failed in onMark: rethrown by waitForDeliveries, not thrown in the receiver.
+  failure?: unknown;
 }
 
 // The predicate of receiver.waitFor runs on every delivery the receiver records: used here as a
@@ -143,7 +151,11 @@ function trackDeliveries(receiver: WebhookReceiver, expected: number, onMark: (m
       tracker.delivered = delivered;
       tracker.verified = counts.verified - base.verified;
       tracker.failed = counts.failed - base.failed;
-      while (nextMark <= 10 && delivered >= Math.ceil((expected * nextMark) / 10)) onMark(nextMark++);
+      try {
+        while (nextMark <= 10 && delivered >= Math.ceil((expected * nextMark) / 10)) onMark(nextMark++);
+      } catch (error) {
+        tracker.failure ??= error;
+      }
     }
     return delivered >= expected;
   }, DRAIN_TIMEOUT_MS);
@@ -158,6 +170,7 @@ async function waitForDeliveries(tracker: Tracker, expected: number, sender: Chi
   let seen = -1;
   let movedAt = started;
   while (tracker.delivered < expected) {
+    if (tracker.failure !== undefined) throw tracker.failure;
     const now = performance.now();
     const where = `${tracker.delivered} of ${expected} deliveries`;
     if (sender.hasExited()) throw new Error(`${sender.name} exited after ${where}:\n${sender.output()}`);
@@ -170,10 +183,20 @@ async function waitForDeliveries(tracker: Tracker, expected: number, sender: Chi
 
 // ---- /proc readings --------------------------------------------------------------------------
 
+// Readings of processes that may have gone meanwhile give NaN or nothing rather than throw: they
+// run in timers and in the receiver's request handler, where an exception would end the bench
+// before its cleanup.
+function readOrUndefined(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
 function statusKiB(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  const match = readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'));
-  if (!match) throw new Error(`no ${field} in /proc/${pid}/status`);
-  return Number(match[1]);
+  const match = readOrUndefined(`/proc/${pid}/status`)?.match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'));
+  return match ? Number(match[1]) : NaN;
 }
 
 const mbOfKiB = (kib: number): string => mb(kib * 1024);
@@ -182,8 +205,14 @@ const mbOfKiB = (kib: number): string => mb(kib * 1024);
 // may have started a child).
 function childPids(pid: number): number[] {
   const pids: number[] = [];
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    const text = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return pids;
+  }
+  for (const task of tasks) {
+    const text = readOrUndefined(`/proc/${pid}/task/${task}/children`)?.trim();
     if (text) pids.push(...text.split(/\s+/).map(Number));
   }
   return pids;
@@ -191,12 +220,8 @@ function childPids(pid: number): number[] {
 
 // utime + stime of a process, in seconds; undefined once it is gone.
 function cpuSecondsOf(pid: number): number | undefined {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined;
-  }
+  const text = readOrUndefined(`/proc/${pid}/stat`);
+  if (text === undefined) return undefined;
   // The fields after the command name (which may hold spaces), from field 3 (state) on.
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S;
@@ -212,8 +237,9 @@ function machineBusySeconds(): number {
 
 // The postmaster and its children (the backends, the background workers), each with its CPU seconds.
 function postgresCpu(pgDir: string): Map<number, number> {
-  const postmaster = Number(readFileSync(join(pgDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const postmaster = Number(readOrUndefined(join(pgDir, 'postmaster.pid'))?.split('\n')[0]);
   const cpu = new Map<number, number>();
+  if (!Number.isInteger(postmaster)) return cpu;
   for (const pid of [postmaster, ...childPids(postmaster)]) {
     const seconds = cpuSecondsOf(pid);
     if (seconds !== undefined) cpu.set(pid, seconds);
@@ -264,6 +290,7 @@ function sampleRss(pid: number, tracker: Tracker): { samples: RssReading[]; stop
   let logged = { at: performance.now(), delivered: 0 };
   const timer = setInterval(() => {
     const reading = { at: performance.now(), delivered: tracker.delivered, rssKiB: statusKiB(pid, 'VmRSS') };
+    if (Number.isNaN(reading.rssKiB)) return;
     samples.push(reading);
     if (reading.at - logged.at >= PROGRESS_EVERY_MS) {
       const rate = perSecond(reading.delivered - logged.delivered, reading.at - logged.at);
@@ -291,9 +318,15 @@ function resetPeak(pid: number): boolean {
 const STATEMENT_KIND = `CASE WHEN query LIKE 'WITH batch AS%' THEN 'fan-out' WHEN query LIKE 'WITH due AS%' THEN 'claim'
                              WHEN query LIKE 'WITH o AS%' THEN 'record' ELSE 'other' END`;
 
+interface Activity {
+  samples: number;
+  // What a connection was doing ("idle", "active claim (waiting on IO:WalSync)") → mean count.
+  mean: Map<string, number>;
+}
+
 // pg_stat_activity of the worker's connections every POLL_MS: how many were in each state (active
 // in which statement, waiting on what), summed over the samples. stop() gives the means.
-function sampleActivity(pool: Pool): { stop: () => Promise<{ samples: number; mean: Map<string, number> }> } {
+function sampleActivity(pool: Pool): { stop: () => Promise<Activity> } {
   const totals = new Map<string, number>();
   let samples = 0;
   let stopping = false;
@@ -392,8 +425,11 @@ async function baselineSender(): Promise<void> {
   };
   const url = new URL(required('WEBHOOK_BASELINE_URL'));
   const secret = required('WEBHOOK_BASELINE_SECRET');
-  // The same trust as the worker's sender: the public roots and the receiver's CA.
-  const agent = new https.Agent({ keepAlive: true, maxSockets: IN_FLIGHT, ca: [...rootCertificates, await readFile(required('WEBHOOK_BASELINE_CA_FILE'), 'utf8')] });
+  // The same trust as the worker's sender (the public roots and the receiver's CA), as one TLS
+  // context built once and shared by every connection: given as `ca`, Node builds a context per
+  // connection, which with the whole root list costs ~15 ms of CPU and ~1 MB that the socket keeps.
+  const ca = [...rootCertificates, await readFile(required('WEBHOOK_BASELINE_CA_FILE'), 'utf8')];
+  const agent = new https.Agent({ keepAlive: true, maxSockets: IN_FLIGHT, secureContext: createSecureContext({ ca }) });
   const failures: Record<string, number> = {};
   let next = 0;
   let ok = 0;
@@ -480,10 +516,11 @@ function workerEnv(bench: Bench): NodeJS.ProcessEnv {
 }
 
 // bin/svc.js registers tsx in the process itself, so the pid we started is the worker: checked
-// here (no child process of its own), since a wrapper would have us measure the wrong memory.
+// here (no child process of its own but esbuild's, which tsx starts to transform sources not yet
+// in its cache), since a wrapper would have us measure the wrong memory.
 function confirmWorkerPid(worker: Child): void {
-  const command = readFileSync(`/proc/${worker.pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
-  const children = childPids(worker.pid);
+  const command = (readOrUndefined(`/proc/${worker.pid}/cmdline`) ?? '').split('\0').join(' ').trim();
+  const children = childPids(worker.pid).filter((pid) => !(readOrUndefined(`/proc/${pid}/cmdline`) ?? '').includes('esbuild'));
   if (!command.includes('bin/svc.js') || children.length > 0) {
     throw new Error(`pid ${worker.pid} (${command}) is not the worker itself: child processes ${children.join(', ') || 'none'}`);
   }
@@ -505,7 +542,7 @@ interface WorkerRun {
   side: WorkerSide;
   memory: Memory;
   cpu: CpuUse;
-  activity: { samples: number; mean: Map<string, number> };
+  activity: Activity;
   statuses: Map<string, number>;
   attempts: number;
   exit: string;
@@ -517,6 +554,23 @@ interface WorkerSide extends SideResult {
   startupSeconds: number;
 }
 
+interface StartedWorker {
+  worker: Child;
+  startupSeconds: number;
+  startupHwmKiB: number;
+  hwmReset: boolean;
+}
+
+// `svc run webhooks`, once it says it is running; then its start-up peak is read and VmHWM reset.
+async function startWorker(teardown: Teardown, bench: Bench, spawned: number): Promise<StartedWorker> {
+  const args = [...WORKER_NODE_ARGS, 'bin/svc.js', 'run', 'webhooks'];
+  const { child: worker } = await startNode(teardown, 'webhooks worker', args, workerEnv(bench), /webhook delivery worker running/);
+  const startupSeconds = (performance.now() - spawned) / 1000;
+  confirmWorkerPid(worker);
+  const startupHwmKiB = statusKiB(worker.pid, 'VmHWM');
+  return { worker, startupSeconds, startupHwmKiB, hwmReset: resetPeak(worker.pid) };
+}
+
 async function runWorker(teardown: Teardown, bench: Bench): Promise<WorkerRun> {
   log(`(2) worker: ${DELIVERIES} deliveries, \`svc run webhooks\` with ${CONCURRENCY} in flight, ${ENDPOINT_CONCURRENCY} per endpoint...`);
   const pgDir = join(bench.dataDir, 'pg');
@@ -524,27 +578,25 @@ async function runWorker(teardown: Teardown, bench: Bench): Promise<WorkerRun> {
   const cpuMarks: CpuSnapshot[] = [];
   let workerPid = 0;
   const spawned = performance.now();
-  // Installed before the worker starts: it delivers before it says it is running.
+  // Installed before the worker starts: it could deliver before it says it is running.
   const tracker = trackDeliveries(bench.receiver, DELIVERIES, (mark) => {
     if (workerPid === 0) return;
     atMark[mark] = { seconds: (performance.now() - spawned) / 1000, rssKiB: statusKiB(workerPid, 'VmRSS') };
     if (mark === 0 || mark === 10) cpuMarks.push(cpuSnapshot(workerPid, pgDir));
   });
-  const { child: worker } = await startNode(teardown, 'webhooks worker', ['bin/svc.js', 'run', 'webhooks'], workerEnv(bench), /webhook delivery worker running/);
-  const startupSeconds = (performance.now() - spawned) / 1000;
+  const started = await startWorker(teardown, bench, spawned);
+  const worker = started.worker;
   workerPid = worker.pid;
-  confirmWorkerPid(worker);
   if (tracker.delivered > 0) throw new Error(`${tracker.delivered} deliveries arrived before the worker said it was running; no readings for them`);
-  const startupHwmKiB = statusKiB(worker.pid, 'VmHWM');
-  const hwmReset = resetPeak(worker.pid);
+
   const rss = sampleRss(worker.pid, tracker);
   const activity = sampleActivity(bench.pool);
-  let activitySummary: Awaited<ReturnType<ReturnType<typeof sampleActivity>['stop']>>;
+  let activitySeen: Activity;
   try {
     await waitForDeliveries(tracker, DELIVERIES, worker);
   } finally {
     rss.stop();
-    activitySummary = await activity.stop();
+    activitySeen = await activity.stop();
   }
   log(`(2) all ${DELIVERIES} received; waiting for every outcome to be recorded...`);
   const statuses = await waitForSettled(bench.pool, worker);
@@ -552,21 +604,15 @@ async function runWorker(teardown: Teardown, bench: Bench): Promise<WorkerRun> {
   const settledKiB = statusKiB(worker.pid, 'VmRSS');
   const runHwmKiB = statusKiB(worker.pid, 'VmHWM');
   const { rows } = await bench.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_attempts');
+
   log('(2) stopping the worker (SIGTERM)...');
   await stopChild(worker, 'SIGTERM');
   const exit = worker.process.signalCode ? `signal ${worker.process.signalCode}` : `exit ${worker.process.exitCode}`;
-  const side = { ...sideResult(tracker), wallSeconds: (settledAt - spawned) / 1000, startupSeconds };
+  const side = { ...sideResult(tracker), wallSeconds: (settledAt - spawned) / 1000, startupSeconds: started.startupSeconds };
   log(`(2) worker: ${side.deliveries} in ${side.seconds.toFixed(2)} s = ${side.perSecond.toFixed(0)}/s (${side.failed} failed verification)`);
-  const sampledMaxKiB = Math.max(...rss.samples.map((s) => s.rssKiB), ...atMark.map((m) => m?.rssKiB ?? 0));
-  return {
-    side,
-    memory: { atMark, startupHwmKiB, runHwmKiB, hwmReset, sampledMaxKiB, settledKiB, samples: rss.samples.length },
-    cpu: cpuBetween(cpuMarks[0]!, cpuMarks[1]!),
-    activity: activitySummary,
-    statuses,
-    attempts: rows[0]!.n,
-    exit,
-  };
+  const readings = [...rss.samples.map((s) => s.rssKiB), ...atMark.map((m) => m?.rssKiB ?? NaN)].filter((kib) => !Number.isNaN(kib));
+  const memory = { atMark, startupHwmKiB: started.startupHwmKiB, runHwmKiB, hwmReset: started.hwmReset, sampledMaxKiB: Math.max(...readings), settledKiB, samples: rss.samples.length };
+  return { side, memory, cpu: cpuBetween(cpuMarks[0]!, cpuMarks[1]!), activity: activitySeen, statuses, attempts: rows[0]!.n, exit };
 }
 
 async function deliveryStatuses(pool: Pool): Promise<Map<string, number>> {
@@ -591,36 +637,41 @@ const countsText = (counts: Map<string, number>): string => [...counts].map(([st
 
 // ---- running ---------------------------------------------------------------------------------
 
-async function setUp(teardown: Teardown): Promise<Bench> {
+// Each thing started here adds how to close it to `closers`, so that a failure halfway through
+// the setup still closes what was started (an open pool or server would keep the process alive).
+async function setUp(teardown: Teardown, closers: Array<() => Promise<void>>): Promise<Bench> {
   const dataDir = await mkdtemp(join(tmpdir(), 'svc-bench-webhooks-'));
   teardown.dataDir = dataDir;
   // The embedded PostgreSQL runs as the postgres user when this runs as root; it must reach the dir.
   await chmod(dataDir, 0o755);
   log(`starting PostgreSQL in ${dataDir}...`);
   const server = await startEmbeddedPostgres({ dataDir, port: 0 });
+  closers.push(() => server.stop());
   const pool = createPool(server.url(), 4);
+  closers.push(() => pool.end());
   await migrate(pool);
   const tenant = await createTenant(pool, TENANT, 'USD');
   if (tenant.kind !== 'created') throw new Error(`tenant ${TENANT}: ${tenant.kind}`);
   const receiver = await startWebhookReceiver({ keep: false });
+  closers.push(() => receiver.close());
   receiver.setBehaviour(ANY_PATH, { delayMs: ANSWER_DELAY_MS });
   const caFile = join(dataDir, 'receiver-ca.pem');
   await writeFile(caFile, receiver.caPem);
   return { dataDir, server, pool, receiver, caFile, masterKey: randomBytes(32) };
 }
 
-// Children first (the worker is connected to the receiver and the database), then ours. The
-// Teardown does the same on Ctrl-C and removes the temp dir in either case.
-async function tearDown(teardown: Teardown, bench: Bench): Promise<void> {
-  for (const child of [...teardown.children].reverse()) await stopChild(child, 'SIGTERM');
-  await bench.receiver.close();
-  await bench.pool.end();
-  await bench.server.stop();
-}
-
+// Children first (the worker is connected to the receiver and the database), then ours, newest
+// first. The Teardown (runBench) then removes the temp dir; on Ctrl-C it stops the children and
+// PostgreSQL itself.
 async function main(teardown: Teardown): Promise<void> {
-  const bench = await setUp(teardown);
+  // runBench stops everything on the first SIGINT or SIGTERM with a `once` handler. Under `npm run`
+  // a Ctrl-C reaches this process more than once (the terminal's, then npm's and tsx's relays), and
+  // with no handler left a later one would end it on the spot, leaving the PostgreSQL this process
+  // started running. These keep later signals from doing that while the cleanup runs.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => undefined);
+  const closers: Array<() => Promise<void>> = [];
   try {
+    const bench = await setUp(teardown, closers);
     await registerEndpoints(bench);
     log(`filling the outbox with ${EVENTS} alert.opened events (${DELIVERIES} deliveries to ${ENDPOINTS} endpoints)...`);
     await fillOutbox(bench.pool);
@@ -628,7 +679,8 @@ async function main(teardown: Teardown): Promise<void> {
     const worker = await runWorker(teardown, bench);
     report(baseline, worker);
   } finally {
-    await tearDown(teardown, bench);
+    for (const child of [...teardown.children].reverse()) await stopChild(child, 'SIGTERM');
+    for (const close of closers.reverse()) await close().catch((error: unknown) => log(`cleanup: ${String(error)}`));
   }
 }
 
@@ -643,7 +695,8 @@ function report(baseline: Baseline, worker: WorkerRun): void {
   const growth = atEnd / at10;
   const flat = growth < FLAT_GROWTH;
   const succeeded = worker.statuses.get('succeeded') ?? 0;
-  const correct = worker.side.failed === 0 && baseline.side.failed === 0 && succeeded === DELIVERIES && worker.side.verified === DELIVERIES;
+  const correct =
+    worker.side.failed === 0 && baseline.side.failed === 0 && succeeded === DELIVERIES && worker.side.verified === DELIVERIES && worker.exit === 'exit 0';
   const ofCeiling = (rate: number) => `${((rate / CEILING_PER_S) * 100).toFixed(0)} %`;
 
   out(`\nwebhook delivery: ${EVENTS} events × ${ENDPOINTS} endpoints = ${DELIVERIES} deliveries; the receiver answers after ${ANSWER_DELAY_MS} ms`);
@@ -660,7 +713,7 @@ function report(baseline: Baseline, worker: WorkerRun): void {
       `(${worker.side.startupSeconds.toFixed(2)} s to "running", first delivery at ${memory.atMark[0]?.seconds.toFixed(2) ?? 'n/a'} s)`,
   );
   out(`verification: worker ${worker.side.verified} verified, ${worker.side.failed} failed; baseline ${baseline.side.verified} verified, ${baseline.side.failed} failed`);
-  out(`delivery rows: ${countsText(worker.statuses)}; attempts logged ${worker.attempts}; worker stopped with ${worker.exit}; ${correct ? 'PASS' : 'FAIL'} (all ${DELIVERIES} verified and succeeded)`);
+  out(`delivery rows: ${countsText(worker.statuses)}; attempts logged ${worker.attempts}; worker stopped with ${worker.exit}; ${correct ? 'PASS' : 'FAIL'} (all ${DELIVERIES} verified and succeeded, worker exit 0)`);
 
   out(`\nworker RSS by progress (MB): ${memory.atMark.slice(1).map((m, i) => `${(i + 1) * 10}% ${m ? mbOfKiB(m.rssKiB) : 'n/a'}`).join(' | ')}`);
   out(

@@ -1,6 +1,7 @@
 // The delivery worker's statements. Several workers may run at once: the outbox and due deliveries
 // are taken with SKIP LOCKED, and a claim moves next_attempt_at past the attempt timeout (a lease),
 // so a delivery is attempted by one worker at a time and again if that worker dies mid-attempt.
+import { AnalyzeOnGrowth } from '../../platform/postgres/analyze-on-growth.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { CHANNELS, deliverableOn, WEBHOOK_EVENT_TYPES, type Channel } from '../../schemas/webhooks/catalog.ts';
 import type { DeliveryStatus } from '../../schemas/webhooks/resources.ts';
@@ -46,12 +47,21 @@ export interface AttemptRecord {
 }
 
 export class DeliveryStore {
-  constructor(private readonly pool: Pool) {}
+  // A burst of events fans out into more deliveries in seconds than autovacuum looks at in a
+  // minute; planned as an empty table, a claim sorts every due row instead of reading the index.
+  private readonly growth: AnalyzeOnGrowth;
+
+  constructor(
+    private readonly pool: Pool,
+    options: { onError?: (error: unknown) => void } = {},
+  ) {
+    this.growth = new AnalyzeOnGrowth(pool, ['webhook_deliveries', 'outgoing_events'], options);
+  }
 
   // Turns up to `limit` outbox events into one pending delivery per subscribed, enabled endpoint
   // whose channel the catalog allows for the event. Returns how many events were taken.
   async fanOut(now: Date, limit: number, horizonMs: number): Promise<number> {
-    const { rowCount } = await this.pool.query({
+    const { rows } = await this.pool.query<{ events: number; deliveries: number }>({
       name: 'webhooks-fan-out',
       text: `WITH batch AS (
                SELECT envelope_id, tenant_id, type FROM outgoing_events
@@ -63,11 +73,16 @@ export class DeliveryStore {
                  JOIN webhook_endpoints e
                    ON e.tenant_id = b.tenant_id AND e.status = 'enabled' AND e.deleted_at IS NULL AND b.type = ANY (e.event_types)
                 WHERE (b.type, e.channel) IN (SELECT * FROM unnest($4::text[], $5::text[]))
+               RETURNING 1
+             ), marked AS (
+               UPDATE outgoing_events o SET fanned_out_at = $2 FROM batch b WHERE o.envelope_id = b.envelope_id RETURNING 1
              )
-             UPDATE outgoing_events o SET fanned_out_at = $2 FROM batch b WHERE o.envelope_id = b.envelope_id`,
+             SELECT (SELECT count(*)::int FROM marked) AS events, (SELECT count(*)::int FROM fanned) AS deliveries`,
       values: [limit, now, horizonMs, DELIVERABLE_TYPES, DELIVERABLE_CHANNELS],
     });
-    return rowCount ?? 0;
+    const { events, deliveries } = rows[0]!;
+    this.growth.note(deliveries);
+    return events;
   }
 
   // Claims up to `limit` due deliveries, at most `perEndpoint` per endpoint (less for endpoints

@@ -37,6 +37,9 @@ const FLUSH_AT = 200;
 const FLUSH_AFTER_MS = 10;
 // A claimed delivery is retried by another worker once its attempt is this long overdue.
 const LEASE_MARGIN_MS = 30_000;
+// Woken by finished attempts, the loop lets a few more finish before claiming: one claim for the
+// slots freed meanwhile rather than one per slot.
+const GATHER_MS = 5;
 
 export class DeliveryWorker {
   private readonly store: DeliveryStore;
@@ -52,7 +55,7 @@ export class DeliveryWorker {
   private wake: (() => void) | undefined;
 
   constructor(private readonly options: DeliveryWorkerOptions) {
-    this.store = new DeliveryStore(options.pool);
+    this.store = new DeliveryStore(options.pool, options.onError ? { onError: options.onError } : {});
     this.random = options.random ?? Math.random;
   }
 
@@ -101,7 +104,10 @@ export class DeliveryWorker {
         const { fannedOut, claimed } = await this.step();
         const busy = this.inFlightTotal >= this.options.concurrency;
         // More is likely waiting when a batch came back full; otherwise rest until woken.
-        if (fannedOut < FAN_OUT_BATCH && (claimed === 0 || busy)) await this.pause(this.options.pollMs ?? 250);
+        if (fannedOut < FAN_OUT_BATCH && (claimed === 0 || busy)) {
+          const woken = await this.pause(this.options.pollMs ?? 250);
+          if (woken && this.running) await new Promise((resolve) => setTimeout(resolve, GATHER_MS));
+        }
       } catch (error) {
         this.options.onError?.(error);
         await this.pause(1000);
@@ -109,14 +115,14 @@ export class DeliveryWorker {
     }
   }
 
-  private pause(ms: number): Promise<void> {
+  // Resolves true when woken before the time is up.
+  private pause(ms: number): Promise<boolean> {
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
+      const timer = setTimeout(() => resolve(false), ms);
+      this.wake = () => {
         clearTimeout(timer);
-        resolve();
-      }
-      this.wake = done;
+        resolve(true);
+      };
     });
   }
 
