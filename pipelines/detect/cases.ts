@@ -8,7 +8,7 @@ import { ID_PREFIXES, parseId } from '../../platform/ids.ts';
 import { withTransaction, type Pool, type PoolClient } from '../../platform/postgres/pool.ts';
 import type { FieldError } from '../../schemas/problem.ts';
 import { caseActionRequestSchema, type CASE_STATUSES, type DISPOSITIONS, type EPISODE_STATUSES } from '../../schemas/responses.ts';
-import { dottedPath } from '../../schemas/validation/validate-item.ts';
+import { requestSchemaErrors } from '../../schemas/validation/request-errors.ts';
 import { lockTenantDetection } from './detection-lock.ts';
 import type { Severity } from './framework/detector.ts';
 import { enqueueEvents, type OutgoingEvent } from './outgoing-events.ts';
@@ -59,12 +59,7 @@ const schemaError = (path: string, message: string): FieldError => ({ path, code
 export function validateCaseAction(body: unknown): { ok: true; action: ValidCaseAction } | { ok: false; errors: FieldError[] } {
   const parsed = caseActionRequestSchema.safeParse(body);
   if (!parsed.success) {
-    const errors = parsed.error.issues.flatMap((issue) =>
-      issue.code === 'unrecognized_keys'
-        ? issue.keys.map((key) => schemaError(dottedPath([...issue.path, key]), 'unknown member'))
-        : [schemaError(dottedPath(issue.path), issue.message)],
-    );
-    return { ok: false, errors };
+    return { ok: false, errors: requestSchemaErrors(parsed.error) };
   }
   const action = parsed.data;
   const errors: FieldError[] = [];

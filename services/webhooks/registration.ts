@@ -5,7 +5,7 @@
 import { ID_PREFIXES } from '../../platform/ids.ts';
 import type { ErrorCode } from '../../schemas/errors/catalog.ts';
 import type { FieldError } from '../../schemas/problem.ts';
-import { dottedPath } from '../../schemas/validation/validate-item.ts';
+import { requestSchemaErrors } from '../../schemas/validation/request-errors.ts';
 import { deliverableOn, isWebhookEventType, WEBHOOK_EVENT_CATALOG, type WebhookEventType } from '../../schemas/webhooks/catalog.ts';
 import { endpointRegistrationSchema, type EndpointRegistration } from '../../schemas/webhooks/resources.ts';
 import { checkDestination, type DestinationPolicy } from './destination.ts';
@@ -19,12 +19,7 @@ const PRECEDENCE: ErrorCode[] = ['svc:validation/schema', 'svc:webhook/event_not
 export async function checkRegistration(body: unknown, policy: DestinationPolicy): Promise<RegistrationCheck> {
   const parsed = endpointRegistrationSchema.safeParse(body);
   if (!parsed.success) {
-    const errors = parsed.error.issues.flatMap((issue): FieldError[] =>
-      issue.code === 'unrecognized_keys'
-        ? issue.keys.map((key) => ({ path: dottedPath([...issue.path, key]), code: 'svc:validation/schema', message: 'unknown member' }))
-        : [{ path: dottedPath(issue.path), code: 'svc:validation/schema', message: issue.message }],
-    );
-    return { ok: false, code: 'svc:validation/schema', errors };
+    return { ok: false, code: 'svc:validation/schema', errors: requestSchemaErrors(parsed.error) };
   }
   const registration = parsed.data;
   const errors: FieldError[] = [];

@@ -12,6 +12,7 @@ import { rawBody, readJsonBody } from '../http/json-body.ts';
 import { badCursor, page, paging, readCursor, single } from '../http/paging.ts';
 import { sendProblem } from '../http/problem-reply.ts';
 import { QueryReader } from '../http/query-params.ts';
+import { requestSchemaErrors } from '../../../schemas/validation/request-errors.ts';
 
 export interface WebhookRouteDeps {
   clock: Clock;
@@ -100,7 +101,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
       if (!parsed.success) {
         return sendProblem(request, reply, 'svc:validation/schema', {
           detail: 'the rotation request is not valid',
-          errors: parsed.error.issues.map((issue) => ({ path: issue.path.map(String).join('.') || 'previous_secret_valid_for_s', code: 'svc:validation/schema', message: issue.message })),
+          errors: requestSchemaErrors(parsed.error),
         });
       }
       overlapS = parsed.data.previous_secret_valid_for_s ?? overlapS;
