@@ -27,6 +27,15 @@ export interface BenchService {
   key: IngestKey;
 }
 
+// A fresh temp directory for the bench's data, removed by the teardown.
+export async function freshDataDir(teardown: Teardown, prefix = 'svc-bench-'): Promise<string> {
+  const dataDir = await mkdtemp(join(tmpdir(), prefix));
+  teardown.dataDir = dataDir;
+  // The embedded PostgreSQL runs as the postgres user when this runs as root; it must reach the dir.
+  await chmod(dataDir, 0o755);
+  return dataDir;
+}
+
 // Starts `node <args>` in the repository root, to be stopped by the teardown, and resolves once
 // its stdout matches `ready`. process.execPath with bin/svc.js: tsx is registered in-process, so the
 // child's pid is the service process itself (whose RSS the benches sample), not a wrapper.
@@ -50,10 +59,7 @@ export function svc(env: NodeJS.ProcessEnv, args: string[]): Promise<string> {
 
 // name: the API child's name in logs and errors; nodeArgs: node options for it (e.g. --cpu-prof).
 export async function startService(teardown: Teardown, log: Log, options: { name: string; nodeArgs?: string[] }): Promise<BenchService> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'svc-bench-'));
-  teardown.dataDir = dataDir;
-  // The embedded PostgreSQL runs as the postgres user when this runs as root; it must reach the dir.
-  await chmod(dataDir, 0o755);
+  const dataDir = await freshDataDir(teardown);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     HOST: '127.0.0.1',

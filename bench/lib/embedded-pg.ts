@@ -1,7 +1,7 @@
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg, { type ClientConfig } from 'pg';
+import { readIfPresent } from './proc.ts';
 
 // The embedded PostgreSQL of a service data directory (platform/postgres/embedded.ts), seen from a
 // benchmark: how to connect to it directly, and how to stop it if the service left it running.
@@ -38,6 +38,13 @@ export async function closeClients(clients: pg.Client[], tracked: Set<pg.Client>
   for (const client of clients) tracked.delete(client);
 }
 
+// The postmaster's pid, line 1 of postmaster.pid; undefined when there is none (the server is not
+// running) or it cannot be read.
+export function postmasterPid(pgDir: string): number | undefined {
+  const pid = Number(readIfPresent(join(pgDir, 'postmaster.pid'))?.split('\n')[0]);
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
 export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -59,10 +66,8 @@ export async function waitForExit(pid: number, ms: number): Promise<boolean> {
 // When the service could not stop its PostgreSQL (it crashed, or was killed), the postmaster of
 // this data directory is still running: fast shutdown (SIGINT), then immediate (SIGQUIT), then SIGKILL.
 export async function stopLeftoverPostgres(pgDir: string, log: (line: string) => void): Promise<void> {
-  const pidFile = join(pgDir, 'postmaster.pid');
-  if (!existsSync(pidFile)) return;
-  const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).split('\n')[0]);
-  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return;
+  const pid = postmasterPid(pgDir);
+  if (pid === undefined || !alive(pid)) return;
   log(`PostgreSQL (pid ${pid}) is still running on ${pgDir}; stopping it`);
   for (const signal of ['SIGINT', 'SIGQUIT', 'SIGKILL'] as const) {
     try {

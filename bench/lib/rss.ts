@@ -1,17 +1,24 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
+import { readIfPresent } from './proc.ts';
 
 // Resident memory of another process (Linux /proc only): VmRSS sampled on an interval, and VmHWM,
 // the kernel's own peak, which can be reset first so that it covers only the sampled window.
 
-function statusKiB(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/status`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  const match = text.match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'));
+// VmRSS or VmHWM of pid in KiB; undefined when it cannot be read (the process is gone).
+export function statusKiB(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
+  const match = readIfPresent(`/proc/${pid}/status`)?.match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'));
   return match ? Number(match[1]) : undefined;
+}
+
+// Writing 5 to /proc/<pid>/clear_refs resets VmHWM to the current RSS (needs the same user or
+// root); false when that is refused, and the HWM is then the lifetime peak.
+function resetPeak(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export interface RssPeak {
@@ -24,30 +31,32 @@ export interface RssPeak {
 }
 
 export interface RssSampler {
+  // A reading now, besides the interval's (e.g. at a progress mark), counted in the peak and the
+  // samples like theirs; VmRSS in KiB, undefined when it could not be read.
+  sample: () => number | undefined;
   stop: () => RssPeak;
 }
 
-// Starts sampling pid every intervalMs. Writing 5 to /proc/<pid>/clear_refs resets VmHWM to the
-// current RSS (needs the same user or root); when that is refused the HWM is the lifetime peak.
-export function sampleRss(pid: number, intervalMs = 100): RssSampler {
-  let hwmReset = false;
-  try {
-    writeFileSync(`/proc/${pid}/clear_refs`, '5');
-    hwmReset = true;
-  } catch {
-    hwmReset = false;
-  }
+// Starts sampling pid every intervalMs, after resetting its VmHWM. onInterval, when given, gets
+// each reading the interval takes (in KiB), e.g. to log progress.
+export function sampleRss(pid: number, intervalMs = 100, onInterval?: (kib: number) => void): RssSampler {
+  const hwmReset = resetPeak(pid);
   let maxKiB: number | undefined;
   let samples = 0;
   const sample = () => {
     const kib = statusKiB(pid, 'VmRSS');
-    if (kib === undefined) return;
+    if (kib === undefined) return undefined;
     samples++;
     if (maxKiB === undefined || kib > maxKiB) maxKiB = kib;
+    return kib;
   };
   sample();
-  const timer = setInterval(sample, intervalMs);
+  const timer = setInterval(() => {
+    const kib = sample();
+    if (kib !== undefined) onInterval?.(kib);
+  }, intervalMs);
   return {
+    sample,
     stop: () => {
       clearInterval(timer);
       sample();

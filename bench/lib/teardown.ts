@@ -14,6 +14,11 @@ export class Teardown {
   // Added in the order of starting; stopped newest first.
   readonly children: Child[] = [];
   readonly clients = new Set<pg.Client>();
+  // What the bench opened in this process itself (a pool, a server, an embedded PostgreSQL): closed
+  // after the children, which may be connected to them, newest first. Each thing adds its closer as
+  // it starts, so that a failure halfway through a setup still closes what was started (an open
+  // pool or server would keep the process alive).
+  readonly closers: Array<() => Promise<void>> = [];
   dataDir: string | undefined;
   private done: Promise<void> | undefined;
 
@@ -46,6 +51,8 @@ export class Teardown {
         log(`${child.name} stopped (${how}) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
       }
     }
+    for (const close of [...this.closers].reverse()) await close().catch((error: unknown) => log(`cleanup: ${String(error)}`));
+    this.closers.length = 0;
     const dataDir = this.dataDir;
     if (dataDir) {
       await stopLeftoverPostgres(join(dataDir, 'pg'), log).catch((error: unknown) => log(`stopping PostgreSQL: ${String(error)}`));

@@ -1,0 +1,77 @@
+import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { postmasterPid } from './embedded-pg.ts';
+import { childPids, readIfPresent } from './proc.ts';
+
+// Where a bench's CPU time goes, from /proc (Linux only): a process under test, the PostgreSQL it
+// talks to (the postmaster and all its children), this process and the whole machine, between two
+// snapshots. A process gone meanwhile reads as NaN or is left out rather than throwing (see proc.ts).
+
+// Linux clock ticks per second (USER_HZ) of /proc/<pid>/stat and /proc/stat.
+const TICKS_PER_S = 100;
+
+// utime + stime of a process, in seconds; undefined once it is gone.
+export function cpuSecondsOf(pid: number): number | undefined {
+  const text = readIfPresent(`/proc/${pid}/stat`);
+  if (text === undefined) return undefined;
+  // The fields after the command name (which may hold spaces), from field 3 (state) on.
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S;
+}
+
+// CPU seconds of this process (user + system).
+export function ownCpuSeconds(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1e6;
+}
+
+// Busy seconds of the whole machine, all cores together (everything but idle and iowait).
+export function machineBusySeconds(): number {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]!;
+  const ticks = line.trim().split(/\s+/).slice(1).map(Number);
+  const total = ticks.reduce((a, b) => a + b, 0);
+  return (total - ticks[3]! - ticks[4]!) / TICKS_PER_S;
+}
+
+// The postmaster of pgDir and its children (the backends, the background workers), each with its
+// CPU seconds.
+export function postgresCpu(pgDir: string): Map<number, number> {
+  const cpu = new Map<number, number>();
+  const postmaster = postmasterPid(pgDir);
+  if (postmaster === undefined) return cpu;
+  for (const pid of [postmaster, ...childPids(postmaster)]) {
+    const seconds = cpuSecondsOf(pid);
+    if (seconds !== undefined) cpu.set(pid, seconds);
+  }
+  return cpu;
+}
+
+export interface CpuSnapshot {
+  at: number;
+  process: number;
+  postgres: Map<number, number>;
+  self: number;
+  machine: number;
+}
+
+// CPU seconds so far of pid, of the PostgreSQL of pgDir, of this process and of the machine.
+export function cpuSnapshot(pid: number, pgDir: string): CpuSnapshot {
+  return { at: performance.now(), process: cpuSecondsOf(pid) ?? NaN, postgres: postgresCpu(pgDir), self: ownCpuSeconds(), machine: machineBusySeconds() };
+}
+
+// CPU seconds spent between two snapshots, and the wall-clock seconds between them.
+export interface CpuUse {
+  wallSeconds: number;
+  process: number;
+  postgres: number;
+  self: number;
+  machine: number;
+}
+
+// A backend started in between counts from zero; one that ended in between is missed (fine for a
+// service whose connections live through the window).
+export function cpuBetween(a: CpuSnapshot, b: CpuSnapshot): CpuUse {
+  let postgres = 0;
+  for (const [pid, seconds] of b.postgres) postgres += seconds - (a.postgres.get(pid) ?? 0);
+  return { wallSeconds: (b.at - a.at) / 1000, process: b.process - a.process, postgres, self: b.self - a.self, machine: b.machine - a.machine };
+}
