@@ -27,6 +27,7 @@ import { WEBHOOK_EVENT_CATALOG } from './webhooks/catalog.ts';
 import { EDGE_TYPES } from './graph.ts';
 import { AUTH_FAILURES, idParam, json, jsonSchema, problemResponse, ref, signedRequest, type JsonSchema } from './openapi-parts.ts';
 import { WEBHOOK_PATHS, webhookSchemas } from './openapi-webhooks.ts';
+import { IMPORT_PATHS, importSchemas } from './openapi-imports.ts';
 import { batchRequestSchema } from './envelope.ts';
 
 // OpenAPI 3.1 generated from the same zod schemas that validate requests, so the document
@@ -145,6 +146,7 @@ export function buildOpenApiDocument(): JsonSchema {
         EpisodePage: jsonSchema(episodePageSchema),
         CaseActionRequest: jsonSchema(caseActionRequestSchema),
         ...webhookSchemas(),
+        ...importSchemas(),
       },
     },
     paths: {
@@ -254,6 +256,7 @@ export function buildOpenApiDocument(): JsonSchema {
         },
       },
       ...WEBHOOK_PATHS,
+      ...IMPORT_PATHS,
     },
     'x-families': Object.fromEntries(FAMILY_NAMES.map((f) => [f, { kind: FAMILIES[f].kind, ingest_path: FAMILIES[f].path }])),
   };

@@ -107,7 +107,7 @@ describe('documentation', () => {
         '/v1/graph/parties/{external_id}/network', '/v1/graph/paths', '/v1/alerts', '/v1/alerts/{alert_id}', '/v1/episodes',
         '/v1/episodes/{episode_id}', '/v1/episodes/{episode_id}/case', '/v1/webhook-endpoints', '/v1/webhook-endpoints/{id}',
         '/v1/webhook-endpoints/{id}/disable', '/v1/webhook-endpoints/{id}/enable', '/v1/webhook-endpoints/{id}/rotate-secret',
-        '/v1/webhook-endpoints/{id}/test', '/v1/webhook-deliveries', '/v1/webhook-deliveries/{id}', '/v1/webhook-deliveries/{id}/replay',
+        '/v1/webhook-endpoints/{id}/test', '/v1/webhook-deliveries', '/v1/webhook-deliveries/{id}', '/v1/webhook-deliveries/{id}/replay', '/v1/imports/dry-run',
       ].sort(),
     );
     // Every operation the document shows is served.

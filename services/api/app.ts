@@ -22,6 +22,7 @@ import { registerComplianceRoutes } from './routes/compliance.ts';
 import { registerGraphRoutes } from './routes/graph.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerHealthRoutes } from './routes/health.ts';
+import { registerImportRoutes } from './routes/imports.ts';
 import { registerIngestRoutes } from './routes/ingest.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
 import { registerValidateRoute } from './routes/validate.ts';
@@ -105,5 +106,6 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   registerGraphRoutes(app, { pool: deps.pool, graph: deps.graph, assets: deps.assets });
   registerComplianceRoutes(app, { pool: deps.pool, clock: deps.clock, cursors: deps.cursors });
   registerWebhookRoutes(app, { ...deps.webhooks, clock: deps.clock, cursors: deps.cursors });
+  registerImportRoutes(app, { clock: deps.clock, assets: deps.assets, occurredAtFutureSkewS: deps.settings.occurredAtFutureSkewS });
   return app;
 }

@@ -1,0 +1,175 @@
+import { describe, expect, it } from 'vitest';
+import { readJsonlChunk, type JsonlChunkReader } from './jsonl.ts';
+import { ChunkError, type ChunkPosition, type JsonlDialect, type SourceRecord } from './types.ts';
+
+function dialect(over: Partial<JsonlDialect> = {}): JsonlDialect {
+  return { skipLeadingRows: 0, nullValues: [], ...over };
+}
+
+const CHUNK0: ChunkPosition = { chunkNo: 0, firstRowNo: 1 };
+
+async function* source(input: string | Buffer | Buffer[], size = Infinity): AsyncGenerator<Buffer> {
+  if (Array.isArray(input)) {
+    yield* input;
+    return;
+  }
+  const all = typeof input === 'string' ? Buffer.from(input) : input;
+  for (let i = 0; i < all.length; i += size) yield all.subarray(i, i + size);
+}
+
+async function collect(reader: JsonlChunkReader): Promise<{ records: SourceRecord[]; error?: ChunkError }> {
+  const records: SourceRecord[] = [];
+  try {
+    for await (const r of reader.records) records.push(r);
+  } catch (e) {
+    if (!(e instanceof ChunkError)) throw e;
+    return { records, error: e };
+  }
+  return { records };
+}
+
+async function read(input: string | Buffer | Buffer[], d: Partial<JsonlDialect> = {}, at = CHUNK0, size?: number, maxRecordBytes?: number) {
+  const reader = readJsonlChunk(source(input, size), dialect(d), at, maxRecordBytes === undefined ? {} : { maxRecordBytes });
+  return { reader, ...(await collect(reader)) };
+}
+
+/** Each record as [rowNo, value] or [rowNo, 'bad', message]. */
+function values(records: SourceRecord[]): unknown[] {
+  return records.map((r) => {
+    if (r.kind === 'bad_row') return [r.rowNo, 'bad', r.message];
+    if (r.row.kind !== 'jsonl') throw new Error('not a JSONL row');
+    return [r.rowNo, r.row.value];
+  });
+}
+
+describe('JSONL dialect reader', () => {
+  it('reads one object per line, LF or CRLF, the last line without a terminator; raw is the line', async () => {
+    const { reader, records, error } = await read('{"a":1}\r\n{"b":"x\\ny"}\n{"c":[1,{"d":null}]}');
+    expect(error).toBeUndefined();
+    expect(values(records)).toEqual([[1, { a: 1 }], [2, { b: 'x\ny' }], [3, { c: [1, { d: null }] }]]);
+    expect(records.map((r) => [r.chunkNo, r.raw])).toEqual([[0, '{"a":1}'], [0, '{"b":"x\\ny"}'], [0, '{"c":[1,{"d":null}]}']]);
+    expect(reader.rowsRead()).toBe(3);
+  });
+
+  it('skips blank and comment lines without counting them', async () => {
+    const input = '\n# header comment\n{"a":1}\r\n   \r\n\t\n  # indented comment\n{"a":2}\n';
+    const { records, error } = await read(input, { commentPrefix: '#' });
+    expect(error).toBeUndefined();
+    expect(values(records)).toEqual([[1, { a: 1 }], [2, { a: 2 }]]);
+    // Without a comment prefix the same line is a bad row.
+    expect(values((await read('# x\n')).records)).toEqual([[1, 'bad', 'line is not valid JSON']]);
+  });
+
+  it('skips skip_leading_rows physical lines of chunk 0 only', async () => {
+    const { records } = await read('not json\n{"also": "skipped"\n{"a":1}\n', { skipLeadingRows: 2 });
+    expect(values(records)).toEqual([[1, { a: 1 }]]);
+    const later = await read('{"a":2}\n{"a":3}\n', { skipLeadingRows: 2 }, { chunkNo: 1, firstRowNo: 2 });
+    expect(values(later.records)).toEqual([[2, { a: 2 }], [3, { a: 3 }]]);
+  });
+
+  it('a line that is not JSON or not an object is a bad row; numbering goes on', async () => {
+    const input = ['{"a":1}', '{"a":', '[1,2]', '42', '"text"', 'null', '{"a":2} trailing', '{"a":3}'].join('\n');
+    const { reader, records, error } = await read(input);
+    expect(error).toBeUndefined();
+    expect(values(records)).toEqual([
+      [1, { a: 1 }],
+      [2, 'bad', 'line is not valid JSON'],
+      [3, 'bad', 'line is not a JSON object'],
+      [4, 'bad', 'line is not a JSON object'],
+      [5, 'bad', 'line is not a JSON object'],
+      [6, 'bad', 'line is not a JSON object'],
+      [7, 'bad', 'line is not valid JSON'],
+      [8, { a: 3 }],
+    ]);
+    expect(records[1]!.raw).toBe('{"a":');
+    expect(reader.rowsRead()).toBe(8);
+  });
+
+  it('removes null-value strings, keeping array indexes; explicit null is passed through', async () => {
+    const { records } = await read('{"a":"N/A","b":"x","c":null,"d":["N/A","y"],"e":{"f":"N/A"},"g":"n/a"}\n', { nullValues: ['N/A'] });
+    const value = (records[0] as { row: { value: Record<string, unknown> } }).row.value;
+    expect(value).toEqual({ b: 'x', c: null, d: [undefined, 'y'], e: {}, g: 'n/a' });
+    expect('a' in value).toBe(false);
+    expect((value.d as unknown[]).length).toBe(2);
+    expect(1 in (value.d as unknown[])).toBe(true);
+    expect(0 in (value.d as unknown[])).toBe(false);
+  });
+
+  it('numbers rows globally across chunks', async () => {
+    const first = await read('{"n":1}\n{"n":2}\n');
+    const second = await read('{"n":3}\n\n{"n":4}\n', {}, { chunkNo: 1, firstRowNo: first.reader.rowsRead() + 1 });
+    expect([...values(first.records), ...values(second.records)]).toEqual([[1, { n: 1 }], [2, { n: 2 }], [3, { n: 3 }], [4, { n: 4 }]]);
+    expect(second.records.map((r) => r.chunkNo)).toEqual([1, 1]);
+  });
+
+  it('drops a BOM at the start of chunk 0 (even split over Buffers), not of later chunks', async () => {
+    const input = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"a":1}\n')]);
+    for (const size of [1, 2, Infinity]) expect(values((await read(input, {}, CHUNK0, size)).records)).toEqual([[1, { a: 1 }]]);
+    expect(values((await read(input, {}, { chunkNo: 1, firstRowNo: 9 })).records)).toEqual([[9, 'bad', 'line is not valid JSON']]);
+  });
+
+  describe('UTF-8', () => {
+    const euro = Buffer.from('€');
+
+    it('accepts multi-byte characters split across Buffers', async () => {
+      const { records, error } = await read([Buffer.from('{"a":"'), euro.subarray(0, 1), euro.subarray(1), Buffer.from('"}\n')]);
+      expect(error).toBeUndefined();
+      expect(values(records)).toEqual([[1, { a: '€' }]]);
+      expect(values((await read('{"日本":"ü€"}\n', {}, CHUNK0, 1)).records)).toEqual([[1, { 日本: 'ü€' }]]);
+    });
+
+    it('refuses invalid bytes split across Buffers, naming the line they sit in', async () => {
+      const { records, error } = await read([Buffer.from('{"a":1}\n{"a":"'), euro.subarray(0, 2), Buffer.from('x"}\n')]);
+      expect(values(records)).toEqual([[1, { a: 1 }]]);
+      expect(error).toBeInstanceOf(ChunkError);
+      expect(error).toMatchObject({ message: 'invalid UTF-8', rowNo: 2, chunkNo: 0, code: 'svc:import/invalid_chunk' });
+      const atEnd = await read([Buffer.from('{"a":1}\n{"a":"'), euro.subarray(0, 2)]);
+      expect(atEnd.error).toMatchObject({ message: 'invalid UTF-8', rowNo: 2 });
+      const leading = await read([Buffer.from('title '), Buffer.from([0xff]), Buffer.from('\n{"a":1}\n')], { skipLeadingRows: 1 });
+      expect(leading.error).toMatchObject({ message: 'invalid UTF-8', rowNo: undefined });
+    });
+  });
+
+  describe('record size cap', () => {
+    it('refuses a line longer than the cap; one at the cap passes, terminator aside', async () => {
+      const ok = await read('{"a":"12"}\r\n', {}, CHUNK0, undefined, 10);
+      expect(values(ok.records)).toEqual([[1, { a: '12' }]]);
+      const { records, error } = await read('{"a":1}\n{"a":"123"}\n{"a":2}\n', {}, CHUNK0, 3, 10);
+      expect(values(records)).toEqual([[1, { a: 1 }]]);
+      expect(error).toMatchObject({ message: 'record past the size cap', rowNo: 2 });
+    });
+
+    it('stops a line that never ends without buffering it', async () => {
+      let pulled = 0;
+      let closed = false;
+      async function* endless(): AsyncGenerator<Buffer> {
+        try {
+          yield Buffer.from('{"a":1}\n{"a":"');
+          const block = Buffer.alloc(65536, 'x');
+          for (;;) {
+            pulled += block.length;
+            yield block;
+          }
+        } finally {
+          closed = true;
+        }
+      }
+      const { records, error } = await collect(readJsonlChunk(endless(), dialect(), CHUNK0));
+      expect(values(records)).toEqual([[1, { a: 1 }]]);
+      expect(error).toMatchObject({ message: 'record past the size cap', rowNo: 2 });
+      expect(closed).toBe(true);
+      expect(pulled).toBeLessThan((1 << 20) + 2 * 65536);
+    });
+  });
+
+  it('streams many lines in small pieces with the same result', async () => {
+    const lines = Array.from({ length: 2000 }, (_, i) => (i % 97 === 0 ? '' : i % 101 === 0 ? '[]' : JSON.stringify({ i, s: 'é€'.repeat(i % 5) })));
+    const input = lines.map((l, i) => l + (i % 2 ? '\r\n' : '\n')).join('');
+    const whole = await read(input);
+    const pieces = await read(input, {}, CHUNK0, 7);
+    expect(pieces.records).toEqual(whole.records);
+    expect(whole.records.filter((r) => r.kind === 'bad_row')).toHaveLength(lines.filter((l) => l === '[]').length);
+    expect(whole.reader.rowsRead()).toBe(lines.filter((l) => l !== '').length);
+    expect(whole.records.at(-1)).toMatchObject({ rowNo: whole.reader.rowsRead(), raw: lines.at(-1) });
+  });
+});
