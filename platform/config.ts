@@ -32,6 +32,9 @@ export const configSchema = z.object({
   // Minutes without an arrival after which a tenant's movement / control-event feed is degraded.
   SVC_COVERAGE_MOVEMENT_SILENCE_MIN: positiveInt.default(60),
   SVC_COVERAGE_CONTROL_EVENT_SILENCE_MIN: positiveInt.default(24 * 60),
+  // An import's backfill window starts this many days before its go-live watermark unless the
+  // import gives backfill_from.
+  SVC_IMPORT_BACKFILL_DAYS: positiveInt.max(36_500).default(400),
   // Operator test mode, off by default: lets webhook endpoints sit on private, loopback and other
   // non-public addresses (a receiver on this machine), and trusts an extra CA for their TLS.
   SVC_WEBHOOK_ALLOW_PRIVATE_NETWORKS: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),

@@ -7,8 +7,8 @@ import { importDryRunRequestSchema, type ImportDryRunReport } from '../../schema
 import type { FieldError } from '../../schemas/problem.ts';
 import { requestSchemaErrors } from '../../schemas/validation/request-errors.ts';
 import type { ValidationContext } from '../../schemas/validation/validate-item.ts';
-import { mapChunk } from './map-chunk.ts';
-import { compileMapping } from './mapping/compile.ts';
+import { mapChunk, type MappedRow } from './map-chunk.ts';
+import { compileMapping, type CompiledMapping } from './mapping/compile.ts';
 
 const MAX_REJECTS_LISTED = 1000;
 const PREVIEW_EVENTS = 5;
@@ -23,36 +23,31 @@ export async function dryRunImport(body: unknown, validation: ValidationContext)
     const errors = compiled.errors.map((e) => ({ ...e, path: `mapping.${e.path}`.replace(/\.$/, '') }));
     return { ok: false, code: 'svc:validation/schema', detail: 'the mapping document is not valid', errors };
   }
-  const mapping = compiled.mapping;
-  const report: ImportDryRunReport = {
-    family: mapping.family,
-    warnings: mapping.warnings,
-    rows_read: 0,
-    valid: 0,
-    rejected: 0,
-    skipped: 0,
-    rejects: [],
-    rejects_truncated: false,
-    preview: [],
-  };
   const sample = Buffer.from(request.data.sample, 'utf8');
-  const { rows } = mapChunk(mapping, (async function* () {
+  const { rows } = mapChunk(compiled.mapping, (async function* () {
     yield sample;
   })(), { chunkNo: 0, firstRowNo: 1 }, { validation });
-  for await (const row of rows) {
-    if (row.kind === 'rejected') {
-      report.rejected += 1;
-      if (row.reject.row_no !== null) report.rows_read += 1;
-      if (report.rejects.length < MAX_REJECTS_LISTED) report.rejects.push(row.reject);
-      else report.rejects_truncated = true;
-      continue;
-    }
-    report.rows_read += 1;
-    if (row.kind === 'skipped') report.skipped += 1;
-    else {
-      report.valid += 1;
-      if (report.preview.length < PREVIEW_EVENTS) report.preview.push(row.event as Record<string, unknown>);
-    }
-  }
+  const report = emptyReport(compiled.mapping);
+  for await (const row of rows) addToReport(report, row);
   return { ok: true, report };
+}
+
+export function emptyReport(mapping: CompiledMapping): ImportDryRunReport {
+  return { family: mapping.family, warnings: mapping.warnings, rows_read: 0, valid: 0, rejected: 0, skipped: 0, rejects: [], rejects_truncated: false, preview: [] };
+}
+
+export function addToReport(report: ImportDryRunReport, row: MappedRow): void {
+  if (row.kind === 'rejected') {
+    report.rejected += 1;
+    if (row.reject.row_no !== null) report.rows_read += 1;
+    if (report.rejects.length < MAX_REJECTS_LISTED) report.rejects.push(row.reject);
+    else report.rejects_truncated = true;
+    return;
+  }
+  report.rows_read += 1;
+  if (row.kind === 'skipped') report.skipped += 1;
+  else {
+    report.valid += 1;
+    if (report.preview.length < PREVIEW_EVENTS) report.preview.push(row.event as Record<string, unknown>);
+  }
 }

@@ -22,7 +22,7 @@ import { registerComplianceRoutes } from './routes/compliance.ts';
 import { registerGraphRoutes } from './routes/graph.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerHealthRoutes } from './routes/health.ts';
-import { registerImportRoutes } from './routes/imports.ts';
+import { registerImportRoutes, type ImportRouteDeps } from './routes/imports.ts';
 import { registerIngestRoutes } from './routes/ingest.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
 import { registerValidateRoute } from './routes/validate.ts';
@@ -42,6 +42,7 @@ export interface ApiDeps {
   graph: GraphStore;
   consumerGroups: ConsumerGroupSpec[];
   webhooks: Omit<WebhookRouteDeps, 'clock' | 'cursors'>;
+  imports: ImportRouteDeps['imports'];
   settings: { maxBodyBytes: number; occurredAtFutureSkewS: number; idempotencyRetentionS: number };
   logger: FastifyServerOptions['logger'];
 }
@@ -106,6 +107,13 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   registerGraphRoutes(app, { pool: deps.pool, graph: deps.graph, assets: deps.assets });
   registerComplianceRoutes(app, { pool: deps.pool, clock: deps.clock, cursors: deps.cursors });
   registerWebhookRoutes(app, { ...deps.webhooks, clock: deps.clock, cursors: deps.cursors });
-  registerImportRoutes(app, { clock: deps.clock, assets: deps.assets, occurredAtFutureSkewS: deps.settings.occurredAtFutureSkewS });
+  registerImportRoutes(app, {
+    pool: deps.pool,
+    clock: deps.clock,
+    assets: deps.assets,
+    cursors: deps.cursors,
+    imports: deps.imports,
+    occurredAtFutureSkewS: deps.settings.occurredAtFutureSkewS,
+  });
   return app;
 }

@@ -17,6 +17,7 @@ import { sweepIdempotencyKeys } from './ingest/idempotency.ts';
 import { WebhookDeliveries } from '../webhooks/deliveries.ts';
 import type { Resolve } from '../webhooks/destination.ts';
 import { WebhookEndpoints } from '../webhooks/endpoints.ts';
+import { Imports } from '../../pipelines/imports/imports.ts';
 
 export type ApiConfig = Pick<
   Config,
@@ -29,6 +30,7 @@ export type ApiConfig = Pick<
   | 'SVC_WEBHOOK_ALLOW_PRIVATE_NETWORKS'
   | 'SVC_WEBHOOK_RETRY_HORIZON_H'
   | 'SVC_WEBHOOK_TEST_WAIT_MS'
+  | 'SVC_IMPORT_BACKFILL_DAYS'
 >;
 
 const SWEEP_EVERY_MS = 60_000;
@@ -69,6 +71,7 @@ export async function createApi(options: {
       destinations: { allowPrivateNetworks: config.SVC_WEBHOOK_ALLOW_PRIVATE_NETWORKS, ...(options.resolve ? { resolve: options.resolve } : {}) },
       testWaitMs: config.SVC_WEBHOOK_TEST_WAIT_MS,
     },
+    imports: new Imports(pool, { defaultBackfillDays: config.SVC_IMPORT_BACKFILL_DAYS }),
     settings: {
       maxBodyBytes: config.SVC_MAX_BODY_BYTES,
       occurredAtFutureSkewS: config.SVC_OCCURRED_AT_FUTURE_SKEW_S,

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importDryRunReportSchema } from '../../../schemas/imports/reports.ts';
+import { ImportWorker } from '../../../pipelines/imports/worker.ts';
+import { TenantAssetRegistry } from '../../../platform/assets/tenant-registry.ts';
+import { createTenant } from '../../../platform/tenants/tenants.ts';
+import { importDryRunReportSchema, importRejectPageSchema, importViewSchema } from '../../../schemas/imports/reports.ts';
 import { problemSchema } from '../../../schemas/problem.ts';
 import { startTestApi, type TestApi } from '../../../test/support/test-api.ts';
 
@@ -115,5 +118,114 @@ describe('POST /v1/imports/dry-run', () => {
         data: { type: 'person', status: 'active', created_at: '2026-07-01T10:00:00.000Z', legal_names: ['Ada'] },
       },
     ]);
+  });
+});
+
+describe('an import from creation to its reject report', () => {
+  const csvMapping = {
+    mapping_version: 1,
+    family: 'movement',
+    format: { kind: 'csv' },
+    fields: {
+      external_id: { from: 'id' },
+      occurred_at: { from: 'at', type: 'datetime' },
+      'data.type': { const: 'p2p' },
+      'data.status': { const: 'completed' },
+      'data.amount': { type: 'money', value: { from: 'amount' }, asset: { const: 'USD' } },
+      'data.debit.account_id': { from: 'from' },
+      'data.credit.account_id': { from: 'to' },
+    },
+  };
+  const chunk0 = ['id,at,amount,from,to', 'i-1,2026-06-01T10:00:00Z,10.00,a,b', 'i-2,2026-06-01T11:00:00Z,oops,a,b', 'i-3,2026-08-31T12:00:00Z,1.00,a,b'].join('\n') + '\n';
+  const chunk1 = ['i-4,2024-01-01T00:00:00Z,2.00,a,b', 'i-5,2026-06-02T10:00:00Z,3.50,a,b'].join('\n') + '\n';
+  const worker = () => new ImportWorker({ pool: api.db.pool, clock: api.clock, assets: new TenantAssetRegistry(api.db.pool), futureSkewMs: 300_000 });
+  const land = async () => {
+    const w = worker();
+    while (await w.step());
+  };
+  const put = (id: string, n: number, body: string) =>
+    api.client.send({ method: 'PUT', url: `/v1/imports/${id}/chunks/${n}`, body: Buffer.from(body), key: api.keys.ingest, headers: { 'content-type': 'text/csv' } });
+  const create = async (extra: Record<string, unknown> = {}) => {
+    const res = await api.client.post('/v1/imports', { mapping: csvMapping, go_live_at: '2026-08-01T00:00:00Z', backfill_from: '2025-01-01T00:00:00Z', ...extra }, api.keys.ingest);
+    expect(res.statusCode).toBe(201);
+    return importViewSchema.parse(res.json());
+  };
+
+  it('lands staged chunks through the acceptance statement, with row numbers global to the file', async () => {
+    const created = await create();
+    expect(created).toMatchObject({ state: 'created', family: 'movement', chunk_count: null, rows_read: 0 });
+    expect((await put(created.import_id, 0, chunk0)).statusCode).toBe(201);
+    expect((await put(created.import_id, 1, chunk1)).statusCode).toBe(201);
+
+    const dry = importDryRunReportSchema.parse((await api.client.post(`/v1/imports/${created.import_id}/dry-run`, undefined, api.keys.ingest)).json());
+    expect(dry).toMatchObject({ rows_read: 5, valid: 2, rejected: 3 });
+
+    const submitted = await api.client.post(`/v1/imports/${created.import_id}/submit`, { chunk_count: 2 }, api.keys.ingest);
+    expect(submitted.statusCode).toBe(202);
+    expect(problemSchema.parse((await put(created.import_id, 1, chunk1)).json()).code).toBe('svc:import/not_open');
+    await land();
+
+    const done = importViewSchema.parse((await api.client.get(`/v1/imports/${created.import_id}`, api.keys.ingest)).json());
+    expect(done).toMatchObject({ state: 'completed', chunk_count: 2, chunks_landed: 2, rows_read: 5, accepted: 2, duplicates: 0, rejected: 3, skipped: 0 });
+    const { rows: landed } = await api.db.pool.query(`SELECT external_id, historical, import_id FROM inbox_events WHERE import_id IS NOT NULL ORDER BY external_id`);
+    expect(landed.map((r) => [r.external_id, r.historical])).toEqual([['i-1', true], ['i-5', true]]);
+
+    const csv = await api.client.get(`/v1/imports/${created.import_id}/rejects`, api.keys.ingest);
+    expect(csv.headers['content-type']).toMatch(/^text\/csv/);
+    const lines = csv.body.trim().split('\n');
+    expect(lines[0]).toBe('row_no,chunk_no,code,object_type,external_id,message,raw');
+    expect(lines.slice(1).map((l) => l.split(',').slice(0, 5).join(','))).toEqual([
+      '2,0,svc:validation/schema,movement,i-2',
+      '3,0,svc:validation/timestamp_out_of_range,movement,i-3',
+      '4,1,svc:validation/timestamp_out_of_range,movement,i-4',
+    ]);
+    const page = importRejectPageSchema.parse((await api.client.get(`/v1/imports/${created.import_id}/rejects?format=json&limit=2`, api.keys.ingest)).json());
+    expect(page.data.map((r) => r.row_no)).toEqual([2, 3]);
+    const rest = importRejectPageSchema.parse((await api.client.get(`/v1/imports/${created.import_id}/rejects?format=json&limit=2&cursor=${page.next_cursor}`, api.keys.ingest)).json());
+    expect(rest).toMatchObject({ data: [{ row_no: 4, chunk_no: 1, message: expect.stringContaining('backfill window') }], has_more: false });
+
+    const { rows: events } = await api.db.pool.query(`SELECT type, data FROM outgoing_events WHERE type LIKE 'import.%' ORDER BY type`);
+    expect(events.map((e) => e.type)).toEqual(['import.completed', 'import.progress', 'import.progress']);
+    expect(events[0].data).toMatchObject({ import_id: created.import_id, accepted: 2, rejected: 3, chunks_landed: 2 });
+    expect(events.slice(1).map((e) => e.data.chunk_no).sort()).toEqual([0, 1]);
+  });
+
+  it('lands a re-import of the same file as duplicates only, and reports a chunk never uploaded', async () => {
+    const again = await create();
+    await put(again.import_id, 0, chunk0);
+    await put(again.import_id, 1, chunk1);
+    await api.client.post(`/v1/imports/${again.import_id}/submit`, { chunk_count: 3 }, api.keys.ingest);
+    await land();
+    const done = importViewSchema.parse((await api.client.get(`/v1/imports/${again.import_id}`, api.keys.ingest)).json());
+    expect(done).toMatchObject({ state: 'completed', accepted: 0, duplicates: 2, rejected: 4 });
+    const page = importRejectPageSchema.parse((await api.client.get(`/v1/imports/${again.import_id}/rejects?format=json`, api.keys.ingest)).json());
+    expect(page.data.at(-1)).toMatchObject({ row_no: null, chunk_no: 2, code: 'svc:import/invalid_chunk', message: expect.stringContaining('missing staged object') });
+  });
+
+  it('fails an import whose first chunk cannot be read, and cancels one not yet landing', async () => {
+    const broken = await create();
+    await put(broken.import_id, 0, 'id,at,"amount\n');
+    await api.client.post(`/v1/imports/${broken.import_id}/submit`, { chunk_count: 1 }, api.keys.ingest);
+    await land();
+    const failed = importViewSchema.parse((await api.client.get(`/v1/imports/${broken.import_id}`, api.keys.ingest)).json());
+    expect(failed).toMatchObject({ state: 'failed', failure: expect.stringContaining('chunk 0') });
+
+    const dropped = await create();
+    expect(importViewSchema.parse((await api.client.post(`/v1/imports/${dropped.import_id}/cancel`, undefined, api.keys.ingest)).json()).state).toBe('cancelled');
+    expect(problemSchema.parse((await api.client.post(`/v1/imports/${dropped.import_id}/submit`, { chunk_count: 1 }, api.keys.ingest)).json()).code).toBe('svc:import/not_open');
+  });
+
+  it('refuses bad creations, chunk numbers and other tenants', async () => {
+    const bad = await api.client.post('/v1/imports', { mapping: csvMapping, go_live_at: 'soon' }, api.keys.ingest);
+    expect(problemSchema.parse(bad.json()).errors.map((e) => e.path)).toEqual(['go_live_at']);
+    const inverted = await api.client.post('/v1/imports', { mapping: csvMapping, go_live_at: '2026-01-01T00:00:00Z', backfill_from: '2026-02-01T00:00:00Z' }, api.keys.ingest);
+    expect(problemSchema.parse(inverted.json()).errors.map((e) => e.path)).toEqual(['backfill_from']);
+    const created = await create();
+    expect(problemSchema.parse((await put(created.import_id, -1, 'x')).json()).code).toBe('svc:request/invalid_parameter');
+    expect(problemSchema.parse((await api.client.send({ method: 'PUT', url: `/v1/imports/${created.import_id}/chunks/01`, body: Buffer.from('x'), key: api.keys.ingest, headers: { 'content-type': 'text/csv' } })).json()).code).toBe('svc:request/invalid_parameter');
+    await createTenant(api.db.pool, 'umbrella', 'USD');
+    const stranger = await api.issue('umbrella', 'ingest');
+    expect(problemSchema.parse((await api.client.get(`/v1/imports/${created.import_id}`, stranger)).json()).code).toBe('svc:resource/not_found');
+    expect((await api.client.get(`/v1/imports/${created.import_id}`, api.keys.read)).statusCode).toBe(403);
   });
 });

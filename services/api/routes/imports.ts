@@ -1,23 +1,192 @@
-import type { FastifyInstance } from 'fastify';
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TenantAssetRegistry } from '../../../platform/assets/tenant-registry.ts';
 import type { Clock } from '../../../platform/clock.ts';
+import { parseId } from '../../../platform/ids.ts';
 import { dryRunImport } from '../../../pipelines/imports/dry-run.ts';
-import { readJsonBody } from '../http/json-body.ts';
+import { dryRunStagedFile } from '../../../pipelines/imports/staged-dry-run.ts';
+import { importView, type Imports } from '../../../pipelines/imports/imports.ts';
+import { importSubmitRequestSchema } from '../../../schemas/imports/reports.ts';
+import { requestSchemaErrors } from '../../../schemas/validation/request-errors.ts';
+import type { CursorCodec } from '../http/cursor.ts';
+import { rawBody, readJsonBody } from '../http/json-body.ts';
 import { sendProblem } from '../http/problem-reply.ts';
+import { QueryReader } from '../http/query-params.ts';
+import type { Pool } from '../../../platform/postgres/pool.ts';
+
+export interface ImportRouteDeps {
+  pool: Pool;
+  clock: Clock;
+  assets: TenantAssetRegistry;
+  cursors: CursorCodec;
+  imports: Imports;
+  occurredAtFutureSkewS: number;
+}
+
+type IdParams = { Params: { id: string } };
+const REJECT_COLUMNS = ['row_no', 'chunk_no', 'code', 'object_type', 'external_id', 'message', 'raw'] as const;
+const CSV_PAGE = 1000;
+const MAX_CHUNK_NO = 99_999;
 
 // Historical imports (scope ingest: an import lands events exactly as ingest does, so the same
-// credential may run one). POST /v1/imports/dry-run runs a mapping over a sample and stores
-// nothing; its work is bounded by the payload cap, so it is not charged to the rate limit.
-export function registerImportRoutes(app: FastifyInstance, deps: { clock: Clock; assets: TenantAssetRegistry; occurredAtFutureSkewS: number }): void {
-  app.post('/v1/imports/dry-run', { config: { scopes: ['ingest'] } }, async (request, reply) => {
+// credential runs one). The file is uploaded as numbered chunks of whole records (PUT
+// /v1/imports/{id}/chunks/{n}, the raw bytes), then submitted; the import worker lands it.
+// The dry-runs store nothing; their work is bounded by the payload cap (the sample) or the staged
+// chunks, so they are not charged to the rate limit.
+export function registerImportRoutes(app: FastifyInstance, deps: ImportRouteDeps): void {
+  const scoped = { config: { scopes: ['ingest'] as const } };
+  const notFound = (request: FastifyRequest, reply: FastifyReply) => sendProblem(request, reply, 'svc:resource/not_found', { detail: 'no import with this id in this tenant' });
+  const validation = async (tenantId: string) => ({
+    registry: await deps.assets.forTenant(tenantId),
+    nowMs: deps.clock.now().getTime(),
+    futureSkewMs: deps.occurredAtFutureSkewS * 1000,
+  });
+
+  app.post('/v1/imports/dry-run', scoped, async (request, reply) => {
     const body = readJsonBody(request);
     if (!body.ok) return sendProblem(request, reply, body.code, { detail: body.detail });
-    const outcome = await dryRunImport(body.value, {
-      registry: await deps.assets.forTenant(request.apiKey!.tenantId),
-      nowMs: deps.clock.now().getTime(),
-      futureSkewMs: deps.occurredAtFutureSkewS * 1000,
-    });
+    const outcome = await dryRunImport(body.value, await validation(request.apiKey!.tenantId));
     if (!outcome.ok) return sendProblem(request, reply, outcome.code, { detail: outcome.detail, errors: outcome.errors });
     return outcome.report;
   });
+
+  app.post('/v1/imports', scoped, async (request, reply) => {
+    const body = readJsonBody(request);
+    if (!body.ok) return sendProblem(request, reply, body.code, { detail: body.detail });
+    const outcome = await deps.imports.create(request.apiKey!.tenantId, body.value, deps.clock.now());
+    if (outcome.kind === 'invalid') return sendProblem(request, reply, 'svc:validation/schema', { detail: 'the import is not valid', errors: outcome.errors });
+    return reply.code(201).send(importView(outcome.row, outcome.warnings));
+  });
+
+  app.get<IdParams>('/v1/imports/:id', scoped, async (request, reply) => {
+    const id = parseId('import', request.params.id);
+    const row = id && (await deps.imports.find(request.apiKey!.tenantId, id));
+    return row ? importView(row) : notFound(request, reply);
+  });
+
+  app.put<{ Params: { id: string; chunk: string } }>('/v1/imports/:id/chunks/:chunk', scoped, async (request, reply) => {
+    const id = parseId('import', request.params.id);
+    if (!id) return notFound(request, reply);
+    if (!/^(0|[1-9][0-9]{0,4})$/.test(request.params.chunk) || Number(request.params.chunk) > MAX_CHUNK_NO) {
+      return sendProblem(request, reply, 'svc:request/invalid_parameter', {
+        detail: 'the chunk number is not valid',
+        errors: [{ path: 'chunk', code: 'svc:request/invalid_parameter', message: `must be an integer 0-${MAX_CHUNK_NO}` }],
+      });
+    }
+    const body = rawBody(request);
+    if (body.length === 0) return sendProblem(request, reply, 'svc:import/invalid_chunk', { detail: 'the chunk is empty' });
+    const outcome = await deps.imports.stageChunk(request.apiKey!.tenantId, id, Number(request.params.chunk), body, deps.clock.now());
+    switch (outcome.kind) {
+      case 'not_found':
+        return notFound(request, reply);
+      case 'not_open':
+        return sendProblem(request, reply, 'svc:import/not_open', { detail: 'chunks are accepted only before the import is submitted' });
+      case 'staged':
+        return reply.code(201).send({ chunk_no: outcome.chunkNo, bytes: outcome.bytes, sha256: outcome.sha256 });
+    }
+  });
+
+  app.post<IdParams>('/v1/imports/:id/dry-run', scoped, async (request, reply) => {
+    const id = parseId('import', request.params.id);
+    const row = id && (await deps.imports.find(request.apiKey!.tenantId, id));
+    if (!row) return notFound(request, reply);
+    return dryRunStagedFile(deps.pool, row, await validation(request.apiKey!.tenantId));
+  });
+
+  app.post<IdParams>('/v1/imports/:id/submit', scoped, async (request, reply) => {
+    const id = parseId('import', request.params.id);
+    if (!id) return notFound(request, reply);
+    const body = readJsonBody(request);
+    if (!body.ok) return sendProblem(request, reply, body.code, { detail: body.detail });
+    const parsed = importSubmitRequestSchema.safeParse(body.value);
+    if (!parsed.success) return sendProblem(request, reply, 'svc:validation/schema', { detail: 'the submission is not valid', errors: requestSchemaErrors(parsed.error) });
+    const outcome = await deps.imports.submit(request.apiKey!.tenantId, id, parsed.data.chunk_count, deps.clock.now());
+    switch (outcome.kind) {
+      case 'not_found':
+        return notFound(request, reply);
+      case 'not_open':
+        return sendProblem(request, reply, 'svc:import/not_open', { detail: 'the import was already submitted or cancelled' });
+      case 'invalid':
+        return sendProblem(request, reply, 'svc:validation/schema', { detail: 'the submission is not valid', errors: outcome.errors });
+      case 'submitted':
+        return reply.code(202).send(importView(outcome.row));
+    }
+  });
+
+  app.post<IdParams>('/v1/imports/:id/cancel', scoped, async (request, reply) => {
+    const id = parseId('import', request.params.id);
+    const outcome = id ? await deps.imports.cancel(request.apiKey!.tenantId, id, deps.clock.now()) : 'not_found';
+    if (outcome === 'not_found') return notFound(request, reply);
+    if (outcome === 'not_open') return sendProblem(request, reply, 'svc:import/not_open', { detail: 'the import is already being landed or has ended' });
+    return importView(outcome);
+  });
+
+  // The reject report: CSV streamed page by page (the header the spec gives), or with
+  // format=json a page of records and a cursor.
+  app.get<IdParams & { Querystring: Record<string, string | string[] | undefined> }>('/v1/imports/:id/rejects', scoped, async (request, reply) => {
+    const tenantId = request.apiKey!.tenantId;
+    const id = parseId('import', request.params.id);
+    const row = id && (await deps.imports.find(tenantId, id));
+    if (!row) return notFound(request, reply);
+    const reader = new QueryReader(request.query);
+    const format = reader.list('format', ['csv', 'json'] as const);
+    const limit = reader.integer('limit', { min: 1, max: 1000, fallback: 100 });
+    const cursorText = reader.text('cursor', { max: 4096 });
+    if (format && format.length !== 1) reader.errors.push({ path: 'format', code: 'svc:request/invalid_parameter', message: 'must be csv or json' });
+    if (reader.errors.length > 0) return sendProblem(request, reply, 'svc:request/invalid_parameter', { detail: 'invalid query parameters', errors: reader.errors });
+    const view = (r: Awaited<ReturnType<Imports['rejects']>>[number]) => ({
+      row_no: r.row_no === null ? null : Number(r.row_no),
+      chunk_no: r.chunk_no,
+      code: r.code,
+      object_type: row.family,
+      external_id: r.external_id,
+      message: r.message,
+      raw: r.raw,
+    });
+
+    if (format?.[0] === 'json') {
+      let after = 0n;
+      if (cursorText !== undefined) {
+        const payload = deps.cursors.decode(cursorText);
+        if (!payload || payload.r !== 'import-rejects' || payload.i !== row.import_id || typeof payload.s !== 'string') {
+          return sendProblem(request, reply, 'svc:request/invalid_parameter', {
+            detail: 'the cursor is not one this service issued for this report',
+            errors: [{ path: 'cursor', code: 'svc:request/invalid_parameter', message: 'malformed or altered cursor' }],
+          });
+        }
+        after = BigInt(payload.s);
+      }
+      const rows = await deps.imports.rejects(tenantId, row.import_id, after, limit + 1);
+      const data = rows.slice(0, limit);
+      const hasMore = rows.length > limit;
+      const last = data.at(-1);
+      return { data: data.map(view), has_more: hasMore, ...(hasMore && last ? { next_cursor: deps.cursors.encode({ r: 'import-rejects', i: row.import_id, s: last.seq.toString() }) } : {}) };
+    }
+
+    const imports = deps.imports;
+    const importId = row.import_id;
+    async function* lines() {
+      yield `${REJECT_COLUMNS.join(',')}\n`;
+      let after = 0n;
+      for (;;) {
+        const rows = await imports.rejects(tenantId, importId, after, CSV_PAGE);
+        for (const r of rows) {
+          const record = view(r);
+          yield `${REJECT_COLUMNS.map((c) => csvField(record[c])).join(',')}\n`;
+        }
+        if (rows.length < CSV_PAGE) return;
+        after = rows.at(-1)!.seq;
+      }
+    }
+    return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="rejects-imp_${row.import_id}.csv"`).send(Readable.from(lines()));
+  });
+}
+
+// RFC 4180: quoted when it holds the delimiter, a quote or a line break; quotes doubled. A field
+// starting with = + - @ is prefixed with ' so a spreadsheet never runs it as a formula.
+function csvField(value: string | number | null): string {
+  if (value === null) return '';
+  let text = String(value);
+  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }

@@ -9,9 +9,11 @@ import { startDetectPipeline } from '../../../pipelines/detect/pipeline.ts';
 import { startGraphPipeline } from '../../../pipelines/graph/pipeline.ts';
 import { createApi } from '../../api/wiring.ts';
 import { createDeliveryWorker } from '../../webhooks/wiring.ts';
+import { ImportWorker } from '../../../pipelines/imports/worker.ts';
+import { TenantAssetRegistry } from '../../../platform/assets/tenant-registry.ts';
 import { openContext, UsageError } from '../context.ts';
 
-export const PIPELINES = ['canonical', 'graph', 'aggregates', 'detect'] as const;
+export const PIPELINES = ['canonical', 'graph', 'aggregates', 'detect', 'imports'] as const;
 export type Pipeline = (typeof PIPELINES)[number];
 export type ProcessPart = 'api' | 'webhooks' | `pipeline:${Pipeline}`;
 export const ALL_PARTS: ProcessPart[] = ['api', ...PIPELINES.map((p): ProcessPart => `pipeline:${p}`), 'webhooks'];
@@ -45,6 +47,17 @@ export async function runParts(parts: ProcessPart[]): Promise<void> {
         silence: { movement: config.SVC_COVERAGE_MOVEMENT_SILENCE_MIN, control_event: config.SVC_COVERAGE_CONTROL_EVENT_SILENCE_MIN },
         onError: logError,
       }),
+    imports: async (pool) => {
+      const worker = new ImportWorker({
+        pool,
+        clock: systemClock,
+        assets: new TenantAssetRegistry(pool),
+        futureSkewMs: config.SVC_OCCURRED_AT_FUTURE_SKEW_S * 1000,
+        onError: logError,
+      });
+      worker.start();
+      return { stop: () => worker.stop() };
+    },
   };
   for (const name of PIPELINES) {
     if (!parts.includes(`pipeline:${name}`)) continue;

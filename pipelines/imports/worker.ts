@@ -1,0 +1,243 @@
+// pipelines/imports: lands submitted imports, one chunk per transaction, in chunk order. A chunk's
+// rows are read in the mapping's dialect, assembled, validated like live ingest, held to the
+// import's window, and committed by the same acceptance statement as ingest (import_id set,
+// historical true); rows already landed come back as duplicates. The chunk's rejects, the counts
+// after it, the import's position and its import.progress event commit with its events, so a
+// worker that stops mid-chunk leaves nothing of it behind and the next one starts it again.
+import type { TenantAssetRegistry } from '../../platform/assets/tenant-registry.ts';
+import type { Clock } from '../../platform/clock.ts';
+import { acceptEvents, type PreparedEvent } from '../../platform/inbox/accept-events.ts';
+import { ID_PREFIXES, uuidv7 } from '../../platform/ids.ts';
+import { contentHash } from '../../platform/json/canonical-json.ts';
+import { withTransaction, type Pool, type PoolClient } from '../../platform/postgres/pool.ts';
+import { FAMILIES } from '../../schemas/families/index.ts';
+import { enqueueEvents } from '../detect/outgoing-events.ts';
+import type { ImportRow } from './imports.ts';
+import { mapChunk, type ImportReject } from './map-chunk.ts';
+import { compileMapping } from './mapping/compile.ts';
+import { outsideWindow } from './window.ts';
+
+const LAND_BATCH = 1000;
+
+export interface ImportWorkerOptions {
+  pool: Pool;
+  clock: Clock;
+  assets: TenantAssetRegistry;
+  futureSkewMs: number;
+  pollMs?: number;
+  onError?: (error: unknown) => void;
+}
+
+interface Counts {
+  rowsRead: number;
+  accepted: number;
+  duplicates: number;
+  rejected: number;
+  skipped: number;
+}
+
+export class ImportWorker {
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+
+  constructor(private readonly options: ImportWorkerOptions) {}
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+  }
+
+  // Lands the next chunk of the oldest waiting import (or completes it). False when none waits.
+  async step(): Promise<boolean> {
+    return withTransaction(this.options.pool, async (db) => {
+      const { rows } = await db.query<ImportRow & { tenant_id: string }>(
+        `SELECT tenant_id, import_id, family, mapping, state, go_live_at, backfill_from, chunk_count, next_chunk, next_row_no, file_header,
+                rows_read, accepted, duplicates, rejected, skipped, failure, created_at, updated_at, submitted_at, completed_at
+           FROM imports WHERE state IN ('submitted', 'processing')
+          ORDER BY submitted_at LIMIT 1 FOR UPDATE SKIP LOCKED`,
+      );
+      const job = rows[0];
+      if (!job) return false;
+      if (job.next_chunk >= (job.chunk_count ?? 0)) await this.finish(db, job, 'completed');
+      else await this.landChunk(db, job);
+      return true;
+    });
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let worked = false;
+      try {
+        worked = await this.step();
+      } catch (error) {
+        this.options.onError?.(error);
+      }
+      if (!worked && this.running) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, this.options.pollMs ?? 500);
+          this.wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+    }
+  }
+
+  private async landChunk(db: PoolClient, job: ImportRow & { tenant_id: string }): Promise<void> {
+    const now = this.options.clock.now();
+    const chunkNo = job.next_chunk;
+    const compiled = compileMapping(job.mapping);
+    if (!compiled.ok) throw new Error(`import ${job.import_id}: its stored mapping no longer compiles`);
+    const counts: Counts = { rowsRead: 0, accepted: 0, duplicates: 0, rejected: 0, skipped: 0 };
+    const rejects: ImportReject[] = [];
+    let nextRowNo = Number(job.next_row_no);
+    let fileHeader = job.file_header ?? undefined;
+
+    const { rows: chunks } = await db.query<{ body: Buffer }>(`SELECT body FROM import_chunks WHERE import_id = $1 AND chunk_no = $2`, [job.import_id, chunkNo]);
+    const body = chunks[0]?.body;
+    if (!body) {
+      rejects.push({ row_no: null, chunk_no: chunkNo, code: 'svc:import/invalid_chunk', object_type: job.family, external_id: null, message: 'missing staged object: this chunk was never uploaded', raw: null });
+    } else {
+      const reading = mapChunk(
+        compiled.mapping,
+        (async function* () {
+          yield body;
+        })(),
+        { chunkNo, firstRowNo: nextRowNo, ...(fileHeader ? { header: fileHeader } : {}) },
+        { validation: { registry: await this.options.assets.forTenant(job.tenant_id), nowMs: now.getTime(), futureSkewMs: this.options.futureSkewMs } },
+      );
+      let batch: Array<{ rowNo: number; raw: PreparedEvent }> = [];
+      const land = async () => {
+        if (batch.length === 0) return;
+        const outcomes = await acceptEvents(db, batch.map((b) => b.raw));
+        batch.forEach(({ rowNo, raw }, i) => {
+          const outcome = outcomes[i]!;
+          if (outcome.kind === 'accepted') counts.accepted += 1;
+          else if (outcome.kind === 'duplicate') counts.duplicates += 1;
+          else {
+            const entity = FAMILIES[raw.object].kind === 'entity';
+            rejects.push({
+              row_no: rowNo,
+              chunk_no: chunkNo,
+              code: 'svc:sequence/conflict',
+              object_type: raw.object,
+              external_id: raw.externalId,
+              message: entity
+                ? 'sequence: this entity version was already received with different content'
+                : 'external_id: this fact was already received with different content',
+              raw: null,
+            });
+          }
+        });
+        batch = [];
+      };
+      for await (const row of reading.rows) {
+        if (row.kind === 'rejected') {
+          rejects.push(row.reject);
+          if (row.reject.row_no !== null) {
+            counts.rowsRead += 1;
+            nextRowNo = Math.max(nextRowNo, row.reject.row_no + 1);
+          }
+          continue;
+        }
+        counts.rowsRead += 1;
+        nextRowNo = Math.max(nextRowNo, row.rowNo + 1);
+        if (row.kind === 'skipped') {
+          counts.skipped += 1;
+          continue;
+        }
+        const late = outsideWindow(job, row.event, row);
+        if (late) {
+          rejects.push(late);
+          continue;
+        }
+        batch.push({
+          rowNo: row.rowNo,
+          raw: {
+            tenantId: job.tenant_id,
+            eventId: uuidv7(now.getTime()),
+            object: row.object,
+            externalId: row.event.external_id,
+            sequence: row.event.sequence ?? null,
+            rawEvent: Buffer.from(JSON.stringify(row.event), 'utf8'),
+            contentHash: contentHash(row.event),
+            occurredAt: row.event.occurred_at,
+            receivedAt: now,
+            correlationId: `${ID_PREFIXES.import}${job.import_id}`,
+            importId: job.import_id,
+            historical: true,
+          },
+        });
+        if (batch.length >= LAND_BATCH) await land();
+      }
+      await land();
+      if (chunkNo === 0) fileHeader = reading.fileHeader() ?? fileHeader;
+    }
+    counts.rejected = rejects.length;
+    await this.recordRejects(db, job, rejects);
+    const { rows: after } = await db.query<ImportRow>(
+      `UPDATE imports
+          SET state = 'processing', next_chunk = next_chunk + 1, next_row_no = $2, file_header = $3,
+              rows_read = rows_read + $4, accepted = accepted + $5, duplicates = duplicates + $6, rejected = rejected + $7, skipped = skipped + $8,
+              updated_at = $9
+        WHERE import_id = $1
+        RETURNING import_id, family, rows_read, accepted, duplicates, rejected, skipped, next_chunk, chunk_count`,
+      [job.import_id, nextRowNo, fileHeader ?? null, counts.rowsRead, counts.accepted, counts.duplicates, counts.rejected, counts.skipped, now],
+    );
+    await db.query(`DELETE FROM import_chunks WHERE import_id = $1 AND chunk_no = $2`, [job.import_id, chunkNo]);
+    const state = after[0]!;
+    await enqueueEvents(db, [{ tenantId: job.tenant_id, type: 'import.progress', data: { ...progressData(state), chunk_no: chunkNo } }], now);
+    // A first chunk that yields no row at all (its header or dialect does not fit the mapping)
+    // leaves nothing the later chunks could be read against: the import fails.
+    const unreadable = rejects.find((r) => r.code === 'svc:import/invalid_chunk');
+    if (chunkNo === 0 && counts.rowsRead === 0 && unreadable) await this.finish(db, job, 'failed', `chunk 0: ${unreadable.message}`);
+  }
+
+  private async recordRejects(db: PoolClient, job: ImportRow, rejects: ImportReject[]): Promise<void> {
+    if (rejects.length === 0) return;
+    // Rows of a chunk come in order, and landing conflicts are found a batch later: sorted here
+    // so the report reads in row order (chunk-level rejects without a row go last).
+    rejects.sort((a, b) => (a.row_no ?? Number.MAX_SAFE_INTEGER) - (b.row_no ?? Number.MAX_SAFE_INTEGER));
+    await db.query(
+      `INSERT INTO import_rejects (import_id, seq, row_no, chunk_no, code, external_id, message, raw)
+       SELECT $1, $2 + r.i, r.row_no, r.chunk_no, r.code, r.external_id, r.message, r.raw
+         FROM json_to_recordset($3::json) AS r(i bigint, row_no bigint, chunk_no int, code text, external_id text, message text, raw text)`,
+      [job.import_id, Number(job.rejected) + 1, JSON.stringify(rejects.map((r, i) => ({ ...r, i, raw: r.raw?.replaceAll('\u0000', '') ?? null })))],
+    );
+  }
+
+  private async finish(db: PoolClient, job: ImportRow & { tenant_id: string }, state: 'completed' | 'failed', failure?: string): Promise<void> {
+    const now = this.options.clock.now();
+    const { rows } = await db.query<ImportRow>(
+      `UPDATE imports SET state = $2, failure = $3, completed_at = $4, updated_at = $4 WHERE import_id = $1
+        RETURNING import_id, family, rows_read, accepted, duplicates, rejected, skipped, next_chunk, chunk_count`,
+      [job.import_id, state, failure ?? null, now],
+    );
+    await db.query(`DELETE FROM import_chunks WHERE import_id = $1`, [job.import_id]);
+    await enqueueEvents(db, [{ tenantId: job.tenant_id, type: state === 'completed' ? 'import.completed' : 'import.failed', data: { ...progressData(rows[0]!), ...(failure ? { failure } : {}) } }], now);
+  }
+}
+
+// The operational payload of import.progress / completed / failed: ids and counts, nothing else.
+function progressData(row: Pick<ImportRow, 'import_id' | 'family' | 'rows_read' | 'accepted' | 'duplicates' | 'rejected' | 'skipped' | 'next_chunk' | 'chunk_count'>) {
+  return {
+    import_id: `${ID_PREFIXES.import}${row.import_id}`,
+    family: row.family,
+    chunks_landed: row.next_chunk,
+    chunk_count: row.chunk_count,
+    rows_read: Number(row.rows_read),
+    accepted: Number(row.accepted),
+    duplicates: Number(row.duplicates),
+    rejected: Number(row.rejected),
+    skipped: Number(row.skipped),
+  };
+}
