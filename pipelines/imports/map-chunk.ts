@@ -9,7 +9,7 @@ import { validateItem, type ValidationContext } from '../../schemas/validation/v
 import { readCsvChunk } from './dialects/csv.ts';
 import { readJsonlChunk } from './dialects/jsonl.ts';
 import { ChunkError, type ChunkPosition, type ReadLimits, type SourceRecord } from './dialects/types.ts';
-import { assembleRow } from './mapping/assemble.ts';
+import { assembleRow, type SourceRow } from './mapping/assemble.ts';
 import type { CompiledMapping } from './mapping/compile.ts';
 
 // The spec's import reject record.
@@ -78,7 +78,10 @@ export function mapChunk(
           yield reject(record.rowNo, 'svc:validation/schema', undefined, record.message, record.raw);
           continue;
         }
-        const assembled = assembleRow(assembly, record.row, { nullValues, scaleOf });
+        const source = record.row;
+        const row: SourceRow =
+          source.kind === 'csv' ? { kind: 'csv', get: (column) => source.get(column), rowNo: record.rowNo } : { kind: 'jsonl', value: source.value, rowNo: record.rowNo };
+        const assembled = assembleRow(assembly, row, { nullValues, scaleOf });
         if (assembled.kind === 'skipped') {
           yield { kind: 'skipped', rowNo: record.rowNo, chunkNo: record.chunkNo };
           continue;

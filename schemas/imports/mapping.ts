@@ -40,6 +40,13 @@ export const FIELD_TYPES = ['string', 'integer', 'number', 'boolean', 'datetime'
 export type FieldType = (typeof FIELD_TYPES)[number];
 
 const source = z.string().min(1).max(512);
+// Ours, beyond the spec's table: `from` may list 2-10 sources whose values are joined with '|'
+// (files without an id column need an external_id made of several columns), and the pseudo-
+// column `@row_no` is the row's number in the file (global, from 1). A row missing any part has
+// no value for the target.
+export const ROW_NUMBER_SOURCE = '@row_no';
+export const JOINED_SOURCE_SEPARATOR = '|';
+const sources = z.union([source, z.array(source).min(2).max(10)]);
 const literal = z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.unknown()), z.record(z.string(), z.unknown())]);
 
 // A money part (value or asset): a column or a constant, with the string treatments.
@@ -53,7 +60,7 @@ export const moneyPartSchema = z.strictObject({
 });
 
 export const fieldRuleSchema = z.strictObject({
-  from: source.optional(),
+  from: sources.optional(),
   const: literal.optional(),
   type: z.enum(FIELD_TYPES).optional(),
   optional: z.boolean().optional(),

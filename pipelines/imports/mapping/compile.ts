@@ -8,6 +8,7 @@ import type { FieldError } from '../../../schemas/problem.ts';
 import { requestSchemaErrors } from '../../../schemas/validation/request-errors.ts';
 import { isPlainObject } from '../../../schemas/validation/validate-item.ts';
 import { compilePattern, resolveTimeZone } from './datetime.ts';
+import { ROW_NUMBER_SOURCE } from '../../../schemas/imports/mapping.ts';
 import { DEFAULT_FALSE_VALUES, DEFAULT_TRUE_VALUES } from './values.ts';
 import { REQUIRED_TARGETS, classifyTarget, familyTargets, moneyTargets, nearest, targetsUnder, type TargetKind } from './targets.ts';
 
@@ -77,8 +78,12 @@ function checkParts({ family, format, fields, rowFilter }: Parts, add: Add): str
   if (format?.kind === 'csv') checkCsv(format, add);
   // Explicit columns are the only names known before the file; a header is checked per chunk.
   const columns = format?.kind === 'csv' ? format.columns : undefined;
-  const column = (path: string, from: string | undefined) => {
-    if (columns && from !== undefined && !columns.includes(from)) {
+  const column = (path: string, from: string | readonly string[] | undefined) => {
+    if (typeof from !== 'string') {
+      from?.forEach((part, i) => column(`${path}.${i}`, part));
+      return;
+    }
+    if (columns && from !== ROW_NUMBER_SOURCE && !columns.includes(from)) {
       add(path, `not one of format.columns; nearest: ${nearest(from, columns).join(', ')}`);
     }
   };

@@ -1,5 +1,5 @@
 import type { ErrorCode } from '../../../schemas/errors/catalog.ts';
-import type { FieldRule } from '../../../schemas/imports/mapping.ts';
+import { JOINED_SOURCE_SEPARATOR, ROW_NUMBER_SOURCE, type FieldRule } from '../../../schemas/imports/mapping.ts';
 import { parseDatetime } from './datetime.ts';
 
 // One value of an import row, from its source to its typed form: reading the source (a CSV
@@ -11,7 +11,8 @@ import { parseDatetime } from './datetime.ts';
 // personal data or a card number and the reason ends up in the reject report.
 
 // A row as a dialect reader hands it over. CSV: every value is text. JSONL: the parsed line.
-export type SourceRow = { kind: 'csv'; get(column: string): string | undefined } | { kind: 'jsonl'; value: unknown };
+// rowNo: the row's global number, the value of the pseudo-column @row_no.
+export type SourceRow = ({ kind: 'csv'; get(column: string): string | undefined } | { kind: 'jsonl'; value: unknown }) & { rowNo?: number };
 
 export type Failure = { ok: false; code: ErrorCode; reason: string };
 export type Result<T> = { ok: true; value: T } | Failure;
@@ -52,7 +53,18 @@ export function lookupJsonPath(value: unknown, path: string): unknown {
 
 // The source value behind `from`, or undefined when it is absent: missing, JSON null, or text
 // listed in the format's null_values. CSV gives text; JSONL gives the JSON value as parsed.
-export function readSource(row: SourceRow, from: string, nullValues: ReadonlySet<string>): unknown {
+export function readSource(row: SourceRow, from: string | readonly string[], nullValues: ReadonlySet<string>): unknown {
+  if (typeof from !== 'string') {
+    // Several sources: their texts joined; any one absent leaves the whole absent.
+    const parts: string[] = [];
+    for (const part of from) {
+      const value = readSource(row, part, nullValues);
+      if (value === undefined) return undefined;
+      parts.push(typeof value === 'string' ? value : JSON.stringify(value));
+    }
+    return parts.join(JOINED_SOURCE_SEPARATOR);
+  }
+  if (from === ROW_NUMBER_SOURCE) return row.rowNo === undefined ? undefined : String(row.rowNo);
   const value = row.kind === 'csv' ? row.get(from) : lookupJsonPath(row.value, from);
   if (value === undefined || value === null) return undefined;
   if (typeof value === 'string' && nullValues.has(value)) return undefined;
@@ -106,7 +118,7 @@ export function applyTreatments(value: unknown, t: Treatments): Result<unknown> 
   return ok(v === null ? undefined : v);
 }
 
-export type SourceSpec = Treatments & { from?: string | undefined; const?: unknown };
+export type SourceSpec = Treatments & { from?: string | readonly string[] | undefined; const?: unknown };
 
 // Source and treatments of a rule (or of a money part). undefined is "no value": the source is
 // absent, the constant is null, the value was mapped to null, or it is empty text after the
