@@ -229,3 +229,45 @@ describe('an import from creation to its reject report', () => {
     expect((await api.client.get(`/v1/imports/${created.import_id}`, api.keys.read)).statusCode).toBe(403);
   });
 });
+
+describe('row codes that need landing or a mapped schema_version', () => {
+  const mapping = {
+    mapping_version: 1,
+    family: 'movement',
+    format: { kind: 'jsonl' },
+    fields: {
+      external_id: { from: 'id' },
+      schema_version: { from: 'v' },
+      occurred_at: { from: 'at', type: 'datetime', format: 'epoch_ms' },
+      'data.type': { const: 'p2p' },
+      'data.status': { const: 'completed' },
+      'data.amount': { type: 'money', value: { from: 'minor' }, asset: { const: 'USD' }, units: 'minor' },
+      'data.debit.account_id': { const: 'a' },
+      'data.credit.account_id': { const: 'b' },
+    },
+  };
+  const at = Date.parse('2026-06-01T00:00:00Z');
+  const line = (id: string, minor: number, v = '2026-09-01') => JSON.stringify({ id, v, at, minor });
+  const runImport = async (lines: string[]) => {
+    const created = importViewSchema.parse(
+      (await api.client.post('/v1/imports', { mapping, go_live_at: '2026-08-01T00:00:00Z', backfill_from: '2026-01-01T00:00:00Z' }, api.keys.ingest)).json(),
+    );
+    await api.client.send({ method: 'PUT', url: `/v1/imports/${created.import_id}/chunks/0`, body: Buffer.from(`${lines.join('\n')}\n`), key: api.keys.ingest, headers: { 'content-type': 'application/x-ndjson' } });
+    await api.client.post(`/v1/imports/${created.import_id}/submit`, { chunk_count: 1 }, api.keys.ingest);
+    const worker = new ImportWorker({ pool: api.db.pool, clock: api.clock, assets: new TenantAssetRegistry(api.db.pool), futureSkewMs: 300_000 });
+    while (await worker.step());
+    return {
+      done: importViewSchema.parse((await api.client.get(`/v1/imports/${created.import_id}`, api.keys.ingest)).json()),
+      rejects: importRejectPageSchema.parse((await api.client.get(`/v1/imports/${created.import_id}/rejects?format=json`, api.keys.ingest)).json()).data,
+    };
+  };
+
+  it('reports unsupported_schema_version per row, and sequence/conflict for a fact landed before with other content', async () => {
+    const first = await runImport([line('c-1', 100), line('c-2', 200, '2025-01-01')]);
+    expect(first.done).toMatchObject({ accepted: 1, rejected: 1 });
+    expect(first.rejects).toMatchObject([{ row_no: 2, code: 'svc:validation/unsupported_schema_version', external_id: 'c-2' }]);
+    const second = await runImport([line('c-1', 100), line('c-1', 999), line('c-3', 300)]);
+    expect(second.done).toMatchObject({ accepted: 1, duplicates: 1, rejected: 1 });
+    expect(second.rejects).toMatchObject([{ row_no: 2, code: 'svc:sequence/conflict', external_id: 'c-1', message: expect.stringContaining('different content') }]);
+  });
+});
