@@ -5,6 +5,7 @@ import { casesCommand } from './commands/cases.ts';
 import { rulesetsCommand } from './commands/rulesets.ts';
 import { statusCommand } from './commands/status.ts';
 import { fxRatesCommand } from './commands/fx-rates.ts';
+import { importCommand } from './commands/import.ts';
 import { UsageError } from './context.ts';
 
 const USAGE = `svc: the financial-crime control service
@@ -19,6 +20,12 @@ const USAGE = `svc: the financial-crime control service
   svc run pipeline imports                 start the import worker alone (lands submitted historical imports)
   svc status [--json]                      consumer lag per pipeline, live workers, events by status
   svc fx-rates load <FILE>                 load an FX rate file (CSV: base,quote,rate,rate_scale,valid_from), all or nothing
+  svc import --mapping <mapping.json> --file <path> [--dry-run] [--go-live <RFC 3339>] [--backfill-from <RFC 3339>]
+             [--chunk-bytes <n>] [--url <base URL>] [--key-id <id>] [--key-secret <secret>]
+                                           import a historical file through the API with an ingest key (URL and key also from
+                                           SVC_URL, SVC_KEY_ID, SVC_KEY_SECRET): uploads it in chunks of whole records (default
+                                           3 MiB), submits it and follows its landing; rejects go to <file>.rejects.csv. --dry-run
+                                           prints the whole-file dry-run report and cancels. Exit 0 no rejects, 1 rejects, 2 failure
   svc migrate                              apply the PostgreSQL migrations
   svc tenants create <tenant_id> --base-asset <ASSET>
   svc tenants set-rate-limit <tenant_id> --capacity <events> --refill-per-s <events>
@@ -77,6 +84,9 @@ async function main(argv: string[]): Promise<void> {
       return casesCommand(rest, print);
     case 'rulesets':
       return rulesetsCommand(rest, print);
+    case 'import':
+      process.exitCode = await importCommand(rest, { print, progress: process.stderr, env: process.env });
+      return;
     case undefined:
     case 'help':
     case '--help':
