@@ -61,7 +61,7 @@ export function ingestBatches(service: BenchService, connections: number, batche
   return ingestAll(service, connections, batches.length, (i) => batches[i]!.body, (i) => batches[i]!.events);
 }
 
-export type PipelineName = 'canonical' | 'graph' | 'aggregates' | 'detect';
+export type PipelineName = 'canonical' | 'graph' | 'aggregates' | 'detect' | 'imports';
 
 export interface StartedPipeline {
   child: Child;

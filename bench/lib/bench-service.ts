@@ -57,8 +57,9 @@ export function svc(env: NodeJS.ProcessEnv, args: string[]): Promise<string> {
   return run(process.execPath, ['bin/svc.js', ...args], { cwd: ROOT, env });
 }
 
-// name: the API child's name in logs and errors; nodeArgs: node options for it (e.g. --cpu-prof).
-export async function startService(teardown: Teardown, log: Log, options: { name: string; nodeArgs?: string[] }): Promise<BenchService> {
+// name: the API child's name in logs and errors; nodeArgs: node options for it (e.g. --cpu-prof);
+// env: variables added to its environment (and to that of the other processes given service.env).
+export async function startService(teardown: Teardown, log: Log, options: { name: string; nodeArgs?: string[]; env?: NodeJS.ProcessEnv }): Promise<BenchService> {
   const dataDir = await freshDataDir(teardown);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -71,6 +72,7 @@ export async function startService(teardown: Teardown, log: Log, options: { name
     SVC_RATE_LIMIT_CAPACITY: '1000000000',
     SVC_RATE_LIMIT_REFILL_PER_S: '1000000000',
   };
+  Object.assign(env, options.env);
   // Self-contained: always the embedded database of the fresh data directory.
   for (const name of ['DATABASE_URL', 'SVC_MASTER_KEY', 'SVC_PG_PORT']) delete env[name];
 
