@@ -116,10 +116,11 @@ export class ImportWorker {
         { validation: { registry: await this.options.assets.forTenant(job.tenant_id), nowMs: now.getTime(), futureSkewMs: this.options.futureSkewMs } },
       );
       let batch: Array<{ rowNo: number; raw: PreparedEvent }> = [];
-      const land = async () => {
-        if (batch.length === 0) return;
-        const outcomes = await acceptEvents(db, batch.map((b) => b.raw));
-        batch.forEach(({ rowNo, raw }, i) => {
+      // One insert in flight while the next batch is mapped: the worker's CPU and PostgreSQL's
+      // overlap on the chunk's one connection, and at most two batches are held.
+      let inFlight: Promise<void> = Promise.resolve();
+      const record = (landing: typeof batch, outcomes: Awaited<ReturnType<typeof acceptEvents>>) => {
+        landing.forEach(({ rowNo, raw }, i) => {
           const outcome = outcomes[i]!;
           if (outcome.kind === 'accepted') counts.accepted += 1;
           else if (outcome.kind === 'duplicate') counts.duplicates += 1;
@@ -138,7 +139,15 @@ export class ImportWorker {
             });
           }
         });
+      };
+      const land = async () => {
+        await inFlight;
+        if (batch.length === 0) return;
+        const landing = batch;
         batch = [];
+        inFlight = acceptEvents(db, landing.map((b) => b.raw)).then((outcomes) => record(landing, outcomes));
+        // Awaited before the next batch or at the end; meanwhile a failure must not go unhandled.
+        inFlight.catch(() => undefined);
       };
       for await (const row of reading.rows) {
         if (row.kind === 'rejected') {
@@ -180,6 +189,7 @@ export class ImportWorker {
         if (batch.length >= LAND_BATCH) await land();
       }
       await land();
+      await inFlight;
       if (chunkNo === 0) fileHeader = reading.fileHeader() ?? fileHeader;
     }
     counts.rejected = rejects.length;
