@@ -271,3 +271,44 @@ describe('row codes that need landing or a mapped schema_version', () => {
     expect(second.rejects).toMatchObject([{ row_no: 2, code: 'svc:sequence/conflict', external_id: 'c-1', message: expect.stringContaining('different content') }]);
   });
 });
+
+describe('chunk-level problems carry their chunk and row', () => {
+  it('header mismatch, invalid UTF-8 and a record past the size cap, each stopping only its own chunk', async () => {
+    const mapping = {
+      mapping_version: 1,
+      family: 'movement',
+      format: { kind: 'csv', header_per_chunk: true },
+      fields: {
+        external_id: { from: 'id' },
+        occurred_at: { from: 'at', type: 'datetime' },
+        'data.type': { const: 'p2p' },
+        'data.status': { const: 'completed' },
+        'data.amount': { type: 'money', value: { from: 'amount' }, asset: { const: 'USD' } },
+        'data.debit.account_id': { const: 'a' },
+        'data.credit.account_id': { const: 'b' },
+        'data.memo': { from: 'memo', optional: true },
+      },
+    };
+    const created = importViewSchema.parse(
+      (await api.client.post('/v1/imports', { mapping, go_live_at: '2026-08-01T00:00:00Z', backfill_from: '2026-01-01T00:00:00Z' }, api.keys.ingest)).json(),
+    );
+    const header = 'id,at,amount,memo\n';
+    const row = (id: string, memo = '') => `${id},2026-06-01T10:00:00Z,1.00,${memo}\n`;
+    const chunks = [
+      Buffer.from(header + row('u-1') + row('u-2')),
+      Buffer.from('id,at,amount,note\n' + row('u-3')),
+      Buffer.concat([Buffer.from(header + row('u-4')), Buffer.from('u-5,2026-06-01T10:00:00Z,1.00,caf'), Buffer.from([0xc3, 0x28]), Buffer.from('\n' + row('u-6'))]),
+      Buffer.from(header + row('u-7') + row('u-8', 'x'.repeat(1024 * 1024 + 10))),
+    ];
+    for (const [n, chunk] of chunks.entries()) {
+      await api.client.send({ method: 'PUT', url: `/v1/imports/${created.import_id}/chunks/${n}`, body: chunk, key: api.keys.ingest, headers: { 'content-type': 'text/csv' } });
+    }
+    const report = importDryRunReportSchema.parse((await api.client.post(`/v1/imports/${created.import_id}/dry-run`, undefined, api.keys.ingest)).json());
+    expect(report.valid).toBe(4);
+    expect(report.rejects.map((r) => [r.row_no, r.chunk_no, r.code, r.message])).toEqual([
+      [null, 1, 'svc:import/invalid_chunk', expect.stringContaining('header')],
+      [4, 2, 'svc:import/invalid_chunk', 'invalid UTF-8'],
+      [6, 3, 'svc:import/invalid_chunk', expect.stringContaining('size cap')],
+    ]);
+  });
+});
