@@ -18,4 +18,7 @@ export const GRAPH: ConsumerGroupSpec = { group: 'graph', topics: CHANGE_TOPICS 
 export const AGGREGATES: ConsumerGroupSpec = { group: 'aggregates', topics: CHANGE_TOPICS };
 export const DETECT: ConsumerGroupSpec = { group: 'detect', topics: CHANGE_TOPICS };
 
-export const CONSUMER_GROUPS: ConsumerGroupSpec[] = [CANONICAL, GRAPH, AGGREGATES, DETECT];
+// Reconciliations compare declared totals with canonical movements when those change.
+export const RECONCILE: ConsumerGroupSpec = { group: 'reconcile', topics: CHANGE_TOPICS };
+
+export const CONSUMER_GROUPS: ConsumerGroupSpec[] = [CANONICAL, GRAPH, AGGREGATES, DETECT, RECONCILE];

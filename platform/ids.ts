@@ -10,6 +10,8 @@ export const ID_PREFIXES = {
   import: 'imp_',
   webhookEnvelope: 'whe_',
   webhookDelivery: 'whd_',
+  // Ours: the spec shows no prefix for reconciliations.
+  reconciliation: 'rcn_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

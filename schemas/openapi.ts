@@ -28,6 +28,7 @@ import { EDGE_TYPES } from './graph.ts';
 import { AUTH_FAILURES, idParam, json, jsonSchema, problemResponse, ref, signedRequest, type JsonSchema } from './openapi-parts.ts';
 import { WEBHOOK_PATHS, webhookSchemas } from './openapi-webhooks.ts';
 import { IMPORT_PATHS, importSchemas } from './openapi-imports.ts';
+import { RECONCILIATION_PATHS, reconciliationSchemas } from './openapi-reconciliations.ts';
 import { batchRequestSchema } from './envelope.ts';
 
 // OpenAPI 3.1 generated from the same zod schemas that validate requests, so the document
@@ -147,6 +148,7 @@ export function buildOpenApiDocument(): JsonSchema {
         CaseActionRequest: jsonSchema(caseActionRequestSchema),
         ...webhookSchemas(),
         ...importSchemas(),
+        ...reconciliationSchemas(),
       },
     },
     paths: {
@@ -257,6 +259,7 @@ export function buildOpenApiDocument(): JsonSchema {
       },
       ...WEBHOOK_PATHS,
       ...IMPORT_PATHS,
+      ...RECONCILIATION_PATHS,
     },
     'x-families': Object.fromEntries(FAMILY_NAMES.map((f) => [f, { kind: FAMILIES[f].kind, ingest_path: FAMILIES[f].path }])),
   };

@@ -109,7 +109,7 @@ describe('documentation', () => {
         '/v1/webhook-endpoints/{id}/disable', '/v1/webhook-endpoints/{id}/enable', '/v1/webhook-endpoints/{id}/rotate-secret',
         '/v1/webhook-endpoints/{id}/test', '/v1/webhook-deliveries', '/v1/webhook-deliveries/{id}', '/v1/webhook-deliveries/{id}/replay', '/v1/imports/dry-run',
         '/v1/imports', '/v1/imports/{id}', '/v1/imports/{id}/chunks/{chunk}', '/v1/imports/{id}/dry-run', '/v1/imports/{id}/submit',
-        '/v1/imports/{id}/cancel', '/v1/imports/{id}/rejects',
+        '/v1/imports/{id}/cancel', '/v1/imports/{id}/rejects', '/v1/reconciliations', '/v1/reconciliations/{id}',
       ].sort(),
     );
     // Every operation the document shows is served.

@@ -32,6 +32,7 @@ export const ERROR_CATALOG = {
   'svc:webhook/destination_refused': { status: 400, title: 'The webhook destination is not allowed' },
   'svc:webhook/event_not_deliverable': { status: 400, title: 'An event type cannot be delivered on this channel' },
   'svc:webhook/endpoint_inactive': { status: 409, title: 'The webhook endpoint is disabled or deleted' },
+  'svc:reconciliation/asset_not_held': { status: 400, title: 'The reconciliation\'s scope holds no such asset' },
   'svc:import/not_open': { status: 409, title: 'The import no longer takes this action' },
   'svc:webhook/endpoint_failed': { status: 502, title: 'The webhook endpoint did not accept the test delivery' },
 } as const satisfies Record<string, { status: number; title: string }>;

@@ -23,6 +23,8 @@ import { registerGraphRoutes } from './routes/graph.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerHealthRoutes } from './routes/health.ts';
 import { registerImportRoutes, type ImportRouteDeps } from './routes/imports.ts';
+import { registerReconciliationRoutes } from './routes/reconciliations.ts';
+import type { Reconciliations } from '../../pipelines/reconcile/reconciliations.ts';
 import { registerIngestRoutes } from './routes/ingest.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
 import { registerValidateRoute } from './routes/validate.ts';
@@ -43,6 +45,7 @@ export interface ApiDeps {
   consumerGroups: ConsumerGroupSpec[];
   webhooks: Omit<WebhookRouteDeps, 'clock' | 'cursors'>;
   imports: ImportRouteDeps['imports'];
+  reconciliations: Reconciliations;
   settings: { maxBodyBytes: number; occurredAtFutureSkewS: number; idempotencyRetentionS: number };
   logger: FastifyServerOptions['logger'];
 }
@@ -107,6 +110,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   registerGraphRoutes(app, { pool: deps.pool, graph: deps.graph, assets: deps.assets });
   registerComplianceRoutes(app, { pool: deps.pool, clock: deps.clock, cursors: deps.cursors });
   registerWebhookRoutes(app, { ...deps.webhooks, clock: deps.clock, cursors: deps.cursors });
+  registerReconciliationRoutes(app, { clock: deps.clock, cursors: deps.cursors, assets: deps.assets, reconciliations: deps.reconciliations });
   registerImportRoutes(app, {
     pool: deps.pool,
     clock: deps.clock,

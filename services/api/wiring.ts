@@ -18,6 +18,7 @@ import { WebhookDeliveries } from '../webhooks/deliveries.ts';
 import type { Resolve } from '../webhooks/destination.ts';
 import { WebhookEndpoints } from '../webhooks/endpoints.ts';
 import { Imports } from '../../pipelines/imports/imports.ts';
+import { Reconciliations } from '../../pipelines/reconcile/reconciliations.ts';
 
 export type ApiConfig = Pick<
   Config,
@@ -72,6 +73,7 @@ export async function createApi(options: {
       testWaitMs: config.SVC_WEBHOOK_TEST_WAIT_MS,
     },
     imports: new Imports(pool, { defaultBackfillDays: config.SVC_IMPORT_BACKFILL_DAYS }),
+    reconciliations: new Reconciliations(pool),
     settings: {
       maxBodyBytes: config.SVC_MAX_BODY_BYTES,
       occurredAtFutureSkewS: config.SVC_OCCURRED_AT_FUTURE_SKEW_S,

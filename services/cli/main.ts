@@ -18,6 +18,7 @@ const USAGE = `svc: the financial-crime control service
   svc run pipeline aggregates              start the behavioural aggregates pipeline alone
   svc run pipeline detect                  start detection alone (alerts, episodes, postures, coverage)
   svc run pipeline imports                 start the import worker alone (lands submitted historical imports)
+  svc run pipeline reconcile               start reconciliations alone (compares declared control totals again when movements change)
   svc status [--json]                      consumer lag per pipeline, live workers, events by status
   svc fx-rates load <FILE>                 load an FX rate file (CSV: base,quote,rate,rate_scale,valid_from), all or nothing
   svc import --mapping <mapping.json> --file <path> [--dry-run] [--go-live <RFC 3339>] [--backfill-from <RFC 3339>]

@@ -10,6 +10,7 @@ import { checkRegistration } from '../../webhooks/registration.ts';
 import type { CursorCodec } from '../http/cursor.ts';
 import { rawBody, readJsonBody } from '../http/json-body.ts';
 import { badCursor, page, paging, readCursor, single } from '../http/paging.ts';
+import { refuseIdempotencyKeys } from '../http/no-idempotency-key.ts';
 import { sendProblem } from '../http/problem-reply.ts';
 import { QueryReader } from '../http/query-params.ts';
 import { requestSchemaErrors } from '../../../schemas/validation/request-errors.ts';
@@ -32,12 +33,7 @@ type IdParams = { Params: { id: string } };
 // is not a whk_/whd_ id is answered like an unknown one: a governed 404.
 export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): void {
   const scoped = { config: { scopes: ['webhook_mgmt'] as const } };
-  app.addHook('preHandler', async (request, reply) => {
-    if (!request.url.startsWith('/v1/webhook-') || request.headers['idempotency-key'] === undefined) return;
-    return sendProblem(request, reply, 'svc:request/bad_request', {
-      detail: 'webhook management and delivery replay take no Idempotency-Key; do not retry these writes blindly',
-    });
-  });
+  refuseIdempotencyKeys(app, ['/v1/webhook-'], 'webhook management and delivery replay');
   const endpointNotFound = (request: FastifyRequest, reply: FastifyReply) =>
     sendProblem(request, reply, 'svc:resource/not_found', { detail: 'no webhook endpoint with this id in this tenant' });
   const deliveryNotFound = (request: FastifyRequest, reply: FastifyReply) =>

@@ -10,10 +10,11 @@ import { startGraphPipeline } from '../../../pipelines/graph/pipeline.ts';
 import { createApi } from '../../api/wiring.ts';
 import { createDeliveryWorker } from '../../webhooks/wiring.ts';
 import { ImportWorker } from '../../../pipelines/imports/worker.ts';
+import { startReconcilePipeline } from '../../../pipelines/reconcile/pipeline.ts';
 import { TenantAssetRegistry } from '../../../platform/assets/tenant-registry.ts';
 import { openContext, UsageError } from '../context.ts';
 
-export const PIPELINES = ['canonical', 'graph', 'aggregates', 'detect', 'imports'] as const;
+export const PIPELINES = ['canonical', 'graph', 'aggregates', 'detect', 'imports', 'reconcile'] as const;
 export type Pipeline = (typeof PIPELINES)[number];
 export type ProcessPart = 'api' | 'webhooks' | `pipeline:${Pipeline}`;
 export const ALL_PARTS: ProcessPart[] = ['api', ...PIPELINES.map((p): ProcessPart => `pipeline:${p}`), 'webhooks'];
@@ -47,6 +48,7 @@ export async function runParts(parts: ProcessPart[]): Promise<void> {
         silence: { movement: config.SVC_COVERAGE_MOVEMENT_SILENCE_MIN, control_event: config.SVC_COVERAGE_CONTROL_EVENT_SILENCE_MIN },
         onError: logError,
       }),
+    reconcile: (pool, bus) => startReconcilePipeline({ bus, pool, clock: systemClock }),
     imports: async (pool) => {
       const worker = new ImportWorker({
         pool,
