@@ -59,32 +59,55 @@ export async function observe(db: Db, def: Definition): Promise<Observed> {
 }
 
 // Accepted movement events of the definition not counted in `observe`, by reason, with a sample.
-// Their legs are read from the event as sent; a party's are its own legs and its accounts' legs.
+// Their legs are read from the event as sent, in code (a raw event is only bytes to the database,
+// and one that could not be parsed there must not stop a comparison); a leg's party is its own
+// party_id, else its account's holder, as the canonical model resolves it.
 export async function unsettled(db: Db, def: Definition): Promise<Explanation['unsettled']> {
-  const leg = (side: 'debit' | 'credit') =>
-    def.subjectKind === 'party'
-      ? `(e->'data'->'${side}'->>'party_id' = $5 OR e->'data'->'${side}'->>'account_id' IN (SELECT external_id FROM party_accounts))`
-      : `e->'data'->'${side}'->>'account_id' = $5`;
-  const scope =
-    def.subjectKind === 'tenant' ? 'true' : def.direction === 'in' ? leg('credit') : def.direction === 'out' ? leg('debit') : `(${leg('debit')} OR ${leg('credit')})`;
-  const { rows } = await db.query<{ reason: Explanation['unsettled'][number]['reason']; count: number; sample: Array<{ event_id: string; external_id: string; occurred_at: string }> }>(
-    `WITH party_accounts AS (
-       SELECT external_id FROM canonical_entities
-        WHERE tenant_id = $1 AND object = 'account' AND data->>'holder_party_id' = $5
-     ), candidates AS (
-       SELECT i.event_id, i.external_id, i.occurred_at, i.status, convert_from(i.raw_event, 'UTF8')::jsonb AS e
-         FROM inbox_events i
-        WHERE i.tenant_id = $1 AND i.object = 'movement' AND ${periodSql('i.occurred_at', def)} AND i.status <> 'processed'
-     ), matching AS (
-       SELECT event_id, external_id, occurred_at, status FROM candidates
-        WHERE e->'data'->'amount'->>'asset' = $2 AND ${scope}
-     )
-     SELECT status AS reason, count(*)::int AS count,
-            (array_agg(json_build_object('event_id', 'evt_' || event_id, 'external_id', external_id,
-                                         'occurred_at', to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
-                       ORDER BY occurred_at, event_id))[1:${SAMPLE}] AS sample
-       FROM matching GROUP BY status ORDER BY status`,
-    [def.tenantId, def.asset, def.from, def.to, def.subjectId],
+  const { rows } = await db.query<{ event_id: string; external_id: string; occurred_at: Date; status: Explanation['unsettled'][number]['reason']; raw_event: Buffer }>(
+    `SELECT event_id, external_id, occurred_at, status, raw_event
+       FROM inbox_events
+      WHERE tenant_id = $1 AND $2::text IS NULL AND object = 'movement' AND ${periodSql('occurred_at', def)} AND status <> 'processed'
+      ORDER BY occurred_at, event_id`,
+    [def.tenantId, null, def.from, def.to],
   );
-  return rows.map((r) => ({ reason: r.reason, count: r.count, sample: r.sample }));
+  const events = rows.flatMap((row) => {
+    try {
+      const data = (JSON.parse(row.raw_event.toString('utf8')) as { data?: { amount?: { asset?: unknown }; debit?: Leg; credit?: Leg } }).data;
+      return data && data.amount?.asset === def.asset ? [{ row, data }] : [];
+    } catch {
+      return [];
+    }
+  });
+  const unnamed = events.flatMap(({ data }) => [data.debit, data.credit]).filter((leg) => leg?.party_id === undefined && leg?.account_id !== undefined);
+  const holders = def.subjectKind === 'party' ? await accountHolders(db, def.tenantId, unnamed.map((leg) => leg!.account_id!)) : new Map<string, string>();
+  const partyOf = (leg: Leg | undefined) => leg?.party_id ?? (leg?.account_id !== undefined ? holders.get(leg.account_id) : undefined);
+  const sideMatches = (leg: Leg | undefined) => (def.subjectKind === 'account' ? leg?.account_id === def.subjectId : partyOf(leg) === def.subjectId);
+  const byReason = new Map<Explanation['unsettled'][number]['reason'], Explanation['unsettled'][number]>();
+  for (const { row, data } of events) {
+    const inScope =
+      def.subjectKind === 'tenant' ||
+      (def.direction !== 'out' && sideMatches(data.credit)) ||
+      (def.direction !== 'in' && sideMatches(data.debit));
+    if (!inScope) continue;
+    const entry = byReason.get(row.status) ?? { reason: row.status, count: 0, sample: [] };
+    entry.count += 1;
+    if (entry.sample.length < SAMPLE) entry.sample.push({ event_id: `evt_${row.event_id}`, external_id: row.external_id, occurred_at: row.occurred_at.toISOString() });
+    byReason.set(row.status, entry);
+  }
+  return [...byReason.values()].sort((a, b) => a.reason.localeCompare(b.reason));
+}
+
+interface Leg {
+  account_id?: string;
+  party_id?: string;
+}
+
+async function accountHolders(db: Db, tenantId: string, accounts: string[]): Promise<Map<string, string>> {
+  if (accounts.length === 0) return new Map();
+  const { rows } = await db.query<{ external_id: string; holder: string }>(
+    `SELECT external_id, data->>'holder_party_id' AS holder FROM canonical_entities
+      WHERE tenant_id = $1 AND object = 'account' AND external_id = ANY ($2::text[])`,
+    [tenantId, [...new Set(accounts)]],
+  );
+  return new Map(rows.map((r) => [r.external_id, r.holder]));
 }

@@ -1,53 +1,55 @@
-// pipelines/reconcile: canonical change records in; every reconciliation whose tenant and period
-// hold a changed movement is compared again (a late movement can make or break a match). Marking
-// and comparing are idempotent, so a redelivered batch only compares again and appends nothing.
+// pipelines/reconcile: canonical change records in; a reconciliation of the same tenant and asset
+// whose period holds a changed movement is marked stale, and stale ones are compared again on a
+// short timer, a bounded number per tick, so a slow comparison never holds the bus back. Marking
+// is idempotent, and comparing again appends nothing when nothing changed.
 import type { Clock } from '../../platform/clock.ts';
 import type { Bus, BusRecord } from '../../platform/bus/port.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import type { CanonicalChange } from '../../schemas/bus/canonical-change.ts';
 import { RECONCILE } from '../groups.ts';
-import { Reconciliations, type ReconciliationRow } from './reconciliations.ts';
+import { Reconciliations } from './reconciliations.ts';
 
-const RECHECK_BATCH = 50;
+const RECHECK_EVERY_MS = 2000;
+const RECHECKS_PER_TICK = 50;
 
-export async function startReconcilePipeline(options: { bus: Bus; pool: Pool; clock: Clock }): Promise<{ stop: () => Promise<void> }> {
+export async function startReconcilePipeline(options: { bus: Bus; pool: Pool; clock: Clock; onError?: (error: unknown) => void }): Promise<{ stop: () => Promise<void> }> {
   const reconciliations = new Reconciliations(options.pool);
   const handle = async (records: BusRecord[]) => {
     const moved = records.flatMap((record) => {
       const change = JSON.parse(record.value.toString('utf8')) as CanonicalChange;
-      return change.object === 'movement' ? [{ tenant: change.tenant_id, at: change.occurred_at }] : [];
+      return change.object === 'movement' ? [{ tenant: change.tenant_id, asset: change.amount.asset, at: change.occurred_at }] : [];
     });
-    if (moved.length === 0) return;
-    await markStale(options.pool, moved);
-    await recheckStale(options.pool, reconciliations, options.clock.now());
+    if (moved.length > 0) await markStale(options.pool, moved);
   };
   const consumer = await options.bus.consume({ ...RECONCILE, handle });
-  return { stop: () => consumer.stop() };
+  let ticking: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    ticking = recheckStale(reconciliations, options.clock, RECHECKS_PER_TICK).catch((error) => options.onError?.(error));
+  }, RECHECK_EVERY_MS);
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await consumer.stop();
+      await ticking;
+    },
+  };
 }
 
-export async function markStale(pool: Pool, moved: Array<{ tenant: string; at: string }>): Promise<void> {
+// Marks the reconciliations (not corrected since) whose tenant, asset and period hold a movement.
+export async function markStale(pool: Pool, moved: Array<{ tenant: string; asset: string; at: string }>): Promise<void> {
   await pool.query(
     `UPDATE reconciliations r SET stale = true
-       FROM unnest($1::text[], $2::timestamptz[]) AS u(tenant_id, at)
-      WHERE r.tenant_id = u.tenant_id AND NOT r.stale
-        AND u.at >= r.period_from AND u.at <= r.period_to`,
-    [moved.map((m) => m.tenant), moved.map((m) => m.at)],
+       FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS u(tenant_id, asset, at)
+      WHERE r.tenant_id = u.tenant_id AND r.asset = u.asset AND NOT r.stale
+        AND u.at >= r.period_from AND u.at <= r.period_to
+        AND NOT EXISTS (SELECT 1 FROM reconciliations c WHERE c.corrects = r.reconciliation_id)`,
+    [moved.map((m) => m.tenant), moved.map((m) => m.asset), moved.map((m) => m.at)],
   );
 }
 
-// Compares the stale reconciliations again, oldest comparison first, until none is left.
-export async function recheckStale(pool: Pool, reconciliations: Reconciliations, now: Date): Promise<number> {
+// Compares stale reconciliations again, one transaction each, at most `max`. Returns how many.
+export async function recheckStale(reconciliations: Reconciliations, clock: Clock, max: number): Promise<number> {
   let done = 0;
-  for (;;) {
-    const { rows } = await pool.query<ReconciliationRow>(
-      `UPDATE reconciliations SET stale = false
-        WHERE reconciliation_id IN (SELECT reconciliation_id FROM reconciliations WHERE stale ORDER BY checked_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-        RETURNING tenant_id, reconciliation_id, subject_kind, subject_id, direction, asset, scale, period_from, from_inclusive, period_to, to_inclusive,
-                  declared_count, declared_sum::text AS declared_sum, declared_statuses, corrects, created_at, status, checked_at`,
-      [RECHECK_BATCH],
-    );
-    for (const row of rows) await reconciliations.recheck(row, now);
-    done += rows.length;
-    if (rows.length < RECHECK_BATCH) return done;
-  }
+  while (done < max && (await reconciliations.recheckNextStale(clock.now()))) done += 1;
+  return done;
 }

@@ -8,6 +8,7 @@ import { ID_PREFIXES, parseId, uuidv7 } from '../../platform/ids.ts';
 import { withTransaction, type Pool, type PoolClient } from '../../platform/postgres/pool.ts';
 import type { ErrorCode } from '../../schemas/errors/catalog.ts';
 import { checkMoneyScale } from '../../schemas/primitives/money.ts';
+import { dateTimeMs } from '../../schemas/primitives/timestamp.ts';
 import type { FieldError } from '../../schemas/problem.ts';
 import { reconciliationRequestSchema, type Explanation, type ReconciliationResult, type ReconciliationView } from '../../schemas/reconciliations.ts';
 import { requestSchemaErrors } from '../../schemas/validation/request-errors.ts';
@@ -90,7 +91,7 @@ export class Reconciliations {
     const errors: FieldError[] = [];
     const schemaError = (path: string, message: string) => errors.push({ path, code: 'svc:validation/schema', message });
     if (request.scope.kind === 'tenant' && request.direction !== 'both') schemaError('direction', 'a tenant scope counts every movement once: use both');
-    if (new Date(request.period.to) < new Date(request.period.from)) schemaError('period.to', 'must not be before period.from');
+    if (dateTimeMs(request.period.to) < dateTimeMs(request.period.from)) schemaError('period.to', 'must not be before period.from');
     if (request.declared.sum.asset !== request.asset) schemaError('declared.sum.asset', 'must be the reconciliation\'s asset');
     const corrects = request.corrects === undefined ? null : (parseId('reconciliation', request.corrects) ?? false);
     if (corrects === false) schemaError('corrects', 'must be an rcn_ id');
@@ -111,15 +112,17 @@ export class Reconciliations {
     if (corrects && !(await this.exists(tenantId, corrects))) return { kind: 'not_found', detail: 'the corrected reconciliation does not exist in this tenant' };
 
     const id = uuidv7(now.getTime());
+    // Born stale: a movement of the period landing while this transaction runs cannot mark a row
+    // it does not see yet, so the reconcile pipeline compares it once more after it commits.
     const def: Definition = {
       tenantId,
       subjectKind: request.scope.kind,
       subjectId,
       direction: request.direction,
       asset: request.asset,
-      from: new Date(request.period.from),
+      from: new Date(dateTimeMs(request.period.from)),
       fromInclusive: request.period.from_inclusive,
-      to: new Date(request.period.to),
+      to: new Date(dateTimeMs(request.period.to)),
       toInclusive: request.period.to_inclusive,
     };
     const declaredStatuses = request.declared.statuses ? (request.declared.statuses as Record<string, number>) : null;
@@ -127,8 +130,8 @@ export class Reconciliations {
       const result = await compare(db, def, { count: request.declared.count, sum: BigInt(request.declared.sum.value), statuses: declaredStatuses });
       await db.query(
         `INSERT INTO reconciliations (tenant_id, reconciliation_id, subject_kind, subject_id, direction, asset, scale, period_from, from_inclusive,
-                                      period_to, to_inclusive, declared_count, declared_sum, declared_statuses, corrects, created_at, status, checked_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $16)`,
+                                      period_to, to_inclusive, declared_count, declared_sum, declared_statuses, corrects, created_at, status, checked_at, stale)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $16, true)`,
         [tenantId, id, def.subjectKind, subjectId, def.direction, def.asset, request.declared.sum.scale, def.from, def.fromInclusive, def.to, def.toInclusive,
           request.declared.count, request.declared.sum.value, declaredStatuses ? JSON.stringify(declaredStatuses) : null, corrects, now, result.status],
       );
@@ -137,42 +140,18 @@ export class Reconciliations {
     return { kind: 'created', view: (await this.find(tenantId, id, { history: true }))! };
   }
 
-  // Compares again; appends and announces a result that differs from the latest. True when it did.
-  async recheck(row: ReconciliationRow, now: Date): Promise<boolean> {
+  // Takes the stale reconciliation compared longest ago, clears its mark and compares it again,
+  // in one transaction (a movement landing meanwhile marks it again, after this commits).
+  // False when none is stale.
+  async recheckNextStale(now: Date): Promise<boolean> {
     return withTransaction(this.pool, async (db) => {
-      const { rows: locked } = await db.query<{ status: string }>(`SELECT status FROM reconciliations WHERE reconciliation_id = $1 FOR UPDATE`, [row.reconciliation_id]);
-      if (!locked[0]) return false;
-      const { rows: latest } = await db.query<ResultRow>(
-        `SELECT seq, computed_at, status, observed_count, observed_sum::text AS observed_sum, observed_statuses, explanation
-           FROM reconciliation_results WHERE reconciliation_id = $1 ORDER BY seq DESC LIMIT 1`,
-        [row.reconciliation_id],
+      const { rows } = await db.query<ReconciliationRow>(
+        `SELECT ${COLUMNS} FROM reconciliations WHERE stale ORDER BY checked_at LIMIT 1 FOR UPDATE SKIP LOCKED`,
       );
-      const result = await compare(db, definitionOf(row), { count: Number(row.declared_count), sum: BigInt(row.declared_sum), statuses: row.declared_statuses });
-      const previous = latest[0];
-      await db.query(`UPDATE reconciliations SET checked_at = $2 WHERE reconciliation_id = $1`, [row.reconciliation_id, now]);
-      if (previous && sameResult(previous, result)) return false;
-      await appendResult(db, row.reconciliation_id, (previous?.seq ?? 0) + 1, now, result);
-      if (previous?.status !== result.status) {
-        await db.query(`UPDATE reconciliations SET status = $2 WHERE reconciliation_id = $1`, [row.reconciliation_id, result.status]);
-        await enqueueEvents(
-          db,
-          [
-            {
-              tenantId: row.tenant_id,
-              type: result.status === 'mismatched' ? 'coverage.degraded' : 'coverage.recovered',
-              data: {
-                reason: 'reconciliation',
-                reconciliation_id: `${ID_PREFIXES.reconciliation}${row.reconciliation_id}`,
-                status: result.status,
-                count_difference: result.explanation.count_difference,
-                sum_difference: result.explanation.sum_difference,
-                asset: row.asset,
-              },
-            },
-          ],
-          now,
-        );
-      }
+      const row = rows[0];
+      if (!row) return false;
+      await db.query(`UPDATE reconciliations SET stale = false, checked_at = $2 WHERE reconciliation_id = $1`, [row.reconciliation_id, now]);
+      await compareAgain(db, row, now);
       return true;
     });
   }
@@ -232,11 +211,13 @@ export class Reconciliations {
   // movement in it, the tenant with any of those. 'unknown' for a subject the tenant never sent.
   private async assetHeld(tenantId: string, kind: Definition['subjectKind'], subjectId: string | null, asset: string): Promise<boolean | 'unknown'> {
     if (kind === 'account') {
-      const { rows } = await this.pool.query<{ asset: string }>(
-        `SELECT data->>'asset' AS asset FROM canonical_entities WHERE tenant_id = $1 AND object = 'account' AND external_id = $2`,
-        [tenantId, subjectId],
+      const { rows } = await this.pool.query<{ asset: string; moved: boolean }>(
+        `SELECT data->>'asset' AS asset,
+                EXISTS (SELECT 1 FROM canonical_movements WHERE tenant_id = $1 AND amount_asset = $3 AND (debit_account_id = $2 OR credit_account_id = $2)) AS moved
+           FROM canonical_entities WHERE tenant_id = $1 AND object = 'account' AND external_id = $2`,
+        [tenantId, subjectId, asset],
       );
-      return rows[0] ? rows[0].asset === asset : 'unknown';
+      return rows[0] ? rows[0].asset === asset || rows[0].moved : 'unknown';
     }
     if (kind === 'party') {
       const { rows } = await this.pool.query<{ known: boolean; held: boolean }>(
@@ -254,6 +235,39 @@ export class Reconciliations {
     );
     return rows[0]!.held;
   }
+}
+
+// Appends and announces a result that differs from the latest (the row is locked by the caller).
+async function compareAgain(db: PoolClient, row: ReconciliationRow, now: Date): Promise<void> {
+  const { rows: latest } = await db.query<ResultRow>(
+    `SELECT seq, computed_at, status, observed_count, observed_sum::text AS observed_sum, observed_statuses, explanation
+       FROM reconciliation_results WHERE reconciliation_id = $1 ORDER BY seq DESC LIMIT 1`,
+    [row.reconciliation_id],
+  );
+  const result = await compare(db, definitionOf(row), { count: Number(row.declared_count), sum: BigInt(row.declared_sum), statuses: row.declared_statuses });
+  const previous = latest[0];
+  if (previous && sameResult(previous, result)) return;
+  await appendResult(db, row.reconciliation_id, (previous?.seq ?? 0) + 1, now, result);
+  if (previous?.status === result.status) return;
+  await db.query(`UPDATE reconciliations SET status = $2 WHERE reconciliation_id = $1`, [row.reconciliation_id, result.status]);
+  await enqueueEvents(
+    db,
+    [
+      {
+        tenantId: row.tenant_id,
+        type: result.status === 'mismatched' ? 'coverage.degraded' : 'coverage.recovered',
+        data: {
+          reason: 'reconciliation',
+          reconciliation_id: `${ID_PREFIXES.reconciliation}${row.reconciliation_id}`,
+          status: result.status,
+          count_difference: result.explanation.count_difference,
+          sum_difference: result.explanation.sum_difference,
+          asset: row.asset,
+        },
+      },
+    ],
+    now,
+  );
 }
 
 async function appendResult(db: PoolClient, id: string, seq: number, now: Date, result: { status: string; observed: Observed; explanation: Explanation }): Promise<void> {

@@ -48,7 +48,7 @@ export async function runParts(parts: ProcessPart[]): Promise<void> {
         silence: { movement: config.SVC_COVERAGE_MOVEMENT_SILENCE_MIN, control_event: config.SVC_COVERAGE_CONTROL_EVENT_SILENCE_MIN },
         onError: logError,
       }),
-    reconcile: (pool, bus) => startReconcilePipeline({ bus, pool, clock: systemClock }),
+    reconcile: (pool, bus) => startReconcilePipeline({ bus, pool, clock: systemClock, onError: logError }),
     imports: async (pool) => {
       const worker = new ImportWorker({
         pool,
