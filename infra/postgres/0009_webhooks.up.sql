@@ -37,7 +37,10 @@ CREATE TABLE webhook_endpoints (
 CREATE INDEX webhook_endpoints_tenant ON webhook_endpoints (tenant_id, created_at, endpoint_id) WHERE deleted_at IS NULL;
 
 -- The outbox rows not yet fanned out. Small at any moment, so the partial index stays small.
+-- Events enqueued before webhooks existed had no endpoint to go to: they count as fanned out, so
+-- the first endpoint registered does not receive the whole history.
 ALTER TABLE outgoing_events ADD COLUMN fanned_out_at timestamptz;
+UPDATE outgoing_events SET fanned_out_at = created_at;
 CREATE INDEX outgoing_events_unfanned ON outgoing_events (created_at) WHERE fanned_out_at IS NULL;
 
 -- One envelope to one endpoint. attempts counts claimed attempts; a pending delivery is due at

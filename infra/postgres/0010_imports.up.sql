@@ -8,7 +8,8 @@ CREATE TABLE imports (
   tenant_id      text NOT NULL REFERENCES tenants (tenant_id),
   import_id      uuid PRIMARY KEY,
   family         text NOT NULL,
-  mapping        jsonb NOT NULL,
+  -- json, not jsonb: the document as sent, its targets in the customer's order (evaluated in it).
+  mapping        json NOT NULL,
   state          text NOT NULL CHECK (state IN ('created', 'submitted', 'processing', 'completed', 'failed', 'cancelled')),
   -- Rows whose occurred_at is at or after the go-live watermark belong to live ingest, and rows
   -- before the backfill window's start are too old: both are refused as timestamp_out_of_range.
@@ -24,6 +25,9 @@ CREATE TABLE imports (
   rejected       bigint NOT NULL DEFAULT 0,
   skipped        bigint NOT NULL DEFAULT 0,
   failure        text,
+  -- Attempts at the next chunk that failed unexpectedly (not a row or chunk problem); past a few,
+  -- the import fails rather than block the ones behind it.
+  landing_failures integer NOT NULL DEFAULT 0,
   created_at     timestamptz NOT NULL,
   updated_at     timestamptz NOT NULL,
   submitted_at   timestamptz,

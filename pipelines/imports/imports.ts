@@ -9,10 +9,12 @@ import { importCreateRequestSchema, type ImportView } from '../../schemas/import
 import type { FieldError } from '../../schemas/problem.ts';
 import { requestSchemaErrors } from '../../schemas/validation/request-errors.ts';
 import { compileMapping } from './mapping/compile.ts';
+import { dateTimeMs } from '../../schemas/primitives/timestamp.ts';
 
 export const DAY_MS = 86_400_000;
 
 export interface ImportRow {
+  tenant_id: string;
   import_id: string;
   family: Family;
   mapping: unknown;
@@ -35,7 +37,7 @@ export interface ImportRow {
   completed_at: Date | null;
 }
 
-const COLUMNS = `import_id, family, mapping, state, go_live_at, backfill_from, chunk_count, next_chunk, next_row_no, file_header,
+const COLUMNS = `tenant_id, import_id, family, mapping, state, go_live_at, backfill_from, chunk_count, next_chunk, next_row_no, file_header,
                  rows_read, accepted, duplicates, rejected, skipped, failure, created_at, updated_at, submitted_at, completed_at`;
 
 export function importView(row: ImportRow, warnings: string[] = []): ImportView {
@@ -76,8 +78,8 @@ export class Imports {
     if (!parsed.success) return { kind: 'invalid', errors: requestSchemaErrors(parsed.error) };
     const compiled = compileMapping(parsed.data.mapping);
     if (!compiled.ok) return { kind: 'invalid', errors: compiled.errors.map((e) => ({ ...e, path: `mapping.${e.path}` })) };
-    const goLive = new Date(parsed.data.go_live_at);
-    const backfillFrom = parsed.data.backfill_from ? new Date(parsed.data.backfill_from) : new Date(goLive.getTime() - this.settings.defaultBackfillDays * DAY_MS);
+    const goLive = new Date(dateTimeMs(parsed.data.go_live_at));
+    const backfillFrom = parsed.data.backfill_from ? new Date(dateTimeMs(parsed.data.backfill_from)) : new Date(goLive.getTime() - this.settings.defaultBackfillDays * DAY_MS);
     if (backfillFrom >= goLive) {
       return { kind: 'invalid', errors: [{ path: 'backfill_from', code: 'svc:validation/schema', message: 'must be before go_live_at' }] };
     }

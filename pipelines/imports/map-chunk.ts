@@ -30,6 +30,15 @@ export type MappedRow =
 
 // A source row holding a card number is never repeated back, in a report or anywhere else.
 const WITHHELD = '(withheld: the row contains a full card number)';
+// Rows between two yields to the event loop: a chunk is mapped in one go otherwise, and the API
+// (dry-runs) must keep answering meanwhile.
+const YIELD_EVERY = 500;
+// PostgreSQL text holds neither U+0000 nor a lone surrogate.
+const storable = (text: string) => text.replaceAll('\u0000', '').replace(/[\ud800-\udfff]/g, (c, i: number, all: string) => {
+  const code = c.charCodeAt(0);
+  const pairs = code < 0xdc00 ? /[\udc00-\udfff]/.test(all[i + 1] ?? '') : /[\ud800-\udbff]/.test(all[i - 1] ?? '');
+  return pairs ? c : '\ufffd';
+});
 
 export interface ChunkReading {
   rows: AsyncIterable<MappedRow>;
@@ -65,15 +74,20 @@ export function mapChunk(
       chunk_no: at.chunkNo,
       code,
       object_type: family,
-      external_id: externalId ?? null,
-      message,
-      raw: raw !== null && containsPan(raw) ? WITHHELD : raw,
+      external_id: externalId === undefined || containsPan(externalId) ? null : storable(externalId),
+      message: storable(message),
+      raw: raw === null ? null : containsPan(raw) ? WITHHELD : storable(raw),
     },
   });
 
   async function* rows(): AsyncIterable<MappedRow> {
     try {
+      let sinceYield = 0;
       for await (const record of records) {
+        if (++sinceYield >= YIELD_EVERY) {
+          sinceYield = 0;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
         if (record.kind === 'bad_row') {
           yield reject(record.rowNo, 'svc:validation/schema', undefined, record.message, record.raw);
           continue;
@@ -81,7 +95,15 @@ export function mapChunk(
         const source = record.row;
         const row: SourceRow =
           source.kind === 'csv' ? { kind: 'csv', get: (column) => source.get(column), rowNo: record.rowNo } : { kind: 'jsonl', value: source.value, rowNo: record.rowNo };
-        const assembled = assembleRow(assembly, row, { nullValues, scaleOf });
+        let assembled: ReturnType<typeof assembleRow>;
+        try {
+          assembled = assembleRow(assembly, row, { nullValues, scaleOf });
+        } catch {
+          // A row the mapping cannot be evaluated on (a JSON value nested too deep to copy, say)
+          // is that row's problem, never the chunk's.
+          yield reject(record.rowNo, 'svc:validation/schema', undefined, 'the mapping could not be evaluated on this row', record.raw);
+          continue;
+        }
         if (assembled.kind === 'skipped') {
           yield { kind: 'skipped', rowNo: record.rowNo, chunkNo: record.chunkNo };
           continue;
@@ -90,7 +112,13 @@ export function mapChunk(
           yield reject(record.rowNo, assembled.code, assembled.externalId, assembled.message, record.raw);
           continue;
         }
-        const checked = validateItem({ object: family, event: assembled.event }, context.validation);
+        let checked: ReturnType<typeof validateItem>;
+        try {
+          checked = validateItem({ object: family, event: assembled.event }, context.validation);
+        } catch {
+          yield reject(record.rowNo, 'svc:validation/schema', undefined, 'the assembled event could not be checked', record.raw);
+          continue;
+        }
         if (checked.ok) {
           yield { kind: 'valid', rowNo: record.rowNo, chunkNo: record.chunkNo, object: family, event: checked.event };
           continue;

@@ -10,11 +10,14 @@ import { mapChunk } from './map-chunk.ts';
 import { compileMapping } from './mapping/compile.ts';
 import { outsideWindow } from './window.ts';
 
-export async function dryRunStagedFile(pool: Pool, row: ImportRow, validation: ValidationContext): Promise<ImportDryRunReport> {
+export async function dryRunStagedFile(pool: Pool, row: ImportRow & { tenant_id: string }, validation: ValidationContext): Promise<ImportDryRunReport> {
   const compiled = compileMapping(row.mapping);
   if (!compiled.ok) throw new Error(`import ${row.import_id}: its stored mapping no longer compiles`);
   const report = emptyReport(compiled.mapping);
-  const { rows: staged } = await pool.query<{ chunk_no: number }>(`SELECT chunk_no FROM import_chunks WHERE import_id = $1 ORDER BY chunk_no`, [row.import_id]);
+  const { rows: staged } = await pool.query<{ chunk_no: number }>(
+    `SELECT c.chunk_no FROM import_chunks c JOIN imports i ON i.import_id = c.import_id WHERE i.tenant_id = $1 AND c.import_id = $2 ORDER BY c.chunk_no`,
+    [row.tenant_id, row.import_id],
+  );
   const last = staged.at(-1)?.chunk_no ?? -1;
   const present = new Set(staged.map((s) => s.chunk_no));
   let header: string[] | undefined;
@@ -25,8 +28,13 @@ export async function dryRunStagedFile(pool: Pool, row: ImportRow, validation: V
       continue;
     }
     // One chunk's bytes at a time (each at most the payload cap).
-    const { rows } = await pool.query<{ body: Buffer }>(`SELECT body FROM import_chunks WHERE import_id = $1 AND chunk_no = $2`, [row.import_id, chunkNo]);
-    const body = rows[0]!.body;
+    const { rows } = await pool.query<{ body: Buffer }>(
+      `SELECT c.body FROM import_chunks c JOIN imports i ON i.import_id = c.import_id
+        WHERE i.tenant_id = $1 AND c.import_id = $2 AND c.chunk_no = $3`,
+      [row.tenant_id, row.import_id, chunkNo],
+    );
+    const body = rows[0]?.body;
+    if (!body) continue;
     const reading = mapChunk(compiled.mapping, (async function* () {
       yield body;
     })(), { chunkNo, firstRowNo: nextRowNo, ...(header ? { header } : {}) }, { validation });

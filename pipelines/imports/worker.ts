@@ -18,6 +18,9 @@ import { compileMapping } from './mapping/compile.ts';
 import { outsideWindow } from './window.ts';
 
 const LAND_BATCH = 1000;
+const MAX_LANDING_FAILURES = 3;
+// Rejects are written as they pile up, so a chunk of bad rows holds at most this many in memory.
+const REJECT_BATCH = 1000;
 
 export interface ImportWorkerOptions {
   pool: Pool;
@@ -66,8 +69,24 @@ export class ImportWorker {
       );
       const job = rows[0];
       if (!job) return false;
-      if (job.next_chunk >= (job.chunk_count ?? 0)) await this.finish(db, job, 'completed');
-      else await this.landChunk(db, job);
+      if (job.next_chunk >= (job.chunk_count ?? 0)) {
+        await this.finish(db, job, 'completed');
+        return true;
+      }
+      // An unexpected failure (not a row's or a chunk's problem: those are rejects) undoes the
+      // chunk and is counted; past a few the import fails, so it never blocks the ones behind it.
+      await db.query('SAVEPOINT chunk');
+      try {
+        await this.landChunk(db, job);
+      } catch (error) {
+        await db.query('ROLLBACK TO SAVEPOINT chunk');
+        this.options.onError?.(error);
+        const { rows: failed } = await db.query<{ landing_failures: number }>(
+          `UPDATE imports SET landing_failures = landing_failures + 1, updated_at = $2 WHERE import_id = $1 RETURNING landing_failures`,
+          [job.import_id, this.options.clock.now()],
+        );
+        if (failed[0]!.landing_failures >= MAX_LANDING_FAILURES) await this.finish(db, job, 'failed', `chunk ${job.next_chunk} could not be landed`);
+      }
       return true;
     });
   }
@@ -98,14 +117,26 @@ export class ImportWorker {
     const compiled = compileMapping(job.mapping);
     if (!compiled.ok) throw new Error(`import ${job.import_id}: its stored mapping no longer compiles`);
     const counts: Counts = { rowsRead: 0, accepted: 0, duplicates: 0, rejected: 0, skipped: 0 };
-    const rejects: ImportReject[] = [];
+    let rejects: ImportReject[] = [];
+    // The chunk-level problem that stopped this chunk, if one did.
+    let chunkProblem: string | undefined;
+    let rejectSeq = Number(job.rejected);
+    const flushRejects = async () => {
+      if (rejects.length === 0) return;
+      const batch = rejects;
+      rejects = [];
+      counts.rejected += batch.length;
+      await this.recordRejects(db, job.import_id, rejectSeq, batch);
+      rejectSeq += batch.length;
+    };
     let nextRowNo = Number(job.next_row_no);
     let fileHeader = job.file_header ?? undefined;
 
     const { rows: chunks } = await db.query<{ body: Buffer }>(`SELECT body FROM import_chunks WHERE import_id = $1 AND chunk_no = $2`, [job.import_id, chunkNo]);
     const body = chunks[0]?.body;
     if (!body) {
-      rejects.push({ row_no: null, chunk_no: chunkNo, code: 'svc:import/invalid_chunk', object_type: job.family, external_id: null, message: 'missing staged object: this chunk was never uploaded', raw: null });
+      chunkProblem = 'missing staged object: this chunk was never uploaded';
+      rejects.push({ row_no: null, chunk_no: chunkNo, code: 'svc:import/invalid_chunk', object_type: job.family, external_id: null, message: chunkProblem, raw: null });
     } else {
       const reading = mapChunk(
         compiled.mapping,
@@ -150,8 +181,13 @@ export class ImportWorker {
         inFlight.catch(() => undefined);
       };
       for await (const row of reading.rows) {
+        if (rejects.length >= REJECT_BATCH) {
+          await inFlight;
+          await flushRejects();
+        }
         if (row.kind === 'rejected') {
           rejects.push(row.reject);
+          if (row.reject.code === 'svc:import/invalid_chunk') chunkProblem = row.reject.message;
           if (row.reject.row_no !== null) {
             counts.rowsRead += 1;
             nextRowNo = Math.max(nextRowNo, row.reject.row_no + 1);
@@ -192,8 +228,7 @@ export class ImportWorker {
       await inFlight;
       if (chunkNo === 0) fileHeader = reading.fileHeader() ?? fileHeader;
     }
-    counts.rejected = rejects.length;
-    await this.recordRejects(db, job, rejects);
+    await flushRejects();
     const { rows: after } = await db.query<ImportRow>(
       `UPDATE imports
           SET state = 'processing', next_chunk = next_chunk + 1, next_row_no = $2, file_header = $3,
@@ -208,20 +243,20 @@ export class ImportWorker {
     await enqueueEvents(db, [{ tenantId: job.tenant_id, type: 'import.progress', data: { ...progressData(state), chunk_no: chunkNo } }], now);
     // A first chunk that yields no row at all (its header or dialect does not fit the mapping)
     // leaves nothing the later chunks could be read against: the import fails.
-    const unreadable = rejects.find((r) => r.code === 'svc:import/invalid_chunk');
-    if (chunkNo === 0 && counts.rowsRead === 0 && unreadable) await this.finish(db, job, 'failed', `chunk 0: ${unreadable.message}`);
+    const unreadable = chunkProblem;
+    const needsHeader = compiled.mapping.csv !== undefined && compiled.mapping.csv.hasHeader && compiled.mapping.csv.columns === undefined;
+    if (chunkNo === 0 && counts.rowsRead === 0 && unreadable && needsHeader) await this.finish(db, job, 'failed', `chunk 0: ${unreadable}`);
   }
 
-  private async recordRejects(db: PoolClient, job: ImportRow, rejects: ImportReject[]): Promise<void> {
-    if (rejects.length === 0) return;
-    // Rows of a chunk come in order, and landing conflicts are found a batch later: sorted here
-    // so the report reads in row order (chunk-level rejects without a row go last).
+  private async recordRejects(db: PoolClient, importId: string, afterSeq: number, rejects: ImportReject[]): Promise<void> {
+    // Rows of a batch come in order, and landing conflicts are found a batch later: sorted here so
+    // the report reads in row order within each batch (chunk-level rejects without a row go last).
     rejects.sort((a, b) => (a.row_no ?? Number.MAX_SAFE_INTEGER) - (b.row_no ?? Number.MAX_SAFE_INTEGER));
     await db.query(
       `INSERT INTO import_rejects (import_id, seq, row_no, chunk_no, code, external_id, message, raw)
        SELECT $1, $2 + r.i, r.row_no, r.chunk_no, r.code, r.external_id, r.message, r.raw
          FROM json_to_recordset($3::json) AS r(i bigint, row_no bigint, chunk_no int, code text, external_id text, message text, raw text)`,
-      [job.import_id, Number(job.rejected) + 1, JSON.stringify(rejects.map((r, i) => ({ ...r, i, raw: r.raw?.replaceAll('\u0000', '') ?? null })))],
+      [importId, afterSeq + 1, JSON.stringify(rejects.map((r, i) => ({ ...r, i })))],
     );
   }
 

@@ -31,6 +31,7 @@ export type ApiConfig = Pick<
   | 'SVC_WEBHOOK_ALLOW_PRIVATE_NETWORKS'
   | 'SVC_WEBHOOK_RETRY_HORIZON_H'
   | 'SVC_WEBHOOK_TEST_WAIT_MS'
+  | 'SVC_WEBHOOK_ATTEMPT_TIMEOUT_MS'
   | 'SVC_IMPORT_BACKFILL_DAYS'
 >;
 
@@ -70,7 +71,8 @@ export async function createApi(options: {
       endpoints: new WebhookEndpoints(pool, box),
       deliveries: new WebhookDeliveries(pool, { horizonMs: config.SVC_WEBHOOK_RETRY_HORIZON_H * 3_600_000 }),
       destinations: { allowPrivateNetworks: config.SVC_WEBHOOK_ALLOW_PRIVATE_NETWORKS, ...(options.resolve ? { resolve: options.resolve } : {}) },
-      testWaitMs: config.SVC_WEBHOOK_TEST_WAIT_MS,
+      // Longer than one attempt, so an endpoint that times out is reported (502), not just waited on.
+      testWaitMs: Math.max(config.SVC_WEBHOOK_TEST_WAIT_MS, config.SVC_WEBHOOK_ATTEMPT_TIMEOUT_MS + 2000),
     },
     imports: new Imports(pool, { defaultBackfillDays: config.SVC_IMPORT_BACKFILL_DAYS }),
     reconciliations: new Reconciliations(pool),

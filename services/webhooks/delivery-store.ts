@@ -95,6 +95,7 @@ export class DeliveryStore {
       text: `WITH due AS (
                SELECT delivery_id, endpoint_id, next_attempt_at FROM webhook_deliveries
                 WHERE status = 'pending' AND next_attempt_at <= $1 AND endpoint_id <> ALL ($2::uuid[])
+                  AND (max_attempts IS NULL OR attempts < max_attempts)
                 ORDER BY next_attempt_at
                 LIMIT $3 FOR UPDATE SKIP LOCKED
              ), chosen AS (
@@ -127,6 +128,17 @@ export class DeliveryStore {
       ],
     });
     return rows;
+  }
+
+  // A single-attempt delivery (a webhook.test probe) whose attempt was claimed but never recorded
+  // (its worker stopped) is failed once its lease runs out, never sent a second time.
+  async settleExhausted(now: Date): Promise<void> {
+    await this.pool.query({
+      name: 'webhooks-settle-exhausted',
+      text: `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, completed_at = $1
+              WHERE status = 'pending' AND next_attempt_at <= $1 AND max_attempts IS NOT NULL AND attempts >= max_attempts`,
+      values: [now],
+    });
   }
 
   // Records attempts and what their deliveries become, in one statement. A delivery settled

@@ -40,8 +40,9 @@ export class WebhookSender {
     this.agent = new https.Agent({
       keepAlive: true,
       maxSockets: options.maxSocketsPerOrigin,
-      // Idle sockets are closed well before typical server keep-alive timeouts end them under us.
-      timeout: 30_000,
+      // Idle sockets are closed before common server keep-alive timeouts (Node's is 5 s) end them
+      // under a request.
+      timeout: 4_000,
       // One TLS context made here, not a `ca` list: the agent would build a context per connection
       // from a list (milliseconds and a megabyte each) and join the list into its pool key on
       // every request.

@@ -40,6 +40,7 @@ const LEASE_MARGIN_MS = 30_000;
 // Woken by finished attempts, the loop lets a few more finish before claiming: one claim for the
 // slots freed meanwhile rather than one per slot.
 const GATHER_MS = 5;
+const CLAIM_PASSES = 4;
 
 export class DeliveryWorker {
   private readonly store: DeliveryStore;
@@ -77,19 +78,27 @@ export class DeliveryWorker {
   async step(): Promise<{ fannedOut: number; claimed: number }> {
     const now = this.options.clock.now();
     const fannedOut = await this.store.fanOut(now, FAN_OUT_BATCH, this.options.horizonMs);
-    const room = Math.min(this.options.concurrency - this.inFlightTotal, CLAIM_BATCH);
-    if (room <= 0) return { fannedOut, claimed: 0 };
-    const free = new Map<string, number>();
-    for (const [endpoint, count] of this.inFlight) free.set(endpoint, this.options.endpointConcurrency - count);
-    const claimed = await this.store.claim({
-      now,
-      limit: room,
-      perEndpoint: this.options.endpointConcurrency,
-      free,
-      leaseMs: this.options.attemptTimeoutMs + LEASE_MARGIN_MS,
-    });
-    for (const delivery of claimed) this.launch(delivery);
-    return { fannedOut, claimed: claimed.length };
+    await this.store.settleExhausted(now);
+    // A claim looks at the oldest due deliveries first; when one endpoint's backlog fills its
+    // slots, the next pass skips it (now full) and reaches the others behind it.
+    let claimedTotal = 0;
+    for (let pass = 0; pass < CLAIM_PASSES; pass++) {
+      const room = Math.min(this.options.concurrency - this.inFlightTotal, CLAIM_BATCH);
+      if (room <= 0) break;
+      const free = new Map<string, number>();
+      for (const [endpoint, count] of this.inFlight) free.set(endpoint, this.options.endpointConcurrency - count);
+      const claimed = await this.store.claim({
+        now,
+        limit: room,
+        perEndpoint: this.options.endpointConcurrency,
+        free,
+        leaseMs: this.options.attemptTimeoutMs + LEASE_MARGIN_MS,
+      });
+      for (const delivery of claimed) this.launch(delivery);
+      claimedTotal += claimed.length;
+      if (claimed.length === 0 || claimed.length === room) break;
+    }
+    return { fannedOut, claimed: claimedTotal };
   }
 
   // Waits for every attempt in flight and writes every outcome.
@@ -131,8 +140,10 @@ export class DeliveryWorker {
     this.inFlightTotal += 1;
     const attempt = this.attempt(delivery)
       .catch((error: unknown) => {
-        // Unexpected (a secret that does not open): nothing recorded, so the lease retries it.
+        // Unexpected (a secret that does not open, say): logged, and recorded as a failed attempt
+        // so the retry schedule and dead-lettering apply as to any other failure.
         this.options.onError?.(error);
+        this.enqueueRecord(delivery, { ok: false, startedAt: this.options.clock.now(), latencyMs: 0, responseStatus: null, error: 'internal error (logged by the service)', responseExcerpt: null });
       })
       .finally(() => {
         this.attempts.delete(attempt);

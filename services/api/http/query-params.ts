@@ -1,4 +1,4 @@
-import { isDateTime } from '../../../schemas/primitives/timestamp.ts';
+import { dateTimeMs, isDateTime } from '../../../schemas/primitives/timestamp.ts';
 import type { FieldError } from '../../../schemas/problem.ts';
 
 // Reads query parameters one by one, collecting every problem (path = the parameter's name) so a
@@ -36,7 +36,7 @@ export class QueryReader {
     const value = this.text(name);
     if (value === undefined) return undefined;
     if (!isDateTime(value)) return this.bad(name, 'must be an RFC 3339 date-time with an offset');
-    return new Date(value);
+    return new Date(dateTimeMs(value));
   }
 
   // Integer minor units, as in every money value of the API.

@@ -175,9 +175,9 @@ describe('an import from creation to its reject report', () => {
     const lines = csv.body.trim().split('\n');
     expect(lines[0]).toBe('row_no,chunk_no,code,object_type,external_id,message,raw');
     expect(lines.slice(1).map((l) => l.split(',').slice(0, 5).join(','))).toEqual([
-      '2,0,svc:validation/schema,movement,i-2',
-      '3,0,svc:validation/timestamp_out_of_range,movement,i-3',
-      '4,1,svc:validation/timestamp_out_of_range,movement,i-4',
+      '2,0,"svc:validation/schema","movement","i-2"',
+      '3,0,"svc:validation/timestamp_out_of_range","movement","i-3"',
+      '4,1,"svc:validation/timestamp_out_of_range","movement","i-4"',
     ]);
     const page = importRejectPageSchema.parse((await api.client.get(`/v1/imports/${created.import_id}/rejects?format=json&limit=2`, api.keys.ingest)).json());
     expect(page.data.map((r) => r.row_no)).toEqual([2, 3]);

@@ -90,6 +90,8 @@ export function registerImportRoutes(app: FastifyInstance, deps: ImportRouteDeps
     const id = parseId('import', request.params.id);
     const row = id && (await deps.imports.find(request.apiKey!.tenantId, id));
     if (!row) return notFound(request, reply);
+    // Only while the file is still being staged: once landing starts, chunks are consumed.
+    if (row.state !== 'created') return sendProblem(request, reply, 'svc:import/not_open', { detail: 'the whole-file dry-run runs before the import is submitted' });
     return dryRunStagedFile(deps.pool, row, await validation(request.apiKey!.tenantId));
   });
 
@@ -182,11 +184,12 @@ export function registerImportRoutes(app: FastifyInstance, deps: ImportRouteDeps
   });
 }
 
-// RFC 4180: quoted when it holds the delimiter, a quote or a line break; quotes doubled. A field
-// starting with = + - @ is prefixed with ' so a spreadsheet never runs it as a formula.
+// RFC 4180 with quotes doubled. A field starting with = + - @ is prefixed with ' so a
+// spreadsheet never runs it as a formula.
 function csvField(value: string | number | null): string {
   if (value === null) return '';
-  let text = String(value);
-  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+  if (typeof value === 'number') return String(value);
+  // Text is always quoted (a spreadsheet splitting on ';' or tab then keeps it one cell).
+  const text = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  return `"${text.replaceAll('"', '""')}"`;
 }

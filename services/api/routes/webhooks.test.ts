@@ -174,7 +174,7 @@ describe('webhook test, delivery log and replay (operator test mode, a receiver 
   let worker: { worker: DeliveryWorker; stop: () => Promise<void> };
   let dir: string;
   beforeAll(async () => {
-    api = await startTestApi({ SVC_WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', SVC_WEBHOOK_TEST_WAIT_MS: '5000' });
+    api = await startTestApi({ SVC_WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', SVC_WEBHOOK_TEST_WAIT_MS: '5000', SVC_WEBHOOK_ATTEMPT_TIMEOUT_MS: '2000' });
     receiver = await startWebhookReceiver({ now: () => api.clock.now().getTime() });
     dir = await mkdtemp(join(tmpdir(), 'svc-webhook-api-'));
     await writeFile(join(dir, 'ca.pem'), receiver.caPem);

@@ -119,6 +119,8 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
         await deps.endpoints.markVerified(tenantId, endpoint.endpoint_id, deps.clock.now());
         return outcome.delivery;
       case 'failed': {
+        // Disabled or deleted while the probe waited: the endpoint was never contacted.
+        if (outcome.delivery.status === 'cancelled') return sendProblem(request, reply, 'svc:webhook/endpoint_inactive', { detail: 'the endpoint was disabled before the test was sent' });
         const attempt = outcome.delivery.attempts.at(-1);
         return sendProblem(request, reply, 'svc:webhook/endpoint_failed', {
           detail: `delivery ${outcome.delivery.delivery_id}: ${attempt?.error ?? 'not accepted'}`,

@@ -13,8 +13,9 @@ export interface Credentials {
  * When a failed attempt may be tried again:
  * - 'idempotent': the request can be repeated safely (GET, PUT of a chunk, the dry-run): 429, any
  *   5xx, and transport failures.
- * - 'unprocessed': only when the server certainly did not act on it (429, 503, a refused
- *   connection), for requests that change state (create, submit, cancel).
+ * - 'unprocessed': only when the server certainly did not act on it (429: refused before any
+ *   work; a refused connection), for requests that change state (create, submit, cancel). A 503
+ *   may come from a proxy after the service acted, and these writes take no Idempotency-Key.
  */
 export type RetryMode = 'idempotent' | 'unprocessed';
 
@@ -144,7 +145,7 @@ export class ApiClient {
         continue;
       }
       if (response.ok) return response;
-      const retryable = response.status === 429 || response.status === 503 || (options.retry === 'idempotent' && response.status >= 500);
+      const retryable = response.status === 429 || (options.retry === 'idempotent' && response.status >= 500);
       if (retryable && attempt < this.policy.attempts) {
         await response.body?.cancel().catch(() => {});
         await this.pause(method, path, attempt, retryAfterMs(response.headers.get('retry-after')), `HTTP ${response.status}`, options.signal);
