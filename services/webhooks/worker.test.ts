@@ -247,4 +247,53 @@ describe('delivery worker', () => {
     expect(received('/lease').map((d) => envelopeOf(d.body).delivery.attempt)).toEqual([2]);
     expect(await deliveryOf(endpoint.id)).toMatchObject([{ status: 'succeeded', attempts: 2 }]);
   });
+
+  it('records an attempt that fails inside the worker, so the retry schedule still applies', async () => {
+    const endpoint = await world.register('/broken', 'compliance', ['alert.opened']);
+    await world.db.pool.query(`UPDATE webhook_endpoints SET secret_sealed = '\\x0102'::bytea WHERE endpoint_id = $1`, [endpoint.id]);
+    const errors: unknown[] = [];
+    const worker = await world.startWorker({}, { onError: (error) => errors.push(error) });
+    await enqueue(['alert.opened']);
+    await world.deliverDue(worker);
+
+    expect(errors).toHaveLength(1);
+    expect(received('/broken')).toHaveLength(0);
+    expect(await attemptsOf(endpoint.id)).toMatchObject([{ attempt: 1, response_status: null, error: 'internal error (logged by the service)' }]);
+    expect(await deliveryOf(endpoint.id)).toMatchObject([{ status: 'pending', attempts: 1 }]);
+  });
+
+  it('reaches the other endpoints behind one whose backlog fills its slots', async () => {
+    await world.register('/backlog', 'compliance', ['alert.opened']);
+    await world.register('/behind', 'compliance', ['episode.updated']);
+    world.receiver.setBehaviour('/backlog', { hang: true });
+    const worker = await world.startWorker({ SVC_WEBHOOK_ENDPOINT_CONCURRENCY: '2', SVC_WEBHOOK_CONCURRENCY: '8', SVC_WEBHOOK_ATTEMPT_TIMEOUT_MS: '60000' });
+    // A's backlog fanned out first, B's a second later: the oldest due deliveries are all A's.
+    const store = new DeliveryStore(world.db.pool);
+    await enqueue(Array.from({ length: 300 }, (): WebhookEventType => 'alert.opened'));
+    await store.fanOut(world.clock.now(), 500, 86_400_000);
+    world.clock.advance(1);
+    await enqueue(['episode.updated', 'episode.updated']);
+    await store.fanOut(world.clock.now(), 500, 86_400_000);
+    await worker.step();
+    await world.receiver.waitFor((_, counts) => (counts.byPath['/behind'] ?? 0) === 2, 10_000);
+    expect(world.receiver.counts().byPath['/backlog']).toBe(2);
+  });
+
+  it('never sends a single-attempt probe twice: one whose worker died is failed when its lease runs out', async () => {
+    const endpoint = await world.register('/probe', 'operational', ['coverage.degraded']);
+    const envelopeId = '01900000-0000-7000-8000-0000000000aa';
+    await world.db.pool.query(
+      `INSERT INTO outgoing_events (tenant_id, envelope_id, type, classification, created_at, data, fanned_out_at) VALUES ('acme', $1, 'webhook.test', 'operational', $2, '{}', $2)`,
+      [envelopeId, world.clock.now()],
+    );
+    await world.db.pool.query(
+      `INSERT INTO webhook_deliveries (tenant_id, delivery_id, endpoint_id, envelope_id, event_type, status, attempts, max_attempts, next_attempt_at, deadline_at, created_at)
+       VALUES ('acme', '01900000-0000-7000-8000-0000000000ab', $1, $2, 'webhook.test', 'pending', 1, 1, $3, $3::timestamptz + interval '1 day', $3)`,
+      [endpoint.id, envelopeId, world.clock.now()],
+    );
+    const worker = await world.startWorker();
+    await world.deliverDue(worker);
+    expect(received('/probe')).toHaveLength(0);
+    expect(await deliveryOf(endpoint.id)).toMatchObject([{ status: 'failed', attempts: 1 }]);
+  });
 });

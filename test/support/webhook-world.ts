@@ -27,7 +27,7 @@ export interface WebhookWorld {
   endpoints: WebhookEndpoints;
   // Registers an endpoint at the receiver's path, and tells the receiver its secret and channel.
   register: (path: string, channel: Channel, eventTypes: WebhookEventType[], url?: string) => Promise<{ id: string; secret: string }>;
-  startWorker: (env?: Record<string, string>, options?: { resolve?: Resolve; random?: () => number }) => Promise<DeliveryWorker>;
+  startWorker: (env?: Record<string, string>, options?: { resolve?: Resolve; random?: () => number; onError?: (error: unknown) => void }) => Promise<DeliveryWorker>;
   // Steps the worker until nothing is due now, waiting for every attempt and its record.
   deliverDue: (worker: DeliveryWorker) => Promise<void>;
   close: () => Promise<void>;
@@ -75,9 +75,11 @@ export async function startWebhookWorld(): Promise<WebhookWorld> {
         random: options.random ?? (() => 0.5),
         ...(options.resolve ? { resolve: options.resolve } : {}),
         pollMs: 20,
-        onError: (error) => {
-          throw error;
-        },
+        onError:
+          options.onError ??
+          ((error) => {
+            throw error;
+          }),
       });
       stops.push(stop);
       return worker;
