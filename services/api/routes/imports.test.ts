@@ -312,3 +312,57 @@ describe('chunk-level problems carry their chunk and row', () => {
     ]);
   });
 });
+
+describe('imports that must not stop the queue or leak', () => {
+  const jsonl = {
+    mapping_version: 1,
+    family: 'movement',
+    format: { kind: 'jsonl' },
+    fields: {
+      external_id: { from: 'id' },
+      occurred_at: { from: 'at', type: 'datetime' },
+      'data.type': { const: 'p2p' },
+      'data.status': { const: 'completed' },
+      'data.amount': { type: 'money', value: { from: 'amount' }, asset: { const: 'USD' } },
+      'data.debit.account_id': { const: 'a' },
+      'data.credit.account_id': { const: 'b' },
+    },
+  };
+  const start = async (lines: string[]) => {
+    const created = importViewSchema.parse(
+      (await api.client.post('/v1/imports', { mapping: jsonl, go_live_at: '2026-08-01T00:00:00Z', backfill_from: '2026-01-01T00:00:00Z' }, api.keys.ingest)).json(),
+    );
+    await api.client.send({ method: 'PUT', url: `/v1/imports/${created.import_id}/chunks/0`, body: Buffer.from(`${lines.join('\n')}\n`), key: api.keys.ingest, headers: { 'content-type': 'application/x-ndjson' } });
+    await api.client.post(`/v1/imports/${created.import_id}/submit`, { chunk_count: 1 }, api.keys.ingest);
+    return created.import_id;
+  };
+  const view = async (id: string) => importViewSchema.parse((await api.client.get(`/v1/imports/${id}`, api.keys.ingest)).json());
+
+  it('never echoes a card number given as an external_id, and refuses U+0000 in one as a row reject', async () => {
+    const id = await start([
+      JSON.stringify({ id: '4111 1111 1111 1111', at: '2026-06-01T00:00:00Z', amount: 'oops' }),
+      JSON.stringify({ id: 'nul\u0000id', at: '2026-06-01T00:00:00Z', amount: '1.00' }),
+      JSON.stringify({ id: 'fine-1', at: '2026-06-01T00:00:00Z', amount: '1.00' }),
+    ]);
+    const worker = new ImportWorker({ pool: api.db.pool, clock: api.clock, assets: new TenantAssetRegistry(api.db.pool), futureSkewMs: 300_000 });
+    while (await worker.step());
+    expect(await view(id)).toMatchObject({ state: 'completed', accepted: 1, rejected: 2 });
+    const csv = (await api.client.get(`/v1/imports/${id}/rejects`, api.keys.ingest)).body;
+    expect(csv).not.toContain('4111');
+    expect(csv).toContain('U+0000');
+  });
+
+  it('fails an import whose landing keeps failing unexpectedly, and lands the one behind it', async () => {
+    const stuck = await start([JSON.stringify({ id: 'stuck-1', at: '2026-06-01T00:00:00Z', amount: '1.00' })]);
+    api.clock.advance(1);
+    const behind = await start([JSON.stringify({ id: 'behind-1', at: '2026-06-01T00:00:00Z', amount: '1.00' })]);
+    // The first import's stored mapping stops compiling: every attempt at its chunk throws.
+    await api.db.pool.query(`UPDATE imports SET mapping = '{"mapping_version": 2}' WHERE import_id = $1`, [stuck.slice('imp_'.length)]);
+    const errors: unknown[] = [];
+    const worker = new ImportWorker({ pool: api.db.pool, clock: api.clock, assets: new TenantAssetRegistry(api.db.pool), futureSkewMs: 300_000, onError: (e) => errors.push(e) });
+    for (let i = 0; i < 10 && (await worker.step()); i++);
+    expect(errors).toHaveLength(3);
+    expect(await view(stuck)).toMatchObject({ state: 'failed', failure: 'chunk 0 could not be landed' });
+    expect(await view(behind)).toMatchObject({ state: 'completed', accepted: 1 });
+  });
+});
