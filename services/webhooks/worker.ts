@@ -41,6 +41,7 @@ const LEASE_MARGIN_MS = 30_000;
 // slots freed meanwhile rather than one per slot.
 const GATHER_MS = 5;
 const CLAIM_PASSES = 4;
+const SETTLE_EVERY_MS = 10_000;
 
 export class DeliveryWorker {
   private readonly store: DeliveryStore;
@@ -52,6 +53,7 @@ export class DeliveryWorker {
   private flushing: Promise<void> = Promise.resolve();
   private flushTimer: NodeJS.Timeout | undefined;
   private running = false;
+  private lastSettle = Number.NEGATIVE_INFINITY;
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
 
@@ -78,7 +80,11 @@ export class DeliveryWorker {
   async step(): Promise<{ fannedOut: number; claimed: number }> {
     const now = this.options.clock.now();
     const fannedOut = await this.store.fanOut(now, FAN_OUT_BATCH, this.options.horizonMs);
-    await this.store.settleExhausted(now);
+    // Lost probes are rare; looking for them costs a scan of the due deliveries, so not every step.
+    if (performance.now() - this.lastSettle >= SETTLE_EVERY_MS) {
+      this.lastSettle = performance.now();
+      await this.store.settleExhausted(now);
+    }
     // A claim looks at the oldest due deliveries first; when one endpoint's backlog fills its
     // slots, the next pass skips it (now full) and reaches the others behind it.
     let claimedTotal = 0;
@@ -96,7 +102,9 @@ export class DeliveryWorker {
       });
       for (const delivery of claimed) this.launch(delivery);
       claimedTotal += claimed.length;
-      if (claimed.length === 0 || claimed.length === room) break;
+      // Another pass only helps when an endpoint's slots, not the due rows, ran out.
+      const capped = claimed.some((d) => (this.inFlight.get(d.endpoint_id) ?? 0) >= this.options.endpointConcurrency);
+      if (claimed.length === 0 || claimed.length === room || !capped) break;
     }
     return { fannedOut, claimed: claimedTotal };
   }
