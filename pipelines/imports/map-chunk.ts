@@ -24,7 +24,8 @@ export interface ImportReject {
 }
 
 export type MappedRow =
-  | { kind: 'valid'; rowNo: number; chunkNo: number; object: Family; event: Envelope }
+  // raw: the source row as a reject would show it (withheld when it holds a card number).
+  | { kind: 'valid'; rowNo: number; chunkNo: number; object: Family; event: Envelope; raw: string }
   | { kind: 'skipped'; rowNo: number; chunkNo: number }
   | { kind: 'rejected'; reject: ImportReject };
 
@@ -39,6 +40,8 @@ const storable = (text: string) => text.replaceAll('\u0000', '').replace(/[\ud80
   const pairs = code < 0xdc00 ? /[\udc00-\udfff]/.test(all[i + 1] ?? '') : /[\ud800-\udbff]/.test(all[i - 1] ?? '');
   return pairs ? c : '\ufffd';
 });
+
+const reportable = (raw: string) => (containsPan(raw) ? WITHHELD : storable(raw));
 
 export interface ChunkReading {
   rows: AsyncIterable<MappedRow>;
@@ -76,7 +79,7 @@ export function mapChunk(
       object_type: family,
       external_id: externalId === undefined || containsPan(externalId) ? null : storable(externalId),
       message: storable(message),
-      raw: raw === null ? null : containsPan(raw) ? WITHHELD : storable(raw),
+      raw: raw === null ? null : reportable(raw),
     },
   });
 
@@ -120,7 +123,7 @@ export function mapChunk(
           continue;
         }
         if (checked.ok) {
-          yield { kind: 'valid', rowNo: record.rowNo, chunkNo: record.chunkNo, object: family, event: checked.event };
+          yield { kind: 'valid', rowNo: record.rowNo, chunkNo: record.chunkNo, object: family, event: checked.event, raw: reportable(record.raw) };
           continue;
         }
         // Paths relative to the event, as the mapping's targets name them.

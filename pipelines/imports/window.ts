@@ -5,7 +5,11 @@ import { dateTimeMs } from '../../schemas/primitives/timestamp.ts';
 import type { ImportRow } from './imports.ts';
 import type { ImportReject } from './map-chunk.ts';
 
-export function outsideWindow(job: Pick<ImportRow, 'family' | 'backfill_from' | 'go_live_at'>, event: Envelope, at: { rowNo: number; chunkNo: number }): ImportReject | undefined {
+export function outsideWindow(
+  job: Pick<ImportRow, 'family' | 'backfill_from' | 'go_live_at'>,
+  event: Envelope,
+  at: { rowNo: number; chunkNo: number; raw: string },
+): ImportReject | undefined {
   const ms = dateTimeMs(event.occurred_at);
   const late = ms >= job.go_live_at.getTime();
   if (!late && ms >= job.backfill_from.getTime()) return undefined;
@@ -16,6 +20,6 @@ export function outsideWindow(job: Pick<ImportRow, 'family' | 'backfill_from' | 
     object_type: job.family,
     external_id: event.external_id,
     message: late ? "occurred_at: at or after the import's go-live watermark (live ingest carries it)" : "occurred_at: older than the import's backfill window",
-    raw: null,
+    raw: at.raw,
   };
 }

@@ -146,12 +146,12 @@ export class ImportWorker {
         { chunkNo, firstRowNo: nextRowNo, ...(fileHeader ? { header: fileHeader } : {}) },
         { validation: { registry: await this.options.assets.forTenant(job.tenant_id), nowMs: now.getTime(), futureSkewMs: this.options.futureSkewMs } },
       );
-      let batch: Array<{ rowNo: number; raw: PreparedEvent }> = [];
+      let batch: Array<{ rowNo: number; source: string; raw: PreparedEvent }> = [];
       // One insert in flight while the next batch is mapped: the worker's CPU and PostgreSQL's
       // overlap on the chunk's one connection, and at most two batches are held.
       let inFlight: Promise<void> = Promise.resolve();
       const record = (landing: typeof batch, outcomes: Awaited<ReturnType<typeof acceptEvents>>) => {
-        landing.forEach(({ rowNo, raw }, i) => {
+        landing.forEach(({ rowNo, source, raw }, i) => {
           const outcome = outcomes[i]!;
           if (outcome.kind === 'accepted') counts.accepted += 1;
           else if (outcome.kind === 'duplicate') counts.duplicates += 1;
@@ -166,7 +166,7 @@ export class ImportWorker {
               message: entity
                 ? 'sequence: this entity version was already received with different content'
                 : 'external_id: this fact was already received with different content',
-              raw: null,
+              raw: source,
             });
           }
         });
@@ -207,6 +207,7 @@ export class ImportWorker {
         }
         batch.push({
           rowNo: row.rowNo,
+          source: row.raw,
           raw: {
             tenantId: job.tenant_id,
             eventId: uuidv7(now.getTime()),

@@ -182,7 +182,7 @@ describe('an import from creation to its reject report', () => {
     const page = importRejectPageSchema.parse((await api.client.get(`/v1/imports/${created.import_id}/rejects?format=json&limit=2`, api.keys.ingest)).json());
     expect(page.data.map((r) => r.row_no)).toEqual([2, 3]);
     const rest = importRejectPageSchema.parse((await api.client.get(`/v1/imports/${created.import_id}/rejects?format=json&limit=2&cursor=${page.next_cursor}`, api.keys.ingest)).json());
-    expect(rest).toMatchObject({ data: [{ row_no: 4, chunk_no: 1, message: expect.stringContaining('backfill window') }], has_more: false });
+    expect(rest).toMatchObject({ data: [{ row_no: 4, chunk_no: 1, message: expect.stringContaining('backfill window'), raw: 'i-4,2024-01-01T00:00:00Z,2.00,a,b' }], has_more: false });
 
     const { rows: events } = await api.db.pool.query(`SELECT type, data FROM outgoing_events WHERE type LIKE 'import.%' ORDER BY type`);
     expect(events.map((e) => e.type)).toEqual(['import.completed', 'import.progress', 'import.progress']);
@@ -268,7 +268,9 @@ describe('row codes that need landing or a mapped schema_version', () => {
     expect(first.rejects).toMatchObject([{ row_no: 2, code: 'svc:validation/unsupported_schema_version', external_id: 'c-2' }]);
     const second = await runImport([line('c-1', 100), line('c-1', 999), line('c-3', 300)]);
     expect(second.done).toMatchObject({ accepted: 1, duplicates: 1, rejected: 1 });
-    expect(second.rejects).toMatchObject([{ row_no: 2, code: 'svc:sequence/conflict', external_id: 'c-1', message: expect.stringContaining('different content') }]);
+    expect(second.rejects).toMatchObject([
+      { row_no: 2, code: 'svc:sequence/conflict', external_id: 'c-1', message: expect.stringContaining('different content'), raw: line('c-1', 999) },
+    ]);
   });
 });
 
