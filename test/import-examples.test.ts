@@ -6,9 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImportWorker } from '../pipelines/imports/worker.ts';
 import { TenantAssetRegistry } from '../platform/assets/tenant-registry.ts';
 import { importRejectPageSchema, importViewSchema } from '../schemas/imports/reports.ts';
+import { datasetsDir } from './support/datasets.ts';
 import { startTestApi, type TestApi } from './support/test-api.ts';
 
-const DATASETS = join(import.meta.dirname, '../../shared/datasets');
+const DATASETS = datasetsDir();
 const EXAMPLES = join(import.meta.dirname, '../examples/imports');
 const CHUNK_BYTES = 1024 * 1024;
 

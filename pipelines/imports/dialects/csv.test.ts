@@ -1,10 +1,10 @@
 import { createReadStream } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { dataset } from '../../../test/support/datasets.ts';
 import { describe, expect, it } from 'vitest';
 import { readCsvChunk, type CsvChunkReader } from './csv.ts';
 import { ChunkError, type ChunkPosition, type CsvDialect, type SourceRecord } from './types.ts';
 
-const BERKA_TRANS = fileURLToPath(new URL('../../../../shared/datasets/berka_pkdd99/trans.asc', import.meta.url));
+const BERKA_TRANS = dataset('berka_pkdd99', 'trans.asc');
 
 function dialect(over: Partial<CsvDialect> = {}): CsvDialect {
   return { delimiter: ',', quote: '"', hasHeader: true, headerPerChunk: false, skipLeadingRows: 0, nullValues: [], ...over };
