@@ -6,6 +6,7 @@
 // worker that stops mid-chunk leaves nothing of it behind and the next one starts it again.
 import type { TenantAssetRegistry } from '../../platform/assets/tenant-registry.ts';
 import type { Clock } from '../../platform/clock.ts';
+import { WakeablePause } from '../../platform/wakeable-pause.ts';
 import { acceptEvents, type PreparedEvent } from '../../platform/inbox/accept-events.ts';
 import { ID_PREFIXES, uuidv7 } from '../../platform/ids.ts';
 import { contentHash } from '../../platform/json/canonical-json.ts';
@@ -42,7 +43,7 @@ interface Counts {
 export class ImportWorker {
   private running = false;
   private loop: Promise<void> | undefined;
-  private wake: (() => void) | undefined;
+  private readonly pause = new WakeablePause();
 
   constructor(private readonly options: ImportWorkerOptions) {}
 
@@ -54,7 +55,7 @@ export class ImportWorker {
 
   async stop(): Promise<void> {
     this.running = false;
-    this.wake?.();
+    this.pause.wake();
     await this.loop;
   }
 
@@ -99,15 +100,7 @@ export class ImportWorker {
       } catch (error) {
         this.options.onError?.(error);
       }
-      if (!worked && this.running) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.options.pollMs ?? 500);
-          this.wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-      }
+      if (!worked && this.running) await this.pause.for(this.options.pollMs ?? 500);
     }
   }
 

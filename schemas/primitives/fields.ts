@@ -5,10 +5,9 @@ import { ASSET_CODE } from '../assets/registry.ts';
 // Field builders for the spec's tables, so each constraint is written the way the table says it.
 // No field holds U+0000: PostgreSQL text and jsonb cannot store it, so it is refused at the edge
 // rather than failing later in a pipeline.
-const NUL = /\u0000/;
 const noNul = { message: 'must not contain the character U+0000' };
-export const text = (min: number, max: number) => z.string().min(min).max(max).refine((v) => !NUL.test(v), noNul);
-export const upTo = (max: number) => z.string().max(max).refine((v) => !NUL.test(v), noNul);
+export const text = (min: number, max: number) => z.string().min(min).max(max).refine((v) => !v.includes('\0'), noNul);
+export const upTo = (max: number) => z.string().max(max).refine((v) => !v.includes('\0'), noNul);
 export const country = z.string().regex(/^[A-Z]{2}$/, 'must be two upper-case letters');
 export const assetCode = z
   .string()

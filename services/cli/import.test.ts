@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { movementMapping } from '../../test/fixtures/import-mappings.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signRequest } from '../../platform/crypto/request-signing.ts';
 import { freePort } from '../../platform/postgres/embedded.ts';
@@ -34,21 +35,11 @@ async function getImport(id: string): Promise<Record<string, unknown>> {
   return (await res.json()) as Record<string, unknown>;
 }
 
-const mapping = {
-  mapping_version: 1,
-  family: 'movement',
-  format: { kind: 'csv' },
-  fields: {
-    external_id: { from: 'id' },
-    occurred_at: { from: 'at', type: 'datetime' },
-    'data.type': { const: 'p2p' },
-    'data.status': { const: 'completed' },
-    'data.amount': { type: 'money', value: { from: 'amount' }, asset: { const: 'USD' } },
-    'data.debit.account_id': { from: 'from' },
-    'data.credit.account_id': { from: 'to' },
-    'data.memo': { from: 'memo', optional: true },
-  },
-};
+const mapping = movementMapping({ kind: 'csv' }, {
+  'data.debit.account_id': { from: 'from' },
+  'data.credit.account_id': { from: 'to' },
+  'data.memo': { from: 'memo', optional: true },
+});
 
 // Eight rows over several 200-byte chunks: a memo with line breaks, a delimiter and doubled
 // quotes (never split), CRLF line ends, and one bad amount.

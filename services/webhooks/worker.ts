@@ -5,6 +5,7 @@
 // Delivery is at least once: an attempt whose outcome was not recorded (a crash) is made again
 // once its lease runs out.
 import type { Clock } from '../../platform/clock.ts';
+import { WakeablePause } from '../../platform/wakeable-pause.ts';
 import type { SecretBox } from '../../platform/crypto/secret-box.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import type { DeliveryStatus } from '../../schemas/webhooks/resources.ts';
@@ -55,7 +56,7 @@ export class DeliveryWorker {
   private running = false;
   private lastSettle = Number.NEGATIVE_INFINITY;
   private loop: Promise<void> | undefined;
-  private wake: (() => void) | undefined;
+  private readonly pause = new WakeablePause();
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.store = new DeliveryStore(options.pool, options.onError ? { onError: options.onError } : {});
@@ -71,7 +72,7 @@ export class DeliveryWorker {
   // Stops claiming, lets the attempts in flight finish (each ends by its timeout) and records them.
   async stop(): Promise<void> {
     this.running = false;
-    this.wake?.();
+    this.pause.wake();
     await this.loop;
     await this.settle();
   }
@@ -122,26 +123,16 @@ export class DeliveryWorker {
         const busy = this.inFlightTotal >= this.options.concurrency;
         // More is likely waiting when a batch came back full; otherwise rest until woken.
         if (fannedOut < FAN_OUT_BATCH && (claimed === 0 || busy)) {
-          const woken = await this.pause(this.options.pollMs ?? 250);
+          const woken = await this.pause.for(this.options.pollMs ?? 250);
           if (woken && this.running) await new Promise((resolve) => setTimeout(resolve, GATHER_MS));
         }
       } catch (error) {
         this.options.onError?.(error);
-        await this.pause(1000);
+        await this.pause.for(1000);
       }
     }
   }
 
-  // Resolves true when woken before the time is up.
-  private pause(ms: number): Promise<boolean> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(false), ms);
-      this.wake = () => {
-        clearTimeout(timer);
-        resolve(true);
-      };
-    });
-  }
 
   private launch(delivery: ClaimedDelivery): void {
     this.inFlight.set(delivery.endpoint_id, (this.inFlight.get(delivery.endpoint_id) ?? 0) + 1);
@@ -159,7 +150,7 @@ export class DeliveryWorker {
         if (left === 0) this.inFlight.delete(delivery.endpoint_id);
         else this.inFlight.set(delivery.endpoint_id, left);
         this.inFlightTotal -= 1;
-        this.wake?.();
+        this.pause.wake();
       });
     this.attempts.add(attempt);
   }

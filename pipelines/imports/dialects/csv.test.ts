@@ -1,36 +1,14 @@
 import { createReadStream } from 'node:fs';
 import { dataset } from '../../../test/support/datasets.ts';
+import { CHUNK0, collect, source } from './test-kit.ts';
 import { describe, expect, it } from 'vitest';
-import { readCsvChunk, type CsvChunkReader } from './csv.ts';
+import { readCsvChunk } from './csv.ts';
 import { ChunkError, type ChunkPosition, type CsvDialect, type SourceRecord } from './types.ts';
 
 const BERKA_TRANS = dataset('berka_pkdd99', 'trans.asc');
 
 function dialect(over: Partial<CsvDialect> = {}): CsvDialect {
   return { delimiter: ',', quote: '"', hasHeader: true, headerPerChunk: false, skipLeadingRows: 0, nullValues: [], ...over };
-}
-
-const CHUNK0: ChunkPosition = { chunkNo: 0, firstRowNo: 1 };
-
-/** The input as a stream of Buffers of `size` bytes (or exactly the pieces given). */
-async function* source(input: string | Buffer | Buffer[], size = Infinity): AsyncGenerator<Buffer> {
-  if (Array.isArray(input)) {
-    yield* input;
-    return;
-  }
-  const all = typeof input === 'string' ? Buffer.from(input) : input;
-  for (let i = 0; i < all.length; i += size) yield all.subarray(i, i + size);
-}
-
-async function collect(reader: CsvChunkReader): Promise<{ records: SourceRecord[]; error?: ChunkError }> {
-  const records: SourceRecord[] = [];
-  try {
-    for await (const r of reader.records) records.push(r);
-  } catch (e) {
-    if (!(e instanceof ChunkError)) throw e;
-    return { records, error: e };
-  }
-  return { records };
 }
 
 async function read(input: string | Buffer | Buffer[], d: Partial<CsvDialect> = {}, at = CHUNK0, size?: number, maxRecordBytes?: number) {

@@ -1,31 +1,10 @@
+import { CHUNK0, collect, source } from './test-kit.ts';
 import { describe, expect, it } from 'vitest';
-import { readJsonlChunk, type JsonlChunkReader } from './jsonl.ts';
-import { ChunkError, type ChunkPosition, type JsonlDialect, type SourceRecord } from './types.ts';
+import { readJsonlChunk } from './jsonl.ts';
+import { ChunkError, type JsonlDialect, type SourceRecord } from './types.ts';
 
 function dialect(over: Partial<JsonlDialect> = {}): JsonlDialect {
   return { skipLeadingRows: 0, nullValues: [], ...over };
-}
-
-const CHUNK0: ChunkPosition = { chunkNo: 0, firstRowNo: 1 };
-
-async function* source(input: string | Buffer | Buffer[], size = Infinity): AsyncGenerator<Buffer> {
-  if (Array.isArray(input)) {
-    yield* input;
-    return;
-  }
-  const all = typeof input === 'string' ? Buffer.from(input) : input;
-  for (let i = 0; i < all.length; i += size) yield all.subarray(i, i + size);
-}
-
-async function collect(reader: JsonlChunkReader): Promise<{ records: SourceRecord[]; error?: ChunkError }> {
-  const records: SourceRecord[] = [];
-  try {
-    for await (const r of reader.records) records.push(r);
-  } catch (e) {
-    if (!(e instanceof ChunkError)) throw e;
-    return { records, error: e };
-  }
-  return { records };
 }
 
 async function read(input: string | Buffer | Buffer[], d: Partial<JsonlDialect> = {}, at = CHUNK0, size?: number, maxRecordBytes?: number) {

@@ -4,12 +4,21 @@ import { TenantAssetRegistry } from '../../../platform/assets/tenant-registry.ts
 import { createTenant } from '../../../platform/tenants/tenants.ts';
 import { importDryRunReportSchema, importRejectPageSchema, importViewSchema } from '../../../schemas/imports/reports.ts';
 import { problemSchema } from '../../../schemas/problem.ts';
+import { movementMapping } from '../../../test/fixtures/import-mappings.ts';
 import { startTestApi, type TestApi } from '../../../test/support/test-api.ts';
 
 let api: TestApi;
 beforeAll(async () => {
   api = await startTestApi();
 });
+
+const importWorker = (onError?: (error: unknown) => void) =>
+  new ImportWorker({ pool: api.db.pool, clock: api.clock, assets: new TenantAssetRegistry(api.db.pool), futureSkewMs: 300_000, ...(onError ? { onError } : {}) });
+// Lands every submitted import, as the worker would.
+const landAll = async () => {
+  const worker = importWorker();
+  while (await worker.step());
+};
 afterAll(() => api.close());
 
 const movements = {
@@ -122,27 +131,9 @@ describe('POST /v1/imports/dry-run', () => {
 });
 
 describe('an import from creation to its reject report', () => {
-  const csvMapping = {
-    mapping_version: 1,
-    family: 'movement',
-    format: { kind: 'csv' },
-    fields: {
-      external_id: { from: 'id' },
-      occurred_at: { from: 'at', type: 'datetime' },
-      'data.type': { const: 'p2p' },
-      'data.status': { const: 'completed' },
-      'data.amount': { type: 'money', value: { from: 'amount' }, asset: { const: 'USD' } },
-      'data.debit.account_id': { from: 'from' },
-      'data.credit.account_id': { from: 'to' },
-    },
-  };
+  const csvMapping = movementMapping({ kind: 'csv' }, { 'data.debit.account_id': { from: 'from' }, 'data.credit.account_id': { from: 'to' } });
   const chunk0 = ['id,at,amount,from,to', 'i-1,2026-06-01T10:00:00Z,10.00,a,b', 'i-2,2026-06-01T11:00:00Z,oops,a,b', 'i-3,2026-08-31T12:00:00Z,1.00,a,b'].join('\n') + '\n';
   const chunk1 = ['i-4,2024-01-01T00:00:00Z,2.00,a,b', 'i-5,2026-06-02T10:00:00Z,3.50,a,b'].join('\n') + '\n';
-  const worker = () => new ImportWorker({ pool: api.db.pool, clock: api.clock, assets: new TenantAssetRegistry(api.db.pool), futureSkewMs: 300_000 });
-  const land = async () => {
-    const w = worker();
-    while (await w.step());
-  };
   const put = (id: string, n: number, body: string) =>
     api.client.send({ method: 'PUT', url: `/v1/imports/${id}/chunks/${n}`, body: Buffer.from(body), key: api.keys.ingest, headers: { 'content-type': 'text/csv' } });
   const create = async (extra: Record<string, unknown> = {}) => {
@@ -163,7 +154,7 @@ describe('an import from creation to its reject report', () => {
     const submitted = await api.client.post(`/v1/imports/${created.import_id}/submit`, { chunk_count: 2 }, api.keys.ingest);
     expect(submitted.statusCode).toBe(202);
     expect(problemSchema.parse((await put(created.import_id, 1, chunk1)).json()).code).toBe('svc:import/not_open');
-    await land();
+    await landAll();
 
     const done = importViewSchema.parse((await api.client.get(`/v1/imports/${created.import_id}`, api.keys.ingest)).json());
     expect(done).toMatchObject({ state: 'completed', chunk_count: 2, chunks_landed: 2, rows_read: 5, accepted: 2, duplicates: 0, rejected: 3, skipped: 0 });
@@ -195,7 +186,7 @@ describe('an import from creation to its reject report', () => {
     await put(again.import_id, 0, chunk0);
     await put(again.import_id, 1, chunk1);
     await api.client.post(`/v1/imports/${again.import_id}/submit`, { chunk_count: 3 }, api.keys.ingest);
-    await land();
+    await landAll();
     const done = importViewSchema.parse((await api.client.get(`/v1/imports/${again.import_id}`, api.keys.ingest)).json());
     expect(done).toMatchObject({ state: 'completed', accepted: 0, duplicates: 2, rejected: 4 });
     const page = importRejectPageSchema.parse((await api.client.get(`/v1/imports/${again.import_id}/rejects?format=json`, api.keys.ingest)).json());
@@ -206,7 +197,7 @@ describe('an import from creation to its reject report', () => {
     const broken = await create();
     await put(broken.import_id, 0, 'id,at,"amount\n');
     await api.client.post(`/v1/imports/${broken.import_id}/submit`, { chunk_count: 1 }, api.keys.ingest);
-    await land();
+    await landAll();
     const failed = importViewSchema.parse((await api.client.get(`/v1/imports/${broken.import_id}`, api.keys.ingest)).json());
     expect(failed).toMatchObject({ state: 'failed', failure: expect.stringContaining('chunk 0') });
 
@@ -231,21 +222,14 @@ describe('an import from creation to its reject report', () => {
 });
 
 describe('row codes that need landing or a mapped schema_version', () => {
-  const mapping = {
-    mapping_version: 1,
-    family: 'movement',
-    format: { kind: 'jsonl' },
-    fields: {
-      external_id: { from: 'id' },
+  const mapping = movementMapping(
+    { kind: 'jsonl' },
+    {
       schema_version: { from: 'v' },
       occurred_at: { from: 'at', type: 'datetime', format: 'epoch_ms' },
-      'data.type': { const: 'p2p' },
-      'data.status': { const: 'completed' },
       'data.amount': { type: 'money', value: { from: 'minor' }, asset: { const: 'USD' }, units: 'minor' },
-      'data.debit.account_id': { const: 'a' },
-      'data.credit.account_id': { const: 'b' },
     },
-  };
+  );
   const at = Date.parse('2026-06-01T00:00:00Z');
   const line = (id: string, minor: number, v = '2026-09-01') => JSON.stringify({ id, v, at, minor });
   const runImport = async (lines: string[]) => {
@@ -254,8 +238,7 @@ describe('row codes that need landing or a mapped schema_version', () => {
     );
     await api.client.send({ method: 'PUT', url: `/v1/imports/${created.import_id}/chunks/0`, body: Buffer.from(`${lines.join('\n')}\n`), key: api.keys.ingest, headers: { 'content-type': 'application/x-ndjson' } });
     await api.client.post(`/v1/imports/${created.import_id}/submit`, { chunk_count: 1 }, api.keys.ingest);
-    const worker = new ImportWorker({ pool: api.db.pool, clock: api.clock, assets: new TenantAssetRegistry(api.db.pool), futureSkewMs: 300_000 });
-    while (await worker.step());
+    await landAll();
     return {
       done: importViewSchema.parse((await api.client.get(`/v1/imports/${created.import_id}`, api.keys.ingest)).json()),
       rejects: importRejectPageSchema.parse((await api.client.get(`/v1/imports/${created.import_id}/rejects?format=json`, api.keys.ingest)).json()).data,
@@ -276,21 +259,7 @@ describe('row codes that need landing or a mapped schema_version', () => {
 
 describe('chunk-level problems carry their chunk and row', () => {
   it('header mismatch, invalid UTF-8 and a record past the size cap, each stopping only its own chunk', async () => {
-    const mapping = {
-      mapping_version: 1,
-      family: 'movement',
-      format: { kind: 'csv', header_per_chunk: true },
-      fields: {
-        external_id: { from: 'id' },
-        occurred_at: { from: 'at', type: 'datetime' },
-        'data.type': { const: 'p2p' },
-        'data.status': { const: 'completed' },
-        'data.amount': { type: 'money', value: { from: 'amount' }, asset: { const: 'USD' } },
-        'data.debit.account_id': { const: 'a' },
-        'data.credit.account_id': { const: 'b' },
-        'data.memo': { from: 'memo', optional: true },
-      },
-    };
+    const mapping = movementMapping({ kind: 'csv', header_per_chunk: true }, { 'data.memo': { from: 'memo', optional: true } });
     const created = importViewSchema.parse(
       (await api.client.post('/v1/imports', { mapping, go_live_at: '2026-08-01T00:00:00Z', backfill_from: '2026-01-01T00:00:00Z' }, api.keys.ingest)).json(),
     );
@@ -316,20 +285,7 @@ describe('chunk-level problems carry their chunk and row', () => {
 });
 
 describe('imports that must not stop the queue or leak', () => {
-  const jsonl = {
-    mapping_version: 1,
-    family: 'movement',
-    format: { kind: 'jsonl' },
-    fields: {
-      external_id: { from: 'id' },
-      occurred_at: { from: 'at', type: 'datetime' },
-      'data.type': { const: 'p2p' },
-      'data.status': { const: 'completed' },
-      'data.amount': { type: 'money', value: { from: 'amount' }, asset: { const: 'USD' } },
-      'data.debit.account_id': { const: 'a' },
-      'data.credit.account_id': { const: 'b' },
-    },
-  };
+  const jsonl = movementMapping({ kind: 'jsonl' });
   const start = async (lines: string[]) => {
     const created = importViewSchema.parse(
       (await api.client.post('/v1/imports', { mapping: jsonl, go_live_at: '2026-08-01T00:00:00Z', backfill_from: '2026-01-01T00:00:00Z' }, api.keys.ingest)).json(),
@@ -346,8 +302,7 @@ describe('imports that must not stop the queue or leak', () => {
       JSON.stringify({ id: 'nul\u0000id', at: '2026-06-01T00:00:00Z', amount: '1.00' }),
       JSON.stringify({ id: 'fine-1', at: '2026-06-01T00:00:00Z', amount: '1.00' }),
     ]);
-    const worker = new ImportWorker({ pool: api.db.pool, clock: api.clock, assets: new TenantAssetRegistry(api.db.pool), futureSkewMs: 300_000 });
-    while (await worker.step());
+    await landAll();
     expect(await view(id)).toMatchObject({ state: 'completed', accepted: 1, rejected: 2 });
     const csv = (await api.client.get(`/v1/imports/${id}/rejects`, api.keys.ingest)).body;
     expect(csv).not.toContain('4111');
@@ -361,7 +316,7 @@ describe('imports that must not stop the queue or leak', () => {
     // The first import's stored mapping stops compiling: every attempt at its chunk throws.
     await api.db.pool.query(`UPDATE imports SET mapping = '{"mapping_version": 2}' WHERE import_id = $1`, [stuck.slice('imp_'.length)]);
     const errors: unknown[] = [];
-    const worker = new ImportWorker({ pool: api.db.pool, clock: api.clock, assets: new TenantAssetRegistry(api.db.pool), futureSkewMs: 300_000, onError: (e) => errors.push(e) });
+    const worker = importWorker((e) => errors.push(e));
     for (let i = 0; i < 10 && (await worker.step()); i++);
     expect(errors).toHaveLength(3);
     expect(await view(stuck)).toMatchObject({ state: 'failed', failure: 'chunk 0 could not be landed' });

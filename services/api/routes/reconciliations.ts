@@ -6,7 +6,7 @@ import type { Reconciliations } from '../../../pipelines/reconcile/reconciliatio
 import { RECONCILIATION_STATUSES } from '../../../schemas/reconciliations.ts';
 import type { CursorCodec } from '../http/cursor.ts';
 import { readJsonBody } from '../http/json-body.ts';
-import { refuseIdempotencyKeys } from '../http/no-idempotency-key.ts';
+import { refuseIdempotencyKey } from '../http/no-idempotency-key.ts';
 import { badCursor, page, paging, readCursor, single } from '../http/paging.ts';
 import { sendProblem } from '../http/problem-reply.ts';
 import { QueryReader } from '../http/query-params.ts';
@@ -17,12 +17,12 @@ export function registerReconciliationRoutes(
   app: FastifyInstance,
   deps: { clock: Clock; cursors: CursorCodec; assets: TenantAssetRegistry; reconciliations: Reconciliations },
 ): void {
-  refuseIdempotencyKeys(app, ['/v1/reconciliations'], 'reconciliations');
-  const readers = { config: { scopes: ['ingest', 'read'] as const } };
+  const noKey = refuseIdempotencyKey('reconciliations');
+  const readers = { config: { scopes: ['ingest', 'read'] as const }, preHandler: noKey };
   const notFound = (request: FastifyRequest, reply: FastifyReply, detail = 'no reconciliation with this id in this tenant') =>
     sendProblem(request, reply, 'svc:resource/not_found', { detail });
 
-  app.post('/v1/reconciliations', { config: { scopes: ['ingest'] as const } }, async (request, reply) => {
+  app.post('/v1/reconciliations', { config: { scopes: ['ingest'] as const }, preHandler: noKey }, async (request, reply) => {
     const tenantId = request.apiKey!.tenantId;
     const body = readJsonBody(request);
     if (!body.ok) return sendProblem(request, reply, body.code, { detail: body.detail });
@@ -61,10 +61,9 @@ export function registerReconciliationRoutes(
       limit + 1,
       after,
     );
-    const views = await deps.reconciliations.views(rows.slice(0, limit));
-    const body = page(rows, limit, (row) => views.find((v) => v.reconciliation_id === `${ID_PREFIXES.reconciliation}${row.reconciliation_id}`)!, (last) =>
+    const views = new Map((await deps.reconciliations.views(rows.slice(0, limit))).map((v) => [v.reconciliation_id, v]));
+    return page(rows, limit, (row) => views.get(`${ID_PREFIXES.reconciliation}${row.reconciliation_id}`)!, (last) =>
       deps.cursors.encode({ ...filters, o: last.created_at.toISOString(), e: last.reconciliation_id }),
     );
-    return body;
   });
 }

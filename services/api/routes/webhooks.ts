@@ -10,7 +10,7 @@ import { checkRegistration } from '../../webhooks/registration.ts';
 import type { CursorCodec } from '../http/cursor.ts';
 import { rawBody, readJsonBody } from '../http/json-body.ts';
 import { badCursor, page, paging, readCursor, single } from '../http/paging.ts';
-import { refuseIdempotencyKeys } from '../http/no-idempotency-key.ts';
+import { refuseIdempotencyKey } from '../http/no-idempotency-key.ts';
 import { sendProblem } from '../http/problem-reply.ts';
 import { QueryReader } from '../http/query-params.ts';
 import { requestSchemaErrors } from '../../../schemas/validation/request-errors.ts';
@@ -32,8 +32,7 @@ type IdParams = { Params: { id: string } };
 // a request carrying one is refused rather than have a client believe a retry is safe. An id that
 // is not a whk_/whd_ id is answered like an unknown one: a governed 404.
 export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): void {
-  const scoped = { config: { scopes: ['webhook_mgmt'] as const } };
-  refuseIdempotencyKeys(app, ['/v1/webhook-'], 'webhook management and delivery replay');
+  const scoped = { config: { scopes: ['webhook_mgmt'] as const }, preHandler: refuseIdempotencyKey('webhook management and delivery replay') };
   const endpointNotFound = (request: FastifyRequest, reply: FastifyReply) =>
     sendProblem(request, reply, 'svc:resource/not_found', { detail: 'no webhook endpoint with this id in this tenant' });
   const deliveryNotFound = (request: FastifyRequest, reply: FastifyReply) =>
