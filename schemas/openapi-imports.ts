@@ -6,6 +6,7 @@ import {
   importDryRunRequestSchema,
   importRejectPageSchema,
   importRejectSchema,
+  stagedChunkSchema,
   importSubmitRequestSchema,
   importViewSchema,
 } from './imports/reports.ts';
@@ -19,6 +20,7 @@ export function importSchemas() {
     ImportDryRunReport: jsonSchema(importDryRunReportSchema),
     ImportCreateRequest: { ...jsonSchema(importCreateRequestSchema), properties: { ...(jsonSchema(importCreateRequestSchema).properties as object), mapping: ref('ImportMapping') } },
     ImportSubmitRequest: jsonSchema(importSubmitRequestSchema),
+    ImportChunk: jsonSchema(stagedChunkSchema),
     Import: jsonSchema(importViewSchema),
     ImportRejectPage: jsonSchema(importRejectPageSchema),
   };
@@ -47,7 +49,7 @@ export const IMPORT_PATHS = {
   },
   '/v1/imports/{id}/chunks/{chunk}': {
     put: operation('Stage chunk n of the file (the raw bytes of whole records; chunk 0 starts the file); replaces it before submission', [importId, { name: 'chunk', in: 'path', required: true, schema: { type: 'integer', minimum: 0, maximum: 99999 } }], {
-      '201': json({ type: 'object', properties: { chunk_no: { type: 'integer' }, bytes: { type: 'integer' }, sha256: { type: 'string' } } }, 'staged'),
+      '201': json(ref('ImportChunk'), 'staged'),
       '400': problemResponse('an empty chunk (svc:import/invalid_chunk) or a bad chunk number'),
       ...NOT_FOUND,
       ...NOT_OPEN,

@@ -1,4 +1,4 @@
-import { signRequest } from '../../platform/crypto/request-signing.ts';
+import { signRequest } from '../../clients/typescript/src/signing.ts';
 import type { BenchService } from '../lib/bench-service.ts';
 
 // Signed requests of the import side (fetch: keep-alive, no per-request timeout of its own).

@@ -1,4 +1,4 @@
-import { signRequest } from '../../platform/crypto/request-signing.ts';
+import { signRequest } from '../../clients/typescript/src/signing.ts';
 import type { Response, Target } from './load.ts';
 import type { BenchService } from './bench-service.ts';
 

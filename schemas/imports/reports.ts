@@ -48,6 +48,14 @@ export const importCreateRequestSchema = z.strictObject({
 });
 
 // POST /v1/imports/{id}/submit: how many chunks the file has (0 .. chunk_count-1).
+// The answer to staging a chunk: what the service holds for that chunk number.
+export const stagedChunkSchema = z.strictObject({
+  chunk_no: z.number().int().nonnegative(),
+  bytes: z.number().int().positive(),
+  sha256: z.string(),
+});
+export type StagedChunk = z.infer<typeof stagedChunkSchema>;
+
 export const importSubmitRequestSchema = z.strictObject({
   chunk_count: z.number().int().min(1).max(100_000),
 });

@@ -3,7 +3,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signRequest } from '../../platform/crypto/request-signing.ts';
+import { signRequest } from '../../clients/typescript/src/signing.ts';
 import { freePort } from '../../platform/postgres/embedded.ts';
 import { partyEvent } from '../../test/fixtures/events.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/webhook-receiver.ts';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { movementMapping } from '../../test/fixtures/import-mappings.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signRequest } from '../../platform/crypto/request-signing.ts';
+import { signRequest } from '../../clients/typescript/src/signing.ts';
 import { freePort } from '../../platform/postgres/embedded.ts';
 
 // `svc import` as a customer's operator runs it: against a running `svc up`, through the public

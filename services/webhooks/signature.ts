@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 
-// Webhook signing, the service side. The consumer side (clients/webhooks/verify.ts) must agree
+// Webhook signing, the service side. The consumer side (clients/typescript/src/webhooks.ts) must agree
 // with this file byte for byte; it is shipped to customers and cannot import from here.
 //
 //   Svc-Webhook-Signature: t=<unix seconds>,v1=<hex>[,v1=<hex>...]

@@ -4,7 +4,7 @@ import {
   sha256Hex,
   signatureHex,
   SIGNING_HEADERS,
-} from '../../../platform/crypto/request-signing.ts';
+} from '../../../clients/typescript/src/signing.ts';
 import type { ApiKey } from '../../../platform/keys/api-keys.ts';
 import type { ErrorCode } from '../../../schemas/errors/catalog.ts';
 

@@ -6,7 +6,7 @@ import { parseId } from '../../../platform/ids.ts';
 import { dryRunImport } from '../../../pipelines/imports/dry-run.ts';
 import { dryRunStagedFile } from '../../../pipelines/imports/staged-dry-run.ts';
 import { importView, type Imports } from '../../../pipelines/imports/imports.ts';
-import { importSubmitRequestSchema } from '../../../schemas/imports/reports.ts';
+import { importSubmitRequestSchema, type StagedChunk } from '../../../schemas/imports/reports.ts';
 import { requestSchemaErrors } from '../../../schemas/validation/request-errors.ts';
 import type { CursorCodec } from '../http/cursor.ts';
 import { rawBody, readJsonBody } from '../http/json-body.ts';
@@ -82,7 +82,7 @@ export function registerImportRoutes(app: FastifyInstance, deps: ImportRouteDeps
       case 'not_open':
         return sendProblem(request, reply, 'svc:import/not_open', { detail: 'chunks are accepted only before the import is submitted' });
       case 'staged':
-        return reply.code(201).send({ chunk_no: outcome.chunkNo, bytes: outcome.bytes, sha256: outcome.sha256 });
+        return reply.code(201).send({ chunk_no: outcome.chunkNo, bytes: outcome.bytes, sha256: outcome.sha256 } satisfies StagedChunk);
     }
   });
 

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { canonicalPath, canonicalQuery, canonicalString, signRequest, splitTarget } from './request-signing.ts';
+import { canonicalPath, canonicalQuery, canonicalString, signRequest, splitTarget } from './signing.ts';
 
 describe('canonical path (line 3)', () => {
   it.each([
