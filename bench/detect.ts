@@ -23,9 +23,10 @@ import { DETECT } from '../pipelines/groups.ts';
 import { PostgresLogBus } from '../platform/bus/postgres-log.ts';
 import { SCHEMA_VERSION } from '../schemas/envelope.ts';
 import { accountItem, batchBody, loadDataset, movementItem, partyItem } from './lib/amlsim.ts';
-import { signedGetJson } from './lib/api.ts';
+import type { SvcClient } from '../clients/typescript/src/index.ts';
+import { benchClient } from './lib/api.ts';
 import { batchesOf, ingestBatches, postBatch, startPipeline } from './lib/batches.ts';
-import { issueBenchKey, ROOT, startService, type BenchService } from './lib/bench-service.ts';
+import { issueBenchKey, ROOT, startService } from './lib/bench-service.ts';
 import { embeddedConnection } from './lib/embedded-pg.ts';
 import { newAgent } from './lib/load.ts';
 import { positiveInteger } from './lib/options.ts';
@@ -76,15 +77,16 @@ function plantedMovements(pattern: number): string[] {
   );
 }
 
-async function alertVisible(service: BenchService, key: { key_id: string; secret: string }, hub: string): Promise<boolean> {
-  const page = await signedGetJson<{ data: unknown[] }>(service, key, `/v1/alerts?subject=${encodeURIComponent(hub)}&detector=fan_in`);
+// One GET /v1/alerts (the first page is enough: any alert on the hub will do).
+async function alertVisible(compliance: SvcClient, hub: string): Promise<boolean> {
+  const page = await compliance.alerts.list({ subject: hub, detector: 'fan_in' }).firstPage();
   return page.data.length > 0;
 }
 
 await runBench('detect', log, async (teardown) => {
   const dataset = await loadDataset(DATASET_DIR);
   const service = await startService(teardown, log, { name: 'api' });
-  const compliance = await issueBenchKey(service.env, 'compliance');
+  const complianceClient = benchClient(service, await issueBenchKey(service.env, 'compliance'));
   const pool = new pg.Pool({ ...(await embeddedConnection(service.dataDir)), max: 2 });
   const bus = new PostgresLogBus(pool);
   // Whether detection is behind at all: a bounded count, so the check costs the run little.
@@ -122,7 +124,7 @@ await runBench('detect', log, async (teardown) => {
             accepted += n;
             const at202 = performance.now();
             lastAnswer = at202;
-            while (!(await alertVisible(service, compliance, `A-plant${pattern}-hub`))) {
+            while (!(await alertVisible(complianceClient, `A-plant${pattern}-hub`))) {
               if (performance.now() - at202 > DRAIN_TIMEOUT_MS) throw new Error(`no fan_in alert for planted pattern ${pattern}`);
               await sleep(50);
             }

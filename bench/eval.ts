@@ -23,7 +23,8 @@ import pg from 'pg';
 import { AGGREGATES, CANONICAL, DETECT, GRAPH } from '../pipelines/groups.ts';
 import { PostgresLogBus } from '../platform/bus/postgres-log.ts';
 import { accountItem, loadDataset, movementItem, partyItem } from './lib/amlsim.ts';
-import { signedGetJson } from './lib/api.ts';
+import type { Alert } from '../clients/typescript/src/index.ts';
+import { benchClient } from './lib/api.ts';
 import { loadWorld, usdRateFile, worldAccountItem, worldMovementItem, worldPartyItem } from './lib/amlworld.ts';
 import { batchesOf, ingestBatches, startPipeline } from './lib/batches.ts';
 import { issueBenchKey, startService, svc, TENANT, type BenchService } from './lib/bench-service.ts';
@@ -40,34 +41,19 @@ const log = (line: string): void => {
   process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1).padStart(7)} s] ${line}\n`);
 };
 
-interface AlertView {
-  alert_id: string;
-  detector: string;
-  typology: string;
-  subject: { kind: string; external_id: string };
-  evidence: { movements: string[] };
-}
-interface EpisodeView {
-  episode_id: string;
-  members: Array<{ kind: string; external_id: string }>;
-}
-
 async function send(service: BenchService, items: string[]): Promise<void> {
   await ingestBatches(service, 4, batchesOf(items, BATCH_SIZE));
 }
 
-// Every page of a compliance list, signed with the compliance key.
-async function readAll<T>(service: BenchService, key: { key_id: string; secret: string }, path: string): Promise<T[]> {
+// Every item of a list, across its pages (the SDK follows the cursors).
+async function readAll<T>(list: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
-  let cursor: string | undefined;
-  for (;;) {
-    const target = `${path}?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
-    const page = await signedGetJson<{ data: T[]; has_more: boolean; next_cursor?: string }>(service, key, target);
-    out.push(...page.data);
-    if (!page.has_more || !page.next_cursor) return out;
-    cursor = page.next_cursor;
-  }
+  for await (const item of list) out.push(item);
+  return out;
 }
+
+// The movements an alert cites (every detector's evidence lists them).
+const citedMovements = (alert: Alert): string[] => alert.evidence.movements as string[];
 
 async function drained(bus: PostgresLogBus): Promise<void> {
   const deadline = performance.now() + DRAIN_TIMEOUT_MS;
@@ -132,8 +118,9 @@ async function evalAmlsim(service: BenchService, key: { key_id: string; secret: 
   await drained(bus);
   log(`detection complete ${((performance.now() - t0) / 1000).toFixed(1)} s after the first movement`);
 
-  const alerts = await readAll<AlertView>(service, key, '/v1/alerts');
-  const episodes = await readAll<EpisodeView>(service, key, '/v1/episodes');
+  const compliance = benchClient(service, key);
+  const alerts = await readAll(compliance.alerts.list({ limit: 200 }));
+  const episodes = await readAll(compliance.episodes.list({ limit: 200 }));
   const nodeOf = (kind: string, id: string): number | undefined => {
     const match = /^amlsim-[AP](\d+)$/.exec(id);
     return match && (kind === 'account' || kind === 'party') ? Number(match[1]) : undefined;
@@ -190,7 +177,7 @@ async function evalAmlworld(service: BenchService, key: { key_id: string; secret
   await drained(bus);
   log(`detection complete ${((performance.now() - t0) / 1000).toFixed(1)} s after the first movement`);
 
-  const alerts = await readAll<AlertView>(service, key, '/v1/alerts');
+  const alerts = await readAll(benchClient(service, key).alerts.list({ limit: 200 }));
   const alertedAccounts = new Set<string>();
   for (const a of alerts) {
     if (a.subject.kind === 'account') alertedAccounts.add(a.subject.external_id);
@@ -204,7 +191,7 @@ async function evalAmlworld(service: BenchService, key: { key_id: string; secret
     byTypology.set(attempt.typology, row);
   }
   const laundering = new Set(world.transactions.filter((t) => t.laundering).map((t) => t.id));
-  const cited = new Set(alerts.flatMap((a) => a.evidence.movements));
+  const cited = new Set(alerts.flatMap(citedMovements));
   const citedLaundering = [...cited].filter((m) => laundering.has(m)).length;
   const byDetector = new Map<string, number>();
   for (const a of alerts) byDetector.set(a.detector, (byDetector.get(a.detector) ?? 0) + 1);

@@ -28,15 +28,23 @@ export const ENVELOPES = {
 
 export type Envelope<F extends Family = Family> = z.infer<(typeof ENVELOPES)[F]>;
 
-// One batch item: the family name and its envelope (documentation and typing; items are
-// validated by validateItem so that every finding gets its governed code).
+// What a client may send, as published (OpenAPI, the SDK's types): facts carry no sequence.
+// Validation keeps ENVELOPES, so that validateItem refuses a fact's sequence with its own message.
+export const PUBLISHED_ENVELOPES = {
+  ...ENVELOPES,
+  movement: ENVELOPES.movement.omit({ sequence: true }),
+  control_event: ENVELOPES.control_event.omit({ sequence: true }),
+} satisfies Record<Family, z.ZodType>;
+
+// One batch item: the family name and its envelope (documentation and typing, so as published;
+// items are validated by validateItem so that every finding gets its governed code).
 export const batchItemSchema = z.discriminatedUnion('object', [
-  z.strictObject({ object: z.literal('party'), event: ENVELOPES.party }),
-  z.strictObject({ object: z.literal('account'), event: ENVELOPES.account }),
-  z.strictObject({ object: z.literal('instrument'), event: ENVELOPES.instrument }),
-  z.strictObject({ object: z.literal('movement'), event: ENVELOPES.movement }),
-  z.strictObject({ object: z.literal('relationship'), event: ENVELOPES.relationship }),
-  z.strictObject({ object: z.literal('control_event'), event: ENVELOPES.control_event }),
+  z.strictObject({ object: z.literal('party'), event: PUBLISHED_ENVELOPES.party }),
+  z.strictObject({ object: z.literal('account'), event: PUBLISHED_ENVELOPES.account }),
+  z.strictObject({ object: z.literal('instrument'), event: PUBLISHED_ENVELOPES.instrument }),
+  z.strictObject({ object: z.literal('movement'), event: PUBLISHED_ENVELOPES.movement }),
+  z.strictObject({ object: z.literal('relationship'), event: PUBLISHED_ENVELOPES.relationship }),
+  z.strictObject({ object: z.literal('control_event'), event: PUBLISHED_ENVELOPES.control_event }),
 ]);
 
 export const MAX_BATCH_ITEMS = 1000;

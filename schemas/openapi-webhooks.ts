@@ -10,13 +10,16 @@ import {
   webhookEndpointCreatedSchema,
   webhookEndpointPageSchema,
   webhookEndpointSchema,
+  webhookEnvelopeSchema,
 } from './webhooks/resources.ts';
 
 // Webhook management in the OpenAPI document (scope webhook_mgmt). None of these takes an
 // Idempotency-Key: a request carrying one is refused with 400.
 export function webhookSchemas() {
   return {
-    WebhookEndpointRegistration: jsonSchema(endpointRegistrationSchema),
+    // Validation takes any strings here so that each entry gets its own finding; what a client may
+    // send is a catalog type.
+    WebhookEndpointRegistration: withCatalogTypes(jsonSchema(endpointRegistrationSchema)),
     WebhookEndpoint: jsonSchema(webhookEndpointSchema),
     WebhookEndpointCreated: jsonSchema(webhookEndpointCreatedSchema),
     WebhookEndpointPage: jsonSchema(webhookEndpointPageSchema),
@@ -24,6 +27,8 @@ export function webhookSchemas() {
     SecretRotation: jsonSchema(secretRotationSchema),
     WebhookDelivery: jsonSchema(webhookDeliverySchema),
     WebhookDeliveryPage: jsonSchema(webhookDeliveryPageSchema),
+    // Not a request or response: the body of every delivery to a registered endpoint.
+    WebhookEnvelope: jsonSchema(webhookEnvelopeSchema),
   };
 }
 
@@ -115,3 +120,7 @@ export const WEBHOOK_PATHS = {
     }),
   },
 };
+
+function withCatalogTypes(schema: Record<string, any>) {
+  return { ...schema, properties: { ...schema.properties, event_types: { ...schema.properties.event_types, items: { type: 'string', enum: WEBHOOK_EVENT_TYPES } } } };
+}

@@ -1,4 +1,4 @@
-import { batchItemSchema, ENVELOPES } from './envelope.ts';
+import { batchItemSchema, PUBLISHED_ENVELOPES } from './envelope.ts';
 import { ERROR_CATALOG } from './errors/catalog.ts';
 import { FAMILIES, FAMILY_NAMES } from './families/index.ts';
 import { problemSchema } from './problem.ts';
@@ -99,7 +99,7 @@ function compliancePath(summary: string, schema: unknown, parameters: unknown[])
 
 
 export function buildOpenApiDocument(): JsonSchema {
-  const envelopeSchemas = Object.fromEntries(FAMILY_NAMES.map((family) => [`${pascal(family)}Event`, jsonSchema(ENVELOPES[family])]));
+  const envelopeSchemas = Object.fromEntries(FAMILY_NAMES.map((family) => [`${pascal(family)}Event`, jsonSchema(PUBLISHED_ENVELOPES[family])]));
   return {
     openapi: '3.1.0',
     info: {

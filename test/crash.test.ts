@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signRequest } from '../clients/typescript/src/signing.ts';
+import { signRequest } from '../clients/typescript/src/index.ts';
 import { SecretBox } from '../platform/crypto/secret-box.ts';
 import { issueKey } from '../platform/keys/api-keys.ts';
 import { freePort } from '../platform/postgres/embedded.ts';

@@ -1,24 +1,26 @@
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
-import type { ImportView } from '../../schemas/imports/reports.ts';
+import type { Import, ImportMapping, SvcClient } from '../../clients/typescript/src/index.ts';
+import { benchClient } from '../lib/api.ts';
 import type { BenchService } from '../lib/bench-service.ts';
 import { sampleActivity, type Activity } from '../lib/pg-activity.ts';
 import type { Child } from '../lib/processes.ts';
 import { peakBytes, sampleRss, statusKiB } from '../lib/rss.ts';
 import { lineChunks } from './csv-file.ts';
-import { expectJson, jsonBody, signedRequest } from './http.ts';
 import { cpuBetween, cpuMark, STATEMENT_KIND, type CpuUse } from './monitor.ts';
 import { MAPPING } from './movements.ts';
 import { ACTIVITY_INTERVAL_MS, API_APPLICATION, CHUNK_BYTES, HISTORY_DAYS, LAND_TIMEOUT_MS, log, POLL_MS, PROGRESS_EVERY_MS, RSS_INTERVAL_MS, WORKER_APPLICATION } from './settings.ts';
 
 // The import side: POST /v1/imports, the file PUT chunk by chunk (sequentially), submit, then
-// GET /v1/imports/{id} every POLL_MS until the worker has completed it. RSS of the API and of the
-// worker is sampled from the first upload to completion (VmHWM reset at the first upload).
+// GET /v1/imports/{id} every POLL_MS until the worker has completed it, all through the SDK with
+// the bench's ingest key (one attempt each: nothing here is marked safe to repeat, so any failure
+// stops the bench). RSS of the API and of the worker is sampled from the first upload to
+// completion (VmHWM reset at the first upload).
 
 const DAY_MS = 86_400_000;
 
 export interface ImportRun {
-  view: ImportView;
+  view: Import;
   chunks: number;
   bytes: number;
   // Wall clock: from the first PUT to the submit's 202.
@@ -43,15 +45,12 @@ export interface ImportRun {
 }
 
 export async function runImport(service: BenchService, worker: Child, pgDir: string, pool: pg.Pool, csvPath: string, goLiveMs: number): Promise<ImportRun> {
-  const created = expectJson<ImportView>(
-    'POST /v1/imports',
-    await signedRequest(service, 'POST', '/v1/imports', jsonBody({
-      mapping: MAPPING,
-      go_live_at: new Date(goLiveMs).toISOString(),
-      backfill_from: new Date(goLiveMs - (HISTORY_DAYS + 1) * DAY_MS).toISOString(),
-    })),
-    201,
-  );
+  const client = benchClient(service);
+  const created = await client.imports.create({
+    mapping: MAPPING as ImportMapping,
+    go_live_at: new Date(goLiveMs).toISOString(),
+    backfill_from: new Date(goLiveMs - (HISTORY_DAYS + 1) * DAY_MS).toISOString(),
+  });
   const id = created.import_id;
   log(`import ${id}: uploading ${csvPath} in chunks of at most ${(CHUNK_BYTES / 1048576).toFixed(1)} MiB cut at line breaks...`);
 
@@ -71,28 +70,20 @@ export async function runImport(service: BenchService, worker: Child, pgDir: str
     let chunks = 0;
     let bytes = 0;
     for await (const chunk of lineChunks(csvPath, CHUNK_BYTES)) {
-      const staged = expectJson<{ bytes: number }>(
-        `PUT chunk ${chunks}`,
-        await signedRequest(service, 'PUT', `/v1/imports/${id}/chunks/${chunks}`, { bytes: chunk, contentType: 'text/csv' }),
-        201,
-      );
+      const staged = await client.imports.uploadChunk(id, chunks, chunk, { contentType: 'text/csv' });
       if (staged.bytes !== chunk.length) throw new Error(`chunk ${chunks}: staged ${staged.bytes} of ${chunk.length} bytes`);
       chunks++;
       bytes += chunk.length;
     }
     uploadActivity = await activity.stop();
     activity = sampleActivity(pool, WORKER_APPLICATION, STATEMENT_KIND, ACTIVITY_INTERVAL_MS);
-    const submitted = expectJson<ImportView>(
-      'POST submit',
-      await signedRequest(service, 'POST', `/v1/imports/${id}/submit`, jsonBody({ chunk_count: chunks })),
-      202,
-    );
+    const submitted = await client.imports.submit(id, { chunk_count: chunks });
     const uploadSeconds = (performance.now() - uploadStarted) / 1000;
     const afterUpload = mark();
     log(`import ${id}: ${chunks} chunks (${(bytes / 1048576).toFixed(1)} MiB) uploaded and submitted in ${uploadSeconds.toFixed(1)} s; landing...`);
 
     const workerRssByQuarter: Array<number | undefined> = [undefined, undefined, undefined, undefined];
-    const view = await waitForCompletion(service, worker, id, chunks, (landed) => {
+    const view = await waitForCompletion(client, worker, id, chunks, (landed) => {
       for (let q = 0; q < 4; q++) if (workerRssByQuarter[q] === undefined && landed * 4 >= chunks * (q + 1)) workerRssByQuarter[q] = workerRss.sample();
     });
     const landed = mark();
@@ -127,12 +118,12 @@ export async function runImport(service: BenchService, worker: Child, pgDir: str
 }
 
 // onPoll: called with the chunks landed at every poll (and once more at completion).
-async function waitForCompletion(service: BenchService, worker: Child, id: string, chunks: number, onPoll: (landed: number) => void): Promise<ImportView> {
+async function waitForCompletion(client: SvcClient, worker: Child, id: string, chunks: number, onPoll: (landed: number) => void): Promise<Import> {
   const started = performance.now();
   let lastLog = started;
   for (;;) {
     if (worker.hasExited()) throw new Error(`the import worker exited while landing:\n${worker.output()}`);
-    const view = expectJson<ImportView>(`GET /v1/imports/${id}`, await signedRequest(service, 'GET', `/v1/imports/${id}`), 200);
+    const view = await client.imports.retrieve(id);
     onPoll(view.chunks_landed);
     if (view.state === 'completed') return view;
     if (view.state !== 'submitted' && view.state !== 'processing') throw new Error(`import ${id} ended ${view.state}: ${view.failure ?? ''}\n${worker.output()}`);

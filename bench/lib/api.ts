@@ -1,10 +1,19 @@
-import { signRequest } from '../../clients/typescript/src/signing.ts';
+import { signRequest, SvcClient } from '../../clients/typescript/src/index.ts';
 import type { Response, Target } from './load.ts';
-import type { BenchService } from './bench-service.ts';
+import type { BenchService, IngestKey } from './bench-service.ts';
 
 // Requests to the service's API as a client with the bench's ingest key would send them.
 
-// A POST of `body` to `path`, signed afresh (new nonce) for every request.
+// The SDK's client of the bench's service with `key` (the ingest key unless another is given):
+// for the calls around what a bench measures (setting up, reading results back). The SDK's
+// defaults: reads and keyless writes are not retried, so a failure shows as the error it is.
+export function benchClient(service: Pick<BenchService, 'port' | 'key'>, key: IngestKey = service.key): SvcClient {
+  return new SvcClient({ baseUrl: `http://127.0.0.1:${service.port}`, keyId: key.key_id, secret: key.secret, appInfo: 'svc-bench' });
+}
+
+// A POST of `body` to `path`, for the closed-loop load generator (bench/lib/load.ts): raw HTTP over
+// keep-alive sockets with the body built once, the headers signed afresh (new nonce) for every
+// request by the SDK's signer.
 export function signedTarget(service: Pick<BenchService, 'port' | 'key'>, name: string, path: string, body: Buffer): Target {
   return {
     name,
@@ -31,12 +40,4 @@ export function batchCounts(response: Response): { accepted: number; rejected: n
 // For error messages: the status and the start of the body.
 export function answered(response: Response): string {
   return `${response.status}: ${response.body.subarray(0, 2000).toString('utf8')}`;
-}
-
-// A signed GET of `target` (path and query) with `key`; rejects on anything but a 200.
-export async function signedGetJson<T>(service: Pick<BenchService, 'port'>, key: { key_id: string; secret: string }, target: string): Promise<T> {
-  const headers = signRequest({ keyId: key.key_id, secret: key.secret, method: 'GET', target });
-  const res = await fetch(`http://127.0.0.1:${service.port}${target}`, { headers });
-  if (res.status !== 200) throw new Error(`GET ${target}: ${res.status} ${await res.text()}`);
-  return (await res.json()) as T;
 }

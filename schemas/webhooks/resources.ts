@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { CHANNELS, WEBHOOK_EVENT_TYPES } from './catalog.ts';
+import { CHANNELS, WEBHOOK_EVENT_CATALOG, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './catalog.ts';
 
-// Requests and records of webhook management (scope webhook_mgmt). The envelope itself is built
-// by the delivery worker (services/webhooks/envelope.ts).
+// Requests and records of webhook management (scope webhook_mgmt), and the envelope the delivery
+// worker sends (services/webhooks/envelope.ts builds it).
 export const WEBHOOK_URL_MAX = 2048;
 export const WEBHOOK_DESCRIPTION_MAX = 500;
 // Longest overlap a rotation may give the previous secret, and the default one.
@@ -99,3 +99,22 @@ export const webhookDeliveryPageSchema = z.strictObject({
 
 export type WebhookEndpointView = z.infer<typeof webhookEndpointSchema>;
 export type WebhookDeliveryView = z.infer<typeof webhookDeliverySchema>;
+
+// The envelope of a delivery, one shape per catalog type, each with the classification the
+// catalog gives it: a body whose classification disagrees is not a genuine delivery.
+const envelopeOf = <T extends WebhookEventType>(type: T) =>
+  z.strictObject({
+    id: z.string().startsWith('whe_'),
+    type: z.literal(type),
+    classification: z.literal(WEBHOOK_EVENT_CATALOG[type].classification as (typeof WEBHOOK_EVENT_CATALOG)[T]['classification']),
+    created_at: z.iso.datetime({ offset: true }),
+    tenant_id: z.string(),
+    data: z.record(z.string(), z.unknown()),
+    delivery: z.strictObject({ attempt: z.number().int().min(1), delivery_id: z.string().startsWith('whd_') }),
+  });
+
+export const webhookEnvelopeSchema = z.discriminatedUnion(
+  'type',
+  WEBHOOK_EVENT_TYPES.map((type) => envelopeOf(type)) as unknown as [ReturnType<typeof envelopeOf>, ...ReturnType<typeof envelopeOf>[]],
+);
+export type WebhookEnvelope = z.infer<typeof webhookEnvelopeSchema>;

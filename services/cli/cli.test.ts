@@ -3,7 +3,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signRequest } from '../../clients/typescript/src/signing.ts';
+import { SvcClient, type PartyEvent } from '../../clients/typescript/src/index.ts';
 import { freePort } from '../../platform/postgres/embedded.ts';
 import { partyEvent } from '../../test/fixtures/events.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/webhook-receiver.ts';
@@ -109,21 +109,20 @@ describe('svc CLI', () => {
       await receiver.close();
     });
 
+    // A client of the running service with a key the CLI issues.
+    const clientWith = async (scope: string) => {
+      const key = JSON.parse((await run(['keys', 'issue', '--tenant', 'acme', '--scope', scope, '--json'])).stdout);
+      return new SvcClient({ baseUrl, keyId: key.key_id, secret: key.secret });
+    };
+
     it('runs the webhook delivery worker: a test delivery reaches an endpoint, signed', async () => {
-      const key = JSON.parse((await run(['keys', 'issue', '--tenant', 'acme', '--scope', 'webhook_mgmt', '--json'])).stdout);
-      const signed = (method: string, target: string, body = '') => ({
-        ...signRequest({ keyId: key.key_id, secret: key.secret, method, target, body }),
-        ...(body ? { 'content-type': 'application/json' } : {}),
-      });
-      const body = JSON.stringify({ url: receiver.url('/cli'), channel: 'operational', event_types: ['coverage.degraded'] });
-      const created = await fetch(`${baseUrl}/v1/webhook-endpoints`, { method: 'POST', body, headers: signed('POST', '/v1/webhook-endpoints', body) });
-      expect(created.status).toBe(201);
-      const endpoint = (await created.json()) as { endpoint_id: string; secret: string };
+      const svcClient = await clientWith('webhook_mgmt');
+      const endpoint = await svcClient.webhookEndpoints.create({ url: receiver.url('/cli'), channel: 'operational', event_types: ['coverage.degraded'] });
+      expect(endpoint.lastResponse.status).toBe(201);
       receiver.setSecrets('/cli', [endpoint.secret]);
       receiver.setChannel('/cli', 'operational');
-      const target = `/v1/webhook-endpoints/${endpoint.endpoint_id}/test`;
-      const tested = await fetch(`${baseUrl}${target}`, { method: 'POST', headers: signed('POST', target) });
-      expect(tested.status).toBe(200);
+      const tested = await svcClient.webhookEndpoints.test(endpoint.endpoint_id);
+      expect(tested.lastResponse.status).toBe(200);
       expect(receiver.deliveries.map((d) => d.verification.problems)).toEqual([[]]);
     }, 60_000);
 
@@ -133,28 +132,21 @@ describe('svc CLI', () => {
     });
 
     it('issues a key through the CLI that the running service accepts', async () => {
-      const key = JSON.parse((await run(['keys', 'issue', '--tenant', 'acme', '--scope', 'ingest', '--json'])).stdout);
-      const body = JSON.stringify({ object: 'party', event: partyEvent() });
-      const headers = signRequest({ keyId: key.key_id, secret: key.secret, method: 'POST', target: '/v1/validate', body });
-      const res = await fetch(`${baseUrl}/v1/validate`, { method: 'POST', body, headers: { ...headers, 'content-type': 'application/json' } });
-      expect(res.status).toBe(200);
-      expect(await res.json()).toMatchObject({ valid: true });
-      expect(res.headers.get('svc-ratelimit-limit')).toBe('5000');
+      const svcClient = await clientWith('ingest');
+      const result = await svcClient.validate({ object: 'party', event: partyEvent() as PartyEvent });
+      expect(result.lastResponse.status).toBe(200);
+      expect(result).toMatchObject({ valid: true });
+      expect(result.lastResponse.headers.get('svc-ratelimit-limit')).toBe('5000');
     }, 60_000);
 
     it('runs the canonical pipeline: an ingested event is processed, and status shows the lag', async () => {
-      const key = JSON.parse((await run(['keys', 'issue', '--tenant', 'acme', '--scope', 'ingest', '--json'])).stdout);
-      const body = JSON.stringify(partyEvent('cli-party'));
-      const headers = signRequest({ keyId: key.key_id, secret: key.secret, method: 'POST', target: '/v1/parties', body });
-      const accepted = await fetch(`${baseUrl}/v1/parties`, { method: 'POST', body, headers: { ...headers, 'content-type': 'application/json' } });
-      expect(accepted.status).toBe(202);
-      const { event_id: eventId } = (await accepted.json()) as { event_id: string };
+      const svcClient = await clientWith('ingest');
+      const accepted = await svcClient.parties.ingest(partyEvent('cli-party') as PartyEvent);
+      expect(accepted.lastResponse.status).toBe(202);
       let status = '';
       for (let i = 0; i < 100 && status !== 'processed'; i++) {
         await new Promise((resolve) => setTimeout(resolve, 100));
-        const target = `/v1/events/${eventId}`;
-        const res = await fetch(`${baseUrl}${target}`, { headers: signRequest({ keyId: key.key_id, secret: key.secret, method: 'GET', target }) });
-        status = ((await res.json()) as { status: string }).status;
+        status = (await svcClient.events.retrieve(accepted.event_id)).status;
       }
       expect(status).toBe('processed');
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { movementMapping } from '../../test/fixtures/import-mappings.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signRequest } from '../../clients/typescript/src/signing.ts';
+import { SvcClient } from '../../clients/typescript/src/index.ts';
 import { freePort } from '../../platform/postgres/embedded.ts';
 
 // `svc import` as a customer's operator runs it: against a running `svc up`, through the public
@@ -29,10 +29,7 @@ function run(args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<{ code: 
 }
 
 async function getImport(id: string): Promise<Record<string, unknown>> {
-  const target = `/v1/imports/${id}`;
-  const res = await fetch(`${baseUrl}${target}`, { headers: signRequest({ keyId: key.key_id, secret: key.secret, method: 'GET', target }) });
-  expect(res.status).toBe(200);
-  return (await res.json()) as Record<string, unknown>;
+  return { ...(await new SvcClient({ baseUrl, keyId: key.key_id, secret: key.secret }).imports.retrieve(id)) };
 }
 
 const mapping = movementMapping({ kind: 'csv' }, {

@@ -1,7 +1,8 @@
 // The service listening on 127.0.0.1 (a real HTTP server, not inject) and SDK clients for it,
 // one per scope, signing with the service's manual clock: what the SDK suites build on.
 import type { AddressInfo } from 'node:net';
-import { SvcClient } from '../../clients/typescript/src/index.ts';
+import { expect } from 'vitest';
+import { SvcApiError, SvcClient, SvcError } from '../../clients/typescript/src/index.ts';
 import type { ClientOptions } from '../../clients/typescript/src/http.ts';
 import type { Scope } from '../../platform/keys/api-keys.ts';
 import { startTestApi, type TestApi } from './test-api.ts';
@@ -16,7 +17,13 @@ export interface SdkService {
 }
 
 export async function startSdkService(env: Record<string, string> = {}, options: Parameters<typeof startTestApi>[1] = {}): Promise<SdkService> {
-  const api = await startTestApi(env, options);
+  return serveForSdk(await startTestApi(env, options));
+}
+
+// The same for an API already started elsewhere (a detection world, say): it starts listening on
+// 127.0.0.1 and clients are made for it. close() closes the API; a world that owns the API is
+// closed through the world instead.
+export async function serveForSdk(api: TestApi): Promise<SdkService> {
   await api.app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = api.app.server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -27,4 +34,15 @@ export async function startSdkService(env: Record<string, string> = {}, options:
       new SvcClient({ baseUrl, keyId: api.keys[scope].keyId, secret: api.keys[scope].secret, now: () => api.clock.now().getTime(), ...overrides }),
     close: () => api.close(),
   };
+}
+
+// The SvcApiError a call rejects with; fails the test when it resolves or rejects otherwise.
+export async function apiError(call: Promise<unknown>): Promise<SvcApiError> {
+  const error = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(SvcApiError);
+  expect(error).toBeInstanceOf(SvcError);
+  return error as SvcApiError;
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { signRequest } from '../../clients/typescript/src/signing.ts';
+import { signRequest } from '../../clients/typescript/src/index.ts';
 
 export interface Credential {
   keyId: string;

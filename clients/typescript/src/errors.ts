@@ -20,6 +20,8 @@ export class SvcApiError extends SvcError {
   readonly problem: ProblemDetails | undefined;
   /** Field-level problems with their paths (`event.data.amount.value`); empty when none. */
   readonly errors: FieldError[];
+  /** The start of the body when it is not a problem document (a proxy's error page, say). */
+  readonly bodyExcerpt: string | undefined;
   /** The Retry-After the service sent, in milliseconds, when it sent one. */
   readonly retryAfterMs: number | undefined;
   /** How many attempts the call made, retries included. */
@@ -35,6 +37,7 @@ export class SvcApiError extends SvcError {
     this.status = init.status;
     this.problem = init.problem;
     this.errors = init.problem?.errors ?? [];
+    this.bodyExcerpt = init.problem ? undefined : init.bodyExcerpt;
     this.retryAfterMs = init.retryAfterMs;
     this.attempts = init.attempts;
     this.headers = init.headers;

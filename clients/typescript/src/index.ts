@@ -5,7 +5,7 @@ export { SvcError, SvcApiError, SvcConnectionError, SvcResponseError, type Probl
 export { PageIterator, type Page, type Filters } from './pagination.ts';
 export { DEFAULT_RETRY_POLICY, RETRYABLE_STATUSES, type RetryPolicy } from './retry.ts';
 export { signRequest, canonicalString, SIGNING_SCHEME } from './signing.ts';
-export { verifyWebhookSignature, parseSignatureHeader, type VerifyOptions, type WebhookVerification } from './webhooks.ts';
+export * from './webhooks.ts';
 export type { ValidateRequest } from './resources/ingest.ts';
 export type { CanonicalView, MovementView } from './resources/canonical.ts';
 export type * from './generated/api-types.ts';

@@ -37,13 +37,34 @@ export function isRetryableStatus(status: number): boolean {
   return RETRYABLE_STATUSES.has(status);
 }
 
-/** Retry-After in milliseconds: delay-seconds or an HTTP date; undefined when absent or unreadable. */
+/**
+ * Retry-After in milliseconds: delay-seconds or an HTTP date (RFC 9110: IMF-fixdate, or the
+ * obsolete RFC 850 and asctime forms); undefined when absent or unreadable. Only those forms are
+ * read: Date.parse alone would take "abc 2030" for a date years away.
+ */
 export function retryAfterMs(value: string | null, nowMs: number): number | undefined {
   if (value === null) return undefined;
   const text = value.trim();
   if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const at = Date.parse(text);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
+  const at = httpDateMs(text);
+  return at === undefined ? undefined : Math.max(0, at - nowMs);
+}
+
+const DAY = '(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)';
+const LONG_DAY = '(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)';
+const MONTH = '(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)';
+const TIME = '\\d{2}:\\d{2}:\\d{2}';
+const IMF_FIXDATE = new RegExp(`^${DAY}, \\d{2} ${MONTH} \\d{4} ${TIME} GMT$`);
+const RFC_850 = new RegExp(`^${LONG_DAY}, \\d{2}-${MONTH}-\\d{2} ${TIME} GMT$`);
+const ASCTIME = new RegExp(`^${DAY} ${MONTH} [ \\d]\\d ${TIME} \\d{4}$`);
+
+function httpDateMs(text: string): number | undefined {
+  let at: number;
+  if (IMF_FIXDATE.test(text) || RFC_850.test(text)) at = Date.parse(text);
+  // asctime carries no zone; HTTP dates are always GMT.
+  else if (ASCTIME.test(text)) at = Date.parse(`${text} GMT`);
+  else return undefined;
+  return Number.isNaN(at) ? undefined : at;
 }
 
 /**

@@ -2,12 +2,13 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { readFile, rename, rm, stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import type { ImportDryRunReport, ImportView } from '../../../schemas/imports/reports.ts';
+import { SvcApiError, SvcError, type Import, type ImportDryRunReport, type ImportMapping, type SvcClient } from '../../../clients/typescript/src/index.ts';
 import { isDateTime } from '../../../schemas/primitives/timestamp.ts';
 import { UsageError } from '../context.ts';
-import { ApiClient, ApiProblemError, sleep, TransportError } from '../import-client/api.ts';
 import { chunkFormatOf, chunkStream, RecordTooLargeError } from '../import-client/chunks.ts';
+import { describeError, importClient, type ClientTestHooks } from '../import-client/client.ts';
 import { ProgressLine, renderLandingBar, renderLandingPlain, renderUploadBar, renderUploadPlain, type ProgressStream } from '../import-client/progress.ts';
 
 type Print = (line: string) => void;
@@ -49,6 +50,8 @@ export interface ImportIo {
   progress: ProgressStream;
   env: NodeJS.ProcessEnv;
   now?: () => Date;
+  /** For tests: the SDK client's fetch, sleep and randomness. */
+  http?: ClientTestHooks;
 }
 
 export function parseImportArgs(args: string[], env: NodeJS.ProcessEnv, now: Date = new Date()): ImportOptions {
@@ -131,24 +134,19 @@ export async function importCommand(args: string[], io: ImportIo): Promise<numbe
   const size = await fileSize(options.file);
   const progress = new ProgressLine(io.progress);
   const note = (line: string) => progress.note(line);
-  const client = new ApiClient({
-    baseUrl: options.url,
-    credentials: { keyId: options.keyId, secret: options.keySecret },
-    userAgent: 'svc-cli import',
-    onRetry: (n) => note(`${n.method} ${n.path}: ${n.reason}, retrying in ${(n.delayMs / 1000).toFixed(1)} s (attempt ${n.attempt + 1})`),
-  });
+  const client = importClient(options, note, io.http);
   const interrupt = new AbortController();
   const onSigint = () => interrupt.abort(new Interrupted());
   process.once('SIGINT', onSigint);
 
-  let imported: ImportView | undefined;
+  let imported: Import | undefined;
   let submitted = false;
   try {
-    imported = await client.json<ImportView>('POST', '/v1/imports', {
-      json: { mapping, go_live_at: options.goLive, ...(options.backfillFrom ? { backfill_from: options.backfillFrom } : {}) },
-      retry: 'unprocessed',
-      signal: interrupt.signal,
-    });
+    // Not retried (no Idempotency-Key on this write): a failure ends the run.
+    imported = await client.imports.create(
+      { mapping: mapping as ImportMapping, go_live_at: options.goLive, ...(options.backfillFrom ? { backfill_from: options.backfillFrom } : {}) },
+      { signal: interrupt.signal },
+    );
     const id = imported.import_id;
     note(`import ${id} created (${imported.family}; rows from ${imported.backfill_from} up to ${imported.go_live_at})`);
     for (const warning of imported.warnings) note(`warning: ${warning}`);
@@ -156,13 +154,14 @@ export async function importCommand(args: string[], io: ImportIo): Promise<numbe
     const chunkCount = await upload(client, id, options, mapping, size, progress, interrupt.signal);
 
     if (options.dryRun) {
-      const report = await client.json<ImportDryRunReport>('POST', `/v1/imports/${id}/dry-run`, { retry: 'idempotent', timeoutMs: 0, signal: interrupt.signal });
+      // Stores nothing, so repeating it is harmless; the whole file may take a while.
+      const report = await client.imports.dryRun(id, { safeToRepeat: true, timeoutMs: 0, signal: interrupt.signal });
       printDryRun(io.print, id, chunkCount, report);
       await cancel(client, id, note);
       return report.rejected > 0 ? 1 : 0;
     }
 
-    await client.json<ImportView>('POST', `/v1/imports/${id}/submit`, { json: { chunk_count: chunkCount }, retry: 'unprocessed', signal: interrupt.signal });
+    await client.imports.submit(id, { chunk_count: chunkCount }, { signal: interrupt.signal });
     submitted = true;
     note(`import ${id} submitted: ${chunkCount} chunk${chunkCount === 1 ? '' : 's'}`);
     const done = await follow(client, id, chunkCount, progress, interrupt.signal);
@@ -186,8 +185,8 @@ export async function importCommand(args: string[], io: ImportIo): Promise<numbe
       }
       return 130;
     }
-    if (!(error instanceof ApiProblemError || error instanceof TransportError || error instanceof RecordTooLargeError || error instanceof ImportFailure || isFsError(error))) throw error;
-    const lines = error instanceof ApiProblemError ? error.describe() : [(error as Error).message];
+    if (!(error instanceof SvcError || error instanceof RecordTooLargeError || error instanceof ImportFailure || isFsError(error))) throw error;
+    const lines = describeError(error);
     note(`svc import: ${lines[0]}`);
     for (const line of lines.slice(1)) note(line);
     if (id && !submitted) await cancel(client, id, note);
@@ -226,7 +225,7 @@ async function fileSize(path: string): Promise<number> {
 
 // Streams the file through the chunker and PUTs each chunk (retried: a PUT of the same chunk
 // replaces it). Returns the chunk count.
-async function upload(client: ApiClient, id: string, options: ImportOptions, mapping: unknown, size: number, progress: ProgressLine, signal: AbortSignal): Promise<number> {
+async function upload(client: SvcClient, id: string, options: ImportOptions, mapping: unknown, size: number, progress: ProgressLine, signal: AbortSignal): Promise<number> {
   const format = chunkFormatOf(mapping);
   const contentType = format.kind === 'csv' ? 'text/csv' : 'application/x-ndjson';
   const started = Date.now();
@@ -242,10 +241,10 @@ async function upload(client: ApiClient, id: string, options: ImportOptions, map
     for await (const chunk of chunkStream(source, format, options.chunkBytes)) {
       if (chunk.no >= MAX_CHUNKS) throw new ImportFailure(`the file needs more than ${MAX_CHUNKS} chunks of ${options.chunkBytes} bytes: raise --chunk-bytes`);
       try {
-        await client.request('PUT', `/v1/imports/${id}/chunks/${chunk.no}`, { body: chunk.body, contentType, retry: 'idempotent', signal });
+        await client.imports.uploadChunk(id, chunk.no, chunk.body, { safeToRepeat: true, contentType, signal });
       } catch (error) {
-        if (error instanceof ApiProblemError && error.status === 413) {
-          throw new ImportFailure(`chunk ${chunk.no} (${chunk.body.length} bytes) is over the server's payload cap: lower --chunk-bytes (${error.code}: ${error.detail})`);
+        if (error instanceof SvcApiError && error.status === 413) {
+          throw new ImportFailure(`chunk ${chunk.no} (${chunk.body.length} bytes) is over the server's payload cap: lower --chunk-bytes (${describeError(error)[0]})`);
         }
         throw error;
       }
@@ -262,9 +261,10 @@ async function upload(client: ApiClient, id: string, options: ImportOptions, map
 }
 
 // Polls the import every second until it ends, showing chunks landed and rows.
-async function follow(client: ApiClient, id: string, chunkCount: number, progress: ProgressLine, signal: AbortSignal): Promise<ImportView> {
+async function follow(client: SvcClient, id: string, chunkCount: number, progress: ProgressLine, signal: AbortSignal): Promise<Import> {
   for (;;) {
-    const view = await client.json<ImportView>('GET', `/v1/imports/${id}`, { retry: 'idempotent', signal });
+    // A read: retried (the client has retryReads).
+    const view = await client.imports.retrieve(id, { signal });
     const state = {
       state: view.state,
       chunksLanded: view.chunks_landed,
@@ -279,27 +279,27 @@ async function follow(client: ApiClient, id: string, chunkCount: number, progres
       progress.done();
       return view;
     }
-    await sleep(POLL_MS, signal);
+    await sleep(POLL_MS, undefined, { signal });
   }
 }
 
-async function cancel(client: ApiClient, id: string, note: (line: string) => void): Promise<void> {
+async function cancel(client: SvcClient, id: string, note: (line: string) => void): Promise<void> {
   try {
-    await client.request('POST', `/v1/imports/${id}/cancel`, { retry: 'unprocessed' });
+    await client.imports.cancel(id);
     note(`import ${id} cancelled`);
   } catch (error) {
-    const why = error instanceof ApiProblemError ? `${error.code}: ${error.detail}` : (error as Error).message;
+    const why = error instanceof Error ? describeError(error)[0] : String(error);
     note(`import ${id} could not be cancelled (${why}); cancel it with POST /v1/imports/${id}/cancel`);
   }
 }
 
 // The reject report, streamed to disk (a .part file renamed once whole).
-async function downloadRejects(client: ApiClient, id: string, path: string, signal: AbortSignal): Promise<void> {
-  const response = await client.request('GET', `/v1/imports/${id}/rejects`, { retry: 'idempotent', timeoutMs: 0, signal });
-  if (!response.body) throw new ImportFailure('the reject report came back empty');
+async function downloadRejects(client: SvcClient, id: string, path: string, signal: AbortSignal): Promise<void> {
+  // The SDK answers with the body unread (no timeout by default): it is streamed to disk.
+  const body = await client.imports.rejectsCsv(id, { signal });
   const part = `${path}.part`;
   try {
-    await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>), createWriteStream(part), { signal });
+    await pipeline(Readable.fromWeb(body as import('node:stream/web').ReadableStream<Uint8Array>), createWriteStream(part), { signal });
     await rename(part, path);
   } catch (error) {
     await rm(part, { force: true });
@@ -308,7 +308,7 @@ async function downloadRejects(client: ApiClient, id: string, path: string, sign
   }
 }
 
-function printSummary(print: Print, view: ImportView): void {
+function printSummary(print: Print, view: Import): void {
   print(`import ${view.import_id} ${view.state}${view.failure ? `: ${view.failure}` : ''}`);
   print(
     table([

@@ -11,7 +11,11 @@ export class IngestEndpoint<E> {
     private readonly collection: string,
   ) {}
 
-  /** 202: accepted and committed, or a duplicate (`idempotent_replay`). */
+  /**
+   * 202: accepted and committed, or a duplicate of an event already accepted under another key
+   * (`idempotent_replay` in the receipt). A repeat of this very request (same Idempotency-Key,
+   * after a retry, say) returns the stored receipt verbatim: `lastResponse.idempotentReplayed`.
+   */
   ingest(event: E, options?: IngestOptions): Promise<WithResponse<Api.IngestReceipt>> {
     return this.http.json({
       method: 'POST',

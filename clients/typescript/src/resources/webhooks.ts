@@ -5,6 +5,8 @@ import { pagedList, type Filters, type PageIterator } from '../pagination.ts';
 // Webhook endpoint management and the delivery log (scope webhook_mgmt). None of these take an
 // Idempotency-Key, so none is retried: the writes create or change something.
 
+const TEST_WAIT_MS = 130_000;
+
 export class WebhookEndpoints {
   constructor(private readonly http: HttpClient) {}
 
@@ -48,7 +50,8 @@ export class WebhookEndpoints {
    * refusal: the outcome appears in the delivery list).
    */
   test(endpointId: string, options?: RequestOptions): Promise<WithResponse<Api.WebhookDelivery>> {
-    return this.http.json({ method: 'POST', path: pathOf`/v1/webhook-endpoints/${endpointId}/test`, expect: [200], options });
+    // The service waits for the attempt (up to 120 s when so configured): wait longer than it.
+    return this.http.json({ method: 'POST', path: pathOf`/v1/webhook-endpoints/${endpointId}/test`, expect: [200], options: { timeoutMs: TEST_WAIT_MS, ...options } });
   }
 }
 

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { newWebhookSecret, signatureHeader } from '../../../services/webhooks/signature.ts';
-import { parseSignatureHeader, verifyWebhookSignature, type VerifyOptions } from './webhooks.ts';
+import { parseSignatureHeader, verifyWebhookSignature, type VerifyOptions } from './webhook-signature.ts';
 
 const T = 1700000000;
 const at = (seconds: number) => ({ now: () => seconds * 1000 });
@@ -221,7 +221,7 @@ describe('v1 entries', () => {
 
 describe('self-contained', () => {
   it('imports nothing but node:crypto', () => {
-    const source = readFileSync(new URL('./webhooks.ts', import.meta.url), 'utf8');
+    const source = readFileSync(new URL('./webhook-signature.ts', import.meta.url), 'utf8');
     const imports = [...source.matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s+['"]([^'"]+)['"]/gm)].map((m) => m[1]);
     expect(imports).toEqual(['node:crypto']);
     expect(source).not.toMatch(/\brequire\(|\bimport\(/);
