@@ -4,6 +4,7 @@ import { z } from 'zod';
 // process calls loadConfig; everything else receives the parsed values it needs.
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
+const flag = z.enum(['true', 'false']).transform((v) => v === 'true');
 
 export const configSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -37,7 +38,7 @@ export const configSchema = z.object({
   SVC_IMPORT_BACKFILL_DAYS: positiveInt.max(36_500).default(400),
   // Operator test mode, off by default: lets webhook endpoints sit on private, loopback and other
   // non-public addresses (a receiver on this machine), and trusts an extra CA for their TLS.
-  SVC_WEBHOOK_ALLOW_PRIVATE_NETWORKS: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  SVC_WEBHOOK_ALLOW_PRIVATE_NETWORKS: flag.default(false),
   SVC_WEBHOOK_CA_FILE: z.string().min(1).optional(),
   // One delivery attempt, from connect to the end of the response, is abandoned after this long.
   SVC_WEBHOOK_ATTEMPT_TIMEOUT_MS: z.coerce.number().int().min(1000).max(60_000).default(10_000),
@@ -49,6 +50,26 @@ export const configSchema = z.object({
   SVC_WEBHOOK_ENDPOINT_CONCURRENCY: positiveInt.max(1024).default(32),
   // How long POST /v1/webhook-endpoints/{id}/test waits for the worker's attempt before its 504.
   SVC_WEBHOOK_TEST_WAIT_MS: z.coerce.number().int().min(1000).max(120_000).default(15_000),
+
+  // Scale-out engines. Each port runs on PostgreSQL unless its engine is chosen here.
+  SVC_BUS: z.enum(['postgres', 'kafka']).default('postgres'),
+  // Comma-separated host:port list.
+  KAFKA_BROKERS: z.string().min(1).optional(),
+  KAFKA_CLIENT_ID: z.string().min(1).default('svc'),
+  // Exactly-once per partition on brokers that support idempotent producers (not the test mock).
+  KAFKA_IDEMPOTENT_PRODUCER: flag.default(true),
+  // Confluent-compatible schema registry for the Avro value schemas.
+  SCHEMA_REGISTRY_URL: z.string().url().optional(),
+  SVC_GRAPH_STORE: z.enum(['postgres', 'neo4j']).default('postgres'),
+  NEO4J_URI: z.string().min(1).optional(),
+  NEO4J_USER: z.string().min(1).default('neo4j'),
+  NEO4J_PASSWORD: z.string().optional(),
+  NEO4J_DATABASE: z.string().min(1).default('neo4j'),
+  SVC_AGGREGATE_STORE: z.enum(['postgres', 'clickhouse']).default('postgres'),
+  CLICKHOUSE_URL: z.string().url().optional(),
+  CLICKHOUSE_USER: z.string().min(1).default('default'),
+  CLICKHOUSE_PASSWORD: z.string().default(''),
+  CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('svc'),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -60,6 +81,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = configSchema.safeParse(present);
   if (parsed.success) {
+    const engineProblems = [
+      parsed.data.SVC_BUS === 'kafka' && !parsed.data.KAFKA_BROKERS && 'KAFKA_BROKERS: required when SVC_BUS is kafka',
+      parsed.data.SVC_BUS === 'kafka' && !parsed.data.SCHEMA_REGISTRY_URL && 'SCHEMA_REGISTRY_URL: required when SVC_BUS is kafka',
+      parsed.data.SVC_GRAPH_STORE === 'neo4j' && !parsed.data.NEO4J_URI && 'NEO4J_URI: required when SVC_GRAPH_STORE is neo4j',
+      parsed.data.SVC_AGGREGATE_STORE === 'clickhouse' && !parsed.data.CLICKHOUSE_URL && 'CLICKHOUSE_URL: required when SVC_AGGREGATE_STORE is clickhouse',
+    ].filter((p): p is string => typeof p === 'string');
+    if (engineProblems.length > 0) throw new ConfigError(`invalid configuration\n  ${engineProblems.join('\n  ')}`);
     if (parsed.data.DATABASE_URL && !parsed.data.SVC_MASTER_KEY) {
       throw new ConfigError(
         'SVC_MASTER_KEY: required when DATABASE_URL is set, so every process shares the key that encrypts secrets',

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { startEmbeddedPostgres, type EmbeddedServer } from '../../platform/postgres/embedded.ts';
 import { createPool } from '../../platform/postgres/pool.ts';
 import { migrate } from '../../platform/postgres/migrate.ts';
+import { startTestEngines, type TestEngines } from './engines/index.ts';
 
 export const TEMPLATE_DATABASE = 'svc_test_template';
 
@@ -14,10 +15,16 @@ declare module 'vitest' {
     // Connection URL of the test server with `{database}` where each test file puts its own.
     databaseUrlPattern: string;
     templateDatabase: string;
+    // The scale-out engines reachable in this run ('' when not): see engines/index.ts.
+    clickhouseUrl: string;
+    kafkaBrokers: string;
+    schemaRegistryUrl: string;
+    neo4jUri: string;
   }
 }
 
 let server: EmbeddedServer | undefined;
+let engines: TestEngines | undefined;
 let dataDir: string | undefined;
 
 // One real PostgreSQL for the whole run (the embedded one, or TEST_DATABASE_URL's server), with
@@ -50,9 +57,16 @@ export async function setup(project: TestProject): Promise<void> {
   url.pathname = '/{database}';
   project.provide('databaseUrlPattern', url.toString().replace('%7Bdatabase%7D', '{database}'));
   project.provide('templateDatabase', TEMPLATE_DATABASE);
+
+  engines = await startTestEngines();
+  project.provide('clickhouseUrl', engines.clickhouseUrl);
+  project.provide('kafkaBrokers', engines.kafkaBrokers);
+  project.provide('schemaRegistryUrl', engines.schemaRegistryUrl);
+  project.provide('neo4jUri', engines.neo4jUri);
 }
 
 export async function teardown(): Promise<void> {
+  await engines?.stop();
   await server?.stop();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 }
