@@ -35,7 +35,7 @@ type Rng = ReturnType<typeof generator>;
 
 const STRANGE_VALUES: unknown[] = [
   null, true, false, 0, -1, 1.5, 1e308, -0, '', ' ', 'x'.repeat(1200), '4111 1111 1111 1111', '4111-1111-1111-1111',
-  '\u0000', '\ud83d\ude00', '\u202e', '2026-09-01', '2026-09-01T12:00:00', '2026-09-01t12:00:00z', '1788264000',
+  '\u0000', '\ud800', 'a\udfffb', '\ud83d\ude00', '\u202e', '2026-09-01', '2026-09-01T12:00:00', '2026-09-01t12:00:00z', '1788264000',
   '2099-01-01T00:00:00Z', '1969-12-31T23:59:59Z', '-12', '12.50', 'USD', 'X-', 'X-ABCDEFGHIJK', [], [1, 2], {}, { value: 1 },
   { kind: 'party' }, { __proto__: { polluted: true } }, 'constructor', '__proto__', '%00', '../../etc/passwd', 'NaN',
 ];

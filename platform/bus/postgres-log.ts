@@ -107,6 +107,7 @@ class LogConsumer implements Consumer {
     // Closing the session releases every lease it holds.
     this.leaseClient?.release(true);
     this.leaseClient = undefined;
+    this.held.clear();
   }
 
   // Heartbeat, then hold this member's fair share of partitions: take free ones up to the share,

@@ -3,11 +3,14 @@ import { z } from 'zod';
 import { ASSET_CODE } from '../assets/registry.ts';
 
 // Field builders for the spec's tables, so each constraint is written the way the table says it.
-// No field holds U+0000: PostgreSQL text and jsonb cannot store it, so it is refused at the edge
-// rather than failing later in a pipeline.
-const noNul = { message: 'must not contain the character U+0000' };
-export const text = (min: number, max: number) => z.string().min(min).max(max).refine((v) => !v.includes('\0'), noNul);
-export const upTo = (max: number) => z.string().max(max).refine((v) => !v.includes('\0'), noNul);
+// No field holds U+0000 (PostgreSQL text and jsonb cannot store it) or an unpaired UTF-16
+// surrogate (no Unicode text holds one: PostgreSQL would store U+FFFD instead and Avro on the Kafka
+// bus cannot carry it), so both are refused at the edge rather than failing later in a pipeline.
+const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const storable = (v: string) => !v.includes('\0') && !UNPAIRED_SURROGATE.test(v);
+const notStorable = { message: 'must not contain the character U+0000 or an unpaired surrogate' };
+export const text = (min: number, max: number) => z.string().min(min).max(max).refine(storable, notStorable);
+export const upTo = (max: number) => z.string().max(max).refine(storable, notStorable);
 export const country = z.string().regex(/^[A-Z]{2}$/, 'must be two upper-case letters');
 export const assetCode = z
   .string()

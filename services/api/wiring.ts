@@ -9,8 +9,7 @@ import { NonceLedger } from '../../platform/keys/nonce-ledger.ts';
 import { createPool, type Pool } from '../../platform/postgres/pool.ts';
 import { TokenBuckets } from '../../platform/rate-limit/token-buckets.ts';
 import { buildApp, type ApiDeps } from './app.ts';
-import { PostgresLogBus } from '../../platform/bus/postgres-log.ts';
-import { PostgresGraphStore } from '../../platform/graph/postgres/store.ts';
+import { openBus, openGraphStore, type EngineSettings } from '../../platform/engines.ts';
 import { CONSUMER_GROUPS } from '../../pipelines/groups.ts';
 import { CursorCodec } from './http/cursor.ts';
 import { sweepIdempotencyKeys } from './ingest/idempotency.ts';
@@ -33,7 +32,8 @@ export type ApiConfig = Pick<
   | 'SVC_WEBHOOK_TEST_WAIT_MS'
   | 'SVC_WEBHOOK_ATTEMPT_TIMEOUT_MS'
   | 'SVC_IMPORT_BACKFILL_DAYS'
->;
+> &
+  EngineSettings;
 
 const SWEEP_EVERY_MS = 60_000;
 
@@ -55,6 +55,9 @@ export async function createApi(options: {
   const noncePool = createPool(options.databaseUrl, 2, { synchronousCommit: false });
   const nonces = new NonceLedger(noncePool, { now: () => clock.now() });
   const box = new SecretBox(options.masterKey);
+  // The graph answers the analysts' graph reads; the bus only reports consumer lag (no relay here).
+  const graph = await openGraphStore(config, pool);
+  const bus = await openBus(config, pool, { relay: false });
   const app = await buildApp({
     pool,
     clock,
@@ -64,8 +67,8 @@ export async function createApi(options: {
     queue: new AcceptanceQueue(pool),
     buckets: new TokenBuckets(pool, clock, { capacity: config.SVC_RATE_LIMIT_CAPACITY, refillPerS: config.SVC_RATE_LIMIT_REFILL_PER_S }),
     cursors: new CursorCodec(options.masterKey),
-    bus: new PostgresLogBus(pool),
-    graph: new PostgresGraphStore(pool),
+    bus: bus.value,
+    graph: graph.value,
     consumerGroups: CONSUMER_GROUPS,
     webhooks: {
       endpoints: new WebhookEndpoints(pool, box),
@@ -83,7 +86,9 @@ export async function createApi(options: {
     },
     logger: options.logger ?? { level: config.LOG_LEVEL },
   });
-  app.addHook('onClose', async () => noncePool.end());
+  app.addHook('onClose', async () => {
+    await Promise.allSettled([noncePool.end(), graph.close(), bus.close()]);
+  });
   // Housekeeping that runs by itself in every API process: expired nonces and idempotency keys.
   const startMaintenance = () => {
     const timer = setInterval(() => {

@@ -1,8 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { systemClock } from '../../../platform/clock.ts';
-import { PostgresAggregateStore } from '../../../platform/aggregates/postgres.ts';
-import { PostgresGraphStore } from '../../../platform/graph/postgres/store.ts';
+import { openDetectionStores } from '../../../platform/engines.ts';
 import { DETECTOR_LIBRARY } from '../../../pipelines/detect/library.ts';
 import { backtest, DEFAULT_MAX_CHANGES, MAX_CHANGES_LIMIT, type BacktestReport } from '../../../pipelines/detect/rulesets/backtest.ts';
 import {
@@ -86,9 +85,9 @@ export async function rulesetsCommand(args: string[], print: Print): Promise<voi
     const to = instantOf('to', values.to);
     const maxChanges = values['max-changes'] === undefined ? DEFAULT_MAX_CHANGES : Number(values['max-changes']);
     if (!Number.isInteger(maxChanges) || maxChanges < 1 || maxChanges > MAX_CHANGES_LIMIT) throw new UsageError(`--max-changes must be an integer from 1 to ${MAX_CHANGES_LIMIT}`);
-    return withContext(async ({ db }) => {
-      const deps = { pool: db.pool, graph: new PostgresGraphStore(db.pool), aggregates: new PostgresAggregateStore(db.pool), clock: systemClock };
-      const outcome = await backtest(deps, tenantId, version!, { from, to, maxChanges }, DETECTOR_LIBRARY);
+    return withContext(async ({ config, db }) => {
+      const stores = await openDetectionStores(config, db.pool);
+      const outcome = await backtest({ pool: db.pool, ...stores.value, clock: systemClock }, tenantId, version!, { from, to, maxChanges }, DETECTOR_LIBRARY).finally(() => stores.close());
       if (outcome.kind === 'too_large') throw new UsageError(`${outcome.message} (--max-changes ${outcome.cap} now)`);
       if (outcome.kind !== 'done') refuse(outcome);
       out(outcome.report, () => backtestText(version!, outcome.report));

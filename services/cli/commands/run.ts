@@ -1,17 +1,23 @@
-import { PostgresLogBus } from '../../../platform/bus/postgres-log.ts';
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Bus, ConsumeOptions } from '../../../platform/bus/port.ts';
+import { PARTITIONS, PostgresLogBus } from '../../../platform/bus/postgres-log.ts';
 import { systemClock } from '../../../platform/clock.ts';
+import { ConfigError, loadConfig, type Config } from '../../../platform/config.ts';
 import { createPool, type Pool } from '../../../platform/postgres/pool.ts';
-import { PostgresAggregateStore } from '../../../platform/aggregates/postgres.ts';
-import { PostgresGraphStore } from '../../../platform/graph/postgres/store.ts';
+import { openAggregateStore, openBus, openDetectionStores, openGraphStore, type EngineSettings, type Opened } from '../../../platform/engines.ts';
 import { startAggregatesPipeline } from '../../../pipelines/aggregates/pipeline.ts';
 import { startCanonicalPipeline } from '../../../pipelines/canonical/pipeline.ts';
 import { startDetectPipeline } from '../../../pipelines/detect/pipeline.ts';
+import { CONSUMER_GROUPS } from '../../../pipelines/groups.ts';
 import { startGraphPipeline } from '../../../pipelines/graph/pipeline.ts';
 import { createApi } from '../../api/wiring.ts';
 import { createDeliveryWorker } from '../../webhooks/wiring.ts';
 import { ImportWorker } from '../../../pipelines/imports/worker.ts';
 import { startReconcilePipeline } from '../../../pipelines/reconcile/pipeline.ts';
 import { TenantAssetRegistry } from '../../../platform/assets/tenant-registry.ts';
+import { parsePipelinesManifest, type PipelinesManifest, type Processor } from '../../../schemas/infra/pipelines.ts';
 import { openContext, UsageError } from '../context.ts';
 
 export const PIPELINES = ['canonical', 'graph', 'aggregates', 'detect', 'imports', 'reconcile'] as const;
@@ -19,82 +25,225 @@ export type Pipeline = (typeof PIPELINES)[number];
 export type ProcessPart = 'api' | 'webhooks' | `pipeline:${Pipeline}`;
 export const ALL_PARTS: ProcessPart[] = ['api', ...PIPELINES.map((p): ProcessPart => `pipeline:${p}`), 'webhooks'];
 
-// Pipelines read through a pool of their own so a burst of ingest cannot starve them.
+// Every processor of the pipeline manifest (infra/pipelines.yaml): the pipelines and the webhook
+// delivery worker, by the name `svc run` takes.
+export const PROCESSORS = [...PIPELINES, 'webhooks'] as const;
+export type ProcessorName = (typeof PROCESSORS)[number];
+
+// The arguments of `svc` that start one processor alone.
+export function processorCommand(name: ProcessorName): string[] {
+  return name === 'webhooks' ? ['run', 'webhooks'] : ['run', 'pipeline', name];
+}
+
+export const DEFAULT_PIPELINES_MANIFEST = fileURLToPath(new URL('../../../infra/pipelines.yaml', import.meta.url));
+
+// Pipelines read through a pool of their own so a burst of ingest cannot starve them: one
+// connection per partition in flight (the manifest's parallelism), one for the partition leases
+// and one for everything else (heartbeats, offsets, sweeps).
 const PIPELINE_POOL_SIZE = 6;
+const poolSizeFor = (processor: Processor | undefined) =>
+  Math.max(PIPELINE_POOL_SIZE, processor?.kind === 'consumer' ? processor.parallelism + 2 : 0);
 // The delivery worker writes outcomes in batches and claims in one statement: a few connections.
 const WEBHOOK_POOL_SIZE = 4;
 
-// Runs the given parts of the service in this process until SIGINT or SIGTERM; `svc up` runs
-// them all. On the way out the embedded database is stopped only if this process started it.
-export async function runParts(parts: ProcessPart[]): Promise<void> {
-  if (parts.length === 0) throw new UsageError('nothing to run');
-  const { config, db, masterKey } = await openContext();
-  const stops: Array<() => Promise<void>> = [];
-  const log = (line: string) => process.stdout.write(`${line}\n`);
-  const logError = (error: unknown) => process.stderr.write(`svc: ${(error as Error).stack ?? String(error)}\n`);
+// Reads and validates the pipeline manifest; every problem stops start-up, named with the file.
+export async function loadPipelinesManifest(path: string): Promise<PipelinesManifest> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`SVC_PIPELINES_MANIFEST: cannot read the pipeline manifest ${path}: ${(error as Error).message}`);
+  }
+  const parsed = parsePipelinesManifest(text);
+  const problems = parsed.ok ? checkManifestAgainstCode(parsed.value) : parsed.problems;
+  if (!parsed.ok || problems.length > 0) {
+    throw new ConfigError(`invalid pipeline manifest ${path} (SVC_PIPELINES_MANIFEST)\n  ${problems.join('\n  ')}`);
+  }
+  return parsed.value;
+}
 
-  // Each pipeline reads through a pool and a bus of its own.
-  const starters: Record<Pipeline, (pool: Pool, bus: PostgresLogBus) => Promise<{ stop: () => Promise<void> }>> = {
-    canonical: (pool, bus) => startCanonicalPipeline({ pool, bus, clock: systemClock, masterKey, onError: logError }),
-    graph: (pool, bus) => startGraphPipeline({ bus, store: new PostgresGraphStore(pool) }),
-    aggregates: (pool, bus) => startAggregatesPipeline({ bus, store: new PostgresAggregateStore(pool) }),
+// The manifest against the code, before anything starts: the same processors, and the same
+// consumer groups reading the same topics as pipelines/groups.ts (which status and metrics report
+// on). What each pipeline actually consumes, `after` included, is checked again as it starts
+// (manifestBus below).
+export function checkManifestAgainstCode(manifest: PipelinesManifest): string[] {
+  const problems: string[] = [];
+  const declared = Object.keys(manifest.processors);
+  for (const name of PROCESSORS) if (!declared.includes(name)) problems.push(`processors.${name}: missing (svc run ${processorCommand(name).slice(1).join(' ')} exists)`);
+  for (const name of declared) if (!(PROCESSORS as readonly string[]).includes(name)) problems.push(`processors.${name}: svc run has no such processor (${PROCESSORS.join(', ')})`);
+  const consumers = Object.entries(manifest.processors).flatMap(([name, p]) => (p.kind === 'consumer' ? [{ name, ...p }] : []));
+  for (const spec of CONSUMER_GROUPS) {
+    const consumer = consumers.find((c) => c.group === spec.group);
+    if (!consumer) {
+      problems.push(`consumer group ${spec.group}: no processor declares it (its topics: ${spec.topics.join(', ')})`);
+      continue;
+    }
+    const missing = spec.topics.filter((t) => !consumer.topics.includes(t));
+    const extra = consumer.topics.filter((t) => !spec.topics.includes(t));
+    if (missing.length > 0) problems.push(`processors.${consumer.name}.topics: group ${spec.group} also reads ${missing.join(', ')}`);
+    if (extra.length > 0) problems.push(`processors.${consumer.name}.topics: group ${spec.group} does not read ${extra.join(', ')}`);
+  }
+  for (const consumer of consumers) {
+    if (!CONSUMER_GROUPS.some((spec) => spec.group === consumer.group)) {
+      problems.push(`processors.${consumer.name}.group: the code has no consumer group ${consumer.group} (${CONSUMER_GROUPS.map((g) => g.group).join(', ')})`);
+    }
+    if (consumer.parallelism > PARTITIONS) {
+      problems.push(`processors.${consumer.name}.parallelism: ${consumer.parallelism} exceeds the log's ${PARTITIONS} partitions`);
+    }
+  }
+  return problems;
+}
+
+const sameSet = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x) => b.includes(x));
+
+// The bus as one processor sees it: its consumer must be exactly the one the manifest declares
+// (group, topics, upstream groups), and takes the manifest's parallelism and batch size.
+export function manifestBus(inner: Bus, name: string, processor: Processor, onConsume: () => void = () => {}): Bus {
+  return {
+    consume: async (options: ConsumeOptions) => {
+      const where = `pipeline manifest, processors.${name}`;
+      if (processor.kind !== 'consumer') throw new ConfigError(`${where}: declared a worker, but it consumes group ${options.group} from the bus`);
+      const after = options.after ?? [];
+      const problems = [
+        options.group !== processor.group && `group: declared ${processor.group}, the pipeline consumes as ${options.group}`,
+        !sameSet(options.topics, processor.topics) && `topics: declared ${processor.topics.join(', ')}; the pipeline reads ${options.topics.join(', ')}`,
+        !sameSet(after, processor.after) && `after: declared [${processor.after.join(', ')}]; the pipeline waits for [${after.join(', ')}]`,
+      ].filter((p): p is string => typeof p === 'string');
+      if (problems.length > 0) throw new ConfigError(`${where} disagrees with the code\n  ${problems.join('\n  ')}`);
+      onConsume();
+      return inner.consume({ ...options, concurrency: processor.parallelism, ...(processor.max_batch ? { maxBatch: processor.max_batch } : {}) });
+    },
+    lag: (group, topics, options) => inner.lag(group, topics, options),
+  };
+}
+
+type Starter = (pool: Pool, bus: Bus) => Promise<{ stop: () => Promise<void> }>;
+
+// A pipeline that reads or writes a store: the store is opened for it (on the engine the config
+// names) and closed after it stops.
+async function withStore<S>(open: Promise<Opened<S>>, start: (store: S) => Promise<{ stop: () => Promise<void> }>) {
+  const store = await open;
+  const pipeline = await start(store.value).catch(async (error: unknown) => {
+    await store.close();
+    throw error;
+  });
+  return {
+    stop: async () => {
+      await pipeline.stop();
+      await store.close();
+    },
+  };
+}
+
+// How each pipeline starts, given its pool and bus.
+export function pipelineStarters(options: {
+  config: Pick<Config, 'SVC_COVERAGE_MOVEMENT_SILENCE_MIN' | 'SVC_COVERAGE_CONTROL_EVENT_SILENCE_MIN' | 'SVC_OCCURRED_AT_FUTURE_SKEW_S'> & EngineSettings;
+  masterKey: Buffer;
+  onError: (error: unknown) => void;
+}): Record<Pipeline, Starter> {
+  const { config, masterKey, onError } = options;
+  return {
+    canonical: (pool, bus) => startCanonicalPipeline({ pool, bus, clock: systemClock, masterKey, onError }),
+    graph: (pool, bus) => withStore(openGraphStore(config, pool), (store) => startGraphPipeline({ bus, store })),
+    aggregates: (pool, bus) => withStore(openAggregateStore(config, pool), (store) => startAggregatesPipeline({ bus, store })),
     detect: (pool, bus) =>
-      startDetectPipeline({
-        bus,
-        pool,
-        graph: new PostgresGraphStore(pool),
-        aggregates: new PostgresAggregateStore(pool),
-        clock: systemClock,
-        silence: { movement: config.SVC_COVERAGE_MOVEMENT_SILENCE_MIN, control_event: config.SVC_COVERAGE_CONTROL_EVENT_SILENCE_MIN },
-        onError: logError,
-      }),
-    reconcile: (pool, bus) => startReconcilePipeline({ bus, pool, clock: systemClock, onError: logError }),
+      withStore(openDetectionStores(config, pool), (stores) =>
+        startDetectPipeline({
+          bus,
+          pool,
+          ...stores,
+          clock: systemClock,
+          silence: { movement: config.SVC_COVERAGE_MOVEMENT_SILENCE_MIN, control_event: config.SVC_COVERAGE_CONTROL_EVENT_SILENCE_MIN },
+          onError,
+        }),
+      ),
+    reconcile: (pool, bus) => startReconcilePipeline({ bus, pool, clock: systemClock, onError }),
     imports: async (pool) => {
       const worker = new ImportWorker({
         pool,
         clock: systemClock,
         assets: new TenantAssetRegistry(pool),
         futureSkewMs: config.SVC_OCCURRED_AT_FUTURE_SKEW_S * 1000,
-        onError: logError,
+        onError,
       });
       worker.start();
       return { stop: () => worker.stop() };
     },
   };
-  for (const name of PIPELINES) {
-    if (!parts.includes(`pipeline:${name}`)) continue;
-    const pool = createPool(db.url, PIPELINE_POOL_SIZE, { customPlans: true });
-    const pipeline = await starters[name](pool, new PostgresLogBus(pool, { onError: logError }));
-    stops.push(async () => {
-      await pipeline.stop();
-      await pool.end();
-    });
-    log(`${name} pipeline running`);
-  }
+}
 
-  if (parts.includes('webhooks')) {
-    const pool = createPool(db.url, WEBHOOK_POOL_SIZE, { customPlans: true });
-    const { worker, stop } = await createDeliveryWorker({ config, pool, masterKey, clock: systemClock, onError: logError });
-    worker.start();
-    stops.push(async () => {
-      await stop();
-      await pool.end();
-    });
-    log('webhook delivery worker running');
-  }
+// Runs the given parts of the service in this process until SIGINT or SIGTERM; `svc up` runs
+// them all. On the way out the embedded database is stopped only if this process started it.
+export async function runParts(parts: ProcessPart[]): Promise<void> {
+  if (parts.length === 0) throw new UsageError('nothing to run');
+  // The manifest first: a bad one stops start-up before any database is started.
+  const processors = parts.flatMap((part): ProcessorName[] => (part === 'api' ? [] : [part === 'webhooks' ? 'webhooks' : part.slice('pipeline:'.length) as Pipeline]));
+  const manifest =
+    processors.length > 0 ? await loadPipelinesManifest(resolve(loadConfig().SVC_PIPELINES_MANIFEST ?? DEFAULT_PIPELINES_MANIFEST)) : undefined;
+  const { config, db, masterKey } = await openContext();
+  const stops: Array<() => Promise<void>> = [];
+  const log = (line: string) => process.stdout.write(`${line}\n`);
+  const logError = (error: unknown) => process.stderr.write(`svc: ${(error as Error).stack ?? String(error)}\n`);
 
-  if (parts.includes('api')) {
-    const { app, startMaintenance } = await createApi({ config, pool: db.pool, databaseUrl: db.url, masterKey, clock: systemClock });
-    const stopMaintenance = startMaintenance();
-    await app.listen({ host: config.HOST, port: config.PORT });
-    stops.unshift(async () => {
-      stopMaintenance();
-      await app.close();
-    });
-    const address = app.server.address();
-    const port = typeof address === 'object' && address ? address.port : config.PORT;
-    const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
-    log(`svc is up at http://${host}:${port} (database: ${db.mode}; docs at /docs)`);
+  try {
+    // Each pipeline reads through a pool and a bus of its own.
+    const starters = pipelineStarters({ config, masterKey, onError: logError });
+    for (const name of PIPELINES) {
+      if (!parts.includes(`pipeline:${name}`)) continue;
+      const processor = manifest!.processors[name]!;
+      const pool = createPool(db.url, poolSizeFor(processor), { customPlans: true });
+      let consumed = false;
+      // Only consumers open the bus (on Kafka, with a relay feeding it from the outbox).
+      const opened = processor.kind === 'consumer' ? await openBus(config, pool, { relay: true, onError: logError }).catch(async (error: unknown) => {
+        await pool.end();
+        throw error;
+      }) : undefined;
+      const bus = manifestBus(opened?.value ?? new PostgresLogBus(pool, { onError: logError }), name, processor, () => (consumed = true));
+      const pipeline = await starters[name](pool, bus).catch(async (error: unknown) => {
+        await opened?.close();
+        await pool.end();
+        throw error;
+      });
+      stops.push(async () => {
+        await pipeline.stop();
+        await opened?.close();
+        await pool.end();
+      });
+      if (processor.kind === 'consumer' && !consumed) {
+        throw new ConfigError(`pipeline manifest, processors.${name}: declared a consumer of group ${processor.group}, but the pipeline consumes nothing from the bus`);
+      }
+      log(`${name} pipeline running${processor.kind === 'consumer' ? ` (group ${processor.group}, parallelism ${processor.parallelism})` : ''}`);
+    }
+
+    if (parts.includes('webhooks')) {
+      const pool = createPool(db.url, WEBHOOK_POOL_SIZE, { customPlans: true });
+      const { worker, stop } = await createDeliveryWorker({ config, pool, masterKey, clock: systemClock, onError: logError });
+      worker.start();
+      stops.push(async () => {
+        await stop();
+        await pool.end();
+      });
+      log('webhook delivery worker running');
+    }
+
+    if (parts.includes('api')) {
+      const { app, startMaintenance } = await createApi({ config, pool: db.pool, databaseUrl: db.url, masterKey, clock: systemClock });
+      const stopMaintenance = startMaintenance();
+      stops.unshift(async () => {
+        stopMaintenance();
+        await app.close();
+      });
+      await app.listen({ host: config.HOST, port: config.PORT });
+      const address = app.server.address();
+      const port = typeof address === 'object' && address ? address.port : config.PORT;
+      const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+      log(`svc is up at http://${host}:${port} (database: ${db.mode}; docs at /docs)`);
+    }
+  } catch (error) {
+    // What started stops again, and the embedded database with it, before the error is reported.
+    for (const part of stops) await part().catch(logError);
+    await db.close().catch(logError);
+    throw error;
   }
 
   let stopping = false;

@@ -1,15 +1,24 @@
-import { PostgresLogBus } from '../../../platform/bus/postgres-log.ts';
+import type { PartitionLag } from '../../../platform/bus/port.ts';
+import { openBus } from '../../../platform/engines.ts';
 import { CONSUMER_GROUPS } from '../../../pipelines/groups.ts';
 import { withContext } from '../context.ts';
 
 // Where each pipeline stands: records not yet processed per consumer group, live members, events
 // by status, and the webhook backlog.
 export async function statusCommand(print: (line: string) => void, json: boolean): Promise<void> {
-  await withContext(async ({ db }) => {
-    const bus = new PostgresLogBus(db.pool);
+  await withContext(async ({ config, db }) => {
+    // Lag as the bus in use counts it (the outbox log, or the Kafka groups' committed offsets);
+    // live members are the embedded log's (a Kafka group's members are the broker's to report).
+    const lags = new Map<string, PartitionLag[]>();
+    const bus = await openBus(config, db.pool, { relay: false });
+    try {
+      for (const { group, topics } of CONSUMER_GROUPS) lags.set(group, await bus.value.lag(group, topics));
+    } finally {
+      await bus.close();
+    }
     const groups = [];
-    for (const { group, topics } of CONSUMER_GROUPS) {
-      const lag = await bus.lag(group, topics);
+    for (const { group } of CONSUMER_GROUPS) {
+      const lag = lags.get(group)!;
       const { rows } = await db.pool.query<{ members: number }>(
         `SELECT count(*)::int AS members FROM consumer_members WHERE group_name = $1 AND seen_at > now() - interval '10 seconds'`,
         [group],

@@ -1,0 +1,28 @@
+# syntax=docker/dockerfile:1
+# The service image: every process of the scale-out stack runs it as `node bin/svc.js <command>`
+# (infra/compose/docker-compose.yml, infra/k8s/). TypeScript sources run through tsx, a runtime
+# dependency, so there is no build step.
+#
+#   docker build -t svc:local .
+#   docker run --rm -p 8080:8080 svc:local            # all-in-one on the embedded PostgreSQL, like `npm start`
+#   docker run --rm -e DATABASE_URL=… -e SVC_MASTER_KEY=… svc:local run api
+
+FROM node:20.19-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+FROM node:20.19-bookworm-slim
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY . .
+# Listen on every interface inside the container; the data directory is used only by the embedded
+# PostgreSQL of `svc up` without DATABASE_URL, and must belong to the unprivileged user.
+ENV HOST=0.0.0.0 \
+    PORT=8080 \
+    SVC_DATA_DIR=/var/lib/svc
+RUN mkdir -p /var/lib/svc && chown node:node /var/lib/svc
+USER node
+EXPOSE 8080
+ENTRYPOINT ["node", "bin/svc.js"]
+CMD ["up"]

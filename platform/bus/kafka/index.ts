@@ -1,0 +1,79 @@
+// SVC_BUS=kafka: the Kafka bus and the relay that feeds it from the outbox, from the config.
+//
+//   const kafka = createKafkaBus(config, pool, { onError });
+//   await kafka.start();        // registers the value schemas, starts the relay
+//   ... pipelines consume kafka.bus exactly as they consume PostgresLogBus ...
+//   await kafka.stop();
+//
+// Every process that writes to the outbox may run the relay (its partitions are leased, so
+// several relays share the work); consumers need only the bus.
+
+import { Kafka, logLevel } from 'kafkajs';
+import { BUS_TOPICS } from '../../../schemas/bus/avro/index.ts';
+import type { Config } from '../../config.ts';
+import type { Pool } from '../../postgres/pool.ts';
+import { AvroCodec, schemaRegistryClient } from './avro-codec.ts';
+import { KafkaBus, type KafkaBusOptions } from './kafka-bus.ts';
+import { KafkaRelay } from './relay.ts';
+
+export { AvroCodec, COMPATIBILITY_LEVEL, schemaRegistryClient, subjectOf } from './avro-codec.ts';
+export { DEFAULT_RETRY, KafkaBus, RETRY_HEADERS, type KafkaBusOptions, type RetryPolicy } from './kafka-bus.ts';
+export { KafkaRelay, RELAY_GROUP_PREFIX, type KafkaRelayOptions } from './relay.ts';
+export { DEFAULT_PARTITIONS, KafkaNames } from './topics.ts';
+
+export interface KafkaBusDeployment {
+  kafka: Kafka;
+  codec: AvroCodec;
+  bus: KafkaBus;
+  relay: KafkaRelay | undefined;
+  start: () => Promise<void>;
+  stop: () => Promise<void>;
+}
+
+export type KafkaSettings = Pick<Config, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID' | 'KAFKA_IDEMPOTENT_PRODUCER' | 'SCHEMA_REGISTRY_URL'>;
+
+export function kafkaClient(settings: Pick<Config, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID'>): Kafka {
+  if (!settings.KAFKA_BROKERS) throw new Error('KAFKA_BROKERS is not set');
+  return new Kafka({
+    clientId: settings.KAFKA_CLIENT_ID,
+    brokers: settings.KAFKA_BROKERS.split(',').map((b) => b.trim()).filter(Boolean),
+    logLevel: logLevel.ERROR,
+  });
+}
+
+export function createKafkaBus(
+  settings: KafkaSettings,
+  pool: Pool,
+  options: { onError?: (error: unknown) => void; relay?: boolean; namespace?: string; bus?: Partial<KafkaBusOptions> } = {},
+): KafkaBusDeployment {
+  if (!settings.SCHEMA_REGISTRY_URL) throw new Error('SCHEMA_REGISTRY_URL is not set');
+  const kafka = kafkaClient(settings);
+  const namespace = options.namespace ?? '';
+  const codec = new AvroCodec(schemaRegistryClient(settings.SCHEMA_REGISTRY_URL, settings.KAFKA_CLIENT_ID), (topic) => `${namespace}${topic}`);
+  const relay =
+    options.relay === false
+      ? undefined
+      : new KafkaRelay({ pool, kafka, codec, namespace, topics: BUS_TOPICS, idempotent: settings.KAFKA_IDEMPOTENT_PRODUCER, onError: options.onError });
+  const bus = new KafkaBus({
+    kafka,
+    codec,
+    namespace,
+    onError: options.onError,
+    backlog: relay ? (topics, o) => relay.backlog(topics, o) : undefined,
+    ...options.bus,
+  });
+  return {
+    kafka,
+    codec,
+    bus,
+    relay,
+    start: async () => {
+      await codec.register(BUS_TOPICS);
+      await relay?.start();
+    },
+    stop: async () => {
+      await bus.close();
+      await relay?.stop();
+    },
+  };
+}

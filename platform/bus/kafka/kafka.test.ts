@@ -1,0 +1,190 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { KafkaMessage } from 'kafkajs';
+import { FAMILY_NAMES } from '../../../schemas/families/index.ts';
+import { VALID_EVENTS } from '../../../test/fixtures/events.ts';
+import { startTestApi, type TestApi } from '../../../test/support/test-api.ts';
+import { CONTRACT_TOPICS, describeBusContract, eventually, seqOf, writeRecords } from '../contract.ts';
+import type { BusRecord, Consumer } from '../port.ts';
+import { COMPATIBILITY_LEVEL, subjectOf } from './avro-codec.ts';
+import { RETRY_HEADERS } from './kafka-bus.ts';
+import { KafkaRelay } from './relay.ts';
+import { startKafkaHarness, type KafkaHarness } from './testing.ts';
+
+// Against whatever the run provides: librdkafka's mock cluster started by the test set-up (kcat),
+// or the cluster KAFKA_BROKERS names; the registry SCHEMA_REGISTRY_URL names, else the double.
+const brokers = inject('kafkaBrokers');
+const registryUrl = inject('schemaRegistryUrl');
+
+if (!brokers) {
+  describe('Kafka bus', () => {
+    // In CI the mock cluster must be there: a missing broker is a failure, never a silent skip.
+    it.runIf(Boolean(process.env.CI))('has a Kafka broker to run against', () => {
+      throw new Error('no Kafka broker: the test set-up could not start the kcat mock cluster (see its stderr) and KAFKA_BROKERS is not set');
+    });
+    it.skipIf(Boolean(process.env.CI))('runs only with a broker (kcat for the mock cluster, or KAFKA_BROKERS)', () => undefined);
+  });
+} else {
+  const RETRY = { attempts: 3, backoffMs: 20, maxBackoffMs: 100, rounds: 1, delayMs: 300 };
+  // The mock cluster cannot give a producer id; a real cluster (KAFKA_BROKERS) runs idempotent
+  // unless KAFKA_IDEMPOTENT_PRODUCER=false, as the service does.
+  const idempotent = Boolean(process.env.KAFKA_BROKERS) && process.env.KAFKA_IDEMPOTENT_PRODUCER !== 'false';
+
+  describeBusContract('Kafka (kafkajs), fed by the relay', async ({ pool, errors }) => {
+    const harness = await startKafkaHarness({ brokers, registryUrl, pool, topics: CONTRACT_TOPICS, onError: (e) => errors.push(e), bus: { retry: RETRY }, relay: { idempotent } });
+    return { bus: harness.bus, settle: () => harness.settle(), close: () => harness.close() };
+  });
+
+  describe('Kafka bus', () => {
+    let api: TestApi;
+    let harness: KafkaHarness;
+    const errors: unknown[] = [];
+    const consumers: Consumer[] = [];
+    const ALL_TOPICS = [...FAMILY_NAMES.map((f) => `inbox.${f}`), ...CONTRACT_TOPICS];
+
+    beforeAll(async () => {
+      api = await startTestApi();
+      harness = await startKafkaHarness({ brokers, registryUrl, pool: api.db.pool, topics: ALL_TOPICS, onError: (e) => errors.push(e), bus: { retry: RETRY }, relay: { idempotent } });
+    });
+    afterAll(async () => {
+      for (const consumer of consumers) await consumer.stop().catch(() => undefined);
+      await harness?.close();
+      await api?.close();
+    });
+
+    // Every message of a Kafka topic, read from the start by a throwaway group. Started before
+    // what it waits for: joining a group takes the coordinator's 3 s initial rebalance delay.
+    async function reader(topic: string): Promise<{ messages: KafkaMessage[]; until: (count: number) => Promise<KafkaMessage[]> }> {
+      const consumer = harness.kafka.consumer({ groupId: `${harness.namespace}reader-${Math.random()}`, maxWaitTimeInMs: 100 });
+      const messages: KafkaMessage[] = [];
+      await consumer.connect();
+      await consumer.subscribe({ topics: [topic], fromBeginning: true });
+      // run() resolves once joined: left running in the background.
+      const running = consumer.run({ eachMessage: async ({ message }) => void messages.push(message) });
+      return {
+        messages,
+        until: async (count) => {
+          try {
+            await eventually(() => messages.length >= count, `${count} messages on ${topic}`);
+          } finally {
+            await running.catch(() => undefined);
+            await consumer.disconnect();
+          }
+          return messages;
+        },
+      };
+    }
+
+    it('carries every family accepted by the API to its inbox topic as Avro, and hands it over as the JSON sent', async () => {
+      const sent = new Map<string, unknown>();
+      for (const family of FAMILY_NAMES) {
+        const event = VALID_EVENTS[family](`kafka-${family}`);
+        const path = { party: '/v1/parties', account: '/v1/accounts', instrument: '/v1/instruments', movement: '/v1/movements', relationship: '/v1/relationships', control_event: '/v1/control-events' }[family];
+        const res = await api.client.post(path, event, api.keys.ingest);
+        expect(res.statusCode).toBe(202);
+        sent.set(`inbox.${family}`, event);
+      }
+      const wire = await reader(`${harness.namespace}inbox.party`);
+      const got: BusRecord[] = [];
+      consumers.push(await harness.bus.consume({ group: 'inbox-reader', topics: ALL_TOPICS.slice(0, 6), handle: async (records) => void got.push(...records) }));
+      await harness.settle();
+      // On the wire: Confluent framing with the id registered under <topic>-value.
+      const raw = await wire.until(1);
+      expect(raw[0]!.value![0]).toBe(0);
+      expect(raw[0]!.value!.readInt32BE(1)).toBe(harness.codec.schemaId('inbox.party'));
+      expect(raw[0]!.key!.toString()).toBe('acme/party/kafka-party');
+      const config = await fetch(`${harness.registryUrl}/config/${subjectOf(`${harness.namespace}inbox.party`)}`);
+      expect(await config.json()).toEqual({ compatibilityLevel: COMPATIBILITY_LEVEL });
+      // Through the bus: the value as sent, the headers of the embedded log.
+      await eventually(() => got.length >= 6, 'the six events');
+      for (const record of got) {
+        expect(JSON.parse(record.value.toString('utf8'))).toStrictEqual(sent.get(record.topic));
+        expect(record.headers).toEqual({ tenant_id: 'acme', event_id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+      }
+    });
+
+    it('parks a record that keeps failing on the retry topic, then dead-letters it; the rest goes on', async () => {
+      const keys = ['acme/party/poison', 'acme/party/fine-1', 'acme/party/fine-2'];
+      await writeRecords(api.db.pool, keys.flatMap((key) => [1, 2].map((seq) => ({ topic: 'canonical.party', key, seq }))));
+      await harness.settle();
+      let victimDeliveries = 0;
+      const handled: string[] = [];
+      const group = 'dlq-group';
+      const deadLetters = await reader(harness.bus.names.deadLetterTopic(group));
+      consumers.push(
+        await harness.bus.consume({
+          group,
+          topics: CONTRACT_TOPICS,
+          handle: async (records) => {
+            for (const record of records) {
+              const { key, seq } = seqOf(record);
+              if (key === 'acme/party/poison' && seq === 1) {
+                victimDeliveries++;
+                throw new Error('poison');
+              }
+            }
+            handled.push(...records.map(seqOf).map(({ key, seq }) => `${key}#${seq}`));
+          },
+        }),
+      );
+      const dead = await deadLetters.until(1);
+      const headers = Object.fromEntries(Object.entries(dead[0]!.headers!).map(([k, v]) => [k, String(v)]));
+      expect(dead[0]!.key!.toString()).toBe('acme/party/poison');
+      expect(headers[RETRY_HEADERS.topic]).toBe('canonical.party');
+      expect(headers[RETRY_HEADERS.round]).toBe('2');
+      // In place: 3 times in its batch, 3 times alone (the records before it are committed);
+      // then from the retry topic, 3 times again; then the dead-letter topic.
+      expect(victimDeliveries).toBe(9);
+      await eventually(() => ['acme/party/fine-1#1', 'acme/party/fine-1#2', 'acme/party/fine-2#1', 'acme/party/fine-2#2', 'acme/party/poison#2'].every((h) => handled.includes(h)), 'the other records');
+      expect(handled).not.toContain('acme/party/poison#1');
+      await eventually(async () => (await harness.bus.lag(group, CONTRACT_TOPICS)).every((p) => p.records === 0), 'no lag');
+      // The dead-lettered value is still the Avro record, readable by its schema id.
+      expect(await harness.codec.decode('canonical.party', dead[0]!.value!)).toMatchObject({ external_id: 'poison', sequence: 1 });
+    });
+
+    it('the relay restarted resumes where Kafka acknowledged: nothing lost, every entity in order', async () => {
+      const keys = Array.from({ length: 8 }, (_, i) => `acme/account/restart-${i}`);
+      await harness.relay.stop();
+      for (let seq = 1; seq <= 3; seq++) await writeRecords(api.db.pool, keys.map((key) => ({ topic: 'canonical.account', key, seq })));
+      await harness.relay.start();
+      await harness.settle();
+      await harness.relay.stop();
+      for (let seq = 4; seq <= 6; seq++) await writeRecords(api.db.pool, keys.map((key) => ({ topic: 'canonical.account', key, seq })));
+      const got: BusRecord[] = [];
+      consumers.push(await harness.bus.consume({ group: 'after-restart', topics: ['canonical.account'], handle: async (records) => void got.push(...records) }));
+      await harness.relay.start();
+      await harness.settle();
+      await eventually(() => got.filter((r) => seqOf(r).key.includes('restart-')).length >= keys.length * 6, 'every record');
+      for (const key of keys) {
+        const seqs = got.map(seqOf).filter((s) => s.key === key).map((s) => s.seq);
+        expect(seqs).toEqual([1, 2, 3, 4, 5, 6]);
+      }
+    });
+
+    it.runIf(!process.env.KAFKA_BROKERS)('says so when the broker (the mock) cannot give an idempotent producer', async () => {
+      const relay = new KafkaRelay({ pool: api.db.pool, kafka: harness.kafka, codec: harness.codec, namespace: harness.namespace, topics: ['canonical.party'], idempotent: true });
+      await expect(relay.start()).rejects.toThrow(/KAFKA_IDEMPOTENT_PRODUCER=false/);
+      await relay.stop();
+    });
+
+    it('dead-letters an outbox row its Avro schema cannot carry exactly, and relays the rows after it', async () => {
+      const before = harness.relay.stats.deadLettered;
+      const payload = (externalId: string, seq: number) =>
+        JSON.stringify({ tenant_id: 'acme', event_id: crypto.randomUUID(), external_id: externalId, occurred_at: '2026-09-01T11:59:00Z', received_at: '2026-09-01T12:00:00.000Z', object: 'party', sequence: seq, current: true, data: {} });
+      // A lone surrogate, as JSON text: the API accepts it today; Avro strings are UTF-8.
+      await api.db.pool.query(
+        `INSERT INTO outbox (tenant_id, event_id, topic, partition_key, created_at, payload)
+         VALUES ('acme', gen_random_uuid(), 'canonical.party', 'acme/party/lone', now(), $1), ('acme', gen_random_uuid(), 'canonical.party', 'acme/party/lone', now(), $2)`,
+        [payload('LONE', 1).replace('"LONE"', '"lone\\ud800"'), payload('lone', 2)],
+      );
+      const deadLetters = await reader(harness.relay.names.relayDeadLetterTopic());
+      const got: BusRecord[] = [];
+      consumers.push(await harness.bus.consume({ group: 'after-dead-letter', topics: ['canonical.party'], handle: async (records) => void got.push(...records) }));
+      await harness.settle();
+      expect(harness.relay.stats.deadLettered).toBe(before + 1);
+      const dead = await deadLetters.until(1);
+      expect(dead[0]!.value!.toString()).toContain('lone\\ud800');
+      await eventually(() => got.some((r) => r.key === 'acme/party/lone'), 'the row after it');
+      expect(got.filter((r) => r.key === 'acme/party/lone').map((r) => JSON.parse(r.value.toString()).sequence)).toEqual([2]);
+    });
+  });
+}

@@ -1,0 +1,159 @@
+// The relay: moves the outbox (the PostgreSQL log every write commits into) to Kafka, in order.
+//
+// It is a consumer group of the embedded log itself (PostgresLogBus), one group per stream
+// (`kafka-relay.<ns><stream>`: `inbox`, `canonical`), so it reads exactly as the embedded bus's
+// consumers do: rows in (writer_xid, position) order per outbox partition, only those written by
+// transactions older than every one still running (a row can never appear behind a position
+// already passed), partitions leased with advisory locks (two relay processes never interleave
+// a partition) and its position stored in consumer_offsets, committed after Kafka acknowledged
+// the batch. So a restart neither loses nor reorders: it resumes after the last batch Kafka
+// acknowledged; the batch in flight at a crash is sent again (duplicates, which consumers absorb:
+// they are idempotent; with KAFKA_IDEMPOTENT_PRODUCER the broker drops a retried send's copies).
+// No table of its own is needed.
+//
+// Per-entity order: an entity's rows share the outbox partition key, hence one outbox partition,
+// read in order, one batch at a time; each batch is one sendBatch whose messages per topic keep
+// their order, keyed by that same partition key, so they land in one Kafka partition in order. The
+// producer has one request in flight per broker (and is idempotent where the setting allows), so
+// a retry cannot overtake.
+//
+// A row whose value the Avro schema cannot carry exactly (derive.ts: a lone UTF-16 surrogate, which
+// the API accepts today) goes to <ns>dlq.relay with its JSON as sent and the reason in headers:
+// never altered, never blocking its partition; the error is reported.
+
+import { Partitioners, type Kafka, type Message, type Producer } from 'kafkajs';
+import { AvroMappingError } from '../../../schemas/bus/avro/index.ts';
+import type { Pool } from '../../postgres/pool.ts';
+import type { BusRecord, Consumer, PartitionLag } from '../port.ts';
+import { PostgresLogBus, streamOf } from '../postgres-log.ts';
+import type { AvroCodec } from './avro-codec.ts';
+import { ensureTopics, KafkaNames } from './topics.ts';
+
+export interface KafkaRelayOptions {
+  pool: Pool;
+  kafka: Kafka;
+  codec: AvroCodec;
+  namespace?: string;
+  // The bus topics to relay, by stream (every topic of a stream must be listed: the relay reads
+  // the stream's rows of these topics only).
+  topics: string[];
+  // KAFKA_IDEMPOTENT_PRODUCER: off against brokers without idempotent producers (the mock).
+  idempotent: boolean;
+  onError?: (error: unknown) => void;
+  maxBatch?: number;
+  concurrency?: number;
+  partitions?: number;
+}
+
+export interface RelayStats {
+  relayed: number;
+  deadLettered: number;
+}
+
+export const RELAY_GROUP_PREFIX = 'kafka-relay.';
+
+export class KafkaRelay {
+  readonly names: KafkaNames;
+  readonly stats: RelayStats = { relayed: 0, deadLettered: 0 };
+  private readonly log: PostgresLogBus;
+  private producer: Producer | undefined;
+  private readonly consumers: Consumer[] = [];
+  private readonly streams: Map<string, string[]>;
+
+  constructor(private readonly options: KafkaRelayOptions) {
+    this.names = new KafkaNames(options.namespace);
+    this.log = new PostgresLogBus(options.pool, { onError: (e) => options.onError?.(e) });
+    this.streams = new Map();
+    for (const topic of options.topics) {
+      const stream = streamOf([topic]);
+      this.streams.set(stream, [...(this.streams.get(stream) ?? []), topic]);
+    }
+  }
+
+  // The log group that relays a stream.
+  group(stream: string): string {
+    return `${RELAY_GROUP_PREFIX}${this.names.namespace}${stream}`;
+  }
+
+  async start(): Promise<void> {
+    const { kafka, codec } = this.options;
+    await codec.register(this.options.topics);
+    await ensureTopics(kafka, [...this.options.topics.map((t) => this.names.topic(t)), this.names.relayDeadLetterTopic()], this.options.partitions);
+    const producer = kafka.producer({
+      idempotent: this.options.idempotent,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: true,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
+    try {
+      await producer.connect();
+    } catch (error) {
+      if (!this.options.idempotent) throw error;
+      // librdkafka's mock cluster (and brokers older than 0.11) cannot give a producer id.
+      throw new Error(`the broker refused an idempotent producer (${(error as Error).message}); set KAFKA_IDEMPOTENT_PRODUCER=false for brokers without idempotent producers`, { cause: error });
+    }
+    this.producer = producer;
+    for (const [stream, topics] of this.streams) {
+      this.consumers.push(
+        await this.log.consume({
+          group: this.group(stream),
+          topics,
+          maxBatch: this.options.maxBatch,
+          concurrency: this.options.concurrency,
+          handle: (records) => this.relay(records),
+        }),
+      );
+    }
+  }
+
+  async stop(): Promise<void> {
+    await Promise.allSettled(this.consumers.splice(0).map((c) => c.stop()));
+    await this.producer?.disconnect().catch(() => undefined);
+    this.producer = undefined;
+  }
+
+  // Outbox rows of these topics not yet relayed, per outbox partition.
+  async backlog(topics: string[], options: { upTo?: number } = {}): Promise<PartitionLag[]> {
+    const byStream = new Map<string, string[]>();
+    for (const topic of topics) {
+      const stream = streamOf([topic]);
+      byStream.set(stream, [...(byStream.get(stream) ?? []), topic]);
+    }
+    const total = new Map<number, number>();
+    for (const [stream, streamTopics] of byStream) {
+      for (const { partition, records } of await this.log.lag(this.group(stream), streamTopics, options)) {
+        total.set(partition, (total.get(partition) ?? 0) + records);
+      }
+    }
+    return [...total].sort(([a], [b]) => a - b).map(([partition, records]) => ({ partition, records }));
+  }
+
+  private async relay(records: BusRecord[]): Promise<void> {
+    const producer = this.producer;
+    if (!producer) throw new Error('the relay is stopped');
+    const byTopic = new Map<string, Message[]>();
+    const add = (topic: string, message: Message) => {
+      const list = byTopic.get(topic) ?? [];
+      list.push(message);
+      byTopic.set(topic, list);
+    };
+    let deadLettered = 0;
+    for (const record of records) {
+      const headers = { ...record.headers, 'svc.outbox.offset': record.offset };
+      let value: Buffer;
+      try {
+        value = await this.options.codec.encode(record.topic, JSON.parse(record.value.toString('utf8')));
+      } catch (error) {
+        if (!(error instanceof AvroMappingError) && !(error instanceof SyntaxError)) throw error;
+        this.options.onError?.(new Error(`relay: ${record.topic} ${record.offset} dead-lettered: ${error.message}`));
+        add(this.names.relayDeadLetterTopic(), { key: record.key, value: record.value, headers: { ...headers, 'svc.relay.topic': record.topic, 'svc.relay.error': error.message } });
+        deadLettered++;
+        continue;
+      }
+      add(this.names.topic(record.topic), { key: record.key, value, headers });
+    }
+    await producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+    this.stats.relayed += records.length - deadLettered;
+    this.stats.deadLettered += deadLettered;
+  }
+}

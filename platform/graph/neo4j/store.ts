@@ -1,0 +1,161 @@
+import { randomUUID } from 'node:crypto';
+import neo4j, { type Driver, type ManagedTransaction } from 'neo4j-driver';
+import type { CycleOptions, EdgeFilter, EgoOptions, GraphChange, GraphNode, GraphStore, NodeRef, PathOptions, TwoHopOptions } from '../port.ts';
+import { applyChanges } from './apply.ts';
+import { AWAIT_INDEXES, DELETE_TENANT_EVENTS, DELETE_TENANT_NODES, HOLDINGS, NODE, SCHEMA } from './cypher.ts';
+import { findCycles, flowSet, gatherScatter, scatterGather, sharedAttributes } from './flows.ts';
+import { jsonOrNull, numberOf, run, withReadBudget, type ReadBudget } from './session.ts';
+import { expand, shortestPaths } from './traverse.ts';
+
+// How long one graph read may take before it answers with what it has (truncated).
+export const DEFAULT_READ_BUDGET_MS = 2_000;
+// How long migrate() waits for new indexes to come online.
+const INDEX_WAIT_SECONDS = 300;
+// Nodes deleted per transaction by deleteTenant.
+const DELETE_BATCH = 5_000;
+
+export interface Neo4jGraphStoreOptions {
+  database?: string;
+  readBudgetMs?: number;
+}
+
+export interface Neo4jConnection {
+  uri: string;
+  user: string;
+  password?: string;
+  database?: string;
+}
+
+// The GraphStore on Neo4j 5 (docs/decisions/0015-neo4j-graph.md): GraphNode nodes, EDGE and
+// MOVEMENT relationships, every statement a constant of cypher.ts run through run(). The
+// traversals are the PostgreSQL adapter's, level by level, one Cypher statement per level.
+export class Neo4jGraphStore implements GraphStore {
+  private readonly database: string;
+
+  constructor(
+    private readonly driver: Driver,
+    private readonly options: Neo4jGraphStoreOptions = {},
+    // Closed by close() only when this store opened it (connect()).
+    private readonly ownsDriver = false,
+  ) {
+    this.database = options.database ?? 'neo4j';
+  }
+
+  // A store on its own driver. Integers come back as bigint (no money or count is ever a float).
+  static connect(connection: Neo4jConnection, options: Omit<Neo4jGraphStoreOptions, 'database'> = {}): Neo4jGraphStore {
+    const driver = neo4j.driver(connection.uri, neo4j.auth.basic(connection.user, connection.password ?? ''), { useBigInt: true });
+    return new Neo4jGraphStore(driver, { ...options, database: connection.database ?? 'neo4j' }, true);
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsDriver) await this.driver.close();
+  }
+
+  // The constraints and indexes of infra/neo4j, each IF NOT EXISTS (applying them again changes
+  // nothing), each in a transaction of its own (Neo4j never mixes schema and data changes), then
+  // waits for the indexes to come online.
+  async migrate(): Promise<void> {
+    const session = this.driver.session({ database: this.database, defaultAccessMode: neo4j.session.WRITE });
+    try {
+      for (const statement of SCHEMA) await session.executeWrite((tx) => run(tx, statement));
+      await session.executeRead((tx) => run(tx, AWAIT_INDEXES, { seconds: INDEX_WAIT_SECONDS }));
+    } finally {
+      await session.close();
+    }
+  }
+
+  async apply(changes: GraphChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    // The token marking the events this call claims (executeWrite may retry the whole
+    // transaction after a deadlock; the retry's claims were rolled back with it).
+    const batch = randomUUID();
+    const session = this.driver.session({ database: this.database, defaultAccessMode: neo4j.session.WRITE });
+    try {
+      await session.executeWrite((tx) => applyChanges(tx, changes, batch));
+    } finally {
+      await session.close();
+    }
+  }
+
+  async node(tenantId: string, node: NodeRef): Promise<GraphNode | null> {
+    const rows = await this.readOnce((tx) => run(tx, NODE, { tenant: tenantId, kind: node.kind, key: node.key }));
+    const row = rows[0];
+    return row?.known === true ? { ...node, attrs: jsonOrNull(row.attrs) } : null;
+  }
+
+  egoNetwork(tenantId: string, center: NodeRef, options: EgoOptions) {
+    return this.read((budget) => expand(budget, tenantId, center, options));
+  }
+
+  shortestPaths(tenantId: string, from: NodeRef, to: NodeRef, options: PathOptions) {
+    return this.read((budget) => shortestPaths(budget, tenantId, from, to, options));
+  }
+
+  component(tenantId: string, start: NodeRef, options: { filter?: EdgeFilter; nodeCap: number }) {
+    return this.read((budget) => expand(budget, tenantId, start, { ...options, depth: Number.POSITIVE_INFINITY }));
+  }
+
+  cycles(tenantId: string, account: string, options: CycleOptions) {
+    return this.read((budget) => findCycles(budget, tenantId, account, options));
+  }
+
+  fanIn(tenantId: string, account: string, window: { since: Date; until: Date; limit: number }) {
+    return this.read((budget) => flowSet(budget, tenantId, account, 'in', window));
+  }
+
+  fanOut(tenantId: string, account: string, window: { since: Date; until: Date; limit: number }) {
+    return this.read((budget) => flowSet(budget, tenantId, account, 'out', window));
+  }
+
+  scatterGather(tenantId: string, source: string, options: TwoHopOptions) {
+    return this.read((budget) => scatterGather(budget, tenantId, source, options));
+  }
+
+  gatherScatter(tenantId: string, hub: string, window: { since: Date; until: Date; limit: number }) {
+    return this.read((budget) => gatherScatter(budget, tenantId, hub, window));
+  }
+
+  sharedAttributes(tenantId: string, party: string, options: { limit: number }) {
+    return this.read((budget) => sharedAttributes(budget, tenantId, party, options.limit));
+  }
+
+  // One bounded expansion per party, no read budget: bounded by the limit, it cannot run away.
+  async holdings(tenantId: string, requests: Array<{ party: string; until: Date }>, limit: number): Promise<string[][]> {
+    if (requests.length === 0) return [];
+    const rows = await this.readOnce((tx) =>
+      run(tx, HOLDINGS, { tenant: tenantId, requests: requests.map((r, i) => ({ i, party: r.party, until: r.until })), limit }),
+    );
+    const lists: string[][] = requests.map(() => []);
+    for (const row of rows) lists[numberOf(row.i)]!.push(String(row.account));
+    return lists.map((list) => list.sort());
+  }
+
+  // Deletes a tenant's network (nodes, edges, movements and applied events), in batches. Not part
+  // of the port: for tests and for offboarding a tenant.
+  async deleteTenant(tenantId: string): Promise<void> {
+    const session = this.driver.session({ database: this.database, defaultAccessMode: neo4j.session.WRITE });
+    try {
+      for (const statement of [DELETE_TENANT_NODES, DELETE_TENANT_EVENTS]) {
+        for (;;) {
+          const rows = await session.executeWrite((tx) => run(tx, statement, { tenant: tenantId, batch: DELETE_BATCH }));
+          if (numberOf(rows[0]?.deleted ?? 0) === 0) break;
+        }
+      }
+    } finally {
+      await session.close();
+    }
+  }
+
+  private async readOnce<T>(work: (tx: ManagedTransaction) => Promise<T>): Promise<T> {
+    const session = this.driver.session({ database: this.database, defaultAccessMode: neo4j.session.READ });
+    try {
+      return await session.executeRead(work);
+    } finally {
+      await session.close();
+    }
+  }
+
+  private read<T>(work: (budget: ReadBudget) => Promise<T>): Promise<T> {
+    return withReadBudget(this.driver, this.database, this.options.readBudgetMs ?? DEFAULT_READ_BUDGET_MS, work);
+  }
+}

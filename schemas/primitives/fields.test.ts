@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { text, upTo } from './fields.ts';
+
+describe('text fields', () => {
+  it.each([
+    ['U+0000', 'a\u0000b'],
+    ['a lone high surrogate', 'a\ud800b'],
+    ['a lone low surrogate', 'a\udfffb'],
+    ['a high surrogate at the end', 'ab\ud83d'],
+    ['two surrogates in the wrong order', '\ude00\ud83d'],
+  ])('refuse %s, which no store downstream can hold as sent', (_, value) => {
+    expect(text(1, 100).safeParse(value).success).toBe(false);
+    expect(upTo(100).safeParse(value).success).toBe(false);
+  });
+
+  it.each([['plain', 'Zoë'], ['an emoji (a surrogate pair)', 'pay \ud83d\ude00'], ['right-to-left override', '\u202eabc']])('accept %s', (_, value) => {
+    expect(text(1, 100).safeParse(value).success).toBe(true);
+    expect(upTo(100).safeParse(value).success).toBe(true);
+  });
+});
