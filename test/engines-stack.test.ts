@@ -1,7 +1,6 @@
 // The whole service on the scale-out engines this machine can run: `svc up` with the Kafka bus
 // (librdkafka's mock cluster, the schema registry double) and the ClickHouse aggregate store. An
 // event sent to the API must come out canonical (through Kafka) and in ClickHouse's aggregates.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,11 +9,10 @@ import { createClient } from '@clickhouse/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { SvcApiError, SvcClient, type BatchItem } from '../clients/typescript/src/index.ts';
 import { ClickHouseAggregateStore } from '../platform/aggregates/clickhouse.ts';
-import { freePort } from '../platform/postgres/embedded.ts';
 import { accountEvent, movementEvent, partyEvent } from './fixtures/events.ts';
 import { startSchemaRegistryDouble, type SchemaRegistryDouble } from './support/schema-registry-double.ts';
+import { runSvc, startSvcUp, type SvcUp } from './support/svc-process.ts';
 
-const SVC = join(import.meta.dirname, '../bin/svc.js');
 const clickhouseUrl = inject('clickhouseUrl');
 const kafkaBrokers = inject('kafkaBrokers');
 const reachable = clickhouseUrl !== '' && kafkaBrokers !== '';
@@ -24,19 +22,12 @@ describe.skipIf(!reachable)('svc up on Kafka and ClickHouse', () => {
   let dataDir: string;
   let env: NodeJS.ProcessEnv;
   let registry: SchemaRegistryDouble;
-  let server: ChildProcess;
+  let server: SvcUp | undefined;
   let baseUrl: string;
   const database = `svc_stack_${randomBytes(4).toString('hex')}`;
 
-  const run = (args: string[]) =>
-    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [SVC, ...args], { env });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (c) => (stdout += c));
-      child.stderr.on('data', (c) => (stderr += c));
-      child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    });
+  const run = (args: string[]) => runSvc(args, env);
+
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'svc-stack-'));
@@ -56,30 +47,17 @@ describe.skipIf(!reachable)('svc up on Kafka and ClickHouse', () => {
       CLICKHOUSE_URL: clickhouseUrl,
       CLICKHOUSE_DATABASE: database,
     };
-    server = spawn(process.execPath, [SVC, 'up'], { env: { ...env, PORT: String(await freePort()) } });
-    let err = '';
-    server.stderr!.on('data', (chunk) => (err += chunk));
-    baseUrl = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      server.stdout!.on('data', (chunk) => {
-        out += chunk;
-        const match = /svc is up at (http:\/\/\S+)/.exec(out);
-        if (match) resolve(match[1]!);
-      });
-      server.on('exit', (code) => reject(new Error(`svc up exited with ${code}: ${err}`)));
-    });
+    server = await startSvcUp(env);
+    baseUrl = server.baseUrl;
+
   }, 120_000);
 
   afterAll(async () => {
-    if (server && server.exitCode === null) {
-      const exited = new Promise((resolve) => server.once('exit', resolve));
-      server.kill('SIGTERM');
-      await exited;
-    }
+    await server?.stop();
     const client = createClient({ url: clickhouseUrl });
     await client.command({ query: `DROP DATABASE IF EXISTS ${database}` }).finally(() => client.close());
     await registry?.close();
-    await rm(dataDir, { recursive: true, force: true });
+    await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 }); // the server may still be writing its last WAL
   });
 
   const clientWith = async (scope: string) => {

@@ -18,8 +18,7 @@
 // (or the caller's lookup by exact key) narrows.
 import { decimal, identifier, sql, type Sql } from './clickhouse-escape.ts';
 import type { Subject } from './port.ts';
-
-export const DAY_MS = 86_400_000;
+import { DAY_MS, roundUnitsFraction, type Band } from './stats.ts';
 
 // The largest magnitude a Decimal(38, 0) holds.
 export const DECIMAL_LIMIT = 10n ** 38n - 1n;
@@ -94,8 +93,8 @@ function activityRows(table: Sql, where: Sql, columns: Sql): Sql {
   )`;
 }
 
-// The round test of the windows: an amount is round when value * 10^d is a multiple of
-// U * 10^scale (units = U / 10^d major units), that is when value is a multiple of
+// The round test of the windows (stats.ts, roundTest): an amount is round when value * 10^d is a
+// multiple of U * 10^scale (units = U / 10^d major units), that is when value is a multiple of
 // M(scale) = U * 10^scale / gcd(U * 10^scale, 10^d). moduli[s] is M(s) for each scale whose
 // M(s) fits a Decimal(38, 0); past them only 0 is round (no stored amount reaches M).
 export interface RoundModuli {
@@ -103,9 +102,8 @@ export interface RoundModuli {
 }
 
 export function roundModuli(units: number): RoundModuli {
-  const [whole, fraction = ''] = units.toFixed(12).replace(/0+$/, '').split('.');
-  const tens = 10n ** BigInt(fraction.length);
-  const scaled = BigInt(`${whole}${fraction}`);
+  const { scaled, decimals } = roundUnitsFraction(units);
+  const tens = 10n ** decimals;
   const moduli: bigint[] = [];
   for (let scale = 0; scale < 256; scale++) {
     const m = scaled * 10n ** BigInt(scale);
@@ -130,11 +128,6 @@ function roundColumn(round: RoundModuli): Sql {
   const digits = round.moduli.map((modulus) => modulus.toString());
   return sql`toDecimal128(arrayElement([${digits}], least(amount_scale, ${round.moduli.length - 1}) + 1), 0) AS round_modulus,
            if(amount_scale >= ${round.moduli.length}, amount_value = ${decimal(0n)}, (amount_value / round_modulus) * round_modulus = amount_value) AS is_round`;
-}
-
-export interface Band {
-  low: bigint;
-  high: bigint;
 }
 
 // The subject's activities in (min from, at], each repeated once per window that contains it (w

@@ -3,7 +3,6 @@ import type { Config } from '../config.ts';
 import { identifier, parseTabSeparated, sql, stored, type Sql, type TsvRow } from './clickhouse-escape.ts';
 import { migrateClickHouse } from './clickhouse-migrate.ts';
 import {
-  DAY_MS,
   DECIMAL_LIMIT,
   activitiesSql,
   baselineSql,
@@ -21,38 +20,18 @@ import {
   type InsertRow,
   type SnapshotAsk,
 } from './clickhouse-sql.ts';
-import {
-  WINDOWS,
-  type Activity,
-  type ActivityQuery,
-  type ActivityRecord,
-  type AggregateStore,
-  type Baseline,
-  type CounterpartyHistory,
-  type FlowBaseline,
-  type FlowStats,
-  type GroupStats,
-  type Subject,
-  type WindowOptions,
-  type WindowStats,
-} from './port.ts';
-import {
-  ALL_WINDOWS,
-  DEFAULT_ACTIVITY_LIMIT,
-  DEFAULT_BASELINE_DAYS,
-  DEFAULT_ROUND_MAJOR_UNITS,
-  compareActivities,
-  snapshotRange,
-  type SnapshotRequest,
-  type SubjectSnapshot,
-} from './snapshot.ts';
+import type { Activity, ActivityQuery, ActivityRecord, AggregateStore, Baseline, CounterpartyHistory, FlowStats, GroupStats, Subject, WindowOptions, WindowStats } from './port.ts';
+import { completeWithin, counterpartiesOf, snapshotOf, snapshotRange, type SnapshotRequest, type SubjectSnapshot } from './snapshot.ts';
+import { DAY_MS, DEFAULT_BASELINE_DAYS, activityLimit, bandsOf, baselineOf, baselineSpan, baselineStart, checkSnapshotCap } from './stats.ts';
+import { integerAmount, noActivityCounts, noBaseline, ranked, windowRequest, windowStart, windowStats, type ActivityCounts } from './stats.ts';
 
 // The ClickHouse adapter of the aggregate store: activities are rows of agg_activity
 // (infra/clickhouse), and every statistic is computed at read time in ClickHouse over the
 // subject's rows, as the PostgreSQL adapter does (see clickhouse-sql.ts for the statements and
 // clickhouse-escape.ts for how values get into them). Only the last steps over a handful of
-// numbers happen here: a baseline's mean and deviation of at most `days` daily sums (exact
-// bigint arithmetic, so both adapters round alike), and the ordering of a window's groups.
+// numbers happen in TypeScript, with the engine-neutral code of stats.ts: a baseline's mean and
+// deviation of at most `days` daily sums (exact bigint arithmetic, the snapshot reader's, so both
+// adapters round alike), and the ordering of a window's groups.
 //
 // Recording: ClickHouse has no unique constraint and no ON CONFLICT, so record() looks up which
 // activities of the batch are already stored, and inserts the others in one INSERT (one part:
@@ -103,17 +82,13 @@ export class ClickHouseAggregateStore implements AggregateStore {
 
   async windows(subject: Subject, at: Date, options: WindowOptions = {}): Promise<WindowStats[]> {
     checkSubject(subject);
-    const asked = options.windows ?? ALL_WINDOWS;
-    if (asked.length === 0) return [];
-    const names = [...new Set(asked)];
-    const thresholds = options.thresholds ?? [];
-    const roundUnits = options.roundMajorUnits ?? DEFAULT_ROUND_MAJOR_UNITS;
-    if (!Number.isFinite(roundUnits) || roundUnits <= 0) throw new RangeError(`roundMajorUnits must be a positive number, got ${roundUnits}`);
+    const request = windowRequest(options);
+    if (!request) return [];
+    const { asked, names, thresholds, roundUnits } = request;
     const end = msOf(at);
-    const froms = names.map((name) => end - WINDOWS[name]);
-    const bands = thresholds.map((band) => ({ low: band.threshold - band.margin, high: band.threshold }));
+    const froms = names.map((name) => windowStart(end, name));
     const [flows, groups, sightings] = await Promise.all([
-      this.rows(windowFlowsSql(this.table, subject, froms, end, bands, roundModuli(roundUnits))),
+      this.rows(windowFlowsSql(this.table, subject, froms, end, bandsOf(thresholds), roundModuli(roundUnits))),
       this.rows(windowGroupsSql(this.table, subject, froms, end)),
       this.rows(windowSightingsSql(this.table, subject, Math.min(...froms), end)),
     ]);
@@ -132,28 +107,13 @@ export class ClickHouseAggregateStore implements AggregateStore {
     const byName = new Map(
       names.map((name, i) => {
         const row = flowOf.get(i + 1);
-        const from = froms[i]!;
-        const stats: WindowStats = {
-          window: name,
-          from: new Date(from),
-          to: new Date(end),
-          in: row ? flowStats(row, 'in') : noFlow(),
-          out: row ? flowStats(row, 'out') : noFlow(),
-          distinctCounterparties: row
-            ? { in: tally(row.counterparties_in), out: tally(row.counterparties_out), total: tally(row.counterparties_total) }
-            : { in: 0, out: 0, total: 0 },
-          firstSeenCounterparties: firstSeen.filter((t) => t > from).length,
+        const counts = {
+          ...(row ? flowCounts(row, thresholds.length) : noActivityCounts(thresholds.length)),
+          firstSeenCounterparties: firstSeen.filter((t) => t > froms[i]!).length,
           countries: ranked(grouped[i]!.countries),
           corridors: ranked(grouped[i]!.corridors),
-          belowThreshold: thresholds.map((band, b) => ({
-            threshold: band.threshold,
-            count: row ? count(row[`b${b}_count`]) : 0,
-            sum: row ? money(row[`b${b}_sum`]) : 0n,
-          })),
-          roundAmounts: row ? { count: count(row.round_count), sum: money(row.round_sum) } : { count: 0, sum: 0n },
-          lastActivityAt,
         };
-        return [name, stats] as const;
+        return [name, windowStats(name, end, thresholds, counts, lastActivityAt)] as const;
       }),
     );
     // Each window asked gets its own object, also when a name is asked twice.
@@ -162,30 +122,19 @@ export class ClickHouseAggregateStore implements AggregateStore {
 
   async baseline(subject: Subject, at: Date, days = DEFAULT_BASELINE_DAYS): Promise<Baseline> {
     checkSubject(subject);
-    if (!Number.isInteger(days) || days < 0) throw new RangeError(`days must be a whole number >= 0, got ${days}`);
-    const toDay = Math.floor(msOf(at) / DAY_MS);
-    const to = new Date(toDay * DAY_MS);
-    const earliestDay = toDay - days;
-    const rows = await this.rows(baselineSql(this.table, subject, earliestDay, toDay * DAY_MS));
-    const none: Baseline = { days: 0, from: to, to, in: NO_FLOW, out: NO_FLOW };
-    if (rows.length === 0) return none;
+    const span = baselineSpan(msOf(at), days);
+    const rows = await this.rows(baselineSql(this.table, subject, span.earliestDay, span.to));
     const daily = rows.map((row) => ({
       day: count(row.d),
       in: { sum: money(row.in_sum), count: count(row.in_count) },
       out: { sum: money(row.out_sum), count: count(row.out_count) },
     }));
-    // Activity before the earliest day allowed: the span starts there; else at the first active day.
-    const fromDay = daily.some((d) => d.day < earliestDay) ? earliestDay : Math.min(...daily.map((d) => d.day));
-    const n = toDay - fromDay;
-    if (n <= 0) return none;
-    const inSpan = daily.filter((d) => d.day >= fromDay);
-    return {
-      days: n,
-      from: new Date(fromDay * DAY_MS),
-      to,
-      in: flowBaseline(inSpan.map((d) => d.in), n),
-      out: flowBaseline(inSpan.map((d) => d.out), n),
-    };
+    // Activity before the earliest day allowed is folded into the day before it, so the first day
+    // of the rows stands for the subject's first activity as far as the span is concerned.
+    const from = baselineStart(span, daily.length === 0 ? undefined : Math.min(...daily.map((d) => d.day)) * DAY_MS);
+    if (from === undefined) return noBaseline(span.to);
+    const inSpan = daily.filter((d) => d.day * DAY_MS >= from);
+    return baselineOf(from, span.to, inSpan.map((d) => d.in), inSpan.map((d) => d.out));
   }
 
   async lastActivity(subject: Subject, before?: Date): Promise<Date | null> {
@@ -203,15 +152,14 @@ export class ClickHouseAggregateStore implements AggregateStore {
 
   async activities(subject: Subject, from: Date, to: Date, query: ActivityQuery = {}): Promise<ActivityRecord[]> {
     checkSubject(subject);
-    const limit = query.limit ?? DEFAULT_ACTIVITY_LIMIT;
-    if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`limit must be a whole number >= 1, got ${limit}`);
+    const limit = activityLimit(query);
     if (query.direction !== undefined && query.direction !== 'in' && query.direction !== 'out') throw new RangeError(`unknown direction ${String(query.direction)}`);
     const rows = await this.rows(activitiesSql(this.table, subject, msOf(from), msOf(to), query.direction, limit));
     return rows.map(activityOf);
   }
 
   async snapshots(requests: SnapshotRequest[], cap: number): Promise<SubjectSnapshot[]> {
-    if (!Number.isInteger(cap) || cap < 1) throw new RangeError(`cap must be a whole number >= 1, got ${cap}`);
+    checkSnapshotCap(cap);
     const out: SubjectSnapshot[] = [];
     // Bounded statements: a detection batch of thousands of subjects is asked in slices.
     for (let i = 0; i < requests.length; i += SNAPSHOT_CHUNK) out.push(...(await this.snapshotSlice(requests.slice(i, i + SNAPSHOT_CHUNK), cap)));
@@ -229,31 +177,24 @@ export class ClickHouseAggregateStore implements AggregateStore {
     ]);
     const listed: ActivityRecord[][] = requests.map(() => []);
     for (const row of rows) listed[count(row.i)]!.push(activityOf(row));
-    const complete = listed.map((list) => list.length <= cap);
     const own = new Map(facts.map((row) => [count(row.i), row]));
     const sighted = new Map<string, Date>();
     for (const row of sightings) sighted.set(keyOf([text(row.t), text(row.k), text(row.s), text(row.c)]), new Date(count(row.first_at)));
     return requests.map((request, i) => {
       const subjectKey = [stored(request.subject.tenantId), request.subject.kind, stored(request.subject.id)];
       const counterpartyFirstSeen = new Map<string, Date>();
-      if (complete[i]) {
-        for (const row of listed[i]!) {
-          if (row.counterparty === null || counterpartyFirstSeen.has(row.counterparty)) continue;
-          const seen = sighted.get(keyOf([...subjectKey, row.counterparty]));
-          if (seen) counterpartyFirstSeen.set(row.counterparty, seen);
+      if (completeWithin(listed[i]!, cap)) {
+        for (const counterparty of counterpartiesOf(listed[i]!)) {
+          const seen = sighted.get(keyOf([...subjectKey, counterparty]));
+          if (seen) counterpartyFirstSeen.set(counterparty, seen);
         }
       }
       const fact = own.get(i);
-      return {
-        subject: request.subject,
-        from: ranges[i]!.from,
-        to: ranges[i]!.to,
-        rows: listed[i]!.sort(compareActivities).slice(0, cap),
-        complete: complete[i]!,
+      return snapshotOf(request, ranges[i]!, listed[i]!, cap, {
         firstActivityAt: fact ? new Date(count(fact.first_at)) : null,
         lastActivityAtOrBeforeFrom: fact && count(fact.n_before) > 0 ? new Date(count(fact.last_before)) : null,
         counterpartyFirstSeen,
-      };
+      });
     });
   }
 
@@ -395,6 +336,17 @@ function activityOf(row: TsvRow): ActivityRecord {
   };
 }
 
+// The counts of a window's row of windowFlowsSql.
+function flowCounts(row: TsvRow, bands: number): ActivityCounts {
+  return {
+    in: flowStats(row, 'in'),
+    out: flowStats(row, 'out'),
+    distinctCounterparties: { in: tally(row.counterparties_in), out: tally(row.counterparties_out), total: tally(row.counterparties_total) },
+    bands: Array.from({ length: bands }, (_, b) => ({ count: count(row[`b${b}_count`]), sum: money(row[`b${b}_sum`]) })),
+    roundAmounts: { count: count(row.round_count), sum: money(row.round_sum) },
+  };
+}
+
 function flowStats(row: TsvRow, side: 'in' | 'out'): FlowStats {
   return {
     count: count(row[`${side}_count`]),
@@ -403,14 +355,6 @@ function flowStats(row: TsvRow, side: 'in' | 'out'): FlowStats {
     cashCount: count(row[`${side}_cash_count`]),
     cashSum: money(row[`${side}_cash_sum`]),
   };
-}
-
-const noFlow = (): FlowStats => ({ count: 0, sum: 0n, unpriced: 0, cashCount: 0, cashSum: 0n });
-const NO_FLOW: FlowBaseline = { meanSum: 0n, stddevSum: 0n, meanCount: 0, stddevCount: 0 };
-
-// Largest count first, then key (by code unit, as the snapshot reader orders them).
-function ranked(groups: GroupStats[]): GroupStats[] {
-  return groups.sort((a, b) => b.count - a.count || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
 function text(field: string | null | undefined): string {
@@ -432,59 +376,7 @@ function tally(field: string | null | undefined): number {
   return field === null ? 0 : count(field);
 }
 
-// Money comes back as the decimal text of a Decimal(38, 0); a sum over no rows is 0. Anything
-// else is a bug upstream, refused rather than truncated.
+// Money comes back as the decimal text of a Decimal(38, 0); a sum over no rows is 0.
 function money(field: string | null | undefined): bigint {
-  if (field === null || field === undefined) return 0n;
-  if (!/^-?\d+$/.test(field)) throw new Error(`expected an integer amount, got ${JSON.stringify(field)}`);
-  return BigInt(field);
-}
-
-// Mean and population standard deviation of the daily sums (days without activity are zero),
-// rounded half away from zero on exact integers; counts as floating point. The same arithmetic as
-// the snapshot reader's, so both agree to the unit.
-function flowBaseline(days: Array<{ sum: bigint; count: number }>, n: number): FlowBaseline {
-  let sum = 0n;
-  let squares = 0n;
-  let total = 0;
-  let countSquares = 0;
-  for (const day of days) {
-    sum += day.sum;
-    squares += day.sum * day.sum;
-    total += day.count;
-    countSquares += day.count * day.count;
-  }
-  const N = BigInt(n);
-  const variance = N * squares - sum * sum; // n² times the population variance
-  const countVariance = n * countSquares - total * total;
-  return {
-    meanSum: roundedDivision(sum, N),
-    // round(sqrt(variance) / n) = floor((2·sqrt(variance) + n) / 2n), exact with an integer root.
-    stddevSum: (isqrt(4n * variance) + N) / (2n * N),
-    meanCount: total / n,
-    stddevCount: Math.sqrt(Math.max(0, countVariance)) / n,
-  };
-}
-
-function roundedDivision(numerator: bigint, denominator: bigint): bigint {
-  const negative = numerator < 0n;
-  const magnitude = negative ? -numerator : numerator;
-  const rounded = (2n * magnitude + denominator) / (2n * denominator);
-  return negative ? -rounded : rounded;
-}
-
-function isqrt(value: bigint): bigint {
-  if (value < 2n) return value;
-  let x = BigInt(Math.floor(Math.sqrt(Number(value))));
-  for (;;) {
-    const next = (x + value / x) >> 1n;
-    if (next >= x - 1n && next <= x + 1n) {
-      x = next;
-      break;
-    }
-    x = next;
-  }
-  while (x * x > value) x -= 1n;
-  while ((x + 1n) * (x + 1n) <= value) x += 1n;
-  return x;
+  return field === null || field === undefined ? 0n : integerAmount(field);
 }

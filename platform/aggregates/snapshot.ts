@@ -1,29 +1,30 @@
 // A subject's recent activity, loaded once (AggregateStore.snapshots) and read many times: every
 // statistic of the port is computed here, in memory, from the rows, exactly as the store computes
-// it. Detection evaluates a batch of subjects with a dozen detectors each; one snapshot per
-// subject replaces a dozen round trips per subject. A read the snapshot cannot answer exactly
-// (before its range, after its instant, or a subject whose rows were capped) returns undefined,
-// and the caller asks the store itself.
+// it (with the stores' own rules and arithmetic, stats.ts). Detection evaluates a batch of
+// subjects with a dozen detectors each; one snapshot per subject replaces a dozen round trips per
+// subject. A read the snapshot cannot answer exactly (before its range, after its instant, or a
+// subject whose rows were capped) returns undefined, and the caller asks the store itself.
+import type { ActivityQuery, ActivityRecord, Baseline, GroupStats, Subject, WindowOptions, WindowStats } from './port.ts';
 import {
-  WINDOWS,
-  type ActivityQuery,
-  type ActivityRecord,
-  type Baseline,
-  type FlowBaseline,
-  type FlowStats,
-  type GroupStats,
-  type Subject,
-  type ThresholdBand,
-  type WindowName,
-  type WindowOptions,
-  type WindowStats,
-} from './port.ts';
-
-export const DAY_MS = 86_400_000;
-export const DEFAULT_ROUND_MAJOR_UNITS = 100;
-export const DEFAULT_BASELINE_DAYS = 90;
-export const DEFAULT_ACTIVITY_LIMIT = 200;
-export const ALL_WINDOWS = Object.keys(WINDOWS) as WindowName[];
+  ALL_WINDOWS,
+  DAY_MS,
+  DEFAULT_BASELINE_DAYS,
+  activityLimit,
+  bandsOf,
+  baselineOf,
+  baselineSpan,
+  baselineStart,
+  emptyFlow,
+  noBaseline,
+  ranked,
+  roundTest,
+  windowRequest,
+  windowStart,
+  windowStats,
+  type Band,
+  type DayFigures,
+  type WindowCounts,
+} from './stats.ts';
 
 export interface SnapshotRequest {
   subject: Subject;
@@ -51,8 +52,7 @@ export interface SubjectSnapshot {
 
 // The range a snapshot of `at` covers.
 export function snapshotRange(at: Date): { from: Date; to: Date } {
-  const dayStart = Math.floor(at.getTime() / DAY_MS) * DAY_MS;
-  return { from: new Date(dayStart - DEFAULT_BASELINE_DAYS * DAY_MS), to: new Date(at.getTime()) };
+  return { from: new Date(baselineSpan(at.getTime(), DEFAULT_BASELINE_DAYS).earliest), to: new Date(at.getTime()) };
 }
 
 // The order activities are listed in: occurred_at, then movement id descending, then direction
@@ -62,6 +62,37 @@ export function compareActivities(a: ActivityRecord, b: ActivityRecord): number 
   if (t !== 0) return t;
   if (a.movementId !== b.movementId) return a.movementId < b.movementId ? 1 : -1;
   return a.direction === b.direction ? 0 : a.direction === 'in' ? -1 : 1;
+}
+
+// What a snapshot holds besides its rows: the all-time facts a store loads for it.
+export type SnapshotFacts = Pick<SubjectSnapshot, 'firstActivityAt' | 'lastActivityAtOrBeforeFrom' | 'counterpartyFirstSeen'>;
+
+// Whether the rows a store listed for a request are all of them: it lists at most cap + 1 (one
+// more than the cap tells an incomplete snapshot).
+export function completeWithin(rows: readonly ActivityRecord[], cap: number): boolean {
+  return rows.length <= cap;
+}
+
+// The distinct counterparties of rows, in the order they first appear: those whose first sightings
+// a complete snapshot holds.
+export function counterpartiesOf(rows: readonly ActivityRecord[]): Set<string> {
+  const found = new Set<string>();
+  for (const row of rows) if (row.counterparty !== null) found.add(row.counterparty);
+  return found;
+}
+
+// The snapshot of a request from what a store loaded for it: its range, the rows it listed in that
+// range (at most cap + 1, in any order: a store need not keep each request's order; sorted in
+// place) and its all-time facts.
+export function snapshotOf(request: SnapshotRequest, range: { from: Date; to: Date }, rows: ActivityRecord[], cap: number, facts: SnapshotFacts): SubjectSnapshot {
+  return {
+    subject: request.subject,
+    from: range.from,
+    to: range.to,
+    rows: rows.sort(compareActivities).slice(0, cap),
+    complete: completeWithin(rows, cap),
+    ...facts,
+  };
 }
 
 export class SnapshotReader {
@@ -76,25 +107,16 @@ export class SnapshotReader {
     const asked = options.windows ?? ALL_WINDOWS;
     if (asked.length === 0) return [];
     const end = at.getTime();
-    const longest = Math.max(...asked.map((name) => WINDOWS[name]));
-    if (!this.covers(end - longest, end)) return undefined;
-    const roundUnits = options.roundMajorUnits ?? DEFAULT_ROUND_MAJOR_UNITS;
-    if (!Number.isFinite(roundUnits) || roundUnits <= 0) throw new RangeError(`roundMajorUnits must be a positive number, got ${roundUnits}`);
+    if (!this.covers(Math.min(...asked.map((name) => windowStart(end, name))), end)) return undefined;
+    const { thresholds, roundUnits } = windowRequest(options)!;
     const isRound = roundTest(roundUnits);
-    const thresholds = options.thresholds ?? [];
+    const bands = bandsOf(thresholds);
     const lastActivityAt = this.lastAtOrBefore(end);
     return asked.map((name) => {
-      const from = end - WINDOWS[name];
+      const from = windowStart(end, name);
       let firstSeen = 0;
       for (const seenAt of this.snapshot.counterpartyFirstSeen.values()) if (seenAt.getTime() > from && seenAt.getTime() <= end) firstSeen++;
-      return {
-        window: name,
-        from: new Date(from),
-        to: new Date(end),
-        ...statsOf(this.rowsIn(from, end), thresholds, isRound),
-        firstSeenCounterparties: firstSeen,
-        lastActivityAt,
-      };
+      return windowStats(name, end, thresholds, { ...countsOf(this.rowsIn(from, end), bands, isRound), firstSeenCounterparties: firstSeen }, lastActivityAt);
     });
   }
 
@@ -111,17 +133,12 @@ export class SnapshotReader {
   }
 
   baseline(at: Date, days = DEFAULT_BASELINE_DAYS): Baseline | undefined {
-    if (!Number.isInteger(days) || days < 0) throw new RangeError(`days must be a whole number >= 0, got ${days}`);
-    const to = Math.floor(at.getTime() / DAY_MS) * DAY_MS;
-    const earliest = to - days * DAY_MS;
-    if (!this.covers(earliest, to) || at.getTime() > this.snapshot.to.getTime()) return undefined;
-    const first = this.snapshot.firstActivityAt?.getTime();
-    const none = { days: 0, from: new Date(to), to: new Date(to), in: NO_FLOW, out: NO_FLOW };
-    if (first === undefined || first >= to) return none;
-    const from = Math.max(earliest, Math.floor(first / DAY_MS) * DAY_MS);
-    const count = (to - from) / DAY_MS;
-    if (count <= 0) return none;
-    const daily = { in: new Map<number, { sum: bigint; count: number }>(), out: new Map<number, { sum: bigint; count: number }>() };
+    const span = baselineSpan(at.getTime(), days);
+    const to = span.to;
+    if (!this.covers(span.earliest, to) || at.getTime() > this.snapshot.to.getTime()) return undefined;
+    const from = baselineStart(span, this.snapshot.firstActivityAt?.getTime());
+    if (from === undefined) return noBaseline(to);
+    const daily = { in: new Map<number, DayFigures>(), out: new Map<number, DayFigures>() };
     for (const row of this.snapshot.rows) {
       const t = row.occurredAt.getTime();
       if (t < from || t >= to) continue;
@@ -131,7 +148,7 @@ export class SnapshotReader {
       entry.count += 1;
       daily[row.direction].set(day, entry);
     }
-    return { days: count, from: new Date(from), to: new Date(to), in: flowBaseline([...daily.in.values()], count), out: flowBaseline([...daily.out.values()], count) };
+    return baselineOf(from, to, daily.in.values(), daily.out.values());
   }
 
   // The latest activity strictly before `before`.
@@ -143,8 +160,7 @@ export class SnapshotReader {
   }
 
   activities(from: Date, to: Date, query: ActivityQuery = {}): ActivityRecord[] | undefined {
-    const limit = query.limit ?? DEFAULT_ACTIVITY_LIMIT;
-    if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`limit must be a whole number >= 1, got ${limit}`);
+    const limit = activityLimit(query);
     if (!this.covers(from.getTime(), to.getTime())) return undefined;
     const found: ActivityRecord[] = [];
     for (const row of this.snapshot.rows) {
@@ -170,18 +186,16 @@ export class SnapshotReader {
   }
 }
 
-const NO_FLOW: FlowBaseline = { meanSum: 0n, stddevSum: 0n, meanCount: 0, stddevCount: 0 };
+type RowCounts = Omit<WindowCounts, 'firstSeenCounterparties'>;
 
-type CountedStats = Pick<WindowStats, 'in' | 'out' | 'distinctCounterparties' | 'countries' | 'corridors' | 'belowThreshold' | 'roundAmounts'>;
-
-// Everything a window counts, in one pass over its rows. Sums skip unpriced activities; bands
+// Everything a window counts from its rows, in one pass. Sums skip unpriced activities; bands
 // compare base amounts, so an unpriced activity is never "just below" a threshold.
-function statsOf(rows: readonly ActivityRecord[], thresholds: readonly ThresholdBand[], isRound: (value: bigint, scale: number) => boolean): CountedStats {
+function countsOf(rows: readonly ActivityRecord[], bands: readonly Band[], isRound: (value: bigint, scale: number) => boolean): RowCounts {
   const flows = { in: emptyFlow(), out: emptyFlow() };
   const counterparties = { in: new Set<string>(), out: new Set<string>(), total: new Set<string>() };
   const countries = new Map<string, GroupStats>();
   const corridors = new Map<string, GroupStats>();
-  const bands = thresholds.map((band) => ({ threshold: band.threshold, count: 0, sum: 0n }));
+  const below = bands.map(() => ({ count: 0, sum: 0n }));
   const round = { count: 0, sum: 0n };
   for (const row of rows) {
     const value = row.baseValue;
@@ -200,12 +214,13 @@ function statsOf(rows: readonly ActivityRecord[], thresholds: readonly Threshold
     if (row.counterpartyCountry !== null) addTo(countries, row.counterpartyCountry, value);
     if (row.corridor !== null) addTo(corridors, row.corridor, value);
     if (value !== null) {
-      thresholds.forEach((band, i) => {
-        if (value >= band.threshold - band.margin && value < band.threshold) {
-          bands[i]!.count += 1;
-          bands[i]!.sum += value;
+      for (let i = 0; i < bands.length; i++) {
+        const band = bands[i]!;
+        if (value >= band.low && value < band.high) {
+          below[i]!.count += 1;
+          below[i]!.sum += value;
         }
-      });
+      }
     }
     if (isRound(row.amount.value, row.amount.scale)) {
       round.count += 1;
@@ -216,85 +231,16 @@ function statsOf(rows: readonly ActivityRecord[], thresholds: readonly Threshold
     in: flows.in,
     out: flows.out,
     distinctCounterparties: { in: counterparties.in.size, out: counterparties.out.size, total: counterparties.total.size },
-    countries: ranked(countries),
-    corridors: ranked(corridors),
-    belowThreshold: bands,
+    countries: ranked([...countries.values()]),
+    corridors: ranked([...corridors.values()]),
+    bands: below,
     roundAmounts: round,
   };
 }
-
-const emptyFlow = (): FlowStats => ({ count: 0, sum: 0n, unpriced: 0, cashCount: 0, cashSum: 0n });
 
 function addTo(groups: Map<string, GroupStats>, key: string, value: bigint | null): void {
   const group = groups.get(key) ?? { key, count: 0, sum: 0n };
   group.count += 1;
   group.sum += value ?? 0n;
   groups.set(key, group);
-}
-
-// Largest count first, then key.
-function ranked(groups: Map<string, GroupStats>): GroupStats[] {
-  return [...groups.values()].sort((a, b) => b.count - a.count || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-}
-
-// Round on the amount as sent: a whole multiple of `units` major units of its own asset. units
-// is a decimal (0.5 is allowed), so the test is done on integers: value * 10^d is a multiple of
-// units * 10^d * 10^scale, d being units' decimal places.
-function roundTest(units: number): (value: bigint, scale: number) => boolean {
-  const [whole, fraction = ''] = units.toFixed(12).replace(/0+$/, '').split('.');
-  const decimals = BigInt(fraction.length);
-  const unitsScaled = BigInt(`${whole}${fraction}`);
-  return (value, scale) => {
-    const divisor = unitsScaled * 10n ** BigInt(scale);
-    return divisor !== 0n && (value * 10n ** decimals) % divisor === 0n;
-  };
-}
-
-// Mean and population standard deviation of the daily sums (days without activity are zero),
-// rounded half away from zero on exact integers; counts as floating point.
-function flowBaseline(days: Array<{ sum: bigint; count: number }>, n: number): FlowBaseline {
-  let sum = 0n;
-  let squares = 0n;
-  let count = 0;
-  let countSquares = 0;
-  for (const day of days) {
-    sum += day.sum;
-    squares += day.sum * day.sum;
-    count += day.count;
-    countSquares += day.count * day.count;
-  }
-  const N = BigInt(n);
-  const variance = N * squares - sum * sum; // n² times the population variance
-  const countVariance = n * countSquares - count * count;
-  return {
-    meanSum: roundedDivision(sum, N),
-    // round(sqrt(variance) / n) = floor((2·sqrt(variance) + n) / 2n), exact with an integer root.
-    stddevSum: (isqrt(4n * variance) + N) / (2n * N),
-    meanCount: count / n,
-    stddevCount: Math.sqrt(Math.max(0, countVariance)) / n,
-  };
-}
-
-function roundedDivision(numerator: bigint, denominator: bigint): bigint {
-  const negative = numerator < 0n;
-  const magnitude = negative ? -numerator : numerator;
-  const rounded = (2n * magnitude + denominator) / (2n * denominator);
-  return negative ? -rounded : rounded;
-}
-
-function isqrt(value: bigint): bigint {
-  if (value < 2n) return value;
-  let x = BigInt(Math.floor(Math.sqrt(Number(value))));
-  // Newton steps from the floating-point estimate, then settle on the floor.
-  for (;;) {
-    const next = (x + value / x) >> 1n;
-    if (next >= x - 1n && next <= x + 1n) {
-      x = next;
-      break;
-    }
-    x = next;
-  }
-  while (x * x > value) x -= 1n;
-  while ((x + 1n) * (x + 1n) <= value) x += 1n;
-  return x;
 }

@@ -128,8 +128,10 @@ class LogConsumer implements Consumer {
       const client = await this.pool.connect();
       // A lost lease session means lost leases: stop reading every partition it held.
       client.on('error', () => {
-        if (this.leaseClient === client) this.leaseClient = undefined;
         this.held.clear();
+        // Released already when stop() closed it (closing is what raised the error): once only.
+        if (this.leaseClient !== client) return;
+        this.leaseClient = undefined;
         client.release(true);
       });
       this.leaseClient = client;

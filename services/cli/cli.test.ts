@@ -1,30 +1,20 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SvcClient, type PartyEvent } from '../../clients/typescript/src/index.ts';
-import { freePort } from '../../platform/postgres/embedded.ts';
 import { partyEvent } from '../../test/fixtures/events.ts';
+import { runSvc, startSvcUp, SVC, type SvcUp } from '../../test/support/svc-process.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/webhook-receiver.ts';
 
 // The operator CLI as a newcomer runs it: separate processes sharing one data directory and
 // its embedded PostgreSQL.
-const SVC = join(import.meta.dirname, '../../bin/svc.js');
 
 let dataDir: string;
 let env: NodeJS.ProcessEnv;
 
-function run(args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [SVC, ...args], { env: { ...env, ...extraEnv } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => (stdout += c));
-    child.stderr.on('data', (c) => (stderr += c));
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
+const run = (args: string[], extraEnv: NodeJS.ProcessEnv = {}) => runSvc(args, { ...env, ...extraEnv });
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'svc-cli-'));
@@ -34,7 +24,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await rm(dataDir, { recursive: true, force: true });
+  await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 }); // the server may still be writing its last WAL
 });
 
 describe('svc CLI', () => {
@@ -80,32 +70,21 @@ describe('svc CLI', () => {
   });
 
   describe('while svc up is running', () => {
-    let server: ChildProcess;
+    let server: SvcUp;
     let baseUrl: string;
     let receiver: WebhookReceiver;
 
     beforeAll(async () => {
-      const port = await freePort();
       // Operator test mode, so the webhook worker may deliver to a receiver on this machine.
       receiver = await startWebhookReceiver();
       await writeFile(join(dataDir, 'receiver-ca.pem'), receiver.caPem);
       const webhookEnv = { SVC_WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', SVC_WEBHOOK_CA_FILE: join(dataDir, 'receiver-ca.pem') };
-      server = spawn(process.execPath, [SVC, 'up'], { env: { ...env, ...webhookEnv, PORT: String(port) } });
-      baseUrl = await new Promise<string>((resolve, reject) => {
-        let out = '';
-        server.stdout!.on('data', (chunk) => {
-          out += chunk;
-          const match = /svc is up at (http:\/\/\S+)/.exec(out);
-          if (match) resolve(match[1]!);
-        });
-        server.on('exit', (code) => reject(new Error(`svc up exited with ${code}`)));
-      });
+      server = await startSvcUp({ ...env, ...webhookEnv });
+      baseUrl = server.baseUrl;
     }, 60_000);
 
     afterAll(async () => {
-      const exited = new Promise((resolve) => server.once('exit', resolve));
-      server.kill('SIGTERM');
-      await exited;
+      await server.stop();
       await receiver.close();
     });
 

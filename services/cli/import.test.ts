@@ -1,32 +1,21 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { movementMapping } from '../../test/fixtures/import-mappings.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SvcClient } from '../../clients/typescript/src/index.ts';
-import { freePort } from '../../platform/postgres/embedded.ts';
+import { runSvc, startSvcUp, type SvcUp } from '../../test/support/svc-process.ts';
 
 // `svc import` as a customer's operator runs it: against a running `svc up`, through the public
 // API only, with an ingest key issued by the CLI.
-const SVC = join(import.meta.dirname, '../../bin/svc.js');
 
 let dataDir: string;
 let env: NodeJS.ProcessEnv;
-let server: ChildProcess | undefined;
+let server: SvcUp | undefined;
 let baseUrl: string;
 let key: { key_id: string; secret: string };
 
-function run(args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [SVC, ...args], { env: { ...env, ...extraEnv } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => (stdout += c));
-    child.stderr.on('data', (c) => (stderr += c));
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
+const run = (args: string[], extraEnv: NodeJS.ProcessEnv = {}) => runSvc(args, { ...env, ...extraEnv });
 
 async function getImport(id: string): Promise<Record<string, unknown>> {
   return { ...(await new SvcClient({ baseUrl, keyId: key.key_id, secret: key.secret }).imports.retrieve(id)) };
@@ -59,18 +48,8 @@ beforeAll(async () => {
   const { DATABASE_URL: _ignored, SVC_MASTER_KEY: _alsoIgnored, SVC_URL: _u, SVC_KEY_ID: _k, SVC_KEY_SECRET: _s, ...rest } = process.env;
   env = { ...rest, SVC_DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
 
-  const port = await freePort();
-  const child = spawn(process.execPath, [SVC, 'up'], { env: { ...env, PORT: String(port) } });
-  server = child;
-  baseUrl = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk) => {
-      out += chunk;
-      const match = /svc is up at (http:\/\/\S+)/.exec(out);
-      if (match) resolve(match[1]!);
-    });
-    child.on('exit', (code) => reject(new Error(`svc up exited with ${code}`)));
-  });
+  server = await startSvcUp(env);
+  baseUrl = server.baseUrl;
 
   expect((await run(['tenants', 'create', 'acme', '--base-asset', 'USD'])).code).toBe(0);
   const issued = await run(['keys', 'issue', '--tenant', 'acme', '--scope', 'ingest', '--json']);
@@ -81,12 +60,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  if (server && server.exitCode === null) {
-    const exited = new Promise((resolve) => server!.once('exit', resolve));
-    server.kill('SIGTERM');
-    await exited;
-  }
-  await rm(dataDir, { recursive: true, force: true });
+  await server?.stop();
+  await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 }); // the server may still be writing its last WAL
 });
 
 describe('svc import', () => {

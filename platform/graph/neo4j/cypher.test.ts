@@ -74,12 +74,12 @@ describe('the Cypher statements of the Neo4j GraphStore', () => {
       expect(diagnose(good.text.replace('RETURN', 'RETRUN'), good.params).join('\n')).toMatch(/^error: Invalid input 'RETRUN'/m);
     });
     it('catches a clause left unfinished', () => {
-      const withoutReturn = cypher.FLOW_IN.text.replace(/\nRETURN[\s\S]*$/, '');
-      expect(diagnose(withoutReturn, cypher.FLOW_IN.params.filter((p) => p !== 'limit')).join('\n')).toMatch(/error: Query cannot conclude with WITH/);
+      const withoutReturn = cypher.FLOW.text.replace(/\nRETURN[\s\S]*$/, '');
+      expect(diagnose(withoutReturn, cypher.FLOW.params.filter((p) => p !== 'limit')).join('\n')).toMatch(/error: Query cannot conclude with WITH/);
     });
     it('catches a semantic error (a variable out of scope), so the semantic analysis really ran', () => {
-      const broken = cypher.FLOW_IN.text.replace('c.key AS account', 'd.key AS account');
-      expect(diagnose(broken, cypher.FLOW_IN.params).join('\n')).toMatch(/error: Variable `d` not defined/);
+      const broken = cypher.FLOW.text.replace('c.key AS account', 'd.key AS account');
+      expect(diagnose(broken, cypher.FLOW.params).join('\n')).toMatch(/error: Variable `d` not defined/);
     });
     it('catches an aggregation used where Neo4j refuses it', () => {
       expect(diagnose('MATCH (n:GraphNode {tenant: $tenant}) WHERE count(n) > 1 RETURN n', ['tenant']).join('\n')).toMatch(/Invalid use of aggregating function count/);
@@ -89,7 +89,7 @@ describe('the Cypher statements of the Neo4j GraphStore', () => {
     });
     it('catches a misspelled label, relationship type or property (the model is the schema)', () => {
       expect(diagnose(good.text.replace(':GraphNode', ':GrahpNode'), good.params).join('\n')).toMatch(/Label GrahpNode is not present/);
-      expect(diagnose(cypher.FLOW_IN.text.replace(':MOVEMENT', ':MOVEMENTS'), cypher.FLOW_IN.params).join('\n')).toMatch(/Relationship type MOVEMENTS is not present/);
+      expect(diagnose(cypher.FLOW.text.replace(':MOVEMENT', ':MOVEMENTS'), cypher.FLOW.params).join('\n')).toMatch(/Relationship type MOVEMENTS is not present/);
       expect(diagnose(good.text.replace('n.attrs AS', 'n.atrs AS'), good.params).join('\n')).toMatch(/atrs is not present/);
     });
     it('catches a function a plain Neo4j does not have (APOC)', () => {
@@ -162,7 +162,7 @@ describe('no statement is built at run time', () => {
       // Elsewhere: a read budget's run or run(tx, …), each with a constant of cypher.ts (or the
       // loop variable over SCHEMA / the delete statements), never a string.
       for (const call of text.matchAll(/(\w+)\.run\(\s*([^,)]+)/g)) {
-        expect(`${call[1]}.run(${call[2]}`, file).toMatch(/^budget\.run\(([A-Z_]+|direction === 'in' \? FLOW_IN : FLOW_OUT)$/);
+        expect(`${call[1]}.run(${call[2]}`, file).toMatch(/^budget\.run\([A-Z_]+$/);
         calls++;
       }
       for (const call of text.matchAll(/(?<![.\w])run\(\s*\w+,\s*([^,)]+)/g)) {

@@ -254,24 +254,22 @@ RETURN u.i AS i, t.movementId AS movementId, u.node AS src, d.key AS dst, t.at A
 LIMIT $limit`,
 );
 
-// The accounts that sent to an account in a window, largest sum first (ties by account), at most
-// $limit listed; the totals are over all of them.
-export const FLOW_IN = define(
-  'flow-in',
-  `MATCH (:GraphNode {tenant: $tenant, kind: 'account', key: $account})<-[t:MOVEMENT {tenant: $tenant}]-(c:GraphNode {tenant: $tenant})
-WHERE t.at >= $since AND t.at <= $until AND c.key <> $account
-WITH c.key AS account, count(t) AS movements, sum(t.amount) AS priced, count(t) - count(t.amount) AS unpriced,
-     min(t.at) AS firstAt, max(t.at) AS lastAt
-ORDER BY priced DESC, account
-WITH collect({account: account, count: movements, sum: priced, unpriced: unpriced, firstAt: firstAt, lastAt: lastAt}) AS rows
-RETURN size(rows) AS accounts, reduce(n = 0, r IN rows | n + r.count) AS totalCount,
-       reduce(s = 0, r IN rows | s + r.sum) AS totalSum, rows[0..$limit] AS counterparties`,
-);
-
-// The accounts that received from an account in a window: FLOW_IN the other way.
-export const FLOW_OUT = define(
-  'flow-out',
-  `MATCH (:GraphNode {tenant: $tenant, kind: 'account', key: $account})-[t:MOVEMENT {tenant: $tenant}]->(c:GraphNode {tenant: $tenant})
+// The accounts that sent to ($inbound) or received from an account in a window, largest sum first
+// (ties by account), at most $limit listed; the totals are over all of them. One branch of the
+// subquery runs (the other's WHERE is false before it expands), so the expansion is directed.
+export const FLOW = define(
+  'flow',
+  `MATCH (x:GraphNode {tenant: $tenant, kind: 'account', key: $account})
+CALL (x) {
+  MATCH (x)<-[t:MOVEMENT {tenant: $tenant}]-(c:GraphNode {tenant: $tenant})
+  WHERE $inbound
+  RETURN t, c
+  UNION ALL
+  MATCH (x)-[t:MOVEMENT {tenant: $tenant}]->(c:GraphNode {tenant: $tenant})
+  WHERE NOT $inbound
+  RETURN t, c
+}
+WITH t, c
 WHERE t.at >= $since AND t.at <= $until AND c.key <> $account
 WITH c.key AS account, count(t) AS movements, sum(t.amount) AS priced, count(t) - count(t.amount) AS unpriced,
      min(t.at) AS firstAt, max(t.at) AS lastAt

@@ -117,8 +117,7 @@ const responder: Responder = (statement, p) => {
           .filter((m) => m.src === u.node && m.at >= u.after && m.at <= (p.until as bigint) && (u.low === null || m.amount >= u.low) && (u.high === null || m.amount <= u.high))
           .map((m) => ({ i: u.i, movementId: m.movementId, src: m.src, dst: m.dst, at: m.at, amount: m.amount })),
       );
-    case cypher.FLOW_IN:
-    case cypher.FLOW_OUT:
+    case cypher.FLOW:
       // Integers as the driver gives them without useBigInt (Integer objects) and with it.
       return [
         {
@@ -280,8 +279,9 @@ describe('Neo4jGraphStore plumbing (a recording driver double, no server)', () =
       sum: BIG + 100n,
       truncated: true,
     });
-    expect(fake.named(cypher.FLOW_IN)[0]!.params).toEqual({ tenant: 't1', account: 'X', since: ms(day(1)), until: ms(day(10)), limit: 1n });
+    expect(fake.named(cypher.FLOW)[0]!.params).toEqual({ tenant: 't1', account: 'X', inbound: true, since: ms(day(1)), until: ms(day(10)), limit: 1n });
     expect((await fake.store.fanOut('t1', 'X', { ...window, limit: 10 })).truncated).toBe(true);
+    expect(fake.named(cypher.FLOW)[1]!.params).toMatchObject({ account: 'X', inbound: false, limit: 10n });
     expect(await fake.store.gatherScatter('t1', 'X', window)).toMatchObject({ hub: 'X', inSum: BIG + 100n, outSum: BIG + 100n, truncated: true });
     expect(await fake.store.scatterGather('t1', 'S', { since: day(1), until: day(10), minIntermediaries: 3, limit: 10 })).toEqual({
       source: 'S',
@@ -316,7 +316,7 @@ describe('Neo4jGraphStore plumbing (a recording driver double, no server)', () =
 
 describe('the driver double itself', () => {
   it("knows each statement's columns and flags values Neo4j would not store as integers", () => {
-    expect(returned(cypher.FLOW_IN)).toEqual(['accounts', 'totalCount', 'totalSum', 'counterparties']);
+    expect(returned(cypher.FLOW)).toEqual(['accounts', 'totalCount', 'totalSum', 'counterparties']);
     expect(returned(cypher.INCIDENT_TRANSFERS)).toEqual(['src', 'dst', 'count', 'sum', 'unpriced', 'firstAt', 'lastAt']);
     expect(returned(cypher.HOLDINGS)).toEqual(['i', 'account']);
     expect(returned(cypher.SHARED_ATTRIBUTES)).toEqual(['kind', 'key', 'parties']);

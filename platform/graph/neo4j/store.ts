@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import neo4j, { type Driver, type ManagedTransaction } from 'neo4j-driver';
-import type { CycleOptions, EdgeFilter, EgoOptions, GraphChange, GraphNode, GraphStore, NodeRef, PathOptions, TwoHopOptions } from '../port.ts';
-import { applyChanges } from './apply.ts';
+import type { GraphChange, GraphNode, NodeRef } from '../port.ts';
+import type { GraphReads } from '../shared/access.ts';
+import { applyChanges } from '../shared/apply.ts';
+import { DEFAULT_READ_BUDGET_MS, TraversalGraphStore } from '../shared/store.ts';
 import { AWAIT_INDEXES, DELETE_TENANT_EVENTS, DELETE_TENANT_NODES, HOLDINGS, NODE, SCHEMA } from './cypher.ts';
-import { findCycles, flowSet, gatherScatter, scatterGather, sharedAttributes } from './flows.ts';
-import { jsonOrNull, numberOf, run, withReadBudget, type ReadBudget } from './session.ts';
-import { expand, shortestPaths } from './traverse.ts';
+import { neo4jReads } from './reads.ts';
+import { jsonOrNull, numberOf, run, withReadBudget } from './session.ts';
+import { neo4jWrites } from './writes.ts';
 
-// How long one graph read may take before it answers with what it has (truncated).
-export const DEFAULT_READ_BUDGET_MS = 2_000;
 // How long migrate() waits for new indexes to come online.
 const INDEX_WAIT_SECONDS = 300;
 // Nodes deleted per transaction by deleteTenant.
@@ -28,8 +28,9 @@ export interface Neo4jConnection {
 
 // The GraphStore on Neo4j 5 (docs/decisions/0015-neo4j-graph.md): GraphNode nodes, EDGE and
 // MOVEMENT relationships, every statement a constant of cypher.ts run through run(). The
-// traversals are the PostgreSQL adapter's, level by level, one Cypher statement per level.
-export class Neo4jGraphStore implements GraphStore {
+// traversals are the shared ones (platform/graph/shared), level by level, one Cypher statement
+// per level (reads.ts); apply's statements are in writes.ts.
+export class Neo4jGraphStore extends TraversalGraphStore {
   private readonly database: string;
 
   constructor(
@@ -38,6 +39,7 @@ export class Neo4jGraphStore implements GraphStore {
     // Closed by close() only when this store opened it (connect()).
     private readonly ownsDriver = false,
   ) {
+    super();
     this.database = options.database ?? 'neo4j';
   }
 
@@ -71,7 +73,7 @@ export class Neo4jGraphStore implements GraphStore {
     const batch = randomUUID();
     const session = this.driver.session({ database: this.database, defaultAccessMode: neo4j.session.WRITE });
     try {
-      await session.executeWrite((tx) => applyChanges(tx, changes, batch));
+      await session.executeWrite((tx) => applyChanges(neo4jWrites(tx, batch), changes));
     } finally {
       await session.close();
     }
@@ -81,42 +83,6 @@ export class Neo4jGraphStore implements GraphStore {
     const rows = await this.readOnce((tx) => run(tx, NODE, { tenant: tenantId, kind: node.kind, key: node.key }));
     const row = rows[0];
     return row?.known === true ? { ...node, attrs: jsonOrNull(row.attrs) } : null;
-  }
-
-  egoNetwork(tenantId: string, center: NodeRef, options: EgoOptions) {
-    return this.read((budget) => expand(budget, tenantId, center, options));
-  }
-
-  shortestPaths(tenantId: string, from: NodeRef, to: NodeRef, options: PathOptions) {
-    return this.read((budget) => shortestPaths(budget, tenantId, from, to, options));
-  }
-
-  component(tenantId: string, start: NodeRef, options: { filter?: EdgeFilter; nodeCap: number }) {
-    return this.read((budget) => expand(budget, tenantId, start, { ...options, depth: Number.POSITIVE_INFINITY }));
-  }
-
-  cycles(tenantId: string, account: string, options: CycleOptions) {
-    return this.read((budget) => findCycles(budget, tenantId, account, options));
-  }
-
-  fanIn(tenantId: string, account: string, window: { since: Date; until: Date; limit: number }) {
-    return this.read((budget) => flowSet(budget, tenantId, account, 'in', window));
-  }
-
-  fanOut(tenantId: string, account: string, window: { since: Date; until: Date; limit: number }) {
-    return this.read((budget) => flowSet(budget, tenantId, account, 'out', window));
-  }
-
-  scatterGather(tenantId: string, source: string, options: TwoHopOptions) {
-    return this.read((budget) => scatterGather(budget, tenantId, source, options));
-  }
-
-  gatherScatter(tenantId: string, hub: string, window: { since: Date; until: Date; limit: number }) {
-    return this.read((budget) => gatherScatter(budget, tenantId, hub, window));
-  }
-
-  sharedAttributes(tenantId: string, party: string, options: { limit: number }) {
-    return this.read((budget) => sharedAttributes(budget, tenantId, party, options.limit));
   }
 
   // One bounded expansion per party, no read budget: bounded by the limit, it cannot run away.
@@ -155,7 +121,7 @@ export class Neo4jGraphStore implements GraphStore {
     }
   }
 
-  private read<T>(work: (budget: ReadBudget) => Promise<T>): Promise<T> {
-    return withReadBudget(this.driver, this.database, this.options.readBudgetMs ?? DEFAULT_READ_BUDGET_MS, work);
+  protected read<T>(tenantId: string, work: (reads: GraphReads) => Promise<T>): Promise<T> {
+    return withReadBudget(this.driver, this.database, this.options.readBudgetMs ?? DEFAULT_READ_BUDGET_MS, (budget) => work(neo4jReads(budget, tenantId)));
   }
 }

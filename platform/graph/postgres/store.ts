@@ -1,29 +1,29 @@
 import { AnalyzeOnGrowth } from '../../postgres/analyze-on-growth.ts';
 import { withTransaction, type Pool } from '../../postgres/pool.ts';
-import type { CycleOptions, EgoOptions, GraphChange, GraphNode, GraphStore, NodeRef, PathOptions, TwoHopOptions, EdgeFilter } from '../port.ts';
-import { applyChanges } from './apply.ts';
+import type { GraphChange, GraphNode, NodeRef } from '../port.ts';
+import type { GraphReads } from '../shared/access.ts';
+import { applyChanges } from '../shared/apply.ts';
+import { DEFAULT_READ_BUDGET_MS, TraversalGraphStore } from '../shared/store.ts';
 import { withReadBudget } from './budget.ts';
-import { findCycles, flowSet, gatherScatter, scatterGather, sharedAttributes } from './flows.ts';
-import { expand, shortestPaths } from './traverse.ts';
-
-// How long one graph read may take before it answers with what it has (truncated).
-export const DEFAULT_READ_BUDGET_MS = 2_000;
+import { postgresReads } from './reads.ts';
+import { postgresWrites } from './writes.ts';
 
 // The embedded GraphStore: PostgreSQL tables (infra/postgres/0005_graph.up.sql), traversed level
-// by level with one set-based statement per level.
-export class PostgresGraphStore implements GraphStore {
+// by level by the shared traversals (platform/graph/shared), one set-based statement per level.
+export class PostgresGraphStore extends TraversalGraphStore {
   private readonly growth: AnalyzeOnGrowth;
 
   constructor(
     private readonly pool: Pool,
     private readonly options: { readBudgetMs?: number } = {},
   ) {
+    super();
     this.growth = new AnalyzeOnGrowth(pool, ['graph_applied', 'graph_nodes', 'graph_edges', 'graph_transfers']);
   }
 
   async apply(changes: GraphChange[]): Promise<void> {
     if (changes.length === 0) return;
-    await withTransaction(this.pool, (db) => applyChanges(db, changes));
+    await withTransaction(this.pool, (db) => applyChanges(postgresWrites(db), changes));
     this.growth.note(changes.length);
   }
 
@@ -37,42 +37,6 @@ export class PostgresGraphStore implements GraphStore {
       values: [tenantId, node.kind, node.key],
     });
     return rows[0]?.known ? { ...node, attrs: rows[0].attrs } : null;
-  }
-
-  egoNetwork(tenantId: string, center: NodeRef, options: EgoOptions) {
-    return this.read((budget) => expand(budget, tenantId, center, options));
-  }
-
-  shortestPaths(tenantId: string, from: NodeRef, to: NodeRef, options: PathOptions) {
-    return this.read((budget) => shortestPaths(budget, tenantId, from, to, options));
-  }
-
-  component(tenantId: string, start: NodeRef, options: { filter?: EdgeFilter; nodeCap: number }) {
-    return this.read((budget) => expand(budget, tenantId, start, { ...options, depth: Number.POSITIVE_INFINITY }));
-  }
-
-  cycles(tenantId: string, account: string, options: CycleOptions) {
-    return this.read((budget) => findCycles(budget, tenantId, account, options));
-  }
-
-  fanIn(tenantId: string, account: string, window: { since: Date; until: Date; limit: number }) {
-    return this.read((budget) => flowSet(budget, tenantId, account, 'in', window));
-  }
-
-  fanOut(tenantId: string, account: string, window: { since: Date; until: Date; limit: number }) {
-    return this.read((budget) => flowSet(budget, tenantId, account, 'out', window));
-  }
-
-  scatterGather(tenantId: string, source: string, options: TwoHopOptions) {
-    return this.read((budget) => scatterGather(budget, tenantId, source, options));
-  }
-
-  gatherScatter(tenantId: string, hub: string, window: { since: Date; until: Date; limit: number }) {
-    return this.read((budget) => gatherScatter(budget, tenantId, hub, window));
-  }
-
-  sharedAttributes(tenantId: string, party: string, options: { limit: number }) {
-    return this.read((budget) => sharedAttributes(budget, tenantId, party, options.limit));
   }
 
   // One index range per party, no read budget: bounded by the limit, it cannot run away.
@@ -95,7 +59,7 @@ export class PostgresGraphStore implements GraphStore {
     return lists.map((list) => list.sort());
   }
 
-  private read<T>(work: Parameters<typeof withReadBudget<T>>[2]): Promise<T> {
-    return withReadBudget(this.pool, this.options.readBudgetMs ?? DEFAULT_READ_BUDGET_MS, work);
+  protected read<T>(tenantId: string, work: (reads: GraphReads) => Promise<T>): Promise<T> {
+    return withReadBudget(this.pool, this.options.readBudgetMs ?? DEFAULT_READ_BUDGET_MS, (budget) => work(postgresReads(budget, tenantId)));
   }
 }

@@ -1,10 +1,9 @@
-// The traversals of the PostgreSQL adapter (postgres/traverse.ts), line for line: the same
-// level-by-level breadth-first search, caps, ranking and path assembly in TypeScript, each level
-// one set-based Cypher statement (edges.ts), so both engines answer alike.
+// The traversals of every engine: breadth-first level by level in TypeScript, each level one
+// set-based statement of the engine (GraphReads.storedEdges, rebuiltTransfers), so every engine
+// answers alike: the same caps, ranking, induced subgraph and shortest paths.
 
 import { nodeId, type EdgeFilter, type GraphEdge, type GraphNode, type NodeRef, type Path, type PathOptions, type Subgraph } from '../port.ts';
-import { NODE_ATTRS } from './cypher.ts';
-import { jsonOrNull, type ReadBudget } from './session.ts';
+import { compare, type GraphReads } from './access.ts';
 import { attachRecentMovements, incidentEdges } from './edges.ts';
 
 // Edges read per expansion step, at least; a step that finds more stops there and says so.
@@ -21,8 +20,7 @@ function otherEnd(edge: GraphEdge, node: string): NodeRef {
 // linked by more edges are kept (ties by id, so answers are stable). The result is the subgraph
 // the kept nodes induce: every edge among them, also between two nodes of the last level.
 export async function expand(
-  budget: ReadBudget,
-  tenantId: string,
+  reads: GraphReads,
   start: NodeRef,
   options: { depth: number; filter?: EdgeFilter; nodeCap: number },
 ): Promise<Subgraph> {
@@ -32,7 +30,7 @@ export async function expand(
   let truncated = false;
   let frontier: NodeRef[] = [start];
   for (let level = 1; level <= options.depth && frontier.length > 0; level++) {
-    const found = await incidentEdges(budget, tenantId, frontier, options.filter, edgeBudget + 1);
+    const found = await incidentEdges(reads, frontier, options.filter, edgeBudget + 1);
     if (!found.complete) truncated = true;
     const links = new Map<string, { node: NodeRef; edges: number }>();
     const frontierIds = new Set(frontier.map(nodeId));
@@ -58,41 +56,32 @@ export async function expand(
     for (const edge of found.edges) {
       if (nodes.has(nodeId(edge.from)) && nodes.has(nodeId(edge.to))) edges.set(edge.id, edge);
     }
-    if (budget.exhausted) break;
+    if (reads.exhausted) break;
   }
   // Edges among the nodes of the last level (their own expansion was never read).
-  if (frontier.length > 0 && !budget.exhausted) {
-    const found = await incidentEdges(budget, tenantId, frontier, options.filter, edgeBudget + 1, [...nodes.values()]);
+  if (frontier.length > 0 && !reads.exhausted) {
+    const found = await incidentEdges(reads, frontier, options.filter, edgeBudget + 1, [...nodes.values()]);
     if (!found.complete) truncated = true;
     for (const edge of found.edges) edges.set(edge.id, edge);
   }
-  return finish(budget, tenantId, [...nodes.values()], [...edges.values()], options.filter, truncated || budget.exhausted);
+  return finish(reads, [...nodes.values()], [...edges.values()], options.filter, truncated || reads.exhausted);
 }
 
 // Attributes of the nodes, the latest movements of the transfer edges, and a stable order.
 export async function finish(
-  budget: ReadBudget,
-  tenantId: string,
+  reads: GraphReads,
   refs: NodeRef[],
   edges: GraphEdge[],
   filter: EdgeFilter | undefined,
   truncated: boolean,
 ): Promise<Subgraph> {
   const entities = refs.filter((n) => n.kind === 'party' || n.kind === 'account' || n.kind === 'instrument');
-  const attrs = new Map<string, Record<string, unknown>>();
-  if (entities.length > 0) {
-    const rows = await budget.run(NODE_ATTRS, { tenant: tenantId, nodes: entities.map((n) => ({ kind: n.kind, key: n.key })) });
-    for (const row of rows ?? []) attrs.set(`${String(row.kind)}:${String(row.key)}`, jsonOrNull(row.attrs) ?? {});
-  }
-  await attachRecentMovements(budget, tenantId, edges, filter);
-  const nodes: GraphNode[] = refs.map((ref) => ({ ...ref, attrs: attrs.get(nodeId(ref)) ?? null }));
+  const attrs = entities.length > 0 ? await reads.nodeAttrs(entities) : undefined;
+  await attachRecentMovements(reads, edges, filter);
+  const nodes: GraphNode[] = refs.map((ref) => ({ ...ref, attrs: attrs?.get(nodeId(ref)) ?? null }));
   nodes.sort((a, b) => compare(nodeId(a), nodeId(b)));
   edges.sort((a, b) => compare(a.id, b.id));
-  return { nodes, edges, truncated: truncated || budget.exhausted };
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+  return { nodes, edges, truncated: truncated || reads.exhausted };
 }
 
 interface Side {
@@ -106,8 +95,7 @@ interface Side {
 // once, always widening the smaller frontier. Stops at maxDepth hops, when the visit cap is hit, or
 // when the budget is spent (the last two say so: a path may exist that was not found).
 export async function shortestPaths(
-  budget: ReadBudget,
-  tenantId: string,
+  reads: GraphReads,
   from: NodeRef,
   to: NodeRef,
   options: PathOptions,
@@ -118,7 +106,7 @@ export async function shortestPaths(
     [nodeId(to), to],
   ]);
   if (nodeId(from) === nodeId(to)) {
-    return { paths: [{ nodes: [from], edges: [] }], subgraph: await finish(budget, tenantId, [from], [], options.filter, false) };
+    return { paths: [{ nodes: [from], edges: [] }], subgraph: await finish(reads, [from], [], options.filter, false) };
   }
   const a: Side = { depth: new Map([[nodeId(from), 0]]), parents: new Map(), frontier: [from] };
   const b: Side = { depth: new Map([[nodeId(to), 0]]), parents: new Map(), frontier: [to] };
@@ -132,9 +120,9 @@ export async function shortestPaths(
     }
     const side = a.frontier.length <= b.frontier.length ? a : b;
     const other = side === a ? b : a;
-    const found = await incidentEdges(budget, tenantId, side.frontier, options.filter, PATH_VISIT_CAP + 1);
+    const found = await incidentEdges(reads, side.frontier, options.filter, PATH_VISIT_CAP + 1);
     if (!found.complete) truncated = true;
-    if (budget.exhausted) break;
+    if (reads.exhausted) break;
     const frontierIds = new Set(side.frontier.map(nodeId));
     const level = side.depth.get(nodeId(side.frontier[0]!))! + 1;
     const next: NodeRef[] = [];
@@ -188,8 +176,7 @@ export async function shortestPaths(
   const onPaths = new Set(paths.flatMap((p) => p.edges));
   const nodeIds = new Set(paths.flatMap((p) => p.nodes.map(nodeId)));
   const subgraph = await finish(
-    budget,
-    tenantId,
+    reads,
     [...nodeIds].map((id) => refs.get(id)!),
     [...onPaths].map((id) => edgesById.get(id)!),
     options.filter,

@@ -1,0 +1,251 @@
+// The reads the shared traversals need (shared/access.ts), as SQL over graph_nodes, graph_edges
+// and graph_transfers (infra/postgres/0005_graph.up.sql): each one statement, its rows decoded.
+
+import type { EdgeType, FlowSet, GraphEdge, NodeKind } from '../port.ts';
+import type { GraphReads } from '../shared/access.ts';
+import { graphEdge, transferEdge } from '../shared/edges.ts';
+import type { ReadBudget } from './budget.ts';
+
+interface EdgeRow {
+  src_kind: string;
+  src_key: string;
+  type: string;
+  dst_kind: string;
+  dst_key: string;
+  qualifier: string;
+  valid_from: Date | null;
+  valid_to: Date | null;
+  count: bigint | string;
+  sum: string | null;
+  unpriced: bigint | string;
+  first_at: Date | null;
+  last_at: Date | null;
+  attrs: Record<string, unknown>;
+}
+
+function toEdge(row: EdgeRow): GraphEdge {
+  return graphEdge({
+    type: row.type as EdgeType,
+    from: { kind: row.src_kind as NodeKind, key: row.src_key },
+    to: { kind: row.dst_kind as NodeKind, key: row.dst_key },
+    qualifier: row.qualifier,
+    validFrom: row.valid_from,
+    validTo: row.valid_to,
+    count: Number(row.count),
+    sum: row.sum === null ? null : BigInt(row.sum),
+    unpriced: Number(row.unpriced),
+    firstAt: row.first_at,
+    lastAt: row.last_at,
+    attrs: row.attrs,
+  });
+}
+
+// The totals of a group of movements (a pair's, a counterparty's).
+interface TotalsRow {
+  count: bigint;
+  sum: string;
+  unpriced: bigint;
+  first_at: Date;
+  last_at: Date;
+}
+
+function totalsOf(row: TotalsRow) {
+  return { count: Number(row.count), sum: BigInt(row.sum), unpriced: Number(row.unpriced), firstAt: row.first_at, lastAt: row.last_at };
+}
+
+function toCounterparty(row: TotalsRow & { account: string }): FlowSet['counterparties'][number] {
+  return { account: row.account, count: Number(row.count), sum: BigInt(row.sum), unpriced: Number(row.unpriced), firstAt: row.first_at, lastAt: row.last_at };
+}
+
+// The stored edges touching the frontier from one side (the frontier node is the edge's `near`
+// end), passing the filter: declared edges valid, observed edges seen, at some time in the window.
+const incidentSide = (near: 'src' | 'dst', far: 'src' | 'dst') => `
+    SELECT e.src_kind, e.src_key, e.type, e.dst_kind, e.dst_key, e.qualifier, e.valid_from, e.valid_to, e.count, e.sum::text AS sum,
+           e.unpriced, e.first_at, e.last_at, e.attrs
+      FROM unnest($2::text[], $3::text[]) AS f(kind, key)
+      JOIN graph_edges e ON e.tenant_id = $1 AND e.${near}_kind = f.kind AND e.${near}_key = f.key
+     WHERE ($4::text[] IS NULL OR e.type = ANY ($4))
+       AND NOT ($5::boolean AND e.type = 'transfer')
+       AND ($6::timestamptz IS NULL OR coalesce(e.valid_from, e.first_at) IS NULL OR coalesce(e.valid_from, e.first_at) <= $6)
+       AND ($7::timestamptz IS NULL OR coalesce(e.valid_to, CASE WHEN e.origin IS NULL THEN e.last_at END) IS NULL
+            OR coalesce(e.valid_to, CASE WHEN e.origin IS NULL THEN e.last_at END) >= $7)
+       AND ($8::text[] IS NULL OR EXISTS (SELECT 1 FROM unnest($8::text[], $9::text[]) AS s(kind, key)
+                                          WHERE s.kind = e.${far}_kind AND s.key = e.${far}_key))`;
+
+// Transfer pairs rebuilt from the movements touching the frontier's accounts from one side.
+const transfersSide = (near: 'src' | 'dst', far: 'src' | 'dst') => `
+      SELECT t.src, t.dst, count(*) AS count, coalesce(sum(t.amount), 0)::text AS sum, count(*) FILTER (WHERE t.amount IS NULL) AS unpriced,
+             min(t.occurred_at) AS first_at, max(t.occurred_at) AS last_at
+        FROM unnest($2::text[]) AS f(key)
+        JOIN graph_transfers t ON t.tenant_id = $1 AND t.${near} = f.key
+       WHERE ($3::timestamptz IS NULL OR t.occurred_at >= $3) AND ($4::timestamptz IS NULL OR t.occurred_at <= $4)
+         AND ($5::numeric IS NULL OR t.amount >= $5)
+         AND ($6::text[] IS NULL OR t.${far} = ANY ($6))
+       GROUP BY t.src, t.dst`;
+
+// The reads of one answer, in the budget's read-only snapshot.
+export function postgresReads(budget: ReadBudget, tenantId: string): GraphReads {
+  return {
+    get exhausted() {
+      return budget.exhausted;
+    },
+
+    async storedEdges(q) {
+      const rows = await budget.query<EdgeRow>({
+        name: 'graph-incident',
+        text: `${incidentSide('src', 'dst')} UNION ALL ${incidentSide('dst', 'src')} LIMIT $10`,
+        values: [
+          tenantId,
+          q.frontier.map((n) => n.kind),
+          q.frontier.map((n) => n.key),
+          q.types,
+          q.rebuilt,
+          q.until,
+          q.since,
+          q.within ? q.within.map((n) => n.kind) : null,
+          q.within ? q.within.map((n) => n.key) : null,
+          q.limit,
+        ],
+      });
+      return rows?.map(toEdge);
+    },
+
+    async rebuiltTransfers(q) {
+      const rows = await budget.query<TotalsRow & { src: string; dst: string }>({
+        name: 'graph-incident-transfers',
+        text: `${transfersSide('src', 'dst')} UNION ALL ${transfersSide('dst', 'src')} LIMIT $7`,
+        values: [tenantId, q.accounts, q.since, q.until, q.minAmount?.toString() ?? null, q.within, q.limit],
+      });
+      return rows?.map((row) => transferEdge(row.src, row.dst, totalsOf(row)));
+    },
+
+    async nodeAttrs(entities) {
+      const rows = await budget.query<{ kind: string; key: string; attrs: Record<string, unknown> }>({
+        name: 'graph-node-attrs',
+        text: `SELECT n.kind, n.key, n.attrs FROM unnest($2::text[], $3::text[]) AS u(kind, key)
+                 JOIN graph_nodes n ON n.tenant_id = $1 AND n.kind = u.kind AND n.key = u.key`,
+        values: [tenantId, entities.map((n) => n.kind), entities.map((n) => n.key)],
+      });
+      const attrs = new Map<string, Record<string, unknown>>();
+      for (const row of rows ?? []) attrs.set(`${row.kind}:${row.key}`, row.attrs);
+      return attrs;
+    },
+
+    async recentMovements(transfers, filter, limit) {
+      const rows = await budget.query<{ i: number; movement_id: string; occurred_at: Date; amount: string | null }>({
+        name: 'graph-recent-movements',
+        text: `SELECT u.i, t.movement_id, t.occurred_at, t.amount::text AS amount
+                 FROM unnest($2::int[], $3::text[], $4::text[]) AS u(i, src, dst)
+                 CROSS JOIN LATERAL (
+                   SELECT movement_id, occurred_at, amount FROM graph_transfers
+                    WHERE tenant_id = $1 AND src = u.src AND dst = u.dst
+                      AND ($5::timestamptz IS NULL OR occurred_at >= $5) AND ($6::timestamptz IS NULL OR occurred_at <= $6)
+                      AND ($7::numeric IS NULL OR amount >= $7)
+                    ORDER BY occurred_at DESC, movement_id DESC LIMIT $8
+                 ) t`,
+        values: [
+          tenantId,
+          transfers.map((_, i) => i),
+          transfers.map((e) => e.from.key),
+          transfers.map((e) => e.to.key),
+          filter?.since ?? null,
+          filter?.until ?? null,
+          filter?.minAmount?.toString() ?? null,
+          limit,
+        ],
+      });
+      return rows?.map((row) => ({ pair: row.i, movementId: row.movement_id, occurredAt: row.occurred_at, amount: row.amount === null ? null : BigInt(row.amount) }));
+    },
+
+    async cycleStep(steps, until, limit) {
+      const rows = await budget.query<{ i: number; movement_id: string; src: string; dst: string; occurred_at: Date; amount: string }>({
+        name: 'graph-cycle-step',
+        text: `SELECT u.i, t.movement_id, t.src, t.dst, t.occurred_at, t.amount::text AS amount
+                 FROM unnest($2::int[], $3::text[], $4::timestamptz[], $5::numeric[], $6::numeric[]) AS u(i, node, after, low, high)
+                 JOIN graph_transfers t ON t.tenant_id = $1 AND t.src = u.node
+                WHERE t.occurred_at >= u.after AND t.occurred_at <= $7
+                  AND t.amount IS NOT NULL AND t.amount BETWEEN coalesce(u.low, t.amount) AND coalesce(u.high, t.amount)
+                LIMIT $8`,
+        values: [
+          tenantId,
+          steps.map((_, i) => i),
+          steps.map((s) => s.node),
+          steps.map((s) => s.after),
+          steps.map((s) => s.low?.toString() ?? null),
+          steps.map((s) => s.high?.toString() ?? null),
+          until,
+          limit,
+        ],
+      });
+      return rows?.map((row) => ({
+        step: row.i,
+        movement: { movementId: row.movement_id, from: row.src, to: row.dst, occurredAt: row.occurred_at, amount: BigInt(row.amount) },
+      }));
+    },
+
+    async flows(account, direction, window) {
+      const [near, far] = direction === 'in' ? ['dst', 'src'] : ['src', 'dst'];
+      const rows = await budget.query<TotalsRow & { account: string; total_count: bigint; total_sum: string; accounts: bigint }>({
+        name: `graph-flow-${direction}`,
+        text: `SELECT ${far} AS account, count(*) AS count, coalesce(sum(amount), 0)::text AS sum, count(*) FILTER (WHERE amount IS NULL) AS unpriced,
+                      min(occurred_at) AS first_at, max(occurred_at) AS last_at,
+                      sum(count(*)) OVER ()::bigint AS total_count, (sum(coalesce(sum(amount), 0)) OVER ())::text AS total_sum, count(*) OVER () AS accounts
+                 FROM graph_transfers
+                WHERE tenant_id = $1 AND ${near} = $2 AND occurred_at >= $3 AND occurred_at <= $4 AND ${far} <> $2
+                GROUP BY ${far}
+                ORDER BY coalesce(sum(amount), 0) DESC, ${far}
+                LIMIT $5`,
+        values: [tenantId, account, window.since, window.until, window.limit],
+      });
+      if (rows === undefined) return undefined;
+      const first = rows[0];
+      return {
+        counterparties: rows.map(toCounterparty),
+        accounts: first ? Number(first.accounts) : 0,
+        count: first ? Number(first.total_count) : 0,
+        sum: first ? BigInt(first.total_sum) : 0n,
+      };
+    },
+
+    async scatterGather(source, options) {
+      const rows = await budget.query<{ account: string; intermediaries: string[]; sum: string; gathers: bigint }>({
+        name: 'graph-scatter-gather',
+        text: `WITH scatter AS (
+                 SELECT dst AS mid, min(occurred_at) AS first_at FROM graph_transfers
+                  WHERE tenant_id = $1 AND src = $2 AND dst <> $2 AND occurred_at >= $3 AND occurred_at <= $4
+                  GROUP BY dst
+               ), gather AS (
+                 SELECT t.dst AS account, s.mid, coalesce(sum(t.amount), 0) AS sum
+                   FROM scatter s JOIN graph_transfers t ON t.tenant_id = $1 AND t.src = s.mid
+                  WHERE t.occurred_at >= s.first_at AND t.occurred_at <= $4 AND t.dst <> $2 AND t.dst <> s.mid
+                  GROUP BY t.dst, s.mid
+               )
+               SELECT account, array_agg(mid ORDER BY mid) AS intermediaries, sum(sum)::text AS sum, count(*) OVER () AS gathers
+                 FROM gather GROUP BY account HAVING count(*) >= $5
+                ORDER BY count(*) DESC, sum(sum) DESC, account LIMIT $6`,
+        values: [tenantId, source, options.since, options.until, options.minIntermediaries, options.limit],
+      });
+      if (rows === undefined) return undefined;
+      return {
+        gathers: rows.map((r) => ({ account: r.account, intermediaries: r.intermediaries, sum: BigInt(r.sum) })),
+        found: rows[0] ? Number(rows[0].gathers) : 0,
+      };
+    },
+
+    async sharedAttributes(party, limit) {
+      const rows = await budget.query<{ kind: string; key: string; parties: string[] }>({
+        name: 'graph-shared-attributes',
+        text: `SELECT mine.dst_kind AS kind, mine.dst_key AS key, array_agg(DISTINCT other.src_key ORDER BY other.src_key) AS parties
+                 FROM graph_edges mine
+                 JOIN graph_edges other ON other.tenant_id = mine.tenant_id AND other.dst_kind = mine.dst_kind AND other.dst_key = mine.dst_key
+                                       AND other.type = 'shares' AND other.src_kind = 'party' AND other.src_key <> mine.src_key
+                WHERE mine.tenant_id = $1 AND mine.src_kind = 'party' AND mine.src_key = $2 AND mine.type = 'shares'
+                GROUP BY mine.dst_kind, mine.dst_key
+                ORDER BY count(DISTINCT other.src_key) DESC, mine.dst_kind, mine.dst_key
+                LIMIT $3`,
+        values: [tenantId, party, limit],
+      });
+      return rows?.map((r) => ({ via: { kind: r.kind as NodeKind, key: r.key }, parties: r.parties }));
+    },
+  };
+}

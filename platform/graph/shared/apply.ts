@@ -1,0 +1,82 @@
+// What applying a batch of graph changes writes, for every engine: the engine runs a handful of
+// set-based statements (GraphWrites) whatever the batch size; this decides which and with what.
+
+import type { GraphChange, NodeRef } from '../port.ts';
+import type { DeclaredWrite, GraphWrites, ObservedWrite, TransferChange } from './access.ts';
+
+// Separates the parts of an edge's identity in one string (never in an id or a hash).
+const SEP = '\u001f';
+
+// What tells two edges apart in a tenant's network (the key an engine stores an edge under).
+export function edgeIdentity(type: string, from: NodeRef, to: NodeRef, qualifier: string): string {
+  return [type, from.kind, from.key, to.kind, to.key, qualifier].join(SEP);
+}
+
+// Applies a batch in the caller's write transaction. Changes whose event was applied before are
+// dropped first, so the counters of transfer pairs and observed edges never count a movement twice.
+export async function applyChanges(writes: GraphWrites, changes: GraphChange[]): Promise<void> {
+  const fresh = await claimEvents(writes, changes);
+  if (fresh.length === 0) return;
+  for (const round of versionRounds(fresh.filter((c) => c.entity))) await applyEntities(writes, round);
+  const transfers = fresh.filter((c): c is TransferChange => c.transfer !== undefined);
+  if (transfers.length > 0) await writes.addTransfers(transfers);
+  const observed = fresh.flatMap((c) => (c.observed ?? []).map((o): ObservedWrite => ({ tenantId: c.tenantId, type: o.type, from: o.from, to: o.to, at: c.occurredAt })));
+  if (observed.length > 0) await writes.addObserved(observed);
+}
+
+async function claimEvents(writes: GraphWrites, changes: GraphChange[]): Promise<GraphChange[]> {
+  const unique = new Map(changes.map((c) => [`${c.tenantId}${SEP}${c.eventId}`, c]));
+  if (unique.size === 0) return [];
+  const claimed = new Set((await writes.claim([...unique.values()])).map((e) => `${e.tenantId}${SEP}${e.eventId}`));
+  // In log order: a later version of an entity in the same batch wins; an event twice counts once.
+  return changes.filter((c) => claimed.delete(`${c.tenantId}${SEP}${c.eventId}`));
+}
+
+// Entity versions in rounds: the first version of each entity in the batch, then the second, and
+// so on. Each round is applied set-based, in order, so a batch holding two versions of one entity
+// leaves the history one-by-one application would (the first version's edges, closed by the second).
+function versionRounds(changes: GraphChange[]): GraphChange[][] {
+  const seen = new Map<string, number>();
+  const rounds: GraphChange[][] = [];
+  for (const change of changes) {
+    const origin = `${change.tenantId}${SEP}${change.entity!.origin}`;
+    const round = seen.get(origin) ?? 0;
+    seen.set(origin, round + 1);
+    (rounds[round] ??= []).push(change);
+  }
+  return rounds;
+}
+
+// One version of each entity at most (see versionRounds).
+async function applyEntities(writes: GraphWrites, entities: GraphChange[]): Promise<void> {
+  const nodes = entities
+    .filter((c) => c.entity!.node)
+    .map((c) => ({ tenantId: c.tenantId, ref: c.entity!.node!.ref, attrs: c.entity!.node!.attrs, at: c.occurredAt }));
+  if (nodes.length > 0) await writes.upsertNodes(nodes);
+
+  // Edges an entity no longer declares are closed at the new version's time, not deleted: the
+  // network keeps who held an account before.
+  await writes.closeUndeclared(
+    entities.map((c) => ({
+      tenantId: c.tenantId,
+      origin: c.entity!.origin,
+      at: c.occurredAt,
+      keep: c.entity!.edges.map((e) => edgeIdentity(e.type, e.from, e.to, e.qualifier)),
+    })),
+  );
+
+  const declared = declaredEdges(entities);
+  if (declared.length > 0) await writes.upsertDeclared(declared);
+}
+
+// One edge per identity (an upsert cannot touch one twice); the later declaration wins.
+function declaredEdges(entities: GraphChange[]): DeclaredWrite[] {
+  const byIdentity = new Map<string, DeclaredWrite>();
+  for (const change of entities) {
+    for (const edge of change.entity!.edges) {
+      const identity = edgeIdentity(edge.type, edge.from, edge.to, edge.qualifier);
+      byIdentity.set(`${change.tenantId}${SEP}${identity}`, { tenantId: change.tenantId, identity, edge, origin: change.entity!.origin, at: change.occurredAt });
+    }
+  }
+  return [...byIdentity.values()];
+}

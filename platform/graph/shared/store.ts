@@ -1,0 +1,55 @@
+import type { CycleOptions, EdgeFilter, EgoOptions, GraphChange, GraphNode, GraphStore, NodeRef, PathOptions, TwoHopOptions } from '../port.ts';
+import type { GraphReads } from './access.ts';
+import { findCycles, flowSet, gatherScatter, scatterGather, sharedAttributes } from './flows.ts';
+import { expand, shortestPaths } from './traverse.ts';
+
+// How long one graph read may take before it answers with what it has (truncated).
+export const DEFAULT_READ_BUDGET_MS = 2_000;
+
+// A GraphStore whose traversals and movement queries are the shared ones (traverse.ts, flows.ts),
+// run over the reads an engine gives for one answer. An adapter provides `read` (one tenant, one
+// read budget), apply, node and holdings.
+export abstract class TraversalGraphStore implements GraphStore {
+  abstract apply(changes: GraphChange[]): Promise<void>;
+  abstract node(tenantId: string, node: NodeRef): Promise<GraphNode | null>;
+  abstract holdings(tenantId: string, requests: Array<{ party: string; until: Date }>, limit: number): Promise<string[][]>;
+
+  // Runs the reads of one answer within the read budget (one transaction of the engine).
+  protected abstract read<T>(tenantId: string, work: (reads: GraphReads) => Promise<T>): Promise<T>;
+
+  egoNetwork(tenantId: string, center: NodeRef, options: EgoOptions) {
+    return this.read(tenantId, (reads) => expand(reads, center, options));
+  }
+
+  shortestPaths(tenantId: string, from: NodeRef, to: NodeRef, options: PathOptions) {
+    return this.read(tenantId, (reads) => shortestPaths(reads, from, to, options));
+  }
+
+  component(tenantId: string, start: NodeRef, options: { filter?: EdgeFilter; nodeCap: number }) {
+    return this.read(tenantId, (reads) => expand(reads, start, { ...options, depth: Number.POSITIVE_INFINITY }));
+  }
+
+  cycles(tenantId: string, account: string, options: CycleOptions) {
+    return this.read(tenantId, (reads) => findCycles(reads, account, options));
+  }
+
+  fanIn(tenantId: string, account: string, window: { since: Date; until: Date; limit: number }) {
+    return this.read(tenantId, (reads) => flowSet(reads, account, 'in', window));
+  }
+
+  fanOut(tenantId: string, account: string, window: { since: Date; until: Date; limit: number }) {
+    return this.read(tenantId, (reads) => flowSet(reads, account, 'out', window));
+  }
+
+  scatterGather(tenantId: string, source: string, options: TwoHopOptions) {
+    return this.read(tenantId, (reads) => scatterGather(reads, source, options));
+  }
+
+  gatherScatter(tenantId: string, hub: string, window: { since: Date; until: Date; limit: number }) {
+    return this.read(tenantId, (reads) => gatherScatter(reads, hub, window));
+  }
+
+  sharedAttributes(tenantId: string, party: string, options: { limit: number }) {
+    return this.read(tenantId, (reads) => sharedAttributes(reads, party, options.limit));
+  }
+}

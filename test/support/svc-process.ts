@@ -1,0 +1,57 @@
+// The `svc` CLI as separate processes, as an operator runs it: one-off commands, and `svc up`
+// waited for until it prints its base URL.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { freePort } from '../../platform/postgres/embedded.ts';
+
+export const SVC = join(import.meta.dirname, '../../bin/svc.js');
+
+export interface SvcResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export function runSvc(args: string[], env: NodeJS.ProcessEnv): Promise<SvcResult> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [SVC, ...args], { env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => (stderr += c));
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+export interface SvcUp {
+  baseUrl: string;
+  process: ChildProcess;
+  // SIGTERM, then waits for it to exit.
+  stop: () => Promise<void>;
+}
+
+// `svc up` on a free port; rejects with its stderr when it exits before it is up.
+export async function startSvcUp(env: NodeJS.ProcessEnv): Promise<SvcUp> {
+  const child = spawn(process.execPath, [SVC, 'up'], { env: { ...env, PORT: String(await freePort()) } });
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk) => {
+      out += chunk;
+      const match = /svc is up at (http:\/\/\S+)/.exec(out);
+      if (match) resolve(match[1]!);
+    });
+    child.on('exit', (code) => reject(new Error(`svc up exited with ${code}: ${stderr}`)));
+  });
+  return {
+    baseUrl,
+    process: child,
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
