@@ -52,6 +52,19 @@ export const configSchema = z.object({
   // How long POST /v1/webhook-endpoints/{id}/test waits for the worker's attempt before its 504.
   SVC_WEBHOOK_TEST_WAIT_MS: z.coerce.number().int().min(1000).max(120_000).default(15_000),
 
+  // The analysts' console (services/console, docs/decisions/0017-console-auth.md): its own port on
+  // HOST; sessions end after SVC_CONSOLE_IDLE_MIN without a request or SVC_CONSOLE_ABSOLUTE_H
+  // after login; SVC_CONSOLE_LOCKOUT_ATTEMPTS failed logins in a row lock a user for
+  // SVC_CONSOLE_LOCKOUT_MIN. TRUST_PROXY: believe X-Forwarded-Proto/-For from the proxy in front
+  // (TLS terminated there), which decides the cookie's Secure flag.
+  SVC_CONSOLE_PORT: port.default(8081),
+  SVC_CONSOLE_IDLE_MIN: positiveInt.max(24 * 60).default(30),
+  SVC_CONSOLE_ABSOLUTE_H: positiveInt.max(7 * 24).default(12),
+  SVC_CONSOLE_LOCKOUT_ATTEMPTS: z.coerce.number().int().min(3).max(100).default(5),
+  SVC_CONSOLE_LOCKOUT_MIN: positiveInt.max(24 * 60).default(15),
+  SVC_CONSOLE_TRUST_PROXY: flag.default(false),
+  SVC_CONSOLE_MAX_BODY_BYTES: positiveInt.max(1024 * 1024).default(64 * 1024),
+
   // Scale-out engines. Each port runs on PostgreSQL unless its engine is chosen here.
   SVC_BUS: z.enum(['postgres', 'kafka']).default('postgres'),
   // Comma-separated host:port list.

@@ -22,7 +22,7 @@ let env: NodeJS.ProcessEnv;
 let server: ChildProcess | undefined;
 
 async function startServer(port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [SVC, 'up'], { env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [SVC, 'up'], { env: { ...env, PORT: String(port), SVC_CONSOLE_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
   await new Promise<void>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (chunk) => {

@@ -66,8 +66,17 @@ const DISPATCH = MAIN_SOURCE.slice(MAIN_SOURCE.indexOf('async function main('));
 const CLI_COMMANDS = [...DISPATCH.matchAll(/case '([^']+)':/g)].map((m) => m[1]!);
 const RUN_SUBCOMMANDS = [...DISPATCH.matchAll(/rest\[0\] === '([^']+)'/g)].map((m) => m[1]!);
 
-// The API's health routes, from services/api/routes/health.ts.
-const HEALTH_ROUTES = [...read('services/api/routes/health.ts').matchAll(/app\.get\('([^']+)'/g)].map((m) => m[1]!);
+// The API's health routes, from services/api/routes/health.ts, and the console's, from
+// services/console/app.ts (served on SVC_CONSOLE_PORT, not PORT).
+const API_HEALTH_ROUTES = [...read('services/api/routes/health.ts').matchAll(/app\.get\('([^']+)'/g)].map((m) => m[1]!);
+const CONSOLE_HEALTH_ROUTES = [...read('services/console/app.ts').matchAll(/app\.get\('(\/console\/v1\/health)'/g)].map((m) => m[1]!);
+const HEALTH_ROUTES = [...API_HEALTH_ROUTES, ...CONSOLE_HEALTH_ROUTES];
+// The port a health route is served on, given a process's environment.
+const DEFAULT_CONSOLE_PORT = String(configSchema.shape.SVC_CONSOLE_PORT.parse(undefined));
+const listenPortFor = (path: string | undefined, env: Record<string, string>): { name: string; value: string | undefined } =>
+  path !== undefined && CONSOLE_HEALTH_ROUTES.includes(path)
+    ? { name: 'SVC_CONSOLE_PORT', value: env.SVC_CONSOLE_PORT ?? DEFAULT_CONSOLE_PORT }
+    : { name: 'PORT', value: env.PORT };
 
 // The image's entrypoint and default command, from the Dockerfile (exec form).
 const DOCKERFILE = read('Dockerfile');
@@ -245,8 +254,9 @@ function checkCompose(compose: Compose, envExample: string, files: Files = INFRA
     if (test && !service.healthcheck?.disable) {
       if (test[0] !== 'CMD') problems.push(`${where}: a health check of ours runs a command (CMD), not a shell`);
       else problems.push(...checkArgv(test.slice(1), `${where} healthcheck`, files));
-      const port = /127\.0\.0\.1:(\d+)\//.exec(test.join(' '))?.[1];
-      if (port && port !== env.PORT) problems.push(`${where}: the health check probes port ${port}, the service listens on ${env.PORT}`);
+      const probed = /127\.0\.0\.1:(\d+)(\/[^'"]*)/.exec(test.join(' '));
+      const listens = listenPortFor(probed?.[2], env);
+      if (probed && probed[1] !== listens.value) problems.push(`${where}: the health check probes port ${probed[1]}, the service listens on ${listens.value}`);
     }
   }
   // Every variable the file takes from .env without a default is documented in .env.example.
@@ -398,7 +408,10 @@ function checkKubernetes(result: Kustomized, files: Files = INFRA_FILES): string
         if (!HEALTH_ROUTES.includes(spec.httpGet.path)) problems.push(`${where} ${probe}: ${spec.httpGet.path} is not a health route (${HEALTH_ROUTES.join(', ')})`);
         const port = (container.ports ?? []).find((p: Json) => p.name === spec.httpGet.port || p.containerPort === spec.httpGet.port);
         if (!port) problems.push(`${where} ${probe}: port ${spec.httpGet.port} is not a port of the container`);
-        else if (String(port.containerPort) !== env.PORT) problems.push(`${where} ${probe}: probes ${port.containerPort}, the process listens on PORT=${env.PORT}`);
+        else {
+          const listens = listenPortFor(spec.httpGet.path, env);
+          if (String(port.containerPort) !== listens.value) problems.push(`${where} ${probe}: probes ${port.containerPort}, the process listens on ${listens.name}=${listens.value}`);
+        }
       }
     }
     const preStop = container.lifecycle?.preStop?.exec?.command;
@@ -620,6 +633,8 @@ describe('infra/compose/docker-compose.yml', () => {
     const running = ours.map(([, s]) => svcArgs(argvOf(s)));
     for (const name of PROCESSORS) expect(running.filter((r) => r === processorCommand(name).join(' ')), name).toHaveLength(1);
     expect(running.filter((r) => r === 'run api')).toHaveLength(2);
+    // The analysts' console: one service, probed on its own port.
+    expect(running.filter((r) => r === 'run console')).toHaveLength(1);
     expect(running.filter((r) => r === 'migrate')).toHaveLength(1);
     // Each processor reads the mounted manifest.
     for (const [name, s] of ours) {
@@ -683,6 +698,11 @@ describe('infra/k8s', () => {
     for (const kind of ['Service', 'HorizontalPodAutoscaler', 'PodDisruptionBudget']) {
       expect(base.objects.some((o) => o.kind === kind && o.metadata.name === 'svc-api'), kind).toBe(true);
     }
+    // The analysts' console: one Deployment behind its own Service.
+    expect(running.filter((r) => r === 'run console')).toHaveLength(1);
+    for (const kind of ['Service', 'PodDisruptionBudget']) {
+      expect(base.objects.some((o) => o.kind === kind && o.metadata.name === 'svc-console'), kind).toBe(true);
+    }
     expect(base.objects.filter((o) => o.kind === 'PodDisruptionBudget')).toHaveLength(deployments.length);
     // Secrets are referenced, never written.
     expect(base.objects.some((o) => o.kind === 'Secret')).toBe(false);
@@ -703,6 +723,7 @@ describe('infra/k8s', () => {
         .replace('- name: DATABASE_URL', '- name: SVC_DB_URL'),
     );
     files.set('infra/k8s/base/api.yaml', files.get('infra/k8s/base/api.yaml')!.replace('path: /ready', 'path: /healthz'));
+    files.set('infra/k8s/base/console.yaml', files.get('infra/k8s/base/console.yaml')!.replace('value: "8081"', 'value: "8090"'));
     files.delete('infra/k8s/base/kafka-topics-job.yaml');
     const problems = checkKubernetes(kustomize(overlay, files), files);
     expect(problems).toEqual(
@@ -712,7 +733,8 @@ describe('infra/k8s', () => {
         'infra/k8s/overlays/production/patches/detect.yaml: targets Deployment svc-detector, which no resource below defines',
         'Deployment svc-canonical container svc: SVC_DB_URL is not a variable of platform/config.ts',
         expect.stringMatching(/^Deployment svc-reconcile container svc: node bin\/svc\.js run pipeline reconciliation: svc run pipeline takes one of/),
-        'Deployment svc-api container svc readinessProbe: /healthz is not a health route (/health, /ready)',
+        'Deployment svc-api container svc readinessProbe: /healthz is not a health route (/health, /ready, /console/v1/health)',
+        'Deployment svc-console container svc livenessProbe: probes 8081, the process listens on SVC_CONSOLE_PORT=8090',
         'Deployment svc-api: autoscaled, yet declares replicas',
       ]),
     );
@@ -732,7 +754,7 @@ describe('Dockerfile', () => {
 
   it('the CLI command list is read from the code, and wrong commands are reported', () => {
     expect(CLI_COMMANDS).toEqual(expect.arrayContaining(['up', 'run', 'status', 'migrate']));
-    expect(RUN_SUBCOMMANDS).toEqual(['api', 'webhooks', 'pipeline']);
+    expect(RUN_SUBCOMMANDS).toEqual(['api', 'console', 'webhooks', 'pipeline']);
     expect(checkArgv(['node', 'bin/svc.js', 'run', 'pipeline', 'detect'], 'x')).toEqual([]);
     expect(checkArgv(['node', 'bin/svc.js', 'run', 'api', 'now'], 'x')).toEqual(['x: node bin/svc.js run api now: svc run api takes no arguments']);
     expect(checkArgv(['node', 'bin/svc.js', 'serve'], 'x')[0]).toMatch(/svc has no command serve/);

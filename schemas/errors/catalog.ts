@@ -35,6 +35,11 @@ export const ERROR_CATALOG = {
   'svc:reconciliation/asset_not_held': { status: 400, title: 'The reconciliation\'s scope holds no such asset' },
   'svc:import/not_open': { status: 409, title: 'The import no longer takes this action' },
   'svc:webhook/endpoint_failed': { status: 502, title: 'The webhook endpoint did not accept the test delivery' },
+  'svc:console/invalid_credentials': { status: 401, title: 'Unknown tenant, email or password' },
+  'svc:console/unauthenticated': { status: 401, title: 'No valid console session' },
+  'svc:console/csrf_failed': { status: 403, title: 'Missing or wrong CSRF token' },
+  'svc:console/password_change_required': { status: 403, title: 'The password must be changed first' },
+  'svc:console/locked': { status: 423, title: 'The console user is locked out after repeated failed logins' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

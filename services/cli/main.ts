@@ -6,12 +6,14 @@ import { rulesetsCommand } from './commands/rulesets.ts';
 import { statusCommand } from './commands/status.ts';
 import { fxRatesCommand } from './commands/fx-rates.ts';
 import { importCommand } from './commands/import.ts';
+import { consoleUsersCommand } from './commands/console-users.ts';
 import { UsageError } from './context.ts';
 
 const USAGE = `svc: the financial-crime control service
 
-  svc up                                   start everything (API on HOST:PORT, the pipelines and the webhook worker; embedded PostgreSQL unless DATABASE_URL)
+  svc up                                   start everything (API on HOST:PORT, the console on HOST:SVC_CONSOLE_PORT, the pipelines and the webhook worker; embedded PostgreSQL unless DATABASE_URL)
   svc run api                              start the API process alone
+  svc run console                          start the analysts' console API (/console/v1) alone, on HOST:SVC_CONSOLE_PORT
   svc run webhooks                         start the webhook delivery worker alone (several copies share the work)
   svc run pipeline canonical               start the canonical pipeline alone (several copies share the work)
   svc run pipeline graph                   start the network graph pipeline alone
@@ -33,6 +35,13 @@ const USAGE = `svc: the financial-crime control service
   svc keys issue --tenant <tenant_id> --scope <ingest|read|webhook_mgmt|compliance> [--live] [--json]
   svc keys revoke <key_id>
   svc assets add <X-ASSET> --tenant <tenant_id> --scale <0-18>
+  svc console-users create --tenant <tenant_id> --email <email> --role <analyst|supervisor>
+                                           create an analysts' console user; prints a one-time password once (changed at first login)
+  svc console-users list --tenant <tenant_id> [--json]
+  svc console-users disable --tenant <tenant_id> --email <email>
+                                           disable a console user and end its sessions
+  svc console-users unlock --tenant <tenant_id> --email <email>
+                                           lift a lock-out after repeated failed logins
   svc cases set --tenant <tenant_id> --episode <epsd_…> [--status <open|investigating|escalated|closed>]
                 [--disposition <suspicious_activity_reported|no_further_action|false_positive|inconclusive>] [--note <text>]
                                            set an episode's case (a disposition closes it); prints the episode as JSON
@@ -66,9 +75,10 @@ async function main(argv: string[]): Promise<void> {
       return runParts(ALL_PARTS);
     case 'run':
       if (rest[0] === 'api' && rest.length === 1) return runParts(['api']);
+      if (rest[0] === 'console' && rest.length === 1) return runParts(['console']);
       if (rest[0] === 'webhooks' && rest.length === 1) return runParts(['webhooks']);
       if (rest[0] === 'pipeline' && rest.length === 2 && PIPELINES.includes(rest[1] as Pipeline)) return runParts([`pipeline:${rest[1] as Pipeline}`]);
-      throw new UsageError(`usage: svc run api | svc run webhooks | svc run pipeline ${PIPELINES.join('|')}`);
+      throw new UsageError(`usage: svc run api | svc run console | svc run webhooks | svc run pipeline ${PIPELINES.join('|')}`);
     case 'status':
       return statusCommand(print, rest.includes('--json'));
     case 'fx-rates':
@@ -83,6 +93,8 @@ async function main(argv: string[]): Promise<void> {
       return assetsCommand(rest, print);
     case 'cases':
       return casesCommand(rest, print);
+    case 'console-users':
+      return consoleUsersCommand(rest, print);
     case 'rulesets':
       return rulesetsCommand(rest, print);
     case 'import':

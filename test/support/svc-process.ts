@@ -32,7 +32,7 @@ export interface SvcUp {
 
 // `svc up` on a free port; rejects with its stderr when it exits before it is up.
 export async function startSvcUp(env: NodeJS.ProcessEnv): Promise<SvcUp> {
-  const child = spawn(process.execPath, [SVC, 'up'], { env: { ...env, PORT: String(await freePort()) } });
+  const child = spawn(process.execPath, [SVC, 'up'], { env: { ...env, PORT: String(await freePort()), SVC_CONSOLE_PORT: '0' } });
   let stderr = '';
   child.stderr!.on('data', (chunk) => (stderr += chunk));
   const baseUrl = await new Promise<string>((resolve, reject) => {

@@ -18,8 +18,9 @@
 // a retry cannot overtake.
 //
 // A row whose value the Avro schema cannot carry exactly (derive.ts: a lone UTF-16 surrogate, which
-// the API accepts today) goes to <ns>dlq.relay with its JSON as sent and the reason in headers:
-// never altered, never blocking its partition; the error is reported.
+// the API refuses now but rows accepted before that may hold) goes to <ns>dlq.relay with its JSON
+// as sent and the reason in headers: never altered, never blocking its partition; the error is
+// reported.
 
 import { Partitioners, type Kafka, type Message, type Producer } from 'kafkajs';
 import { AvroMappingError } from '../../../schemas/bus/avro/index.ts';

@@ -14,6 +14,7 @@ import { CONSUMER_GROUPS } from '../../../pipelines/groups.ts';
 import { startGraphPipeline } from '../../../pipelines/graph/pipeline.ts';
 import { createApi } from '../../api/wiring.ts';
 import { createDeliveryWorker } from '../../webhooks/wiring.ts';
+import { createConsole } from '../../console/wiring.ts';
 import { ImportWorker } from '../../../pipelines/imports/worker.ts';
 import { startReconcilePipeline } from '../../../pipelines/reconcile/pipeline.ts';
 import { TenantAssetRegistry } from '../../../platform/assets/tenant-registry.ts';
@@ -22,8 +23,10 @@ import { openContext, UsageError } from '../context.ts';
 
 export const PIPELINES = ['canonical', 'graph', 'aggregates', 'detect', 'imports', 'reconcile'] as const;
 export type Pipeline = (typeof PIPELINES)[number];
-export type ProcessPart = 'api' | 'webhooks' | `pipeline:${Pipeline}`;
-export const ALL_PARTS: ProcessPart[] = ['api', ...PIPELINES.map((p): ProcessPart => `pipeline:${p}`), 'webhooks'];
+// The API and the analysts' console serve HTTP and read no bus: they are not processors of the
+// pipeline manifest.
+export type ProcessPart = 'api' | 'console' | 'webhooks' | `pipeline:${Pipeline}`;
+export const ALL_PARTS: ProcessPart[] = ['api', 'console', ...PIPELINES.map((p): ProcessPart => `pipeline:${p}`), 'webhooks'];
 
 // Every processor of the pipeline manifest (infra/pipelines.yaml): the pipelines and the webhook
 // delivery worker, by the name `svc run` takes.
@@ -177,7 +180,7 @@ export function pipelineStarters(options: {
 export async function runParts(parts: ProcessPart[]): Promise<void> {
   if (parts.length === 0) throw new UsageError('nothing to run');
   // The manifest first: a bad one stops start-up before any database is started.
-  const processors = parts.flatMap((part): ProcessorName[] => (part === 'api' ? [] : [part === 'webhooks' ? 'webhooks' : part.slice('pipeline:'.length) as Pipeline]));
+  const processors = parts.flatMap((part): ProcessorName[] => (part === 'api' || part === 'console' ? [] : [part === 'webhooks' ? 'webhooks' : part.slice('pipeline:'.length) as Pipeline]));
   const manifest =
     processors.length > 0 ? await loadPipelinesManifest(resolve(loadConfig().SVC_PIPELINES_MANIFEST ?? DEFAULT_PIPELINES_MANIFEST)) : undefined;
   const { config, db, masterKey } = await openContext();
@@ -238,6 +241,16 @@ export async function runParts(parts: ProcessPart[]): Promise<void> {
       const port = typeof address === 'object' && address ? address.port : config.PORT;
       const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
       log(`svc is up at http://${host}:${port} (database: ${db.mode}; docs at /docs)`);
+    }
+
+    if (parts.includes('console')) {
+      const { app } = await createConsole({ config, pool: db.pool, masterKey, clock: systemClock });
+      stops.unshift(() => app.close());
+      await app.listen({ host: config.HOST, port: config.SVC_CONSOLE_PORT });
+      const address = app.server.address();
+      const port = typeof address === 'object' && address ? address.port : config.SVC_CONSOLE_PORT;
+      const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+      log(`console is up at http://${host}:${port}/console/v1 (database: ${db.mode})`);
     }
   } catch (error) {
     // What started stops again, and the embedded database with it, before the error is reported.

@@ -945,7 +945,12 @@ export interface ProblemDetails {
     | 'svc:webhook/endpoint_inactive'
     | 'svc:reconciliation/asset_not_held'
     | 'svc:import/not_open'
-    | 'svc:webhook/endpoint_failed';
+    | 'svc:webhook/endpoint_failed'
+    | 'svc:console/invalid_credentials'
+    | 'svc:console/unauthenticated'
+    | 'svc:console/csrf_failed'
+    | 'svc:console/password_change_required'
+    | 'svc:console/locked';
   detail: string;
   instance: string;
   correlation_id: string;
@@ -982,7 +987,12 @@ export interface ProblemDetails {
       | 'svc:webhook/endpoint_inactive'
       | 'svc:reconciliation/asset_not_held'
       | 'svc:import/not_open'
-      | 'svc:webhook/endpoint_failed';
+      | 'svc:webhook/endpoint_failed'
+      | 'svc:console/invalid_credentials'
+      | 'svc:console/unauthenticated'
+      | 'svc:console/csrf_failed'
+      | 'svc:console/password_change_required'
+      | 'svc:console/locked';
     message: string;
   }[];
 }
@@ -1031,7 +1041,12 @@ export interface DryRunResponse {
         | 'svc:webhook/endpoint_inactive'
         | 'svc:reconciliation/asset_not_held'
         | 'svc:import/not_open'
-        | 'svc:webhook/endpoint_failed';
+        | 'svc:webhook/endpoint_failed'
+        | 'svc:console/invalid_credentials'
+        | 'svc:console/unauthenticated'
+        | 'svc:console/csrf_failed'
+        | 'svc:console/password_change_required'
+        | 'svc:console/locked';
       detail: string;
       instance: string;
       correlation_id: string;
@@ -1068,7 +1083,12 @@ export interface DryRunResponse {
           | 'svc:webhook/endpoint_inactive'
           | 'svc:reconciliation/asset_not_held'
           | 'svc:import/not_open'
-          | 'svc:webhook/endpoint_failed';
+          | 'svc:webhook/endpoint_failed'
+          | 'svc:console/invalid_credentials'
+          | 'svc:console/unauthenticated'
+          | 'svc:console/csrf_failed'
+          | 'svc:console/password_change_required'
+          | 'svc:console/locked';
         message: string;
       }[];
     };
@@ -1129,7 +1149,12 @@ export interface BatchResponse {
         | 'svc:webhook/endpoint_inactive'
         | 'svc:reconciliation/asset_not_held'
         | 'svc:import/not_open'
-        | 'svc:webhook/endpoint_failed';
+        | 'svc:webhook/endpoint_failed'
+        | 'svc:console/invalid_credentials'
+        | 'svc:console/unauthenticated'
+        | 'svc:console/csrf_failed'
+        | 'svc:console/password_change_required'
+        | 'svc:console/locked';
       detail: string;
       instance: string;
       correlation_id: string;
@@ -1166,7 +1191,12 @@ export interface BatchResponse {
           | 'svc:webhook/endpoint_inactive'
           | 'svc:reconciliation/asset_not_held'
           | 'svc:import/not_open'
-          | 'svc:webhook/endpoint_failed';
+          | 'svc:webhook/endpoint_failed'
+          | 'svc:console/invalid_credentials'
+          | 'svc:console/unauthenticated'
+          | 'svc:console/csrf_failed'
+          | 'svc:console/password_change_required'
+          | 'svc:console/locked';
         message: string;
       }[];
     };
@@ -1930,7 +1960,12 @@ export interface ImportReject {
     | 'svc:webhook/endpoint_inactive'
     | 'svc:reconciliation/asset_not_held'
     | 'svc:import/not_open'
-    | 'svc:webhook/endpoint_failed';
+    | 'svc:webhook/endpoint_failed'
+    | 'svc:console/invalid_credentials'
+    | 'svc:console/unauthenticated'
+    | 'svc:console/csrf_failed'
+    | 'svc:console/password_change_required'
+    | 'svc:console/locked';
   object_type: 'party' | 'account' | 'instrument' | 'movement' | 'relationship' | 'control_event';
   external_id: string | null;
   message: string;
@@ -1977,7 +2012,12 @@ export interface ImportDryRunReport {
       | 'svc:webhook/endpoint_inactive'
       | 'svc:reconciliation/asset_not_held'
       | 'svc:import/not_open'
-      | 'svc:webhook/endpoint_failed';
+      | 'svc:webhook/endpoint_failed'
+      | 'svc:console/invalid_credentials'
+      | 'svc:console/unauthenticated'
+      | 'svc:console/csrf_failed'
+      | 'svc:console/password_change_required'
+      | 'svc:console/locked';
     object_type: 'party' | 'account' | 'instrument' | 'movement' | 'relationship' | 'control_event';
     external_id: string | null;
     message: string;
@@ -2056,7 +2096,12 @@ export interface ImportRejectPage {
       | 'svc:webhook/endpoint_inactive'
       | 'svc:reconciliation/asset_not_held'
       | 'svc:import/not_open'
-      | 'svc:webhook/endpoint_failed';
+      | 'svc:webhook/endpoint_failed'
+      | 'svc:console/invalid_credentials'
+      | 'svc:console/unauthenticated'
+      | 'svc:console/csrf_failed'
+      | 'svc:console/password_change_required'
+      | 'svc:console/locked';
     object_type: 'party' | 'account' | 'instrument' | 'movement' | 'relationship' | 'control_event';
     external_id: string | null;
     message: string;

@@ -1,0 +1,275 @@
+import { createHmac, hkdfSync, randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import type { Clock } from '../../platform/clock.ts';
+import type { Pool } from '../../platform/postgres/pool.ts';
+import { loginRequestSchema, passwordChangeRequestSchema } from '../../schemas/console/requests.ts';
+import { buildProblem, PROBLEM_CONTENT_TYPE } from '../../schemas/problem.ts';
+import { requestSchemaErrors } from '../../schemas/validation/request-errors.ts';
+import { registerErrorHandling } from '../api/http/error-handling.ts';
+import { readJsonBody } from '../api/http/json-body.ts';
+import { sendProblem } from '../api/http/problem-reply.ts';
+import { RequestLogController } from '../api/http/request-logging.ts';
+import { dummyVerify, hashPassword, needsRehash, verifyPassword } from './password.ts';
+import {
+  createSession,
+  digestsEqual,
+  findSession,
+  findUser,
+  findUserByEmail,
+  recordFailure,
+  recordSuccess,
+  revokeSession,
+  revokeUserSessions,
+  setPassword,
+  sha256,
+  touchSession,
+  writeAudit,
+  type ConsoleSession,
+  type ConsoleUser,
+} from './store.ts';
+
+// The analysts' console API, /console/v1/*: a Fastify app of its own on its own port, never the
+// /v1 API's. It knows console sessions (an HttpOnly cookie) and nothing of API keys; the /v1 API
+// knows signed requests and nothing of cookies. Decisions: docs/decisions/0017-console-auth.md.
+
+export const SESSION_COOKIE = 'svc_console';
+export const CSRF_HEADER = 'x-csrf-token';
+const COOKIE_PATH = '/console';
+// last_seen_at is written at most once a minute per session.
+const TOUCH_EVERY_MS = 60_000;
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
+export interface ConsoleSettings {
+  idleMs: number;
+  absoluteMs: number;
+  lockoutAttempts: number;
+  lockoutMs: number;
+  maxBodyBytes: number;
+  // Believe X-Forwarded-Proto (and -For) from the proxy in front: it decides Secure.
+  trustProxy: boolean;
+}
+
+export interface ConsoleDeps {
+  pool: Pool;
+  clock: Clock;
+  masterKey: Buffer;
+  settings: ConsoleSettings;
+  logger: FastifyServerOptions['logger'];
+}
+
+interface ConsoleContext {
+  user: ConsoleUser;
+  session: ConsoleSession;
+  token: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    // Set by the session hook on every console route that needs a session.
+    console?: ConsoleContext;
+  }
+  interface FastifyContextConfig {
+    // 'public': no session (health, login); 'session' (the default under /console/v1): a live
+    // session, a CSRF token on state-changing methods and no pending password change unless
+    // duringPasswordChange.
+    consoleAccess?: 'public' | 'session';
+    duringPasswordChange?: boolean;
+  }
+}
+
+function cookieValue(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 0) continue;
+    if (part.slice(0, eq).trim() === name) {
+      const value = part.slice(eq + 1).trim();
+      if (TOKEN.test(value)) return value;
+    }
+  }
+  return undefined;
+}
+
+const userView = (user: ConsoleUser) => ({
+  id: user.user_id,
+  tenant: user.tenant_id,
+  email: user.email,
+  role: user.role,
+  must_change_password: user.must_change_password,
+});
+
+export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstance> {
+  const { pool, clock, settings } = deps;
+  // The CSRF token of a session is an HMAC of its session token under a key derived from the
+  // master key: the service can hand it out again (GET /console/v1/session after a reload)
+  // without storing it; only its SHA-256 is stored and compared.
+  const csrfKey = Buffer.from(hkdfSync('sha256', deps.masterKey, Buffer.alloc(0), 'svc console csrf v1', 32));
+  const csrfTokenOf = (sessionToken: string) => createHmac('sha256', csrfKey).update(sessionToken).digest('base64url');
+  const csrfHashOf = (sessionToken: string) => sha256(csrfTokenOf(sessionToken));
+
+  const app = Fastify({
+    logger: deps.logger,
+    bodyLimit: settings.maxBodyBytes,
+    trustProxy: settings.trustProxy,
+    requestIdHeader: false,
+    genReqId: () => randomUUID(),
+    logController: new RequestLogController(),
+    return503OnClosing: true,
+    frameworkErrors: (error, request, reply) => {
+      const problem = buildProblem('svc:request/bad_request', {
+        instance: (request.url ?? '').split('?')[0] ?? '',
+        correlationId: request.id,
+        detail: error.message,
+      });
+      void (reply as any).code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problem);
+    },
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('Svc-Correlation-Id', request.id);
+    // Nothing of the console is cached or framed.
+    reply.header('Cache-Control', 'no-store');
+    reply.header('X-Content-Type-Options', 'nosniff');
+    reply.header('X-Frame-Options', 'DENY');
+  });
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+  registerErrorHandling(app);
+
+  // Secure when the request reached us over TLS, or (SVC_CONSOLE_TRUST_PROXY) the proxy in front
+  // says it reached it over TLS.
+  const cookie = (request: FastifyRequest, value: string, clear = false) =>
+    [
+      `${SESSION_COOKIE}=${value}`,
+      `Path=${COOKIE_PATH}`,
+      'HttpOnly',
+      'SameSite=Strict',
+      ...(clear ? ['Max-Age=0'] : []),
+      ...(request.protocol === 'https' ? ['Secure'] : []),
+    ].join('; ');
+  const clearCookie = (request: FastifyRequest, reply: FastifyReply) => reply.header('Set-Cookie', cookie(request, '', true));
+
+  const unauthenticated = (request: FastifyRequest, reply: FastifyReply, detail: string) => {
+    clearCookie(request, reply);
+    return sendProblem(request, reply, 'svc:console/unauthenticated', { detail });
+  };
+
+  app.addHook('preHandler', async (request, reply) => {
+    const config = request.routeOptions.config;
+    if (config.consoleAccess === 'public' || !request.routeOptions.url?.startsWith('/console/v1/')) return;
+    const token = cookieValue(request.headers.cookie, SESSION_COOKIE);
+    if (!token) return unauthenticated(request, reply, 'log in first: this endpoint needs a console session');
+    const session = await findSession(pool, token);
+    const now = clock.now();
+    if (!session || session.revoked_at !== null) return unauthenticated(request, reply, 'the session has ended; log in again');
+    if (now.getTime() >= session.expires_at.getTime()) return unauthenticated(request, reply, 'the session reached its maximum age; log in again');
+    if (now.getTime() - session.last_seen_at.getTime() >= settings.idleMs) return unauthenticated(request, reply, 'the session expired after inactivity; log in again');
+    const user = await findUser(pool, session.user_id);
+    if (!user || user.disabled || user.tenant_id !== session.tenant_id) return unauthenticated(request, reply, 'the session has ended; log in again');
+    if (STATE_CHANGING.has(request.method)) {
+      const given = request.headers[CSRF_HEADER];
+      if (typeof given !== 'string' || given.length === 0 || given.length > 128 || !digestsEqual(sha256(given), session.csrf_hash)) {
+        return sendProblem(request, reply, 'svc:console/csrf_failed', { detail: 'send the session\'s CSRF token in X-CSRF-Token' });
+      }
+    }
+    if (user.must_change_password && !config.duringPasswordChange) {
+      return sendProblem(request, reply, 'svc:console/password_change_required', { detail: 'change the one-time password first: POST /console/v1/password' });
+    }
+    if (now.getTime() - session.last_seen_at.getTime() >= TOUCH_EVERY_MS) await touchSession(pool, session.session_id, now);
+    request.console = { user, session, token };
+  });
+
+  const sessionBody = (context: { user: ConsoleUser; session: ConsoleSession; token: string }, now: Date) => ({
+    user: userView(context.user),
+    csrf_token: csrfTokenOf(context.token),
+    session: {
+      expires_at: context.session.expires_at.toISOString(),
+      idle_expires_at: new Date(Math.min(now.getTime() + settings.idleMs, context.session.expires_at.getTime())).toISOString(),
+    },
+  });
+
+  const audit = (tenantId: string, actor: Parameters<typeof writeAudit>[1]['actor'], action: string, at: Date, subject?: string, details?: Record<string, unknown>) =>
+    writeAudit(pool, { tenantId, actor, action, at, ...(subject ? { subject } : {}), ...(details ? { details } : {}) });
+
+  app.get('/console/v1/health', { config: { consoleAccess: 'public' } }, async () => ({ status: 'ok' as const }));
+
+  // Login. Every failure answers the same 401 whether the tenant, the email or the password was
+  // wrong (or the user is disabled), after the same scrypt work; a locked user gets 423.
+  app.post('/console/v1/session', { config: { consoleAccess: 'public' } }, async (request, reply) => {
+    const body = readJsonBody(request);
+    if (!body.ok) return sendProblem(request, reply, body.code, { detail: body.detail });
+    const parsed = loginRequestSchema.safeParse(body.value);
+    if (!parsed.success) return sendProblem(request, reply, 'svc:validation/schema', { detail: 'the login is not valid', errors: requestSchemaErrors(parsed.error) });
+    const { tenant, email, password } = parsed.data;
+    const now = clock.now();
+    const invalid = () => sendProblem(request, reply, 'svc:console/invalid_credentials', { detail: 'the tenant, email or password is wrong' });
+
+    const user = await findUserByEmail(pool, tenant, email);
+    if (!user || user.disabled) {
+      await dummyVerify(password);
+      await audit(tenant, user ? { kind: 'user', userId: user.user_id } : { kind: 'anonymous' }, 'login.failed', now, user?.user_id, {
+        email: email.toLowerCase(),
+        reason: user ? 'disabled' : 'unknown_user',
+        ip: request.ip,
+      });
+      return invalid();
+    }
+    if (user.locked_until && user.locked_until.getTime() > now.getTime()) {
+      await audit(tenant, { kind: 'user', userId: user.user_id }, 'login.refused_locked', now, user.user_id, { ip: request.ip });
+      reply.header('Retry-After', String(Math.ceil((user.locked_until.getTime() - now.getTime()) / 1000)));
+      return sendProblem(request, reply, 'svc:console/locked', { detail: 'too many failed logins: try again later or ask the operator to unlock the user' });
+    }
+    if (!(await verifyPassword(password, user.password_hash))) {
+      const failure = await recordFailure(pool, user.user_id, { attempts: settings.lockoutAttempts, lockMs: settings.lockoutMs }, now);
+      await audit(tenant, { kind: 'user', userId: user.user_id }, 'login.failed', now, user.user_id, { reason: 'wrong_password', ip: request.ip });
+      if (failure.locked) await audit(tenant, { kind: 'user', userId: user.user_id }, 'user.locked', now, user.user_id, { until: failure.lockedUntil?.toISOString() });
+      return invalid();
+    }
+    await recordSuccess(pool, user.user_id, needsRehash(user.password_hash) ? await hashPassword(password) : undefined);
+    const issued = await createSession(pool, user, csrfHashOf, now, settings.absoluteMs);
+    await audit(tenant, { kind: 'user', userId: user.user_id }, 'login', now, user.user_id, { ip: request.ip });
+    reply.header('Set-Cookie', cookie(request, issued.token));
+    return sessionBody({ user, session: issued.session, token: issued.token }, now);
+  });
+
+  // Who am I, with the session's CSRF token again (for a reloaded page).
+  app.get('/console/v1/session', { config: { duringPasswordChange: true } }, async (request) => sessionBody(request.console!, clock.now()));
+
+  app.delete('/console/v1/session', { config: { duringPasswordChange: true } }, async (request, reply) => {
+    const { user, session } = request.console!;
+    const now = clock.now();
+    await revokeSession(pool, session.session_id, now);
+    await audit(user.tenant_id, { kind: 'user', userId: user.user_id }, 'logout', now, user.user_id);
+    clearCookie(request, reply);
+    return reply.code(204).send();
+  });
+
+  // Changing the password ends every other session of the user. A wrong current password counts
+  // as a failed login (a stolen session cannot guess it without locking the user out).
+  app.post('/console/v1/password', { config: { duringPasswordChange: true } }, async (request, reply) => {
+    const body = readJsonBody(request);
+    if (!body.ok) return sendProblem(request, reply, body.code, { detail: body.detail });
+    const parsed = passwordChangeRequestSchema.safeParse(body.value);
+    if (!parsed.success) return sendProblem(request, reply, 'svc:validation/schema', { detail: 'the password change is not valid', errors: requestSchemaErrors(parsed.error) });
+    const { user, session } = request.console!;
+    const now = clock.now();
+    const actor = { kind: 'user', userId: user.user_id } as const;
+    if (!(await verifyPassword(parsed.data.current_password, user.password_hash))) {
+      const failure = await recordFailure(pool, user.user_id, { attempts: settings.lockoutAttempts, lockMs: settings.lockoutMs }, now);
+      await audit(user.tenant_id, actor, 'password.change_failed', now, user.user_id, { reason: 'wrong_current_password' });
+      if (failure.locked) {
+        await revokeUserSessions(pool, user.user_id, now);
+        await audit(user.tenant_id, actor, 'user.locked', now, user.user_id, { until: failure.lockedUntil?.toISOString() });
+      }
+      return sendProblem(request, reply, 'svc:console/invalid_credentials', { detail: 'the current password is wrong' });
+    }
+    await setPassword(pool, user.user_id, await hashPassword(parsed.data.new_password), now);
+    const revoked = await revokeUserSessions(pool, user.user_id, now, session.session_id);
+    await audit(user.tenant_id, actor, 'password.changed', now, user.user_id, { other_sessions_revoked: revoked, was_one_time: user.must_change_password });
+    return sessionBody({ ...request.console!, user: { ...user, must_change_password: false } }, now);
+  });
+
+  return app;
+}

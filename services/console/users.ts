@@ -1,0 +1,77 @@
+import type { Pool } from '../../platform/postgres/pool.ts';
+import { CONSOLE_ROLES, consoleEmail, type ConsoleRole } from '../../schemas/console/requests.ts';
+import { hashPassword, oneTimePassword } from './password.ts';
+import { findUserByEmail, insertUser, revokeUserSessions, writeAudit, type ConsoleUser } from './store.ts';
+
+// What the operator does to console users (`svc console-users …`); every change is audited with
+// the operator as actor.
+
+export type CreateUserOutcome =
+  | { kind: 'created'; user: ConsoleUser; password: string }
+  | { kind: 'exists' }
+  | { kind: 'invalid'; message: string };
+
+export async function createConsoleUser(
+  pool: Pool,
+  input: { tenantId: string; email: string; role: string },
+  at: Date,
+): Promise<CreateUserOutcome> {
+  if (!(CONSOLE_ROLES as readonly string[]).includes(input.role)) return { kind: 'invalid', message: `role must be one of ${CONSOLE_ROLES.join(', ')}` };
+  if (!consoleEmail.safeParse(input.email).success) return { kind: 'invalid', message: `${input.email} is not an email address` };
+  const tenant = await pool.query('SELECT 1 FROM tenants WHERE tenant_id = $1', [input.tenantId]);
+  if (tenant.rowCount === 0) return { kind: 'invalid', message: `no tenant ${input.tenantId}` };
+  const password = oneTimePassword();
+  const user = await insertUser(pool, {
+    tenantId: input.tenantId,
+    email: input.email,
+    role: input.role as ConsoleRole,
+    passwordHash: await hashPassword(password),
+    at,
+  });
+  if (!user) return { kind: 'exists' };
+  await writeAudit(pool, { tenantId: user.tenant_id, actor: { kind: 'operator' }, action: 'user.created', subject: user.user_id, details: { email: user.email, role: user.role }, at });
+  return { kind: 'created', user, password };
+}
+
+export interface ListedUser {
+  user_id: string;
+  email: string;
+  role: ConsoleRole;
+  must_change_password: boolean;
+  locked_until: string | null;
+  disabled: boolean;
+  created_at: string;
+}
+
+export async function listConsoleUsers(pool: Pool, tenantId: string, at: Date): Promise<ListedUser[]> {
+  const { rows } = await pool.query<ConsoleUser>('SELECT * FROM console_users WHERE tenant_id = $1 ORDER BY lower(email)', [tenantId]);
+  return rows.map((u) => ({
+    user_id: u.user_id,
+    email: u.email,
+    role: u.role,
+    must_change_password: u.must_change_password,
+    // Only a lock still in force.
+    locked_until: u.locked_until && u.locked_until.getTime() > at.getTime() ? u.locked_until.toISOString() : null,
+    disabled: u.disabled,
+    created_at: u.created_at.toISOString(),
+  }));
+}
+
+// Disabling ends every session of the user at once; a disabled user's logins fail like a wrong password.
+export async function disableConsoleUser(pool: Pool, tenantId: string, email: string, at: Date): Promise<boolean> {
+  const user = await findUserByEmail(pool, tenantId, email);
+  if (!user) return false;
+  await pool.query('UPDATE console_users SET disabled = true WHERE user_id = $1', [user.user_id]);
+  const revoked = await revokeUserSessions(pool, user.user_id, at);
+  await writeAudit(pool, { tenantId, actor: { kind: 'operator' }, action: 'user.disabled', subject: user.user_id, details: { sessions_revoked: revoked }, at });
+  return true;
+}
+
+// Lifts a lock-out and clears the failure count.
+export async function unlockConsoleUser(pool: Pool, tenantId: string, email: string, at: Date): Promise<boolean> {
+  const user = await findUserByEmail(pool, tenantId, email);
+  if (!user) return false;
+  await pool.query('UPDATE console_users SET failed_attempts = 0, locked_until = NULL WHERE user_id = $1', [user.user_id]);
+  await writeAudit(pool, { tenantId, actor: { kind: 'operator' }, action: 'user.unlocked', subject: user.user_id, at });
+  return true;
+}
