@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # The service image: every process of the scale-out stack runs it as `node bin/svc.js <command>`
 # (infra/compose/docker-compose.yml, infra/k8s/). TypeScript sources run through tsx, a runtime
-# dependency, so there is no build step.
+# dependency; only the console's web app is built (its own stage).
 #
 #   docker build -t svc:local .
 #   docker run --rm -p 8080:8080 svc:local            # all-in-one on the embedded PostgreSQL, like `npm start`
@@ -12,10 +12,20 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
+# The analysts' console web app is built with the dev dependencies (vite) in a stage of its own;
+# the image carries only its output.
+FROM node:20.19-bookworm-slim AS console
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY . .
+RUN npm run console:build
+
 FROM node:20.19-bookworm-slim
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY . .
+COPY --from=console /app/console/web/dist ./console/web/dist
 # Listen on every interface inside the container; the data directory is used only by the embedded
 # PostgreSQL of `svc up` without DATABASE_URL, and must belong to the unprivileged user.
 ENV HOST=0.0.0.0 \

@@ -1,14 +1,18 @@
 import { createHmac, hkdfSync, randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import type { TenantAssetRegistry } from '../../platform/assets/tenant-registry.ts';
 import type { Clock } from '../../platform/clock.ts';
+import type { GraphStore } from '../../platform/graph/port.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { loginRequestSchema, passwordChangeRequestSchema } from '../../schemas/console/requests.ts';
 import { buildProblem, PROBLEM_CONTENT_TYPE } from '../../schemas/problem.ts';
 import { requestSchemaErrors } from '../../schemas/validation/request-errors.ts';
+import { CursorCodec } from '../api/http/cursor.ts';
 import { registerErrorHandling } from '../api/http/error-handling.ts';
 import { readJsonBody } from '../api/http/json-body.ts';
 import { sendProblem } from '../api/http/problem-reply.ts';
 import { RequestLogController } from '../api/http/request-logging.ts';
+import { registerConsoleRoutes } from './routes/index.ts';
 import { dummyVerify, hashPassword, needsRehash, verifyPassword } from './password.ts';
 import {
   createSession,
@@ -56,9 +60,12 @@ export interface ConsoleDeps {
   masterKey: Buffer;
   settings: ConsoleSettings;
   logger: FastifyServerOptions['logger'];
+  // The analysts' graph reads (network explorer) and the tenants' assets (money in the graph).
+  graph: GraphStore;
+  assets: TenantAssetRegistry;
 }
 
-interface ConsoleContext {
+export interface ConsoleContext {
   user: ConsoleUser;
   session: ConsoleSession;
   token: string;
@@ -89,6 +96,13 @@ function cookieValue(header: string | undefined, name: string): string | undefin
     }
   }
   return undefined;
+}
+
+// The session of a request that passed the session guard (every /console/v1 route but the public
+// ones): its user (and so its tenant) and session.
+export function consoleContext(request: FastifyRequest): ConsoleContext {
+  if (!request.console) throw new Error('console route without a session: it must not be public');
+  return request.console;
 }
 
 const userView = (user: ConsoleUser) => ({
@@ -271,5 +285,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
     return sessionBody({ ...request.console!, user: { ...user, must_change_password: false } }, now);
   });
 
+  registerConsoleRoutes(app, { pool, clock, cursors: new CursorCodec(deps.masterKey), graph: deps.graph, assets: deps.assets });
+  await (await import('./static.ts')).registerConsoleWeb(app); // the web app at /console/ (docs/decisions/0019-console-web.md)
   return app;
 }

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
+import { TenantAssetRegistry } from '../../platform/assets/tenant-registry.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../platform/config.ts';
+import { openGraphStore, type EngineSettings } from '../../platform/engines.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { buildConsoleApp, type ConsoleDeps } from './app.ts';
 
@@ -13,7 +15,8 @@ export type ConsoleConfig = Pick<
   | 'SVC_CONSOLE_LOCKOUT_MIN'
   | 'SVC_CONSOLE_MAX_BODY_BYTES'
   | 'SVC_CONSOLE_TRUST_PROXY'
->;
+> &
+  EngineSettings;
 
 // The one place the console's parts are created from configuration.
 export async function createConsole(options: {
@@ -24,6 +27,8 @@ export async function createConsole(options: {
   logger?: ConsoleDeps['logger'];
 }): Promise<{ app: FastifyInstance }> {
   const { config } = options;
+  // The network explorer reads the same graph store as the /v1 graph reads.
+  const graph = await openGraphStore(config, options.pool);
   const app = await buildConsoleApp({
     pool: options.pool,
     clock: options.clock,
@@ -37,6 +42,9 @@ export async function createConsole(options: {
       maxBodyBytes: config.SVC_CONSOLE_MAX_BODY_BYTES,
       trustProxy: config.SVC_CONSOLE_TRUST_PROXY,
     },
+    graph: graph.value,
+    assets: new TenantAssetRegistry(options.pool),
   });
+  app.addHook('onClose', async () => graph.close());
   return { app };
 }

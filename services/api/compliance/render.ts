@@ -7,56 +7,68 @@ import type { Pool } from '../../../platform/postgres/pool.ts';
 
 type Queryable = Pick<Pool, 'query'>;
 
-export interface AlertRow {
+// What a list of alerts shows (the console's alert queue): no narrative, no evidence.
+export interface AlertSummaryRow {
   alert_id: string;
   status: string;
   detector_id: string;
-  detector_version: number;
   typology: string;
-  ruleset_version: number;
   subject_kind: string;
   subject_id: string;
-  party_id: string | null;
   severity: string;
   score: number;
   window_from: Date;
   window_to: Date;
-  summary: string;
-  explanation: string;
-  hits: number;
   episode_id: string | null;
   created_at: Date;
   updated_at: Date;
-  evidence: Record<string, unknown> | null;
   // created_at at full precision, for page cursors.
   cursor_at: string;
 }
 
+export interface AlertRow extends AlertSummaryRow {
+  detector_version: number;
+  ruleset_version: number;
+  party_id: string | null;
+  summary: string;
+  explanation: string;
+  hits: number;
+  evidence: Record<string, unknown> | null;
+}
+
+// The columns of AlertSummaryRow from `alerts a`.
+export const ALERT_SUMMARY_COLUMNS = `a.alert_id, a.status, a.detector_id, a.typology, a.subject_kind, a.subject_id, a.severity, a.score,
+  a.window_from, a.window_to, a.episode_id, a.created_at, a.updated_at, a.created_at::text AS cursor_at`;
+
 // The columns of AlertRow from `alerts a`, with its latest evidence.
-export const ALERT_COLUMNS = `a.alert_id, a.status, a.detector_id, a.detector_version, a.typology, a.ruleset_version, a.subject_kind, a.subject_id,
-  a.party_id, a.severity, a.score, a.window_from, a.window_to, a.summary, a.explanation, a.hits, a.episode_id, a.created_at, a.updated_at,
-  a.created_at::text AS cursor_at,
+export const ALERT_COLUMNS = `${ALERT_SUMMARY_COLUMNS}, a.detector_version, a.ruleset_version, a.party_id, a.summary, a.explanation, a.hits,
   (SELECT e.evidence FROM alert_evidence e WHERE e.tenant_id = a.tenant_id AND e.alert_id = a.alert_id ORDER BY e.seq DESC LIMIT 1) AS evidence`;
 
-export function alertView(row: AlertRow): Record<string, unknown> {
+export function alertSummaryView(row: AlertSummaryRow): Record<string, unknown> {
   return {
     alert_id: ID_PREFIXES.alert + row.alert_id,
     status: row.status,
     detector: row.detector_id,
-    detector_version: row.detector_version,
     typology: row.typology,
-    ruleset_version: row.ruleset_version,
     subject: { kind: row.subject_kind, external_id: row.subject_id },
-    party_id: row.party_id,
     severity: row.severity,
     score: row.score,
     window: { from: row.window_from.toISOString(), to: row.window_to.toISOString() },
-    summary: row.summary,
-    explanation: row.explanation,
-    hits: row.hits,
     episode_id: row.episode_id === null ? null : ID_PREFIXES.episode + row.episode_id,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
+  };
+}
+
+export function alertView(row: AlertRow): Record<string, unknown> {
+  return {
+    ...alertSummaryView(row),
+    detector_version: row.detector_version,
+    ruleset_version: row.ruleset_version,
+    party_id: row.party_id,
+    summary: row.summary,
+    explanation: row.explanation,
+    hits: row.hits,
     evidence: row.evidence ?? {},
   };
 }

@@ -1,102 +1,21 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { TenantAssetRegistry } from '../../../platform/assets/tenant-registry.ts';
-import { EDGE_TYPES, type EdgeFilter, type GraphStore } from '../../../platform/graph/port.ts';
-import type { Pool } from '../../../platform/postgres/pool.ts';
-import { baseAssetOf } from '../../../platform/tenants/tenants.ts';
-import { renderPath, renderSubgraph, type BaseAsset } from '../graph/render.ts';
-import { sendProblem } from '../http/problem-reply.ts';
-import { QueryReader } from '../http/query-params.ts';
-
-// Bounds of every analyst query: whatever is asked, no request can run away on a large graph
-// (the store adds a statement timeout and answers `truncated` when it stops short).
-export const GRAPH_LIMITS = {
-  depth: { min: 1, max: 4, fallback: 2 },
-  nodes: { min: 1, max: 1000, fallback: 200 },
-  pathDepth: { min: 1, max: 8, fallback: 6 },
-  paths: { min: 1, max: 50, fallback: 10 },
-} as const;
+import type { FastifyInstance } from 'fastify';
+import { partyNetwork, partyPaths, sendGraphProblem, type GraphDeps } from '../reads/graph.ts';
 
 type Query = Record<string, unknown>;
 
-function edgeFilter(reader: QueryReader): EdgeFilter {
-  const { since, until } = reader.window('since', 'until');
-  const types = reader.list('edge_types', EDGE_TYPES);
-  const minAmount = reader.minorUnits('min_amount');
-  return { since, until, types, minAmount };
-}
-
 // The analysts' graph queries (scope read): a party's network and the shortest paths between two
-// parties, as nodes and edges ready to draw. Unknown parties are a governed 404.
-export function registerGraphRoutes(app: FastifyInstance, deps: { pool: Pool; graph: GraphStore; assets: TenantAssetRegistry }): void {
+// parties, as nodes and edges ready to draw (services/api/reads/graph.ts). Unknown parties are a
+// governed 404.
+export function registerGraphRoutes(app: FastifyInstance, deps: GraphDeps): void {
   const read = { config: { scopes: ['read'] as const } };
 
-  const invalid = (request: FastifyRequest, reply: FastifyReply, reader: QueryReader) =>
-    sendProblem(request, reply, 'svc:request/invalid_parameter', { detail: 'invalid query parameters', errors: reader.errors });
-
   app.get<{ Params: { external_id: string }; Querystring: Query }>('/v1/graph/parties/:external_id/network', read, async (request, reply) => {
-    const tenantId = request.apiKey!.tenantId;
-    const reader = new QueryReader(request.query);
-    const depth = reader.integer('depth', GRAPH_LIMITS.depth);
-    const nodeCap = reader.integer('limit', GRAPH_LIMITS.nodes);
-    const filter = edgeFilter(reader);
-    if (reader.errors.length > 0) return invalid(request, reply, reader);
-    const party = request.params.external_id;
-    if (!(await partyExists(deps.pool, tenantId, party))) {
-      return sendProblem(request, reply, 'svc:resource/not_found', { detail: 'no party with this external_id in this tenant' });
-    }
-    const subgraph = await deps.graph.egoNetwork(tenantId, { kind: 'party', key: party }, { depth, filter, nodeCap });
-    return {
-      center: `party:${party}`,
-      depth,
-      window: windowOf(filter),
-      ...renderSubgraph(subgraph, await baseAsset(deps, tenantId)),
-    };
+    const outcome = await partyNetwork(deps, request.apiKey!.tenantId, request.params.external_id, request.query);
+    return outcome.kind === 'ok' ? outcome.body : sendGraphProblem(request, reply, outcome);
   });
 
   app.get<{ Querystring: Query }>('/v1/graph/paths', read, async (request, reply) => {
-    const tenantId = request.apiKey!.tenantId;
-    const reader = new QueryReader(request.query);
-    const from = reader.text('from', { required: true });
-    const to = reader.text('to', { required: true });
-    const maxDepth = reader.integer('max_depth', GRAPH_LIMITS.pathDepth);
-    const limit = reader.integer('limit', GRAPH_LIMITS.paths);
-    const filter = edgeFilter(reader);
-    if (reader.errors.length > 0 || from === undefined || to === undefined) return invalid(request, reply, reader);
-    const missing = [];
-    for (const [path, party] of [
-      ['from', from],
-      ['to', to],
-    ] as const) {
-      if (!(await partyExists(deps.pool, tenantId, party))) missing.push({ path, code: 'svc:resource/not_found' as const, message: 'no party with this external_id in this tenant' });
-    }
-    if (missing.length > 0) return sendProblem(request, reply, 'svc:resource/not_found', { detail: 'unknown party', errors: missing });
-    const { paths, subgraph } = await deps.graph.shortestPaths(tenantId, { kind: 'party', key: from }, { kind: 'party', key: to }, { maxDepth, filter, limit });
-    return {
-      from: `party:${from}`,
-      to: `party:${to}`,
-      max_depth: maxDepth,
-      window: windowOf(filter),
-      paths: paths.map(renderPath),
-      ...renderSubgraph(subgraph, await baseAsset(deps, tenantId)),
-    };
+    const outcome = await partyPaths(deps, request.apiKey!.tenantId, request.query);
+    return outcome.kind === 'ok' ? outcome.body : sendGraphProblem(request, reply, outcome);
   });
-}
-
-function windowOf(filter: EdgeFilter) {
-  return { since: filter.since?.toISOString() ?? null, until: filter.until?.toISOString() ?? null };
-}
-
-// A party is known when the canonical model has it, whether or not it has any edge yet.
-async function partyExists(pool: Pool, tenantId: string, party: string): Promise<boolean> {
-  const { rows } = await pool.query({
-    name: 'graph-party-exists',
-    text: `SELECT 1 FROM canonical_entities WHERE tenant_id = $1 AND object = 'party' AND external_id = $2`,
-    values: [tenantId, party],
-  });
-  return rows.length > 0;
-}
-
-async function baseAsset(deps: { pool: Pool; assets: TenantAssetRegistry }, tenantId: string): Promise<BaseAsset> {
-  const asset = await baseAssetOf(deps.pool, tenantId);
-  return { asset, scale: (await deps.assets.forTenant(tenantId)).scaleOf(asset) ?? 0 };
 }

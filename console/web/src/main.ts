@@ -1,0 +1,54 @@
+import './style.css';
+import { ApiError, currentSession, get, handleAuthProblems, setSession, type SessionBody } from './api.ts';
+import { drawHeader } from './header.ts';
+import { navigate, render, route, startRouter } from './router.ts';
+import { alertQueueView } from './views/alerts.ts';
+import { alertView } from './views/alert.ts';
+import { episodeView } from './views/episode.ts';
+import { loginView, passwordView } from './views/login.ts';
+import { networkView } from './views/network.ts';
+import { partyView } from './views/party.ts';
+
+// Routes that need no session.
+const PUBLIC = new Set(['/console/login']);
+
+handleAuthProblems((error: ApiError) => {
+  if (error.code === 'svc:console/password_change_required') navigate('/console/password', { replace: true });
+  else {
+    setSession(null);
+    drawHeader();
+    if (!PUBLIC.has(location.pathname)) navigate(`/console/login?next=${encodeURIComponent(location.pathname + location.search)}`, { replace: true });
+  }
+});
+
+// Views behind the session: who-am-I once per page load, then the password change if pending.
+const guarded =
+  (view: Parameters<typeof route>[1]): Parameters<typeof route>[1] =>
+  async (params, query) => {
+    if (!currentSession()) {
+      try {
+        setSession(await get<SessionBody>('/session'));
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 401) return;
+        throw error;
+      }
+      drawHeader();
+    }
+    if (currentSession()!.user.must_change_password && location.pathname !== '/console/password') {
+      navigate('/console/password', { replace: true });
+      return;
+    }
+    return view(params, query);
+  };
+
+route(/^\/console\/login$/, loginView);
+route(/^\/console\/password$/, guarded(passwordView));
+route(/^\/console(?:\/alerts)?$/, guarded(alertQueueView));
+route(/^\/console\/alerts\/([^/]+)$/, guarded(alertView));
+route(/^\/console\/episodes\/([^/]+)$/, guarded(episodeView));
+route(/^\/console\/parties\/([^/]+)$/, guarded(partyView));
+route(/^\/console\/network\/([^/]+)$/, guarded(networkView));
+
+drawHeader();
+startRouter();
+void render();

@@ -1,0 +1,124 @@
+import type { Pool } from '../../../platform/postgres/pool.ts';
+import { SEVERITY_RANK } from './alert-queue.ts';
+
+// Case assignment and the audit log as a case shows it (infra/postgres/0013_console_cases).
+
+type Db = Pick<Pool, 'query'>;
+
+export interface Assignee {
+  user_id: string;
+  email: string;
+}
+
+export async function findAssignee(db: Db, tenantId: string, episodeId: string): Promise<Assignee | null> {
+  const { rows } = await db.query<Assignee>(
+    `SELECT u.user_id, u.email FROM console_assignments a JOIN console_users u ON u.user_id = a.user_id
+      WHERE a.tenant_id = $1 AND a.episode_id = $2`,
+    [tenantId, episodeId],
+  );
+  return rows[0] ?? null;
+}
+
+// Sets (or, with null, clears) the assignee; call after lockAssignment, in its transaction.
+export async function setAssignee(db: Db, tenantId: string, episodeId: string, userId: string | null, by: string, at: Date): Promise<void> {
+  if (userId === null) {
+    await db.query('DELETE FROM console_assignments WHERE tenant_id = $1 AND episode_id = $2', [tenantId, episodeId]);
+    return;
+  }
+  await db.query(
+    `INSERT INTO console_assignments (tenant_id, episode_id, user_id, assigned_by, assigned_at) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (tenant_id, episode_id) DO UPDATE SET user_id = excluded.user_id, assigned_by = excluded.assigned_by, assigned_at = excluded.assigned_at`,
+    [tenantId, episodeId, userId, by, at],
+  );
+}
+
+// Locks the episode's assignment (two concurrent assignments apply one after the other) and
+// returns the current assignee's id.
+export async function lockAssignment(db: Db, tenantId: string, episodeId: string): Promise<string | null> {
+  // The episode row is the lock: an assignment row may not exist yet.
+  await db.query('SELECT 1 FROM episodes WHERE tenant_id = $1 AND episode_id = $2 FOR UPDATE', [tenantId, episodeId]);
+  const { rows } = await db.query<{ user_id: string }>('SELECT user_id FROM console_assignments WHERE tenant_id = $1 AND episode_id = $2', [tenantId, episodeId]);
+  return rows[0]?.user_id ?? null;
+}
+
+// An active user of the tenant, or undefined.
+export async function activeUserOfTenant(db: Db, tenantId: string, userId: string): Promise<Assignee | undefined> {
+  const { rows } = await db.query<Assignee>('SELECT user_id, email FROM console_users WHERE tenant_id = $1 AND user_id = $2 AND NOT disabled', [tenantId, userId]);
+  return rows[0];
+}
+
+export interface AuditRow {
+  audit_id: string;
+  at: Date;
+  actor_kind: string;
+  actor_email: string | null;
+  action: string;
+  subject: string | null;
+  details: Record<string, unknown>;
+  cursor_at: string;
+}
+
+// The entries of one case, newest first: those whose subject is the episode (case actions,
+// assignments, views of the episode) and those whose details name it (views of its alerts).
+export async function caseAudit(db: Db, tenantId: string, episode: string, after: { at: string; id: string } | undefined, limit: number): Promise<AuditRow[]> {
+  const { rows } = await db.query<AuditRow>(
+    `SELECT c.audit_id::text AS audit_id, c.at, c.actor_kind, u.email AS actor_email, c.action, c.subject, c.details, c.at::text AS cursor_at
+       FROM (SELECT * FROM console_audit WHERE tenant_id = $1 AND subject = $2
+             UNION
+             SELECT * FROM console_audit WHERE tenant_id = $1 AND details ? 'episode_id' AND details ->> 'episode_id' = $2) c
+       LEFT JOIN console_users u ON u.user_id = c.actor_user_id
+      WHERE ($3::timestamptz IS NULL OR (c.at, c.audit_id) < ($3::timestamptz, $4::bigint))
+      ORDER BY c.at DESC, c.audit_id DESC
+      LIMIT $5`,
+    [tenantId, episode, after?.at ?? null, after?.id ?? null, limit],
+  );
+  return rows;
+}
+
+export function auditView(row: AuditRow): Record<string, unknown> {
+  return {
+    at: row.at.toISOString(),
+    actor_kind: row.actor_kind,
+    actor_email: row.actor_email,
+    action: row.action,
+    subject: row.subject,
+    details: row.details,
+  };
+}
+
+export interface PostureReason {
+  detector: string;
+  typology: string;
+  severity: string;
+  open_alerts: number;
+  latest_at: string;
+}
+
+// What drives a party's band, as an analyst may see it (the /v1 posture shows the band only):
+// its open live alerts, on the party or on accounts it holds, by detector, typology and severity,
+// the most severe first.
+export async function postureReasons(db: Db, tenantId: string, partyId: string): Promise<PostureReason[]> {
+  const { rows } = await db.query<{ detector_id: string; typology: string; severity: string; n: number; latest: Date }>(
+    `SELECT detector_id, typology, severity, count(*)::int AS n, max(created_at) AS latest
+       FROM alerts WHERE tenant_id = $1 AND party_id = $2 AND mode = 'live' AND status = 'open'
+      GROUP BY detector_id, typology, severity
+      ORDER BY max(${SEVERITY_RANK}) DESC, count(*) DESC, detector_id`,
+    [tenantId, partyId],
+  );
+  return rows.map((r) => ({ detector: r.detector_id, typology: r.typology, severity: r.severity, open_alerts: r.n, latest_at: r.latest.toISOString() }));
+}
+
+// Open live alerts per subject, for the given party and account external ids.
+export async function openAlertCounts(db: Db, tenantId: string, subjects: Array<{ kind: string; id: string }>): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  if (subjects.length === 0) return counts;
+  const { rows } = await db.query<{ subject_kind: string; subject_id: string; n: number }>(
+    `SELECT a.subject_kind, a.subject_id, count(*)::int AS n
+       FROM alerts a JOIN unnest($2::text[], $3::text[]) s(kind, id) ON a.subject_kind = s.kind AND a.subject_id = s.id
+      WHERE a.tenant_id = $1 AND a.mode = 'live' AND a.status = 'open'
+      GROUP BY a.subject_kind, a.subject_id`,
+    [tenantId, subjects.map((s) => s.kind), subjects.map((s) => s.id)],
+  );
+  for (const r of rows) counts.set(`${r.subject_kind}:${r.subject_id}`, r.n);
+  return counts;
+}

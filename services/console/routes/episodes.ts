@@ -1,0 +1,136 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import { ID_PREFIXES, parseId } from '../../../platform/ids.ts';
+import { withTransaction, type Pool } from '../../../platform/postgres/pool.ts';
+import { applyCaseAction } from '../../../pipelines/detect/cases.ts';
+import { assignRequestSchema, caseDispositionRequestSchema, caseStatusRequestSchema } from '../../../schemas/console/cases.ts';
+import { requestSchemaErrors } from '../../../schemas/validation/request-errors.ts';
+import { loadEpisodeDetail } from '../../api/compliance/render.ts';
+import { readJsonBody } from '../../api/http/json-body.ts';
+import { badCursor, page, paging, readCursor } from '../../api/http/paging.ts';
+import { sendProblem } from '../../api/http/problem-reply.ts';
+import { QueryReader } from '../../api/http/query-params.ts';
+import { consoleContext } from '../app.ts';
+import { activeUserOfTenant, auditView, caseAudit, findAssignee, lockAssignment, setAssignee } from '../queries/cases.ts';
+import { auditAs, invalidQuery, notFound, type ConsoleRouteDeps, type Query } from './common.ts';
+
+// The audit entries a case detail embeds; the rest through GET /console/v1/audit.
+const EMBEDDED_AUDIT = 100;
+
+type Params = { Params: { episode_id: string } };
+
+// Episodes (cases): detail with assignee and audit, assignment, status and disposition, and the
+// case's audit log (docs/decisions/0018-console-api.md).
+export function registerEpisodeRoutes(app: FastifyInstance, deps: ConsoleRouteDeps): void {
+  const detail = async (tenantId: string, episodeId: string) => {
+    const episode = await loadEpisodeDetail(deps.pool, tenantId, episodeId);
+    if (!episode) return undefined;
+    const audit = await caseAudit(deps.pool, tenantId, ID_PREFIXES.episode + episodeId, undefined, EMBEDDED_AUDIT);
+    return { ...episode, assignee: await findAssignee(deps.pool, tenantId, episodeId), audit: audit.map(auditView) };
+  };
+
+  // A body read and checked against its schema, or the problem already sent.
+  const bodyOf = <S extends z.ZodType>(request: FastifyRequest, reply: FastifyReply, schema: S, what: string): z.infer<S> | FastifyReply => {
+    const body = readJsonBody(request);
+    if (!body.ok) return sendProblem(request, reply, body.code, { detail: body.detail });
+    const parsed = schema.safeParse(body.value);
+    if (!parsed.success) return sendProblem(request, reply, 'svc:validation/schema', { detail: `the ${what} is not valid`, errors: requestSchemaErrors(parsed.error) });
+    return parsed.data;
+  };
+
+  // Viewing a case is audited (episode.viewed) before its log is read, so the view is in it.
+  app.get<Params>('/console/v1/episodes/:episode_id', async (request, reply) => {
+    const tenantId = consoleContext(request).user.tenant_id;
+    const id = parseId('episode', request.params.episode_id);
+    if (!id || !(await episodeExists(deps.pool, tenantId, id))) return notFound(request, reply, 'episode');
+    await auditAs(deps.pool, request, 'episode.viewed', ID_PREFIXES.episode + id, {}, deps.clock.now());
+    return (await detail(tenantId, id)) ?? notFound(request, reply, 'episode');
+  });
+
+  // An analyst may take an unassigned case (or one of their own) and give it up; a supervisor
+  // assigns any case to any active user of the tenant, or to nobody.
+  app.post<Params>('/console/v1/episodes/:episode_id/assign', async (request, reply) => {
+    const { user } = consoleContext(request);
+    const tenantId = user.tenant_id;
+    const id = parseId('episode', request.params.episode_id);
+    if (!id) return notFound(request, reply, 'episode');
+    const body = bodyOf(request, reply, assignRequestSchema, 'assignment');
+    if (body === reply) return reply;
+    const target = (body as z.infer<typeof assignRequestSchema>).user_id;
+    const outcome = await withTransaction(deps.pool, async (db) => {
+      if (!(await episodeExists(db, tenantId, id))) return 'not_found' as const;
+      const assignee = target === null ? null : await activeUserOfTenant(db, tenantId, target);
+      if (assignee === undefined) return 'unknown_user' as const;
+      const current = await lockAssignment(db, tenantId, id);
+      if (user.role !== 'supervisor') {
+        const mine = current === null || current === user.user_id;
+        if (!mine || (target !== null && target !== user.user_id)) return 'forbidden' as const;
+      }
+      if (current === target) return 'unchanged' as const;
+      const now = deps.clock.now();
+      await setAssignee(db, tenantId, id, target, user.user_id, now);
+      await auditAs(db, request, 'case.assigned', ID_PREFIXES.episode + id, { from: current, to: target, to_email: assignee?.email ?? null }, now);
+      return 'assigned' as const;
+    });
+    if (outcome === 'not_found') return notFound(request, reply, 'episode');
+    if (outcome === 'unknown_user') {
+      return sendProblem(request, reply, 'svc:validation/schema', {
+        detail: 'the assignment is not valid',
+        errors: [{ path: 'user_id', code: 'svc:validation/schema', message: 'no active console user with this id in this tenant' }],
+      });
+    }
+    if (outcome === 'forbidden') {
+      return sendProblem(request, reply, 'svc:auth/insufficient_scope', {
+        detail: 'an analyst may assign a case only to themselves, and not one assigned to someone else; a supervisor may assign any case',
+      });
+    }
+    return (await detail(tenantId, id)) ?? notFound(request, reply, 'episode');
+  });
+
+  // Status and disposition go through the case pipeline (pipelines/detect/cases.ts): the same
+  // rules, case history and outgoing events (case.status_changed, case.disposed) as /v1. The
+  // reason is the case action's note and is kept in the console audit log.
+  const caseAction = (path: string, what: string, schema: typeof caseStatusRequestSchema | typeof caseDispositionRequestSchema, action: string) =>
+    app.post<Params>(`/console/v1/episodes/:episode_id/${path}`, async (request, reply) => {
+      const { user } = consoleContext(request);
+      const tenantId = user.tenant_id;
+      const id = parseId('episode', request.params.episode_id);
+      if (!id) return notFound(request, reply, 'episode');
+      const body = bodyOf(request, reply, schema, what);
+      if (body === reply) return reply;
+      const { reason, ...change } = body as { reason: string; status?: string; disposition?: string };
+      const now = deps.clock.now();
+      const outcome = await applyCaseAction(deps.pool, { tenantId, episodeId: id, ...change, note: reason, actor: `console:${user.user_id}` }, now);
+      switch (outcome.kind) {
+        case 'invalid':
+          return sendProblem(request, reply, 'svc:validation/schema', { detail: `the ${what} is not valid`, errors: outcome.errors });
+        case 'not_found':
+          return notFound(request, reply, 'episode');
+        case 'applied':
+          await auditAs(deps.pool, request, action, ID_PREFIXES.episode + id, { ...change, reason, changed: outcome.changed, events: outcome.envelopes }, now);
+          return (await detail(tenantId, id)) ?? notFound(request, reply, 'episode');
+      }
+    });
+  caseAction('status', 'status change', caseStatusRequestSchema, 'case.status_changed');
+  caseAction('disposition', 'disposition', caseDispositionRequestSchema, 'case.disposed');
+
+  app.get<{ Querystring: Query }>('/console/v1/audit', async (request, reply) => {
+    const tenantId = consoleContext(request).user.tenant_id;
+    const reader = new QueryReader(request.query);
+    const episodeText = reader.text('episode_id', { required: true });
+    const { limit, cursorText } = paging(reader);
+    if (reader.errors.length > 0 || episodeText === undefined) return invalidQuery(request, reply, reader);
+    const id = parseId('episode', episodeText);
+    if (!id || !(await episodeExists(deps.pool, tenantId, id))) return notFound(request, reply, 'episode');
+    const filters = { r: 'console-audit', t: tenantId, p: id };
+    const after = readCursor(deps.cursors, cursorText, filters);
+    if (after === false) return badCursor(request, reply);
+    const rows = await caseAudit(deps.pool, tenantId, ID_PREFIXES.episode + id, after, limit + 1);
+    return page(rows, limit, auditView, (last) => deps.cursors.encode({ ...filters, o: last.cursor_at, e: last.audit_id }));
+  });
+}
+
+async function episodeExists(db: Pick<Pool, 'query'>, tenantId: string, episodeId: string): Promise<boolean> {
+  const { rows } = await db.query('SELECT 1 FROM episodes WHERE tenant_id = $1 AND episode_id = $2', [tenantId, episodeId]);
+  return rows.length > 0;
+}

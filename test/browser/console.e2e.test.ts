@@ -1,0 +1,139 @@
+// The analysts' console end to end in Debian's Chromium: a planted fan-in (many new senders paying
+// one hub account) goes through the API and the pipelines to a real alert; an analyst logs in
+// through the web app, changes the one-time password, opens the alert from the queue with the
+// keyboard, finds the hub and its senders in the network view, dispositions the case and sees the
+// audit entry. Screenshots of every key screen go to test-artifacts/console/.
+import type { FastifyInstance } from 'fastify';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureConsoleBuilt } from '../../console/web/ensure-built.ts';
+import { loadConfig } from '../../platform/config.ts';
+import { createConsoleUser } from '../../services/console/users.ts';
+import { createConsole } from '../../services/console/wiring.ts';
+import { startDetectionWorld, type DetectionWorld } from '../support/detection-world.ts';
+import { artifactPath, launchChromium } from './chromium.ts';
+
+const HOUR = 3_600_000;
+const AT = Date.parse('2026-09-01T10:00:00Z');
+const before = (hours: number) => new Date(AT - hours * HOUR).toISOString();
+const SENDERS = Array.from({ length: 12 }, (_, i) => `sender${i + 1}`);
+const NEW_PASSWORD = 'a long enough new password';
+
+let world: DetectionWorld;
+let consoleApp: FastifyInstance;
+let base: string;
+let browser: Browser;
+let page: Page;
+let oneTimePassword: string;
+const pageErrors: string[] = [];
+const shot = (name: string) => page.screenshot({ path: artifactPath(name), fullPage: true });
+
+beforeAll(async () => {
+  const [, w] = await Promise.all([ensureConsoleBuilt(), startDetectionWorld()]);
+  world = w;
+  await world.startDetection();
+  // One party per account; the hub's holder is hub-p.
+  for (const id of ['hub', 'onward', ...SENDERS]) {
+    await world.party(`${id}-p`);
+    await world.account(id, `${id}-p`);
+  }
+  await world.movements(SENDERS.map((s, i) => ({ id: `fan-${i + 1}`, from: [s, `${s}-p`], to: ['hub', 'hub-p'], value: 30_000 + i * 150, at: before(70 - i * 3) })));
+  await world.movement({ id: 'fan-out', from: ['hub', 'hub-p'], to: ['onward', 'onward-p'], value: 300_000, at: before(2) });
+  await world.settle();
+
+  ({ app: consoleApp } = await createConsole({ config: loadConfig({ LOG_LEVEL: 'silent' }), pool: world.api.db.pool, masterKey: world.api.masterKey, clock: world.api.clock, logger: false }));
+  await consoleApp.listen({ host: '127.0.0.1', port: 0 });
+  const address = consoleApp.server.address();
+  base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  const created = await createConsoleUser(world.api.db.pool, { tenantId: 'acme', email: 'ana@example.com', role: 'analyst' }, world.api.clock.now());
+  if (created.kind !== 'created') throw new Error(created.kind);
+  oneTimePassword = created.password;
+
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  page.on('console', (message) => {
+    // A CSP violation is a console error; so is an uncaught one.
+    if (message.type() === 'error' && !/Failed to load resource/.test(message.text())) pageErrors.push(message.text());
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await consoleApp?.close();
+  await world?.close();
+});
+
+describe('the analysts console in Chromium', () => {
+  it('plants a fan-in that raises a real alert on the hub', async () => {
+    const { rows } = await world.api.db.pool.query(`SELECT detector_id FROM alerts WHERE tenant_id = 'acme' AND subject_kind = 'account' AND subject_id = 'hub' AND status = 'open'`);
+    expect(rows.length).toBeGreaterThan(0);
+  });
+
+  it('serves the app with a strict CSP, logs in and changes the one-time password', async () => {
+    const res = await page.goto(`${base}/console/alerts`);
+    expect(res?.headers()['content-security-policy']).toContain("script-src 'self'");
+    await page.waitForURL(/\/console\/login/);
+    await shot('01-login.png');
+    await page.fill('input[name=tenant]', 'acme');
+    await page.fill('input[name=email]', 'ana@example.com');
+    await page.fill('input[name=password]', oneTimePassword);
+    await page.click('button[type=submit]');
+    await page.waitForURL(/\/console\/password/);
+    await shot('02-change-password.png');
+    await page.fill('input[name=current_password]', oneTimePassword);
+    await page.fill('input[name=new_password]', NEW_PASSWORD);
+    await page.fill('input[name=repeat]', NEW_PASSWORD);
+    await page.click('button[type=submit]');
+    await page.waitForURL(/\/console\/alerts/);
+    await expect.poll(() => page.textContent('[data-testid=who]')).toContain('ana@example.com');
+    // A reload keeps the session (who-am-I gives the CSRF token back).
+    await page.reload();
+    await expect.poll(() => page.textContent('[data-testid=who]')).toContain('ana@example.com');
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('opens the fan-in alert from the queue with the keyboard', async () => {
+    await page.goto(`${base}/console/alerts?detector=fan_in`);
+    await page.waitForSelector('tr[data-alert-id]');
+    await shot('03-alert-queue.png');
+    await page.keyboard.press('j');
+    await page.keyboard.press('k');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/console\/alerts\/[^/?]+$/);
+    await page.waitForSelector('[data-testid=evidence]');
+    expect(await page.textContent('h1')).toContain('fan_in');
+    await shot('04-alert.png');
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('draws the hub and its senders in the network view', async () => {
+    // The shareable URL of the hub's holder's network.
+    await page.goto(`${base}/console/network/hub-p?depth=3`);
+    await page.waitForSelector('#cy[data-ready=true]');
+    const net = await page.evaluate(() => (globalThis as any).__svcNetwork as { nodes: Array<{ id: string; label: string; kind: string; degree: number; open_alerts: number }>; edges: Array<{ source: string; target: string; type: string }> });
+    const hub = net.nodes.find((n) => n.kind === 'account' && n.label.includes('hub'));
+    expect(hub).toBeDefined();
+    const senders = new Set(net.edges.filter((e) => e.target === hub!.id && e.type !== 'holds').map((e) => e.source));
+    const senderLabels = net.nodes.filter((n) => senders.has(n.id)).map((n) => n.label);
+    for (const s of SENDERS) expect(senderLabels.some((l) => l.includes(s))).toBe(true);
+    await shot('05-network.png');
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('dispositions the case with a reason and sees the audit entry', async () => {
+    const { rows } = await world.api.db.pool.query<{ episode_id: string }>(`SELECT episode_id FROM alerts WHERE tenant_id = 'acme' AND detector_id = 'fan_in' AND subject_id = 'hub'`);
+    await page.goto(`${base}/console/episodes/${encodeURIComponent(rows[0]!.episode_id)}`);
+    await page.waitForSelector('form[aria-label=Disposition]');
+    await shot('06-episode.png');
+    const form = page.locator('form[aria-label=Disposition]');
+    await form.locator('select').selectOption('suspicious_activity_reported');
+    await form.locator('textarea').fill('Twelve new senders in three days, money moved on at once: reported.');
+    await form.locator('button').click();
+    await expect.poll(() => page.textContent('[data-testid=disposition]'), { timeout: 10_000 }).toContain('suspicious activity reported');
+    await page.waitForSelector('[data-testid=audit]');
+    expect(await page.textContent('[data-testid=audit]')).toMatch(/ana@example\.com[\s\S]*dispos/i);
+    await shot('07-episode-disposed.png');
+    expect(pageErrors).toEqual([]);
+  });
+});

@@ -1,0 +1,97 @@
+// Console API answers shaped as the console's contract (GraphNetwork as schemas/responses.ts), for
+// browser tests of the screens and for bench/console-render.ts. Served through Playwright's
+// page.route, so the built app runs unchanged against them.
+import type { Page, Route } from 'playwright-core';
+
+const money = (value: number) => ({ value: String(value), asset: 'USD', scale: 2 });
+
+// A fan-in network around party hub-p: its account hub, `senders` sender accounts each with its
+// holder, and filler accounts paying the senders, up to `total` nodes.
+export function fanInNetwork(total = 200, senders = 12) {
+  const nodes: any[] = [];
+  const edges: any[] = [];
+  const node = (kind: 'party' | 'account', id: string, openAlerts = 0) => nodes.push({ id: `${kind}:${id}`, kind, label: id, external_id: id, attributes: {}, open_alerts: openAlerts });
+  const edge = (type: string, from: string, to: string, value: number | null, i: number) =>
+    edges.push({
+      id: `e${edges.length + 1}`,
+      source: from,
+      target: to,
+      type,
+      label: type,
+      directed: true,
+      valid_from: null,
+      valid_to: null,
+      count: value === null ? 0 : 1 + (i % 3),
+      amount: value === null ? null : money(value),
+      unpriced: 0,
+      first_at: value === null ? null : `2026-08-${String(10 + (i % 18)).padStart(2, '0')}T10:00:00.000Z`,
+      last_at: value === null ? null : `2026-08-${String(12 + (i % 18)).padStart(2, '0')}T10:00:00.000Z`,
+      attributes: {},
+    });
+  node('party', 'hub-p', 1);
+  node('account', 'hub', 1);
+  edge('holds', 'party:hub-p', 'account:hub', null, 0);
+  for (let i = 1; i <= senders; i += 1) {
+    node('account', `sender${i}`);
+    edge('transfer', `account:sender${i}`, 'account:hub', 30_000 + i * 150, i);
+  }
+  for (let i = 1; nodes.length < total; i += 1) {
+    const payee = `account:sender${1 + (i % senders)}`;
+    node('account', `payer${i}`);
+    edge('transfer', `account:payer${i}`, payee, 5_000 + i * 37, i);
+  }
+  return { center: 'party:hub-p', depth: 3, window: { since: null, until: null }, truncated: false, nodes, edges };
+}
+
+export const USER = { id: '00000000-0000-4000-8000-000000000001', tenant: 'acme', email: 'ana@example.com', role: 'analyst', must_change_password: false };
+export const SESSION = { user: USER, csrf_token: 'fixture-csrf-token', session: { expires_at: '2026-09-02T00:00:00.000Z', idle_expires_at: '2026-09-01T12:30:00.000Z' } };
+
+export const ALERTS = Array.from({ length: 30 }, (_, i) => ({
+  alert_id: `alert-${i + 1}`,
+  detector: i === 0 ? 'fan_in' : 'structuring',
+  typology: i === 0 ? 'fan-in' : 'structuring',
+  severity: i === 0 ? 'high' : 'medium',
+  score: i === 0 ? 0.8 : 0.5,
+  status: 'open',
+  subject: { kind: 'account', external_id: i === 0 ? 'hub' : `acct${i}` },
+  created_at: '2026-09-01T09:00:00.000Z',
+  updated_at: '2026-09-01T09:00:00.000Z',
+  episode_id: `episode-${i + 1}`,
+}));
+
+const json = (route: Route, body: unknown, status = 200) => route.fulfill({ status, contentType: 'application/json', body: JSON.stringify(body) });
+
+// Stubs every /console/v1 call the screens make; records the state-changing ones with their
+// CSRF header.
+export async function stubConsoleApi(page: Page, network = fanInNetwork()) {
+  const writes: Array<{ method: string; path: string; csrf: string | undefined; body: unknown }> = [];
+  const episode = { episode_id: 'episode-1', status: 'open', case_status: 'open', disposition: null as string | null, severity: 'high', assignee: null as any, alerts: [{ ...ALERTS[0], evidence: { movements: ['fan-1'], amounts: { count: 12 } } }], case_history: [] as any[], audit: [] as any[] };
+  await page.route(/\/console\/v1\//, async (route) => {
+    const request = route.request();
+    const url = new URL(request.url());
+    const path = url.pathname.replace('/console/v1', '');
+    const method = request.method();
+    if (method !== 'GET') writes.push({ method, path, csrf: request.headers()['x-csrf-token'], body: request.postDataJSON() });
+    if (path === '/session') return json(route, SESSION);
+    if (path === '/alerts') {
+      const start = Number(url.searchParams.get('cursor') ?? 0);
+      const limit = Number(url.searchParams.get('limit') ?? 25);
+      const data = ALERTS.slice(start, start + limit);
+      return json(route, { data, has_more: start + limit < ALERTS.length, ...(start + limit < ALERTS.length ? { next_cursor: String(start + limit) } : {}) });
+    }
+    if (path.startsWith('/alerts/')) return json(route, { ...ALERTS[0], party_id: 'hub-p', explanation: '12 new senders in 3 days.', evidence: { movements: ['fan-1', 'fan-2'], counterparties: ['account:sender1'] } });
+    if (path.startsWith('/network/')) return json(route, network);
+    if (path === '/episodes/episode-1/disposition') {
+      const body = request.postDataJSON();
+      episode.disposition = body.disposition;
+      episode.case_status = 'closed';
+      episode.audit.push({ at: '2026-09-01T10:00:00.000Z', actor_email: USER.email, action: 'case.disposed', details: body });
+      return json(route, episode);
+    }
+    if (path === '/episodes/episode-1') return json(route, episode);
+    if (path === '/parties/hub-p') return json(route, { party: { external_id: 'hub-p', data: { kind: 'individual' } }, accounts: [{ external_id: 'hub' }], posture: { band: 'high', computed_at: '2026-09-01T09:00:00.000Z', coverage: { movement: true }, reasons: ['fan_in alert open'] } });
+    if (path === '/parties/hub-p/movements') return json(route, { data: [{ external_id: 'fan-1', occurred_at: '2026-08-29T12:00:00.000Z', data: { type: 'p2p', status: 'completed', amount: money(30150), debit: { account_id: 'sender1' }, credit: { account_id: 'hub' } } }], has_more: false });
+    return json(route, { code: 'svc:request/not_found', detail: 'no fixture' }, 404);
+  });
+  return { writes, episode };
+}
