@@ -200,6 +200,25 @@ describe('applyCaseAction', () => {
     expect((await caseActions(open)).map((a) => a.case_status)).toEqual(['investigating']);
   });
 
+  it('records in the action\'s own transaction: when the record fails, nothing of the action stays', async () => {
+    const seeded = await seedEpisode('rec-1');
+    const before = await eventCount();
+    const failing = applyCaseAction(db.pool, { tenantId: TENANT, episodeId: seeded.ref, actor: 'console:u1', disposition: 'false_positive', note: 'n' }, at(1), async () => {
+      throw new Error('audit store away');
+    });
+    await expect(failing).rejects.toThrow('audit store away');
+    expect(await episodeRow(seeded)).toMatchObject({ status: 'open', case_status: 'open', disposition: null });
+    expect(await caseActions(seeded)).toEqual([]);
+    expect(await eventCount()).toBe(before);
+
+    const seen: Array<{ changed: boolean; envelopes: string[] }> = [];
+    const applied = await applyCaseAction(db.pool, { tenantId: TENANT, episodeId: seeded.ref, actor: 'console:u1', status: 'investigating' }, at(2), async (_db, result) => {
+      seen.push(result);
+    });
+    expect(applied).toMatchObject({ kind: 'applied', changed: true });
+    expect(seen).toEqual([{ changed: true, envelopes: (applied as { envelopes: string[] }).envelopes }]);
+  });
+
   it('investigating only changes the case status', async () => {
     const seeded = await seedEpisode('inv-2');
     const outcome = await act(seeded, { status: 'investigating', note: 'looking' }, at(1));

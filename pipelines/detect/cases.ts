@@ -104,7 +104,11 @@ function plan(current: EpisodeRow, action: ValidCaseAction): Plan | undefined {
   return { status, caseStatus, disposition, events };
 }
 
-export async function applyCaseAction(pool: Pool, input: CaseActionInput, now: Date): Promise<CaseActionOutcome> {
+// `record` runs inside the action's transaction once it is applied (changed or not), so what the
+// caller keeps of it (the console's audit row) commits or rolls back with the action itself.
+export type CaseActionRecorder = (db: PoolClient, applied: { changed: boolean; envelopes: string[] }) => Promise<void>;
+
+export async function applyCaseAction(pool: Pool, input: CaseActionInput, now: Date, record?: CaseActionRecorder): Promise<CaseActionOutcome> {
   const { tenantId, actor } = input;
   const checked = validateCaseAction({
     ...(input.status !== undefined ? { status: input.status } : {}),
@@ -134,7 +138,10 @@ export async function applyCaseAction(pool: Pool, input: CaseActionInput, now: D
       disposition: row.disposition,
       alertCount: current.alert_count,
     });
-    if (!next) return { kind: 'applied', episode: episode(current), changed: false, envelopes: [] };
+    if (!next) {
+      await record?.(db, { changed: false, envelopes: [] });
+      return { kind: 'applied', episode: episode(current), changed: false, envelopes: [] };
+    }
 
     await db.query(
       'UPDATE episodes SET status = $3, case_status = $4, disposition = $5, updated_at = $6 WHERE tenant_id = $1 AND episode_id = $2',
@@ -173,6 +180,7 @@ export async function applyCaseAction(pool: Pool, input: CaseActionInput, now: D
     );
     events.push(...(await recomputePostures(db, tenantId, parties.rows.map((p) => p.subject_id), now)));
     const envelopes = await enqueueEvents(db, events, now);
+    await record?.(db, { changed: true, envelopes });
     return { kind: 'applied', episode: episode({ status: next.status, case_status: next.caseStatus, disposition: next.disposition }), changed: true, envelopes };
   });
 }

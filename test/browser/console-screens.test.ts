@@ -1,6 +1,8 @@
 // The console's screens in Chromium against stubbed console APIs (test/browser/fixtures.ts): the
-// queue's keyboard and pagination, an alert, the 200-node network (hub, senders, details on tap),
-// an episode's disposition with its CSRF token and audit entry, a party. The real APIs are driven
+// queue's keyboard and pagination, an alert, the 200-node network (hub, senders, details on tap,
+// "Paths to…", an account expanded around its holder), the paths between two parties (form, URL,
+// drawing, hop list, the governed 404), an episode's disposition with its CSRF token and audit
+// entry, a party. The real APIs are driven
 // by console.e2e.test.ts.
 import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
@@ -62,6 +64,63 @@ describe('console screens (stubbed API)', () => {
     await shot('screens-network.png');
   });
 
+  it('expands an account around its holder, or says why it cannot', async () => {
+    await tapNode('account:sender2');
+    const expand = page.locator('.details button', { hasText: 'Expand here' });
+    expect(await expand.getAttribute('title')).toContain('sender2-p');
+    await expand.click();
+    await expect.poll(() => stub.reads).toContain('/network/sender2-p?depth=1&limit=200');
+    await page.waitForFunction(() => (globalThis as any).__svcNetwork?.ready);
+    // A filler account has no holder in the drawing: the action is there, disabled, with the reason.
+    await tapNode('account:payer1');
+    const disabled = page.locator('.details button', { hasText: 'Expand here' });
+    expect(await disabled.isDisabled()).toBe(true);
+    expect(await disabled.getAttribute('title')).toMatch(/No holder party/);
+  });
+
+  it('opens the paths from the centre to a selected party with "Paths to…"', async () => {
+    await tapNode('party:sender1-p');
+    await page.waitForSelector('.details h2:has-text("party sender1-p")');
+    await page.click('.details >> text=Paths to…');
+    await page.waitForURL(/\/console\/paths\?from=hub-p&to=sender1-p$/);
+    await page.waitForSelector('[data-testid=paths] li.hop');
+  });
+
+  it('finds the paths between two parties from the form, draws them and lists their hops', async () => {
+    await page.goto(`${server.base}/console/paths`);
+    await page.fill('input[name=from]', 'hub-p');
+    await page.fill('input[name=to]', 'sender1-p');
+    await page.click('form[aria-label="paths between two parties"] button');
+    await page.waitForURL(/\/console\/paths\?from=hub-p&to=sender1-p$/);
+    await page.waitForSelector('#cy[data-ready=true]');
+    const state = await page.evaluate(() => (globalThis as any).__svcPaths);
+    expect(state.nodes.map((n: any) => n.id).sort()).toEqual(['account:hub', 'account:sender1', 'party:hub-p', 'party:sender1-p']);
+    expect(state.edges).toHaveLength(3);
+    expect(state.paths).toEqual([
+      {
+        length: 3,
+        hops: [
+          { from: 'hub-p', to: 'hub', type: 'holds', forward: true, amount: '', dates: '' },
+          { from: 'hub', to: 'sender1', type: 'transfer', forward: false, amount: '2× 301.50 USD', dates: '2026-08-11 → 2026-08-13' },
+          { from: 'sender1', to: 'sender1-p', type: 'holds', forward: false, amount: '', dates: '' },
+        ],
+      },
+    ]);
+    const hops = await page.locator('[data-testid=paths] li.hop').allTextContents();
+    expect(hops[1]).toBe('hub ← transfer · 2× 301.50 USD · 2026-08-11 → 2026-08-13 — sender1');
+    await shot('screens-paths.png');
+  });
+
+  it('shows the governed 404 of an unknown party on the paths screen', async () => {
+    await page.fill('input[name=to]', 'nobody');
+    await page.click('form[aria-label="paths between two parties"] button');
+    await page.waitForURL(/to=nobody$/);
+    const alert = page.locator('[role=alert]');
+    await expect.poll(() => alert.textContent()).toContain('unknown party');
+    expect(await alert.textContent()).toContain('to: no party with this external_id in this tenant');
+    expect(await page.locator('#cy').count()).toBe(0);
+  });
+
   it('dispositions an episode with a reason, sending the CSRF token, and shows the audit entry', async () => {
     await page.goto(`${server.base}/console/episodes/episode-1`);
     const form = page.locator('form[aria-label=Disposition]');
@@ -86,3 +145,18 @@ describe('console screens (stubbed API)', () => {
 });
 
 const shot = (name: string) => page.screenshot({ path: artifactPath(name), fullPage: true });
+
+// A real click on a drawn node: its position is read from the Cytoscape instance the container
+// holds (Cytoscape's own registration, not something the page publishes).
+async function tapNode(id: string): Promise<void> {
+  const at = await page.evaluate((nodeId) => {
+    const container = (globalThis as any).document.getElementById('cy');
+    const node = container._cyreg.cy.getElementById(nodeId);
+    node.cy().center(node);
+    const p = node.renderedPosition();
+    const box = container.getBoundingClientRect();
+    return { x: box.left + p.x, y: box.top + p.y };
+  }, id);
+  await page.mouse.click(at.x, at.y);
+  await page.waitForSelector(`.details dd:text-is("${id}")`);
+}

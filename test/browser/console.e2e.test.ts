@@ -1,8 +1,8 @@
 // The analysts' console end to end in Debian's Chromium: a planted fan-in (many new senders paying
 // one hub account) goes through the API and the pipelines to a real alert; an analyst logs in
 // through the web app, changes the one-time password, opens the alert from the queue with the
-// keyboard, finds the hub and its senders in the network view, dispositions the case and sees the
-// audit entry. Screenshots of every key screen go to test-artifacts/console/.
+// keyboard, finds the hub and its senders in the network view and a path from the hub's holder to a
+// sender's holder, dispositions the case and sees the audit entry. Screenshots of every key screen go to test-artifacts/console/.
 import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -118,6 +118,20 @@ describe('the analysts console in Chromium', () => {
     const senderLabels = net.nodes.filter((n) => senders.has(n.id)).map((n) => n.label);
     for (const s of SENDERS) expect(senderLabels.some((l) => l.includes(s))).toBe(true);
     await shot('05-network.png');
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('finds a path from the hub\'s holder to a sender\'s holder', async () => {
+    await page.goto(`${base}/console/paths?from=hub-p&to=sender3-p`);
+    await page.waitForSelector('#cy[data-ready=true]');
+    const state = await page.evaluate(() => (globalThis as any).__svcPaths as { paths: Array<{ length: number; hops: Array<{ from: string; to: string; type: string }> }> });
+    expect(state.paths.length).toBeGreaterThan(0);
+    const [first] = state.paths;
+    expect(first!.hops[0]!.from).toBe('hub-p');
+    expect(first!.hops.at(-1)!.to).toBe('sender3-p');
+    expect(first!.hops.some((hop) => hop.type === 'transfer')).toBe(true);
+    expect(await page.locator('[data-testid=paths] li.hop').count()).toBe(first!.length);
+    await shot('08-paths.png');
     expect(pageErrors).toEqual([]);
   });
 

@@ -6,7 +6,8 @@ import type { Page, Route } from 'playwright-core';
 const money = (value: number) => ({ value: String(value), asset: 'USD', scale: 2 });
 
 // A fan-in network around party hub-p: its account hub, `senders` sender accounts each with its
-// holder, and filler accounts paying the senders, up to `total` nodes.
+// holder party (sender1-p…), and filler accounts (no holder drawn) paying the senders, up to
+// `total` nodes.
 export function fanInNetwork(total = 200, senders = 12) {
   const nodes: any[] = [];
   const edges: any[] = [];
@@ -34,6 +35,8 @@ export function fanInNetwork(total = 200, senders = 12) {
   for (let i = 1; i <= senders; i += 1) {
     node('account', `sender${i}`);
     edge('transfer', `account:sender${i}`, 'account:hub', 30_000 + i * 150, i);
+    node('party', `sender${i}-p`);
+    edge('holds', `party:sender${i}-p`, `account:sender${i}`, null, i);
   }
   for (let i = 1; nodes.length < total; i += 1) {
     const payee = `account:sender${1 + (i % senders)}`;
@@ -41,6 +44,20 @@ export function fanInNetwork(total = 200, senders = 12) {
     edge('transfer', `account:payer${i}`, payee, 5_000 + i * 37, i);
   }
   return { center: 'party:hub-p', depth: 3, window: { since: null, until: null }, truncated: false, nodes, edges };
+}
+
+// GraphPaths from hub-p to sender1-p through the fan-in network: hub-p holds hub, sender1 paid
+// hub, sender1-p holds sender1. Any other party is unknown (the governed 404).
+export function pathsAnswer(from: string, to: string, network = fanInNetwork()) {
+  const known = new Set(network.nodes.filter((n) => n.kind === 'party').map((n) => n.external_id));
+  const missing = (['from', 'to'] as const).filter((k) => !known.has(k === 'from' ? from : to));
+  if (missing.length > 0) {
+    return { status: 404, body: { type: 'https://svc.example/problems/resource/not_found', title: 'Not found', status: 404, code: 'svc:resource/not_found', detail: 'unknown party', errors: missing.map((path) => ({ path, code: 'svc:resource/not_found', message: 'no party with this external_id in this tenant' })) } };
+  }
+  const chain = ['party:hub-p', 'account:hub', 'account:sender1', 'party:sender1-p'];
+  const edges = network.edges.filter((e) => chain.includes(e.source) && chain.includes(e.target));
+  const path = { length: 3, nodes: chain, edges: ['party:hub-p|account:hub', 'account:sender1|account:hub', 'party:sender1-p|account:sender1'].map((pair) => edges.find((e) => `${e.source}|${e.target}` === pair)!.id) };
+  return { status: 200, body: { from: `party:${from}`, to: `party:${to}`, max_depth: 6, window: { since: null, until: null }, paths: [path], truncated: false, nodes: network.nodes.filter((n) => chain.includes(n.id)), edges } };
 }
 
 export const USER = { id: '00000000-0000-4000-8000-000000000001', tenant: 'acme', email: 'ana@example.com', role: 'analyst', must_change_password: false };
@@ -65,13 +82,15 @@ const json = (route: Route, body: unknown, status = 200) => route.fulfill({ stat
 // CSRF header.
 export async function stubConsoleApi(page: Page, network = fanInNetwork()) {
   const writes: Array<{ method: string; path: string; csrf: string | undefined; body: unknown }> = [];
+  const reads: string[] = [];
   const episode = { episode_id: 'episode-1', status: 'open', case_status: 'open', disposition: null as string | null, severity: 'high', assignee: null as any, alerts: [{ ...ALERTS[0], evidence: { movements: ['fan-1'], amounts: { count: 12 } } }], case_history: [] as any[], audit: [] as any[] };
   await page.route(/\/console\/v1\//, async (route) => {
     const request = route.request();
     const url = new URL(request.url());
     const path = url.pathname.replace('/console/v1', '');
     const method = request.method();
-    if (method !== 'GET') writes.push({ method, path, csrf: request.headers()['x-csrf-token'], body: request.postDataJSON() });
+    if (method === 'GET') reads.push(path + url.search);
+    else writes.push({ method, path, csrf: request.headers()['x-csrf-token'], body: request.postDataJSON() });
     if (path === '/session') return json(route, SESSION);
     if (path === '/alerts') {
       const start = Number(url.searchParams.get('cursor') ?? 0);
@@ -81,6 +100,10 @@ export async function stubConsoleApi(page: Page, network = fanInNetwork()) {
     }
     if (path.startsWith('/alerts/')) return json(route, { ...ALERTS[0], party_id: 'hub-p', explanation: '12 new senders in 3 days.', evidence: { movements: ['fan-1', 'fan-2'], counterparties: ['account:sender1'] } });
     if (path.startsWith('/network/')) return json(route, network);
+    if (path === '/paths') {
+      const answer = pathsAnswer(url.searchParams.get('from') ?? '', url.searchParams.get('to') ?? '', network);
+      return json(route, answer.body, answer.status);
+    }
     if (path === '/episodes/episode-1/disposition') {
       const body = request.postDataJSON();
       episode.disposition = body.disposition;
@@ -93,5 +116,5 @@ export async function stubConsoleApi(page: Page, network = fanInNetwork()) {
     if (path === '/parties/hub-p/movements') return json(route, { data: [{ external_id: 'fan-1', occurred_at: '2026-08-29T12:00:00.000Z', data: { type: 'p2p', status: 'completed', amount: money(30150), debit: { account_id: 'sender1' }, credit: { account_id: 'hub' } } }], has_more: false });
     return json(route, { code: 'svc:request/not_found', detail: 'no fixture' }, 404);
   });
-  return { writes, episode };
+  return { writes, reads, episode };
 }

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { startEmbeddedPostgres, type EmbeddedServer } from '../../platform/postgres/embedded.ts';
 import { createPool } from '../../platform/postgres/pool.ts';
 import { migrate } from '../../platform/postgres/migrate.ts';
+import { ensureChromium } from '../browser/chromium.ts';
 import { startTestEngines, type TestEngines } from './engines/index.ts';
 
 export const TEMPLATE_DATABASE = 'svc_test_template';
@@ -59,6 +60,9 @@ export async function setup(project: TestProject): Promise<void> {
   project.provide('templateDatabase', TEMPLATE_DATABASE);
 
   engines = await startTestEngines();
+  // The browser tests' Chromium, installed here once rather than by each test file at once; when
+  // it cannot be, the browser tests fail on launching it, with the reason, and nothing else does.
+  await ensureChromium().catch((error: unknown) => process.stderr.write(`Chromium unavailable: ${(error as Error).message}\n`));
   project.provide('clickhouseUrl', engines.clickhouseUrl);
   project.provide('kafkaBrokers', engines.kafkaBrokers);
   project.provide('schemaRegistryUrl', engines.schemaRegistryUrl);

@@ -8,6 +8,7 @@ import { episodeView } from './views/episode.ts';
 import { loginView, passwordView } from './views/login.ts';
 import { networkView } from './views/network.ts';
 import { partyView } from './views/party.ts';
+import { pathsView } from './views/paths.ts';
 
 // Routes that need no session.
 const PUBLIC = new Set(['/console/login']);
@@ -48,6 +49,7 @@ route(/^\/console\/alerts\/([^/]+)$/, guarded(alertView));
 route(/^\/console\/episodes\/([^/]+)$/, guarded(episodeView));
 route(/^\/console\/parties\/([^/]+)$/, guarded(partyView));
 route(/^\/console\/network\/([^/]+)$/, guarded(networkView));
+route(/^\/console\/paths$/, guarded(pathsView));
 
 drawHeader();
 startRouter();

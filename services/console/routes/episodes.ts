@@ -100,14 +100,16 @@ export function registerEpisodeRoutes(app: FastifyInstance, deps: ConsoleRouteDe
       if (body === reply) return reply;
       const { reason, ...change } = body as { reason: string; status?: string; disposition?: string };
       const now = deps.clock.now();
-      const outcome = await applyCaseAction(deps.pool, { tenantId, episodeId: id, ...change, note: reason, actor: `console:${user.user_id}` }, now);
+      // The audit row is written in the action's own transaction: no action without its row.
+      const outcome = await applyCaseAction(deps.pool, { tenantId, episodeId: id, ...change, note: reason, actor: `console:${user.user_id}` }, now, (db, applied) =>
+        auditAs(db, request, action, ID_PREFIXES.episode + id, { ...change, reason, ...applied }, now),
+      );
       switch (outcome.kind) {
         case 'invalid':
           return sendProblem(request, reply, 'svc:validation/schema', { detail: `the ${what} is not valid`, errors: outcome.errors });
         case 'not_found':
           return notFound(request, reply, 'episode');
         case 'applied':
-          await auditAs(deps.pool, request, action, ID_PREFIXES.episode + id, { ...change, reason, changed: outcome.changed, events: outcome.envelopes }, now);
           return (await detail(tenantId, id)) ?? notFound(request, reply, 'episode');
       }
     });

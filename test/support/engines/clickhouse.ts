@@ -1,13 +1,12 @@
-import { spawn, execFile as execFileCb, type ChildProcess } from 'node:child_process';
-import { closeSync, constants, existsSync, openSync, rmSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, constants, openSync, rmSync } from 'node:fs';
 import { access, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir, userInfo } from 'node:os';
+import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { promisify } from 'node:util';
+import { ensureDebianPackage } from '../debian-packages.ts';
 import type { LocalEngine } from './index.ts';
 
-const execFile = promisify(execFileCb);
 
 // A private ClickHouse server for the test run (and the engines bench): Debian's clickhouse-server
 // package (18.16) installed with apt-get when no ClickHouse binary is present, then run as a child
@@ -59,29 +58,12 @@ async function executable(file: string): Promise<boolean> {
   );
 }
 
-// apt-get install, as root on a Debian-like machine (CI); the package lists are refreshed once if
-// the package is unknown (a fresh machine has none). The package's own scripts may start the
-// system service where systemd runs; this server does not use it, nor its ports.
+// The package's own scripts may start the system service where systemd runs; this server does
+// not use it, nor its ports.
 async function install(log: (line: string) => void): Promise<ServerCommand | undefined> {
-  if (!existsSync('/usr/bin/apt-get')) throw new Error('no clickhouse binary, and no apt-get to install one');
-  if (userInfo().uid !== 0) throw new Error('no clickhouse binary, and installing clickhouse-server with apt-get needs root');
-  log('ClickHouse: installing Debian\'s clickhouse-server package (apt-get install -y clickhouse-server)');
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const aptGet = (args: string[]) => execFile('apt-get', ['-q', '-y', ...args], { env, maxBuffer: 64 * 1024 * 1024, timeout: 15 * 60_000 });
-  try {
-    await aptGet(['install', '--no-install-recommends', 'clickhouse-server']);
-  } catch {
-    try {
-      await aptGet(['update']);
-      await aptGet(['install', '--no-install-recommends', 'clickhouse-server']);
-    } catch (error) {
-      const stderr = String((error as { stderr?: string }).stderr ?? '').trim().split('\n').slice(-3).join(' | ');
-      throw new Error(`apt-get install clickhouse-server failed: ${stderr || (error as Error).message}`);
-    }
-  }
-  const found = await findServer();
-  if (!found) throw new Error('clickhouse-server was installed but no server binary was found');
-  return found;
+  const installed = await ensureDebianPackage('clickhouse-server', async () => (await findServer()) !== undefined, (line) => log(`ClickHouse: ${line}`));
+  if (!installed.ok) throw new Error(installed.reason);
+  return findServer();
 }
 
 const PREFIX = 'svc-clickhouse-';

@@ -14,6 +14,7 @@
 
 import { execFile as execFileCb, spawn, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
+import { ensureDebianPackage, onPath, type PackageInstall } from '../debian-packages.ts';
 import type { LocalEngine } from './index.ts';
 
 const execFile = promisify(execFileCb);
@@ -54,34 +55,8 @@ export async function kcatVersion(): Promise<string | undefined> {
   }
 }
 
-async function ensureKcat(): Promise<{ ok: true } | { ok: false; reason: string }> {
-  if (await found('kcat')) return { ok: true };
-  if (process.platform !== 'linux' || !(await found('apt-get'))) return { ok: false, reason: 'kcat is not installed and there is no apt-get to install it' };
-  if (process.getuid?.() !== 0) return { ok: false, reason: 'kcat is not installed and installing it needs root (apt-get install -y kcat)' };
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  // Waits for another apt run (a helper installing something else) rather than failing on its lock.
-  const install = () => execFile('apt-get', ['-o', 'DPkg::Lock::Timeout=300', 'install', '-y', '--no-install-recommends', 'kcat'], { env, timeout: 600_000 });
-  try {
-    await install();
-  } catch {
-    // A fresh machine may have no package lists yet.
-    try {
-      await execFile('apt-get', ['-o', 'DPkg::Lock::Timeout=300', 'update'], { env, timeout: 600_000 });
-      await install();
-    } catch (error) {
-      return { ok: false, reason: `apt-get install kcat failed: ${String((error as { stderr?: string }).stderr ?? error).trim().split('\n').slice(-3).join(' ')}` };
-    }
-  }
-  return (await found('kcat')) ? { ok: true } : { ok: false, reason: 'apt-get installed kcat but it is not on PATH' };
-}
-
-async function found(command: string): Promise<boolean> {
-  try {
-    await execFile('sh', ['-c', `command -v ${command}`]);
-    return true;
-  } catch {
-    return false;
-  }
+function ensureKcat(): Promise<PackageInstall> {
+  return ensureDebianPackage('kcat', () => onPath('kcat'));
 }
 
 function mockAddress(child: ChildProcess): Promise<string> {

@@ -1,24 +1,18 @@
-import cytoscape from 'cytoscape';
+import type cytoscape from 'cytoscape';
 import { enc, get } from '../api.ts';
-import { empty, facts, failure, h, json, loading, money, replace, when } from '../dom.ts';
+import { empty, facts, failure, h, json, loading, replace } from '../dom.ts';
+import { concentric, drawGraph, forceLayout, showEdge, summarise, toElements, type Graph, type GraphSummary } from '../graph.ts';
 import { currentGeneration, isCurrent, navigate, type Cleanup } from '../router.ts';
 
-// The /v1 GraphNetwork shape (schemas/responses.ts), read defensively: the console may add
-// open_alerts per node, and older names (key/from/to/attrs/firstAt) are accepted too.
-interface Net {
+// The /v1 GraphNetwork (schemas/responses.ts), each node with the console's open_alerts.
+interface Net extends Graph {
   center: string;
-  truncated: boolean;
-  nodes: any[];
-  edges: any[];
 }
 
-// What the page tells a test (or a curious analyst's devtools) about the drawing: counts and
-// labels only, never the Cytoscape instance.
-interface NetworkState {
+// What the page publishes for the tests and the render benchmark (see graph.ts GraphSummary).
+interface NetworkState extends GraphSummary {
   ready: boolean;
   center: string;
-  nodes: Array<{ id: string; kind: string; label: string; open_alerts: number; degree: number }>;
-  edges: Array<{ id: string; source: string; target: string; type: string; label: string }>;
   renderedAtMs: number | null;
 }
 declare global {
@@ -27,71 +21,13 @@ declare global {
   }
 }
 
-const nodeId = (n: any): string => String(n.id ?? n.key);
-const day = (at: unknown) => (typeof at === 'string' ? at.slice(0, 10) : '');
-
-function edgeLabel(e: any): string {
-  const amount = e.amount ? money(e.amount) : e.sum !== undefined ? String(e.sum) : '';
-  const first = day(e.first_at ?? e.firstAt);
-  const last = day(e.last_at ?? e.lastAt);
-  const dates = first && last && first !== last ? `${first} → ${last}` : first || last;
-  const count = typeof e.count === 'number' && e.count > 0 ? `${e.count}× ` : '';
-  return [amount ? `${count}${amount}` : e.type === 'holds' ? '' : `${count}${e.type ?? ''}`, dates].filter(Boolean).join('\n');
-}
-
-function toElements(net: Net): cytoscape.ElementDefinition[] {
-  const ids = new Set(net.nodes.map(nodeId));
-  const nodes = net.nodes.map((n) => {
-    const openAlerts = Number(n.open_alerts ?? n.attributes?.open_alerts ?? n.attrs?.open_alerts ?? 0);
-    return {
-      group: 'nodes' as const,
-      data: { id: nodeId(n), kind: n.kind, label: n.label ?? n.external_id ?? nodeId(n), external_id: n.external_id ?? null, open_alerts: openAlerts, raw: n },
-      classes: [n.kind, openAlerts > 0 ? 'alerted' : '', nodeId(n) === net.center ? 'center' : ''].filter(Boolean).join(' '),
-    };
-  });
-  const edges = net.edges
-    .map((e) => ({ group: 'edges' as const, data: { id: String(e.id), source: String(e.source ?? e.from), target: String(e.target ?? e.to), type: e.type, label: edgeLabel(e), raw: e }, classes: e.type }))
-    .filter((e) => ids.has(e.data.source) && ids.has(e.data.target));
-  return [...nodes, ...edges];
-}
-
-const STYLE: cytoscape.StylesheetJson = [
-  { selector: 'node', style: { 'background-color': '#6b7a8f', label: 'data(label)', 'font-size': 9, color: '#1d2430', 'text-valign': 'bottom', 'text-margin-y': 3, width: 18, height: 18 } },
-  { selector: 'node.party', style: { shape: 'round-rectangle', 'background-color': '#3d6fb6' } },
-  { selector: 'node.account', style: { shape: 'ellipse', 'background-color': '#4c9a7a' } },
-  { selector: 'node.identifier, node.device, node.ip, node.instrument', style: { shape: 'diamond', 'background-color': '#a08a3c' } },
-  { selector: 'node.alerted', style: { 'border-width': 3, 'border-color': '#c62828', 'background-color': '#e57373' } },
-  { selector: 'node.center', style: { width: 30, height: 30, 'font-weight': 'bold', 'font-size': 11 } },
-  { selector: 'node:selected', style: { 'overlay-opacity': 0.2, 'overlay-color': '#1565c0' } },
-  {
-    selector: 'edge',
-    style: {
-      width: 1.5,
-      'line-color': '#9aa5b1',
-      'target-arrow-color': '#9aa5b1',
-      'target-arrow-shape': 'triangle',
-      'curve-style': 'bezier',
-      label: 'data(label)',
-      'font-size': 7,
-      'text-wrap': 'wrap',
-      'text-rotation': 'autorotate',
-      'text-background-color': '#ffffff',
-      'text-background-opacity': 0.8,
-      'text-background-padding': '1',
-    },
-  },
-  { selector: 'edge.holds', style: { 'line-style': 'dashed', 'target-arrow-shape': 'none' } },
-  { selector: 'edge:selected', style: { 'line-color': '#1565c0', 'target-arrow-color': '#1565c0', width: 3 } },
-];
-
-// Rings around the centre by hops from it: fast and stable for a few hundred nodes.
-function concentric(cy: cytoscape.Core, center: string): cytoscape.LayoutOptions {
-  const hops = new Map<string, number>();
-  const root = cy.getElementById(center);
-  if (root.nonempty()) cy.elements().bfs({ roots: root, directed: false, visit: (v, _e, _u, _i, depth) => void hops.set(v.id(), depth) });
-  const max = Math.max(1, ...hops.values());
-  return { name: 'concentric', concentric: (n: any) => max + 1 - (hops.get(n.id()) ?? max + 1), levelWidth: () => 1, minNodeSpacing: 12, animate: false, fit: true, padding: 24 } as cytoscape.LayoutOptions;
-}
+// The party an account node can be expanded around: its holders drawn beside it (`holds` edges).
+const holdersOf = (n: cytoscape.NodeSingular) =>
+  n
+    .connectedEdges('.holds')
+    .connectedNodes('.party')
+    .filter((p) => p.id() !== n.id() && Boolean(p.data('external_id')))
+    .map((p) => ({ external: String(p.data('external_id')), label: String(p.data('label')) }));
 
 export async function networkView([party]: string[], query: URLSearchParams): Promise<Cleanup | void> {
   const gen = currentGeneration();
@@ -128,7 +64,7 @@ export async function networkView([party]: string[], query: URLSearchParams): Pr
     h('div', { class: 'net-bar' }, controls, layoutButtons),
     status,
     h('div', { class: 'net-wrap' }, canvas, panel),
-    h('p', { class: 'hint' }, 'Scroll to zoom, drag to pan. Red nodes have open alerts. Expand a party to draw its neighbourhood into this view.'),
+    h('p', { class: 'hint' }, 'Scroll to zoom, drag to pan. Red nodes have open alerts. Expand a party (or an account, around its holder) to draw its neighbourhood into this view.'),
   );
   window.__svcNetwork = { ready: false, center: '', nodes: [], edges: [], renderedAtMs: null };
 
@@ -146,24 +82,15 @@ export async function networkView([party]: string[], query: URLSearchParams): Pr
   }
   replace(status, net.truncated ? h('p', { class: 'state warn', role: 'status' }, `The network was cut at ${net.nodes.length} nodes: raise the limit or lower the depth to see all of it.`) : null);
 
-  const cy = cytoscape({ container: canvas, elements: toElements(net), style: STYLE, minZoom: 0.1, maxZoom: 4, wheelSensitivity: 0.3, layout: { name: 'preset' } });
-  const publish = () => {
-    window.__svcNetwork = {
-      ready: true,
-      center: net.center,
-      renderedAtMs: window.__svcNetwork?.renderedAtMs ?? null,
-      nodes: cy.nodes().map((n) => ({ id: n.id(), kind: n.data('kind'), label: n.data('label'), open_alerts: n.data('open_alerts'), degree: n.degree(false) })),
-      edges: cy.edges().map((e) => ({ id: e.id(), source: e.data('source'), target: e.data('target'), type: e.data('type'), label: e.data('label') })),
-    };
-  };
-  cy.one('render', () => {
+  const cy = drawGraph(canvas, toElements(net, [net.center]), (c) => concentric(c, net.center), () => {
     performance.mark('svc:network:render');
     const m = performance.measure('svc:network:first-render', { start: 0, end: 'svc:network:render' });
     if (window.__svcNetwork) window.__svcNetwork.renderedAtMs = m.duration;
     publish();
-    canvas.dataset.ready = 'true';
   });
-  cy.layout(concentric(cy, net.center)).run();
+  function publish() {
+    window.__svcNetwork = { ready: true, center: net.center, renderedAtMs: window.__svcNetwork?.renderedAtMs ?? null, ...summarise(cy) };
+  }
   publish();
 
   const showNode = (n: cytoscape.NodeSingular) => {
@@ -185,28 +112,24 @@ export async function networkView([party]: string[], query: URLSearchParams): Pr
               h('button', { type: 'button', onclick: () => void expand(external) }, 'Expand here'),
               h('a', { href: `/console/parties/${enc(external)}`, class: 'button' }, 'Open party'),
               h('a', { href: `/console/network/${enc(external)}`, class: 'button' }, 'Centre here'),
+              external !== party ? h('a', { href: `/console/paths?from=${enc(party!)}&to=${enc(external)}`, class: 'button', title: `Paths from ${party} to ${external}` }, 'Paths to…') : null,
             ]
-          : null,
+          : n.data('kind') === 'account'
+            ? accountExpand(n)
+            : null,
       ),
       h('h3', null, 'Attributes'),
       json(raw?.attributes ?? raw?.attrs ?? {}),
     );
   };
-  const showEdge = (e: cytoscape.EdgeSingular) => {
-    const raw = e.data('raw');
-    const recent: any[] = Array.isArray(raw?.recent_movements) ? raw.recent_movements : [];
-    replace(
-      panel,
-      h('h2', null, `${raw?.type ?? 'edge'}: ${e.source().data('label')} → ${e.target().data('label')}`),
-      facts([
-        ['Count', String(raw?.count ?? '—')],
-        ['Amount', raw?.amount ? money(raw.amount) : String(raw?.sum ?? '—')],
-        ['Unpriced', String(raw?.unpriced ?? 0)],
-        ['First', when(raw?.first_at ?? raw?.firstAt)],
-        ['Last', when(raw?.last_at ?? raw?.lastAt)],
-      ]),
-      recent.length ? [h('h3', null, 'Recent movements'), h('ul', null, recent.map((m) => h('li', null, when(m.occurred_at), ' ', h('code', null, m.movement_id), ' ', money(m.amount))))] : null,
-    );
+  // The network is centred on parties: an account expands around its holder party.
+  const accountExpand = (n: cytoscape.NodeSingular) => {
+    const holders = holdersOf(n);
+    if (holders.length === 0) {
+      const why = 'No holder party of this account is drawn: the network is centred on parties. Expand or centre on a party that holds it.';
+      return h('span', { title: why }, h('button', { type: 'button', disabled: true, title: why }, 'Expand here'));
+    }
+    return holders.map((p) => h('button', { type: 'button', title: `Expands around the holder party ${p.label}`, onclick: () => void expand(p.external) }, holders.length > 1 ? `Expand here (${p.label})` : 'Expand here'));
   };
   const expand = async (external: string) => {
     try {
@@ -214,18 +137,18 @@ export async function networkView([party]: string[], query: URLSearchParams): Pr
       if (!isCurrent(gen)) return;
       const fresh = toElements(more).filter((el) => cy.getElementById(String(el.data.id)).empty());
       cy.add(fresh);
-      cy.layout({ name: 'cose', animate: false, fit: true, padding: 24, randomize: false } as cytoscape.LayoutOptions).run();
+      cy.layout(forceLayout({ randomize: false })).run();
       publish();
     } catch (error) {
       panel.append(failure(error));
     }
   };
   cy.on('tap', 'node', (event) => showNode(event.target));
-  cy.on('tap', 'edge', (event) => showEdge(event.target));
+  cy.on('tap', 'edge', (event) => showEdge(panel, event.target));
   layoutButtons.addEventListener('click', (event) => {
     const which = (event.target as HTMLElement).dataset.layout;
     if (which === 'fit') cy.fit(undefined, 24);
-    else if (which === 'cose') cy.layout({ name: 'cose', animate: false, fit: true, padding: 24 } as cytoscape.LayoutOptions).run();
+    else if (which === 'cose') cy.layout(forceLayout()).run();
     else if (which === 'concentric') cy.layout(concentric(cy, net.center)).run();
   });
   return () => {
