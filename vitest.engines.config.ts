@@ -8,6 +8,6 @@ import base from './vitest.config.ts';
 export default defineConfig({
   test: {
     ...base.test,
-    include: ['platform/bus/**/*.test.ts', 'platform/graph/neo4j/**/*.test.ts', 'platform/aggregates/clickhouse*.test.ts', 'schemas/bus/**/*.test.ts'],
+    include: ['platform/bus/**/*.test.ts', 'platform/graph/neo4j/**/*.test.ts', 'platform/aggregates/clickhouse*.test.ts', 'schemas/bus/**/*.test.ts', 'test/engines-stack.test.ts'],
   },
 });

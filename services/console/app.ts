@@ -20,7 +20,7 @@ import {
   findSession,
   findUser,
   findUserByEmail,
-  recordFailure,
+  claimAttempt,
   recordSuccess,
   revokeSession,
   revokeUserSessions,
@@ -207,6 +207,14 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
   const audit = (tenantId: string, actor: Parameters<typeof writeAudit>[1]['actor'], action: string, at: Date, subject?: string, details?: Record<string, unknown>) =>
     writeAudit(pool, { tenantId, actor, action, at, ...(subject ? { subject } : {}), ...(details ? { details } : {}) });
 
+  const lockoutPolicy = { attempts: settings.lockoutAttempts, lockMs: settings.lockoutMs };
+  // 423 with the lock's remaining time.
+  const locked = async (request: FastifyRequest, reply: FastifyReply, userId: string, now: Date) => {
+    const until = (await findUser(pool, userId))?.locked_until;
+    if (until) reply.header('Retry-After', String(Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 1000))));
+    return sendProblem(request, reply, 'svc:console/locked', { detail: 'too many failed password attempts: try again later or ask the operator to unlock the user' });
+  };
+
   app.get('/console/v1/health', { config: { consoleAccess: 'public' } }, async () => ({ status: 'ok' as const }));
 
   // Login. Every failure answers the same 401 whether the tenant, the email or the password was
@@ -230,15 +238,15 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
       });
       return invalid();
     }
-    if (user.locked_until && user.locked_until.getTime() > now.getTime()) {
+    // The attempt is taken before the password is checked (see claimAttempt).
+    const attempt = await claimAttempt(pool, user.user_id, lockoutPolicy, now);
+    if (!attempt) {
       await audit(tenant, { kind: 'user', userId: user.user_id }, 'login.refused_locked', now, user.user_id, { ip: request.ip });
-      reply.header('Retry-After', String(Math.ceil((user.locked_until.getTime() - now.getTime()) / 1000)));
-      return sendProblem(request, reply, 'svc:console/locked', { detail: 'too many failed logins: try again later or ask the operator to unlock the user' });
+      return locked(request, reply, user.user_id, now);
     }
     if (!(await verifyPassword(password, user.password_hash))) {
-      const failure = await recordFailure(pool, user.user_id, { attempts: settings.lockoutAttempts, lockMs: settings.lockoutMs }, now);
       await audit(tenant, { kind: 'user', userId: user.user_id }, 'login.failed', now, user.user_id, { reason: 'wrong_password', ip: request.ip });
-      if (failure.locked) await audit(tenant, { kind: 'user', userId: user.user_id }, 'user.locked', now, user.user_id, { until: failure.lockedUntil?.toISOString() });
+      if (attempt.locksNow) await audit(tenant, { kind: 'user', userId: user.user_id }, 'user.locked', now, user.user_id, { until: attempt.lockedUntil?.toISOString() });
       return invalid();
     }
     await recordSuccess(pool, user.user_id, needsRehash(user.password_hash) ? await hashPassword(password) : undefined);
@@ -270,15 +278,20 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
     const { user, session } = request.console!;
     const now = clock.now();
     const actor = { kind: 'user', userId: user.user_id } as const;
+    const attempt = await claimAttempt(pool, user.user_id, lockoutPolicy, now);
+    if (!attempt) {
+      await audit(user.tenant_id, actor, 'password.change_refused_locked', now, user.user_id);
+      return locked(request, reply, user.user_id, now);
+    }
     if (!(await verifyPassword(parsed.data.current_password, user.password_hash))) {
-      const failure = await recordFailure(pool, user.user_id, { attempts: settings.lockoutAttempts, lockMs: settings.lockoutMs }, now);
       await audit(user.tenant_id, actor, 'password.change_failed', now, user.user_id, { reason: 'wrong_current_password' });
-      if (failure.locked) {
+      if (attempt.locksNow) {
         await revokeUserSessions(pool, user.user_id, now);
-        await audit(user.tenant_id, actor, 'user.locked', now, user.user_id, { until: failure.lockedUntil?.toISOString() });
+        await audit(user.tenant_id, actor, 'user.locked', now, user.user_id, { until: attempt.lockedUntil?.toISOString() });
       }
       return sendProblem(request, reply, 'svc:console/invalid_credentials', { detail: 'the current password is wrong' });
     }
+    await recordSuccess(pool, user.user_id);
     await setPassword(pool, user.user_id, await hashPassword(parsed.data.new_password), now);
     const revoked = await revokeUserSessions(pool, user.user_id, now, session.session_id);
     await audit(user.tenant_id, actor, 'password.changed', now, user.user_id, { other_sessions_revoked: revoked, was_one_time: user.must_change_password });

@@ -174,6 +174,19 @@ describe('login', () => {
     expect(await unlockConsoleUser(db.pool, 'acme', 'nobody@example.com', clock.now())).toBe(false);
   });
 
+  it('checks no more than 5 passwords however many attempts race each other', async () => {
+    const user = await readyUser('acme', 'race@example.com');
+    // Twenty wrong guesses and the right password at once: the lock is taken before any password
+    // is checked, so five attempts are checked and the rest are refused unchecked.
+    const answers = await Promise.all([...Array.from({ length: 20 }, (_, i) => login('acme', 'race@example.com', `guess ${i}`)), login('acme', 'race@example.com', user.password)]);
+    const statuses = answers.map((a) => a.statusCode);
+    expect(statuses.filter((s) => s === 401 || s === 200)).toHaveLength(5);
+    expect(statuses.filter((s) => s === 423)).toHaveLength(16);
+    const checked = (await auditOf(await userId('acme', 'race@example.com'))).filter((a) => a.action === 'login.failed' || a.action === 'login');
+    // readyUser logged in once before the race.
+    expect(checked.length - 1).toBe(5);
+  });
+
   it('refuses malformed, unknown-member, non-JSON and oversized bodies with governed problems', async () => {
     const post = (payload: string, contentType = 'application/json') =>
       app.inject({ method: 'POST', url: '/console/v1/session', headers: { 'content-type': contentType }, payload });

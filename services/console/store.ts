@@ -90,25 +90,31 @@ export async function insertUser(
 
 // One failed login, counted atomically; the attempt that reaches the threshold locks the user and
 // starts the count again. Returns whether this attempt locked the user.
-export async function recordFailure(
+// Takes one password attempt before the password is checked, in one statement, so attempts racing
+// each other cannot all pass a lock check made before any of them failed: the attempt is counted
+// as a failure now (a success resets the count), the one that reaches the limit locks the user,
+// and none is taken while the user is locked. An expired lock starts the count again.
+// undefined: locked, no attempt.
+export async function claimAttempt(
   db: Db,
   userId: string,
   policy: { attempts: number; lockMs: number },
   at: Date,
-): Promise<{ locked: boolean; lockedUntil: Date | null }> {
-  const { rows } = await db.query<{ failed_attempts: number; locked_until: Date | null }>(
+): Promise<{ locksNow: boolean; lockedUntil: Date | null } | undefined> {
+  const { rows } = await db.query<{ locked_until: Date | null }>(
     `UPDATE console_users
-        SET failed_attempts = CASE WHEN failed_attempts + 1 >= $2 THEN 0 ELSE failed_attempts + 1 END,
-            locked_until = CASE WHEN failed_attempts + 1 >= $2 THEN $3::timestamptz ELSE locked_until END
-      WHERE user_id = $1
-      RETURNING failed_attempts, locked_until`,
-    [userId, policy.attempts, new Date(at.getTime() + policy.lockMs)],
+        SET failed_attempts = CASE WHEN locked_until IS NOT NULL THEN 1 ELSE failed_attempts + 1 END,
+            locked_until = CASE WHEN (CASE WHEN locked_until IS NOT NULL THEN 1 ELSE failed_attempts + 1 END) >= $2 THEN $3::timestamptz ELSE NULL END
+      WHERE user_id = $1 AND (locked_until IS NULL OR locked_until <= $4)
+      RETURNING locked_until`,
+    [userId, policy.attempts, new Date(at.getTime() + policy.lockMs), at],
   );
   const row = rows[0];
-  const locked = row !== undefined && row.locked_until !== null && row.locked_until.getTime() > at.getTime() && row.failed_attempts === 0;
-  return { locked, lockedUntil: row?.locked_until ?? null };
+  return row && { locksNow: row.locked_until !== null, lockedUntil: row.locked_until };
 }
 
+// The attempt taken was the right password: the count starts again, and a lock this very attempt
+// set (it was the last one allowed) is lifted.
 export async function recordSuccess(db: Db, userId: string, rehashed?: string): Promise<void> {
   await db.query(
     'UPDATE console_users SET failed_attempts = 0, locked_until = NULL, password_hash = coalesce($2, password_hash) WHERE user_id = $1',

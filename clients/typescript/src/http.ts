@@ -117,7 +117,7 @@ export class HttpClient {
     this.base = new URL(options.baseUrl);
     if (this.base.protocol !== 'http:' && this.base.protocol !== 'https:') throw new TypeError('baseUrl must be an http or https URL');
     if (!options.keyId || !options.secret) throw new TypeError('keyId and secret are required');
-    this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    this.policy = retryPolicyOf(options.retry);
     this.fetchImpl = options.fetch ?? globalThis.fetch;
     this.sleep = options.sleep ?? sleep;
     this.random = options.random ?? Math.random;
@@ -173,7 +173,7 @@ export class HttpClient {
       if (body !== undefined) headers['content-type'] = contentType ?? 'application/octet-stream';
       if (call.idempotencyKey !== undefined) headers['idempotency-key'] = call.idempotencyKey;
       if (call.correlationId !== undefined) headers['svc-correlation-id'] = call.correlationId;
-      const signals = [signal, timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined].filter((s): s is AbortSignal => s !== undefined);
+      const abort = attemptAbort(signal, timeoutMs);
 
       let failure: { reason: string; retryAfter?: number | undefined; error: () => Error };
       try {
@@ -181,12 +181,14 @@ export class HttpClient {
           method: call.method,
           headers,
           ...(body !== undefined ? { body } : {}),
-          ...(signals.length > 0 ? { signal: signals.length === 1 ? signals[0] : AbortSignal.any(signals) } : {}),
+          ...(abort.signal ? { signal: abort.signal } : {}),
           redirect: 'manual',
         });
         // The body is read inside the attempt: a connection cut mid-body is a transport failure.
         const text = readBody || !call.expect.includes(response.status) ? await response.text() : undefined;
         const meta = metaOf(response, attempt, call.idempotencyKey);
+        // A body left unread (a download) keeps the attempt's timeout and cancellation until it ends.
+        if (text !== undefined) abort.release();
         if (call.expect.includes(response.status)) return { response, meta, ...(text !== undefined ? { text } : {}) };
         const retryAfter = retryAfterMs(response.headers.get('retry-after'), this.now());
         failure = {
@@ -196,6 +198,7 @@ export class HttpClient {
         };
         if (!isRetryableStatus(response.status)) throw failure.error();
       } catch (error) {
+        abort.release();
         if (error instanceof SvcApiError) throw error;
         // The caller's own cancellation is theirs, not a failure to retry.
         if (signal?.aborted) throw signal.reason;
@@ -218,6 +221,42 @@ export class HttpClient {
     if (search) url.search = search;
     return url;
   }
+}
+
+// The policy with the caller's settings over the defaults; a setting given as undefined keeps its
+// default (a spread would let it erase it), and a setting that is not a finite number >= 0 is a
+// mistake in the calling code.
+function retryPolicyOf(given: Partial<RetryPolicy> | undefined): RetryPolicy {
+  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY };
+  for (const [name, value] of Object.entries(given ?? {}) as Array<[keyof RetryPolicy, number | undefined]>) {
+    if (value === undefined) continue;
+    if (!(name in DEFAULT_RETRY_POLICY)) throw new TypeError(`unknown retry setting ${name}`);
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new RangeError(`retry.${name} must be a finite number >= 0, got ${String(value)}`);
+    policy[name] = value;
+  }
+  return policy;
+}
+
+// One attempt's cancellation: the caller's signal, and the attempt's timeout. Made per attempt and
+// released when the attempt ends, so a long-lived caller signal collects no listeners (as
+// AbortSignal.any would leave behind) and no timer outlives its attempt.
+function attemptAbort(caller: AbortSignal | undefined, timeoutMs: number): { signal: AbortSignal | undefined; release: () => void } {
+  if (timeoutMs <= 0) return { signal: caller, release: () => {} };
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(caller!.reason);
+  const release = () => {
+    clearTimeout(timer);
+    caller?.removeEventListener('abort', onAbort);
+  };
+  const timer = setTimeout(() => {
+    release();
+    controller.abort(new DOMException(`no response within ${timeoutMs} ms`, 'TimeoutError'));
+  }, timeoutMs);
+  // The request in flight keeps the process alive, not its timer.
+  timer.unref();
+  if (caller?.aborted) onAbort();
+  else caller?.addEventListener('abort', onAbort, { once: true });
+  return { signal: controller.signal, release };
 }
 
 /** A path from literal parts and values; each value becomes exactly one encoded segment. */

@@ -50,16 +50,16 @@ export function createKafkaBus(
   const kafka = kafkaClient(settings);
   const namespace = options.namespace ?? '';
   const codec = new AvroCodec(schemaRegistryClient(settings.SCHEMA_REGISTRY_URL, settings.KAFKA_CLIENT_ID), (topic) => `${namespace}${topic}`);
-  const relay =
-    options.relay === false
-      ? undefined
-      : new KafkaRelay({ pool, kafka, codec, namespace, topics: BUS_TOPICS, idempotent: settings.KAFKA_IDEMPOTENT_PRODUCER, onError: options.onError });
+  // The relay's backlog counts in every reader's lag (outbox rows not yet relayed), whether or not
+  // this process runs the relay: a stalled relay must not read as caught up.
+  const backlogReader = new KafkaRelay({ pool, kafka, codec, namespace, topics: BUS_TOPICS, idempotent: settings.KAFKA_IDEMPOTENT_PRODUCER, onError: options.onError });
+  const relay = options.relay === false ? undefined : backlogReader;
   const bus = new KafkaBus({
     kafka,
     codec,
     namespace,
     onError: options.onError,
-    backlog: relay ? (topics, o) => relay.backlog(topics, o) : undefined,
+    backlog: (topics, o) => backlogReader.backlog(topics, o),
     ...options.bus,
   });
   return {
@@ -68,8 +68,11 @@ export function createKafkaBus(
     bus,
     relay,
     start: async () => {
+      // Registering the value schemas is the writer's (the relay's) part; a reader of lag only
+      // (the API's metrics, svc status) needs neither the registry nor a producer.
+      if (!relay) return;
       await codec.register(BUS_TOPICS);
-      await relay?.start();
+      await relay.start();
     },
     stop: async () => {
       await bus.close();

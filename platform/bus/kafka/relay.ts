@@ -153,8 +153,36 @@ export class KafkaRelay {
       }
       add(this.names.topic(record.topic), { key: record.key, value, headers });
     }
-    await producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+    // Sent in parts of at most SEND_BYTES, in order: kafkajs never splits a batch, and one request
+    // above the broker's message size would be refused again at every retry of this batch.
+    for (const part of sendParts(byTopic)) await producer.sendBatch({ acks: -1, topicMessages: part });
     this.stats.relayed += records.length - deadLettered;
     this.stats.deadLettered += deadLettered;
   }
+}
+
+// Bytes of message values per send (topics allow 5 MiB messages; the API's payload cap is 4 MiB).
+const SEND_BYTES = 4 * 1024 * 1024;
+
+// The messages of each topic in order, cut into consecutive sends of at most SEND_BYTES of values
+// (a single larger message goes alone).
+export function* sendParts(byTopic: Map<string, Message[]>): Generator<Array<{ topic: string; messages: Message[] }>> {
+  let part: Array<{ topic: string; messages: Message[] }> = [];
+  let bytes = 0;
+  for (const [topic, messages] of byTopic) {
+    let current: Message[] = [];
+    part.push({ topic, messages: current });
+    for (const message of messages) {
+      const size = Buffer.byteLength(message.value as Buffer);
+      if (bytes > 0 && bytes + size > SEND_BYTES) {
+        yield part.filter((p) => p.messages.length > 0);
+        current = [];
+        part = [{ topic, messages: current }];
+        bytes = 0;
+      }
+      current.push(message);
+      bytes += size;
+    }
+  }
+  if (bytes > 0) yield part.filter((p) => p.messages.length > 0);
 }

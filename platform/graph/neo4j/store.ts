@@ -68,12 +68,12 @@ export class Neo4jGraphStore extends TraversalGraphStore {
 
   async apply(changes: GraphChange[]): Promise<void> {
     if (changes.length === 0) return;
-    // The token marking the events this call claims (executeWrite may retry the whole
-    // transaction after a deadlock; the retry's claims were rolled back with it).
-    const batch = randomUUID();
     const session = this.driver.session({ database: this.database, defaultAccessMode: neo4j.session.WRITE });
     try {
-      await session.executeWrite((tx) => applyChanges(neo4jWrites(tx, batch), changes));
+      // A new token per attempt marks the events that attempt claims: executeWrite may retry the
+      // whole transaction, also after a commit that went through but whose answer was lost, and a
+      // retry must then claim nothing (the events are another attempt's) rather than apply twice.
+      await session.executeWrite((tx) => applyChanges(neo4jWrites(tx, randomUUID()), changes));
     } finally {
       await session.close();
     }

@@ -4,8 +4,14 @@ import { sendProblem } from './problem-reply.ts';
 
 // Fastify's own failures as governed problems. Only client errors are explained to the client;
 // anything else is logged with its context and answered with a bare internal error.
+// PostgreSQL refuses a text value holding U+0000 (22021): it came from the request (a path or
+// query value; bodies are checked field by field before), and no stored value can hold it.
+const NUL_IN_TEXT = '22021';
+
 function codeFor(error: FastifyError): ErrorCode {
   switch (error.code) {
+    case NUL_IN_TEXT:
+      return 'svc:request/bad_request';
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return 'svc:request/payload_too_large';
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
@@ -30,7 +36,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
       request.log.error({ err: error }, 'request failed');
       return sendProblem(request, reply, code, { detail: 'the service failed to handle this request; it has been logged' });
     }
-    return sendProblem(request, reply, code, { detail: error.message });
+    const detail = error.code === NUL_IN_TEXT ? 'a value in the request holds the character U+0000, which no stored value can contain' : error.message;
+    return sendProblem(request, reply, code, { detail });
   });
 
   app.setNotFoundHandler((request, reply) =>

@@ -19,6 +19,7 @@ export class QueryReader {
     if (value === undefined || value === '') return options.required ? this.bad(name, 'is required') : undefined;
     if (typeof value !== 'string') return this.bad(name, 'must be given once');
     if (value.length > (options.max ?? 256)) return this.bad(name, `must be at most ${options.max ?? 256} characters`);
+    if (value.includes('\0')) return this.bad(name, 'must not contain the character U+0000');
     return value;
   }
 

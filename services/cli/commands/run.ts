@@ -44,8 +44,12 @@ export const DEFAULT_PIPELINES_MANIFEST = fileURLToPath(new URL('../../../infra/
 // connection per partition in flight (the manifest's parallelism), one for the partition leases
 // and one for everything else (heartbeats, offsets, sweeps).
 const PIPELINE_POOL_SIZE = 6;
-const poolSizeFor = (processor: Processor | undefined) =>
-  Math.max(PIPELINE_POOL_SIZE, processor?.kind === 'consumer' ? processor.parallelism + 2 : 0);
+// On Kafka a pipeline process also runs the relay: two outbox streams, each a lease connection and
+// up to four partitions in flight (the embedded log's default concurrency).
+const RELAY_CONNECTIONS = 2 * (1 + 4);
+const poolSizeFor = (processor: Processor | undefined, bus: Config['SVC_BUS']) =>
+  Math.max(PIPELINE_POOL_SIZE, processor?.kind === 'consumer' ? processor.parallelism + 2 : 0) +
+  (bus === 'kafka' && processor?.kind === 'consumer' ? RELAY_CONNECTIONS : 0);
 // The delivery worker writes outcomes in batches and claims in one statement: a few connections.
 const WEBHOOK_POOL_SIZE = 4;
 
@@ -194,7 +198,7 @@ export async function runParts(parts: ProcessPart[]): Promise<void> {
     for (const name of PIPELINES) {
       if (!parts.includes(`pipeline:${name}`)) continue;
       const processor = manifest!.processors[name]!;
-      const pool = createPool(db.url, poolSizeFor(processor), { customPlans: true });
+      const pool = createPool(db.url, poolSizeFor(processor, config.SVC_BUS), { customPlans: true });
       let consumed = false;
       // Only consumers open the bus (on Kafka, with a relay feeding it from the outbox).
       const opened = processor.kind === 'consumer' ? await openBus(config, pool, { relay: true, onError: logError }).catch(async (error: unknown) => {

@@ -38,7 +38,7 @@ export async function networkView([party]: string[], query: URLSearchParams): Pr
   const controls = h(
     'form',
     { class: 'filters', 'aria-label': 'network options' },
-    h('label', null, 'Depth', h('select', { name: 'depth' }, ['1', '2', '3', '4'].map((d) => h('option', { value: d, selected: d === depth }, d)))),
+    h('label', null, 'Depth', h('select', { name: 'depth' }, ['1', '2', '3'].map((d) => h('option', { value: d, selected: d === depth }, d)))),
     h('label', null, 'Node limit', h('input', { name: 'limit', type: 'number', min: '10', max: '1000', value: limit })),
     h('button', { type: 'submit' }, 'Redraw'),
   );

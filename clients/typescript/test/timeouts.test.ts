@@ -1,0 +1,79 @@
+// Per-attempt timeouts and the retry settings, against servers that hang or fail on purpose.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SvcClient, SvcConnectionError, type PartyEvent } from '../src/index.ts';
+
+const party: PartyEvent = { external_id: 'p-1', schema_version: '2026-09-01', occurred_at: '2026-09-01T12:00:00Z', sequence: 1, data: { type: 'person', status: 'active', created_at: '2026-01-01T00:00:00Z' } };
+const SECRET = Buffer.alloc(32, 7).toString('base64url');
+
+let hanging: Server;
+let failing: Server;
+let hangingUrl: string;
+let failingUrl: string;
+let seen = 0;
+
+const listen = async (server: Server) => {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+};
+
+beforeAll(async () => {
+  // Takes the request and never answers.
+  hanging = createServer(() => {});
+  hangingUrl = await listen(hanging);
+  failing = createServer((_req, res) => {
+    seen++;
+    res.writeHead(503).end();
+  });
+  failingUrl = await listen(failing);
+});
+
+afterAll(async () => {
+  hanging.closeAllConnections();
+  await Promise.all([new Promise((r) => hanging.close(r)), new Promise((r) => failing.close(r))]);
+});
+
+const client = (baseUrl: string, extra: Partial<ConstructorParameters<typeof SvcClient>[0]> = {}) =>
+  new SvcClient({ baseUrl, keyId: 'svc_test_k', secret: SECRET, timeoutMs: 50, sleep: async () => {}, ...extra });
+
+async function rejection(call: Promise<unknown>): Promise<unknown> {
+  return call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+}
+
+describe('a per-attempt timeout', () => {
+  it('is a transport failure: a keyed call is retried, then fails as connection_timeout', async () => {
+    const error = await rejection(client(hangingUrl).parties.ingest(party));
+    expect(error).toBeInstanceOf(SvcConnectionError);
+    expect(error).toMatchObject({ code: 'connection_timeout', failure: 'timeout', attempts: 4 });
+  });
+
+  it('is not retried for a keyless write', async () => {
+    const error = await rejection(client(hangingUrl).webhookEndpoints.create({ url: 'https://example.com/h', channel: 'operational', event_types: ['webhook.test'] }));
+    expect(error).toMatchObject({ code: 'connection_timeout', attempts: 1 });
+  });
+
+  it('gives way to the caller\'s own cancellation, which is not retried', async () => {
+    const controller = new AbortController();
+    const call = client(hangingUrl, { timeoutMs: 60_000 }).parties.ingest(party, { signal: controller.signal });
+    setTimeout(() => controller.abort(new Error('caller gave up')), 20);
+    await expect(call).rejects.toThrow('caller gave up');
+  });
+});
+
+describe('retry settings', () => {
+  it('keep their defaults where given as undefined (3 retries, not endless)', async () => {
+    seen = 0;
+    const error = await rejection(client(failingUrl, { retry: { maxRetries: undefined, baseDelayMs: undefined } }).parties.ingest(party));
+    expect(error).toMatchObject({ status: 503, attempts: 4 });
+    expect(seen).toBe(4);
+  });
+
+  it('refuse values that are not finite numbers >= 0', () => {
+    expect(() => client(failingUrl, { retry: { maxRetries: -1 } })).toThrow(RangeError);
+    expect(() => client(failingUrl, { retry: { baseDelayMs: Number.NaN } })).toThrow(RangeError);
+  });
+});
