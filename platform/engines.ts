@@ -52,9 +52,17 @@ export async function openAggregateStore(settings: EngineSettings, pool: Pool): 
  * pipeline process runs one (the outbox partitions are leased, so relays share the work), while
  * readers of lag only (the API's metrics, `svc status`) run none.
  */
-export async function openBus(settings: EngineSettings, pool: Pool, options: { relay: boolean; onError?: (error: unknown) => void }): Promise<Opened<Bus>> {
+export async function openBus(
+  settings: EngineSettings,
+  pool: Pool,
+  options: { relay: boolean; onError?: (error: unknown) => void; onFatal?: (error: unknown) => void },
+): Promise<Opened<Bus>> {
   if (settings.SVC_BUS === 'postgres') return { value: new PostgresLogBus(pool, { ...(options.onError ? { onError: options.onError } : {}) }), close: nothingToClose };
-  const kafka = createKafkaBus(settings, pool, { relay: options.relay, ...(options.onError ? { onError: options.onError } : {}) });
+  const kafka = createKafkaBus(settings, pool, {
+    relay: options.relay,
+    ...(options.onError ? { onError: options.onError } : {}),
+    ...(options.onFatal ? { onFatal: options.onFatal } : {}),
+  });
   try {
     await kafka.start();
   } catch (error) {

@@ -44,7 +44,7 @@ export function kafkaClient(settings: Pick<Config, 'KAFKA_BROKERS' | 'KAFKA_CLIE
 export function createKafkaBus(
   settings: KafkaSettings,
   pool: Pool,
-  options: { onError?: (error: unknown) => void; relay?: boolean; namespace?: string; bus?: Partial<KafkaBusOptions> } = {},
+  options: { onError?: (error: unknown) => void; onFatal?: (error: unknown) => void; relay?: boolean; namespace?: string; bus?: Partial<KafkaBusOptions> } = {},
 ): KafkaBusDeployment {
   if (!settings.SCHEMA_REGISTRY_URL) throw new Error('SCHEMA_REGISTRY_URL is not set');
   const kafka = kafkaClient(settings);
@@ -59,6 +59,7 @@ export function createKafkaBus(
     codec,
     namespace,
     onError: options.onError,
+    ...(options.onFatal ? { onFatal: options.onFatal } : {}),
     backlog: (topics, o) => backlogReader.backlog(topics, o),
     ...options.bus,
   });

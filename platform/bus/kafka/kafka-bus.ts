@@ -38,6 +38,10 @@ export interface KafkaBusOptions {
   // Prefix of every topic and group id on the cluster ('' by default).
   namespace?: string;
   onError?: (error: unknown) => void;
+  // A consumer kafkajs gave up on (it will not restart it): the process should end so that its
+  // supervisor starts it again, rather than run on without the consumer. Reported to onError when
+  // unset.
+  onFatal?: (error: unknown) => void;
   retry?: Partial<RetryPolicy>;
   // kafkajs consumer timings.
   sessionTimeoutMs?: number;
@@ -214,7 +218,10 @@ class KafkaBusConsumer implements Consumer {
       this.assigned = [...new Set(Object.entries(assignment).filter(([topic]) => topic !== this.retryTopic).flatMap(([, partitions]) => partitions))].sort((a, b) => a - b);
     });
     consumer.on(consumer.events.REBALANCING, () => (this.assigned = []));
-    consumer.on(consumer.events.CRASH, (event) => this.bus.onError(event.payload.error));
+    consumer.on(consumer.events.CRASH, (event) => {
+      if (event.payload.restart || this.stopped) return this.bus.onError(event.payload.error);
+      (this.bus.options.onFatal ?? ((error: unknown) => this.bus.onError(error)))(event.payload.error);
+    });
     await consumer.connect();
     await consumer.subscribe({ topics, fromBeginning: true });
     // run() resolves once the member has joined: not awaited here (see above).

@@ -191,6 +191,13 @@ export async function runParts(parts: ProcessPart[]): Promise<void> {
   const stops: Array<() => Promise<void>> = [];
   const log = (line: string) => process.stdout.write(`${line}\n`);
   const logError = (error: unknown) => process.stderr.write(`svc: ${(error as Error).stack ?? String(error)}\n`);
+  // A bus consumer that cannot go on ends the process (exit 1): its supervisor restarts it, and
+  // at-least-once delivery makes the restart safe; running on without the consumer would not be.
+  const endOnFatal = (error: unknown) => {
+    logError(error);
+    process.stderr.write('svc: a bus consumer stopped for good; exiting so that the process is restarted\n');
+    process.exit(1);
+  };
 
   try {
     // Each pipeline reads through a pool and a bus of its own.
@@ -201,7 +208,7 @@ export async function runParts(parts: ProcessPart[]): Promise<void> {
       const pool = createPool(db.url, poolSizeFor(processor, config.SVC_BUS), { customPlans: true });
       let consumed = false;
       // Only consumers open the bus (on Kafka, with a relay feeding it from the outbox).
-      const opened = processor.kind === 'consumer' ? await openBus(config, pool, { relay: true, onError: logError }).catch(async (error: unknown) => {
+      const opened = processor.kind === 'consumer' ? await openBus(config, pool, { relay: true, onError: logError, onFatal: endOnFatal }).catch(async (error: unknown) => {
         await pool.end();
         throw error;
       }) : undefined;
