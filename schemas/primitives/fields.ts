@@ -6,8 +6,9 @@ import { ASSET_CODE } from '../assets/registry.ts';
 // No field holds U+0000 (PostgreSQL text and jsonb cannot store it) or an unpaired UTF-16
 // surrogate (no Unicode text holds one: PostgreSQL would store U+FFFD instead and Avro on the Kafka
 // bus cannot carry it), so both are refused at the edge rather than failing later in a pipeline.
-const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const storable = (v: string) => !v.includes('\0') && !UNPAIRED_SURROGATE.test(v);
+// One pass over the value (every text field of every event is checked on ingest).
+const NOT_STORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const storable = (v: string) => !NOT_STORABLE.test(v);
 const notStorable = { message: 'must not contain the character U+0000 or an unpaired surrogate' };
 export const text = (min: number, max: number) => z.string().min(min).max(max).refine(storable, notStorable);
 export const upTo = (max: number) => z.string().max(max).refine(storable, notStorable);

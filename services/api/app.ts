@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { TenantAssetRegistry } from '../../platform/assets/tenant-registry.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { ConsumerGroupSpec } from '../../pipelines/groups.ts';
@@ -10,11 +10,9 @@ import type { GraphStore } from '../../platform/graph/port.ts';
 import type { AcceptanceQueue } from '../../platform/inbox/acceptance-queue.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import type { TokenBuckets } from '../../platform/rate-limit/token-buckets.ts';
-import { buildProblem, PROBLEM_CONTENT_TYPE } from '../../schemas/problem.ts';
 import { registerAuthentication } from './http/authentication.ts';
 import type { CursorCodec } from './http/cursor.ts';
-import { registerErrorHandling } from './http/error-handling.ts';
-import { RequestLogController } from './http/request-logging.ts';
+import { createEdgeApp } from './http/edge-app.ts';
 import './http/fastify-types.ts';
 import { registerDocsRoutes } from './routes/docs.ts';
 import { registerCanonicalReads } from './routes/canonical-reads.ts';
@@ -54,38 +52,17 @@ const CORRELATION_HEADER = 'svc-correlation-id';
 const CORRELATION_ID = /^[\x21-\x7e]{1,128}$/;
 
 export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
-  const app = Fastify({
+  const app = createEdgeApp({
     logger: deps.logger,
     bodyLimit: deps.settings.maxBodyBytes,
     // The caller's correlation id (when well-formed) is the request id, so it is on every log line.
-    requestIdHeader: false,
-    genReqId: (req) => {
+    requestId: (req) => {
       const given = req.headers[CORRELATION_HEADER];
       return typeof given === 'string' && CORRELATION_ID.test(given) ? given : randomUUID();
     },
-    logController: new RequestLogController(),
-    return503OnClosing: true,
-    // Failures before routing (a path that cannot be decoded, for one) still get a governed body.
-    frameworkErrors: (error, request, reply) => {
-      const problem = buildProblem('svc:request/bad_request', {
-        instance: (request.url ?? '').split('?')[0] ?? '',
-        correlationId: request.id,
-        detail: error.message,
-      });
-      void (reply as any).code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problem);
-    },
   });
-
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('Svc-Correlation-Id', request.id);
-  });
-
-  // Bodies are kept as the raw bytes: the signature covers them, and they are parsed only after
-  // the request is authenticated.
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
-
-  registerErrorHandling(app);
+  // Bodies stay the raw bytes (createEdgeApp): the signature covers them, and they are parsed only
+  // after the request is authenticated.
   registerAuthentication(app, deps);
   registerHealthRoutes(app, deps);
   registerMetricsRoute(app, { bus: deps.bus, groups: deps.consumerGroups });

@@ -1,17 +1,15 @@
-import { createHmac, hkdfSync, randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import { createHmac, hkdfSync } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import type { TenantAssetRegistry } from '../../platform/assets/tenant-registry.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { GraphStore } from '../../platform/graph/port.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { loginRequestSchema, passwordChangeRequestSchema } from '../../schemas/console/requests.ts';
-import { buildProblem, PROBLEM_CONTENT_TYPE } from '../../schemas/problem.ts';
 import { requestSchemaErrors } from '../../schemas/validation/request-errors.ts';
 import { CursorCodec } from '../api/http/cursor.ts';
-import { registerErrorHandling } from '../api/http/error-handling.ts';
+import { createEdgeApp } from '../api/http/edge-app.ts';
 import { readJsonBody } from '../api/http/json-body.ts';
 import { sendProblem } from '../api/http/problem-reply.ts';
-import { RequestLogController } from '../api/http/request-logging.ts';
 import { registerConsoleRoutes } from './routes/index.ts';
 import { dummyVerify, hashPassword, needsRehash, verifyPassword } from './password.ts';
 import {
@@ -122,35 +120,13 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
   const csrfTokenOf = (sessionToken: string) => createHmac('sha256', csrfKey).update(sessionToken).digest('base64url');
   const csrfHashOf = (sessionToken: string) => sha256(csrfTokenOf(sessionToken));
 
-  const app = Fastify({
-    logger: deps.logger,
-    bodyLimit: settings.maxBodyBytes,
-    trustProxy: settings.trustProxy,
-    requestIdHeader: false,
-    genReqId: () => randomUUID(),
-    logController: new RequestLogController(),
-    return503OnClosing: true,
-    frameworkErrors: (error, request, reply) => {
-      const problem = buildProblem('svc:request/bad_request', {
-        instance: (request.url ?? '').split('?')[0] ?? '',
-        correlationId: request.id,
-        detail: error.message,
-      });
-      void (reply as any).code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problem);
-    },
-  });
-
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('Svc-Correlation-Id', request.id);
+  const app = createEdgeApp({ logger: deps.logger, bodyLimit: settings.maxBodyBytes, trustProxy: settings.trustProxy });
+  app.addHook('onRequest', async (_request, reply) => {
     // Nothing of the console is cached or framed.
     reply.header('Cache-Control', 'no-store');
     reply.header('X-Content-Type-Options', 'nosniff');
     reply.header('X-Frame-Options', 'DENY');
   });
-
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
-  registerErrorHandling(app);
 
   // Secure when the request reached us over TLS, or (SVC_CONSOLE_TRUST_PROXY) the proxy in front
   // says it reached it over TLS.
