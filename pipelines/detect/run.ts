@@ -112,9 +112,11 @@ export class DetectionRunner {
     });
   }
 
+  // In event-time order: a subject evaluated at several instants of a batch has its alerts opened,
+  // then updated, in the order the facts happened.
   private async hitsOf(outcomes: SubjectOutcome[]): Promise<HitToRecord[]> {
     const hits: HitToRecord[] = [];
-    for (const outcome of outcomes) {
+    for (const outcome of [...outcomes].sort((a, b) => a.work.at.getTime() - b.work.at.getTime())) {
       for (const { detector, outcome: result } of outcome.evaluations) {
         if (result.outcome !== 'hit') continue;
         const baseline = await outcome.ctx.baseline();

@@ -168,7 +168,7 @@ export class ClickHouseAggregateStore implements AggregateStore {
 
   private async snapshotSlice(requests: SnapshotRequest[], cap: number): Promise<SubjectSnapshot[]> {
     for (const request of requests) checkSubject(request.subject);
-    const ranges = requests.map((request) => snapshotRange(request.at));
+    const ranges = requests.map((request) => snapshotRange(request.at, request.since));
     const asks: SnapshotAsk[] = requests.map((request, i) => ({ i, subject: request.subject, from: msOf(ranges[i]!.from), to: msOf(ranges[i]!.to) }));
     const [rows, facts, sightings] = await Promise.all([
       this.rows(snapshotRowsSql(this.table, asks, cap + 1)),

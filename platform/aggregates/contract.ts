@@ -506,15 +506,10 @@ export function describeAggregateStoreContract(name: string, setup: () => Promis
         return specs;
       };
 
-      it('answer every read they can exactly as the store does', async () => {
-        const who = subject('snapshot-equal');
-        await record(who, history(who, 7));
-        const ats = [AT, ago(3 * DAY + 5 * HOUR), ago(40 * DAY), ago(100 * DAY)];
-        const snapshots = await fixture.store.snapshots(ats.map((at) => ({ subject: who, at })), 10_000);
-        let answered = 0;
-        for (const [i, at] of ats.entries()) {
-          const reader = new SnapshotReader(snapshots[i]!);
-          expect(snapshots[i]!.complete).toBe(true);
+      // Every read a snapshot answers, at one instant, compared with the store's answer; returns
+      // how many reads were compared.
+      const expectStoreAnswers = async (reader: SnapshotReader, who: Subject, at: Date): Promise<number> => {
+          let answered = 0;
           const options = { thresholds: [{ threshold: 1_000_00n, margin: 10_00n }, { threshold: 51_00n, margin: 2_00n }], roundMajorUnits: 50 };
           for (const windowOptions of [{}, options, { windows: ['7d', '1h'] as WindowName[], roundMajorUnits: 0.5 }]) {
             expect(reader.windows(at, windowOptions)).toEqual(await fixture.store.windows(who, at, windowOptions));
@@ -543,8 +538,35 @@ export function describeAggregateStoreContract(name: string, setup: () => Promis
             expect(reader.activities(from, at, query)).toEqual(await fixture.store.activities(who, from, at, query));
             answered++;
           }
+          return answered;
+      };
+
+      it('answer every read they can exactly as the store does', async () => {
+        const who = subject('snapshot-equal');
+        await record(who, history(who, 7));
+        const ats = [AT, ago(3 * DAY + 5 * HOUR), ago(40 * DAY), ago(100 * DAY)];
+        const snapshots = await fixture.store.snapshots(ats.map((at) => ({ subject: who, at })), 10_000);
+        let answered = 0;
+        for (const [i, at] of ats.entries()) {
+          expect(snapshots[i]!.complete).toBe(true);
+          answered += await expectStoreAnswers(new SnapshotReader(snapshots[i]!), who, at);
         }
         expect(answered).toBe(4 * (3 + 4 + 3 + 4));
+      });
+
+      it('answer for every instant from `since` to `at` when asked to, exactly as the store does', async () => {
+        const who = subject('snapshot-since');
+        await record(who, history(who, 11));
+        const ats = [AT, ago(3 * DAY + 5 * HOUR), ago(40 * DAY), ago(100 * DAY)];
+        const [snapshot] = await fixture.store.snapshots([{ subject: who, at: AT, since: ago(100 * DAY) }], 10_000);
+        expect(snapshot!.complete).toBe(true);
+        const reader = new SnapshotReader(snapshot!);
+        let answered = 0;
+        for (const at of ats) answered += await expectStoreAnswers(reader, who, at);
+        expect(answered).toBe(4 * (3 + 4 + 3 + 4));
+        // Without `since`, the earliest instant's windows and baseline reach before the range.
+        const [latestOnly] = await fixture.store.snapshots([{ subject: who, at: AT }], 10_000);
+        expect(new SnapshotReader(latestOnly!).windows(ago(100 * DAY))).toBeUndefined();
       });
 
       it('decline what lies outside their range instead of guessing', async () => {

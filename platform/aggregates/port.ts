@@ -142,7 +142,7 @@ export interface AggregateStore {
   // The subject's activities in (from, to], latest first.
   activities(subject: Subject, from: Date, to: Date, query?: ActivityQuery): Promise<ActivityRecord[]>;
   // One snapshot per request, in the same order (see snapshot.ts): the subject's activities in
-  // snapshotRange(at), at most `cap` of them (more marks the snapshot incomplete), with the
+  // snapshotRange(at, since), at most `cap` of them (more marks the snapshot incomplete), with the
   // all-time facts that make its reads exact. Loaded for many subjects at once.
   snapshots(requests: SnapshotRequest[], cap: number): Promise<SubjectSnapshot[]>;
 }

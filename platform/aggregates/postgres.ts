@@ -138,7 +138,7 @@ export class PostgresAggregateStore implements AggregateStore {
   async snapshots(requests: SnapshotRequest[], cap: number): Promise<SubjectSnapshot[]> {
     checkSnapshotCap(cap);
     if (requests.length === 0) return [];
-    const ranges = requests.map((request) => snapshotRange(request.at));
+    const ranges = requests.map((request) => snapshotRange(request.at, request.since));
     const document = JSON.stringify(
       requests.map((request, i) => ({ i, t: request.subject.tenantId, k: request.subject.kind, s: request.subject.id, f: ranges[i]!.from, a: ranges[i]!.to })),
     );

@@ -30,13 +30,18 @@ export interface SnapshotRequest {
   subject: Subject;
   // The latest instant the snapshot answers for (inclusive).
   at: Date;
+  // The earliest instant it answers for (default: at): its range then reaches back far enough for
+  // every window and baseline of that instant too. Several evaluations of one subject at nearby
+  // instants share one snapshot this way.
+  since?: Date;
 }
 
 export interface SubjectSnapshot {
   subject: Subject;
   // The activities in (from, to], latest first (occurred_at, then movement id descending, then
-  // direction), as ActivityQuery lists them. from is the start of the day of `to` minus the
-  // default baseline length, so every window and the default baseline fit.
+  // direction), as ActivityQuery lists them. from is the start of the day of the earliest instant
+  // asked for (`since`, else `to`) minus the default baseline length, so every window and the
+  // default baseline of each instant fit.
   from: Date;
   to: Date;
   rows: ActivityRecord[];
@@ -50,9 +55,10 @@ export interface SubjectSnapshot {
   counterpartyFirstSeen: Map<string, Date>;
 }
 
-// The range a snapshot of `at` covers.
-export function snapshotRange(at: Date): { from: Date; to: Date } {
-  return { from: new Date(baselineSpan(at.getTime(), DEFAULT_BASELINE_DAYS).earliest), to: new Date(at.getTime()) };
+// The range a snapshot answering for every instant in [since, at] covers.
+export function snapshotRange(at: Date, since: Date = at): { from: Date; to: Date } {
+  const earliest = Math.min(since.getTime(), at.getTime());
+  return { from: new Date(baselineSpan(earliest, DEFAULT_BASELINE_DAYS).earliest), to: new Date(at.getTime()) };
 }
 
 // The order activities are listed in: occurred_at, then movement id descending, then direction

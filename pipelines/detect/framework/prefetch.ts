@@ -2,7 +2,7 @@
 // subject's activity snapshot, the canonical entities of the subjects and their holders, and the
 // accounts each subject's party holds. A batch then costs a handful of set-based statements
 // instead of a dozen round trips per subject.
-import { SnapshotReader, type SnapshotRequest, type SubjectSnapshot } from '../../../platform/aggregates/snapshot.ts';
+import { SnapshotReader, type SnapshotRequest } from '../../../platform/aggregates/snapshot.ts';
 import type { Pool } from '../../../platform/postgres/pool.ts';
 import { entityKey, HOLDINGS_LIMIT, type DetectionStores, type EntityVersion, type Prefetched } from './context.ts';
 import type { SubjectRef } from './detector.ts';
@@ -25,15 +25,36 @@ export interface PrefetchItem {
 export async function prefetch(stores: DetectionStores, items: readonly PrefetchItem[]): Promise<Prefetched[]> {
   // Two independent chains, on two connections at once: activity snapshots, and entities then
   // the holdings of their parties.
-  const [snapshots, { entities, held }] = await Promise.all([loadSnapshots(stores, items), loadEntitiesAndHoldings(stores, items)]);
-  return items.map((item, i) => ({ snapshot: new SnapshotReader(snapshots[i]!), entities: entities.get(item.tenantId)!, accountsOfParty: held[i] }));
+  const [readers, { entities, held }] = await Promise.all([loadSnapshots(stores, items), loadEntitiesAndHoldings(stores, items)]);
+  return items.map((item, i) => ({ snapshot: readers[i]!, entities: entities.get(item.tenantId)!, accountsOfParty: held[i] }));
 }
 
-async function loadSnapshots(stores: DetectionStores, items: readonly PrefetchItem[]): Promise<SubjectSnapshot[]> {
-  const requests: SnapshotRequest[] = items.map((item) => ({ subject: { tenantId: item.tenantId, kind: item.subject.kind, id: item.subject.id }, at: item.at }));
-  const snapshots: SubjectSnapshot[] = [];
-  for (let i = 0; i < requests.length; i += CHUNK) snapshots.push(...(await stores.aggregates.snapshots(requests.slice(i, i + CHUNK), SNAPSHOT_ROW_CAP)));
-  return snapshots;
+// One snapshot per subject, answering for each of its items' instants (a subject evaluated at
+// several instants of a batch shares it); one reader per item, in order.
+async function loadSnapshots(stores: DetectionStores, items: readonly PrefetchItem[]): Promise<SnapshotReader[]> {
+  const bySubject = new Map<string, { request: SnapshotRequest; items: number[] }>();
+  items.forEach((item, index) => {
+    const key = `${item.tenantId}\u0000${item.subject.kind}\u0000${item.subject.id}`;
+    const entry = bySubject.get(key);
+    if (!entry) {
+      bySubject.set(key, { request: { subject: { tenantId: item.tenantId, kind: item.subject.kind, id: item.subject.id }, at: item.at, since: item.at }, items: [index] });
+      return;
+    }
+    entry.items.push(index);
+    if (item.at > entry.request.at) entry.request.at = item.at;
+    if (item.at < entry.request.since!) entry.request.since = item.at;
+  });
+  const entries = [...bySubject.values()];
+  const readers: SnapshotReader[] = new Array(items.length);
+  for (let i = 0; i < entries.length; i += CHUNK) {
+    const chunk = entries.slice(i, i + CHUNK);
+    const snapshots = await stores.aggregates.snapshots(chunk.map((entry) => entry.request), SNAPSHOT_ROW_CAP);
+    chunk.forEach((entry, j) => {
+      const reader = new SnapshotReader(snapshots[j]!);
+      for (const index of entry.items) readers[index] = reader;
+    });
+  }
+  return readers;
 }
 
 async function loadEntitiesAndHoldings(stores: DetectionStores, items: readonly PrefetchItem[]) {

@@ -27,6 +27,49 @@ describe('PostgresGraphStore: read budget and access paths', () => {
     expect(outcome).toEqual({ rows: undefined, exhausted: true, after: undefined });
   });
 
+  it('gives a later statement only the time left, not the whole budget again', async () => {
+    const outcome = await withReadBudget(db.pool, 600, async (budget) => {
+      const first = await budget.query({ text: 'SELECT true AS slept FROM pg_sleep(0.4)' });
+      const second = await budget.query({ text: 'SELECT true AS slept FROM pg_sleep(0.4)' });
+      return { first, second, exhausted: budget.exhausted };
+    });
+    expect(outcome).toEqual({ first: [{ slept: true }], second: undefined, exhausted: true });
+  });
+
+  it('opens a read-only snapshot with custom plans, and leaves the pooled connection as it was', async () => {
+    const inside = await withReadBudget(db.pool, 1_000, (budget) =>
+      budget.query<{ ro: string; plans: string; iso: string }>({
+        text: `SELECT current_setting('transaction_read_only') AS ro, current_setting('plan_cache_mode') AS plans, current_setting('transaction_isolation') AS iso`,
+      }),
+    );
+    expect(inside).toEqual([{ ro: 'on', plans: 'force_custom_plan', iso: 'repeatable read' }]);
+    const client = await db.pool.connect();
+    try {
+      const { rows } = await client.query(`SELECT current_setting('statement_timeout') AS timeout, current_setting('transaction_read_only') AS ro`);
+      expect(rows[0]).toEqual({ timeout: '0', ro: 'off' });
+    } finally {
+      client.release();
+    }
+  });
+
+  it('costs three round trips for a read of one statement: open with limits, the statement, rollback', async () => {
+    const sent: string[] = [];
+    const counting = {
+      connect: async () => {
+        const client = await db.pool.connect();
+        const query = client.query.bind(client);
+        client.query = ((config: string | { text: string }, ...rest: unknown[]) => {
+          sent.push(typeof config === 'string' ? config : config.text);
+          return (query as (...a: unknown[]) => unknown)(config, ...rest);
+        }) as typeof client.query;
+        return client;
+      },
+    } as unknown as Pool;
+    await withReadBudget(counting, 1_000, async (budget) => budget.query({ text: 'SELECT 1 AS one' }));
+    expect(sent).toHaveLength(3);
+    expect(sent[0]).toMatch(/^BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL plan_cache_mode = force_custom_plan; SET LOCAL statement_timeout = 1000$/);
+  });
+
   it('lets any other error through', async () => {
     await expect(withReadBudget(db.pool, 1_000, (budget) => budget.query({ text: 'SELECT * FROM no_such_table' }))).rejects.toMatchObject({ code: '42P01' });
   });
