@@ -268,23 +268,30 @@ export interface SnapshotRowsRow extends ActivityRow {
   i: number;
 }
 
+// Each request's own all-time facts, and the first sighting of each counterparty asked for ($2)
+// whose subject had activity at or before the range's start: without any, a counterparty's first
+// sighting is its earliest row in the (complete) snapshot, and the caller takes it from there.
 export const SNAPSHOT_FACTS_SQL = `
 WITH r AS MATERIALIZED (
   SELECT * FROM json_to_recordset($1::json) AS r(i int, t text, k text, s text, f timestamptz, a timestamptz)
+),
+own AS MATERIALIZED (
+  SELECT r.i, r.t, r.k, r.s,
+         (SELECT min(occurred_at) FROM agg_activity
+           WHERE tenant_id = r.t AND subject_kind = r.k AND subject_id = r.s) AS first_at,
+         (SELECT max(occurred_at) FROM agg_activity
+           WHERE tenant_id = r.t AND subject_kind = r.k AND subject_id = r.s AND occurred_at <= r.f) AS last_before
+    FROM r
 )
-SELECT r.i, NULL::text AS c,
-       (SELECT min(occurred_at) FROM agg_activity
-         WHERE tenant_id = r.t AND subject_kind = r.k AND subject_id = r.s) AS first_at,
-       (SELECT max(occurred_at) FROM agg_activity
-         WHERE tenant_id = r.t AND subject_kind = r.k AND subject_id = r.s AND occurred_at <= r.f) AS last_before
-  FROM r
+SELECT own.i, NULL::text AS c, own.first_at, own.last_before FROM own
 UNION ALL
 SELECT p.i, p.c,
        (SELECT min(f.occurred_at) FROM agg_activity f
-         WHERE f.tenant_id = r.t AND f.subject_kind = r.k AND f.subject_id = r.s AND f.counterparty = p.c),
+         WHERE f.tenant_id = own.t AND f.subject_kind = own.k AND f.subject_id = own.s AND f.counterparty = p.c),
        NULL
   FROM json_to_recordset($2::json) AS p(i int, c text)
-  JOIN r ON r.i = p.i`;
+  JOIN own ON own.i = p.i
+ WHERE own.last_before IS NOT NULL`;
 
 export interface SnapshotFactsRow {
   i: number;

@@ -154,6 +154,16 @@ export class PostgresAggregateStore implements AggregateStore {
       if (row.c === null) own.set(row.i, row);
       else if (row.first_at) firstSeen[row.i]!.set(row.c, row.first_at);
     }
+    // A subject with nothing at or before the range's start met each counterparty first in its
+    // rows (the statement looked up only the others).
+    listed.forEach((list, i) => {
+      if (!completeWithin(list, cap) || own.get(i)?.last_before) return;
+      for (const row of list) {
+        if (row.counterparty === null) continue;
+        const seen = firstSeen[i]!.get(row.counterparty);
+        if (!seen || row.occurredAt < seen) firstSeen[i]!.set(row.counterparty, row.occurredAt);
+      }
+    });
     // LATERAL keeps each request's ORDER BY, but the order of the joined rows is not promised:
     // snapshotOf sorts them.
     return requests.map((request, i) =>

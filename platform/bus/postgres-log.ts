@@ -54,7 +54,10 @@ export class PostgresLogBus implements Bus {
     const { rows } = await this.pool.query<{ partition: number; records: string }>(
       `SELECT p.partition, (SELECT count(*) FROM (SELECT 1 FROM outbox o
                               WHERE o.stream = $2 AND o.partition = p.partition AND o.topic = ANY($3::text[])
-                                AND (c.position IS NULL OR (o.writer_xid, o.position) > (c.writer_xid, c.position))
+                                -- No offset yet: from the start. One row comparison (no OR), so
+                                -- the scan starts at the offset in outbox_log instead of walking
+                                -- the partition's consumed rows.
+                                AND (o.writer_xid, o.position) > (coalesce(c.writer_xid, '0'::xid8), coalesce(c.position, -1))
                               LIMIT $4) behind) AS records
          FROM generate_series(0, ${PARTITIONS - 1}) AS p(partition)
          LEFT JOIN consumer_offsets c ON c.group_name = $1 AND c.partition = p.partition
