@@ -14,9 +14,12 @@
 //   ingest rate achieved (movements accepted / seconds from first request to last 202), the
 //   detection rate (movements / seconds from the first request until the detect group has
 //   committed everything) and their ratio (target >= 1.0): detection kept up when it is >= 1.
+//   Also printed: the CPU seconds each process (API, pipelines, PostgreSQL, this driver) spent from
+//   the first request until detection caught up, to show where a shortfall comes from.
 //
 //   npm run bench:detect
-import { resolve } from 'node:path';
+import { availableParallelism } from 'node:os';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { DETECT } from '../pipelines/groups.ts';
@@ -30,6 +33,7 @@ import { issueBenchKey, ROOT, startService } from './lib/bench-service.ts';
 import { embeddedConnection } from './lib/embedded-pg.ts';
 import { newAgent } from './lib/load.ts';
 import { positiveInteger } from './lib/options.ts';
+import { cpuLedger, describeCpu } from './lib/proc-cpu.ts';
 import { percentile } from './lib/stats.ts';
 import { runBench } from './lib/teardown.ts';
 
@@ -92,7 +96,8 @@ await runBench('detect', log, async (teardown) => {
   // Whether detection is behind at all: a bounded count, so the check costs the run little.
   const lag = async () => (await bus.lag(DETECT.group, DETECT.topics, { upTo: 1 })).reduce((n, p) => n + p.records, 0);
   try {
-    for (const name of ['canonical', 'graph', 'aggregates', 'detect'] as const) await startPipeline(teardown, service, name, name);
+    const pids = new Map<string, number>([['api', service.api.pid]]);
+    for (const name of ['canonical', 'graph', 'aggregates', 'detect'] as const) pids.set(name, (await startPipeline(teardown, service, name, name)).child.pid);
     const patterns = Math.floor(DURATION_S / PLANT_EVERY_S);
     const entities = [...dataset.nodes.flatMap((n) => [partyItem(n), accountItem(n)]), ...Array.from({ length: patterns }, (_, p) => plantedEntities(p)).flat()];
     log(`loading ${entities.length} parties and accounts`);
@@ -109,6 +114,7 @@ await runBench('detect', log, async (teardown) => {
     let accepted = 0;
     let lastAnswer = 0;
     const loadStart = performance.now();
+    const cpuAtStart = cpuLedger(pids, join(service.dataDir, 'pg'));
     for (let tick = 0; tick < ticks; tick++) {
       const due = loadStart + tick * TICK_MS;
       const wait = due - performance.now();
@@ -140,6 +146,7 @@ await runBench('detect', log, async (teardown) => {
       await sleep(100);
     }
     const detectSeconds = (performance.now() - loadStart) / 1000;
+    const cpuAtEnd = cpuLedger(pids, join(service.dataDir, 'pg'));
     agent.destroy();
     const ingestRate = accepted / ingestSeconds;
     const detectRate = accepted / detectSeconds;
@@ -147,6 +154,7 @@ await runBench('detect', log, async (teardown) => {
     const p95 = percentile(sorted, 95);
     console.log(`planted fan-ins: ${latencies.length}; 202 → alert visible p50 ${percentile(sorted, 50).toFixed(0)} ms, p95 ${p95.toFixed(0)} ms, max ${sorted[sorted.length - 1]!.toFixed(0)} ms (target p95 <= ${TARGET_P95_MS} ms: ${p95 <= TARGET_P95_MS ? 'PASS' : 'FAIL'})`);
     console.log(`ingest ${ingestRate.toFixed(0)} movements/s (${accepted} in ${ingestSeconds.toFixed(1)} s); detection ${detectRate.toFixed(0)} movements/s (drained ${detectSeconds.toFixed(1)} s after the first request)`);
+    console.log(describeCpu(cpuAtStart, cpuAtEnd, availableParallelism()));
     console.log(`RESULT detection/ingest ratio ${(detectRate / ingestRate).toFixed(2)} (target >= 1.0), p95 202→alert ${p95.toFixed(0)} ms`);
   } finally {
     await pool.end();

@@ -75,3 +75,30 @@ export function cpuBetween(a: CpuSnapshot, b: CpuSnapshot): CpuUse {
   for (const [pid, seconds] of b.postgres) postgres += seconds - (a.postgres.get(pid) ?? 0);
   return { wallSeconds: (b.at - a.at) / 1000, process: b.process - a.process, postgres, self: b.self - a.self, machine: b.machine - a.machine };
 }
+
+// CPU seconds so far of each named process, of the PostgreSQL of pgDir (all its processes), of
+// this process and of the machine: where a multi-process run's CPU went, between two of these.
+export interface CpuLedger {
+  at: number;
+  named: Map<string, number>;
+  postgres: Map<number, number>;
+  self: number;
+  machine: number;
+}
+
+export function cpuLedger(pids: ReadonlyMap<string, number>, pgDir: string): CpuLedger {
+  const named = new Map<string, number>();
+  for (const [name, pid] of pids) named.set(name, cpuSecondsOf(pid) ?? NaN);
+  return { at: performance.now(), named, postgres: postgresCpu(pgDir), self: ownCpuSeconds(), machine: machineBusySeconds() };
+}
+
+// One line: CPU seconds per process between two ledgers, and the machine's share of its cores.
+export function describeCpu(a: CpuLedger, b: CpuLedger, cores: number): string {
+  const wall = (b.at - a.at) / 1000;
+  let postgres = 0;
+  for (const [pid, seconds] of b.postgres) postgres += seconds - (a.postgres.get(pid) ?? 0);
+  const parts = [...b.named].map(([name, seconds]) => `${name} ${(seconds - (a.named.get(name) ?? NaN)).toFixed(1)}`);
+  parts.push(`postgres ${postgres.toFixed(1)}`, `bench ${(b.self - a.self).toFixed(1)}`);
+  const busy = b.machine - a.machine;
+  return `CPU seconds over ${wall.toFixed(1)} s: ${parts.join(', ')}; machine ${busy.toFixed(1)} of ${(wall * cores).toFixed(1)} (${((100 * busy) / (wall * cores)).toFixed(0)} % busy)`;
+}
