@@ -509,36 +509,36 @@ export function describeAggregateStoreContract(name: string, setup: () => Promis
       // Every read a snapshot answers, at one instant, compared with the store's answer; returns
       // how many reads were compared.
       const expectStoreAnswers = async (reader: SnapshotReader, who: Subject, at: Date): Promise<number> => {
-          let answered = 0;
-          const options = { thresholds: [{ threshold: 1_000_00n, margin: 10_00n }, { threshold: 51_00n, margin: 2_00n }], roundMajorUnits: 50 };
-          for (const windowOptions of [{}, options, { windows: ['7d', '1h'] as WindowName[], roundMajorUnits: 0.5 }]) {
-            expect(reader.windows(at, windowOptions)).toEqual(await fixture.store.windows(who, at, windowOptions));
-            answered++;
+        let answered = 0;
+        const options = { thresholds: [{ threshold: 1_000_00n, margin: 10_00n }, { threshold: 51_00n, margin: 2_00n }], roundMajorUnits: 50 };
+        for (const windowOptions of [{}, options, { windows: ['7d', '1h'] as WindowName[], roundMajorUnits: 0.5 }]) {
+          expect(reader.windows(at, windowOptions)).toEqual(await fixture.store.windows(who, at, windowOptions));
+          answered++;
+        }
+        for (const days of [90, 30, 3, 0]) {
+          const mine = reader.baseline(at, days)!;
+          const store = await fixture.store.baseline(who, at, days);
+          expect({ ...mine, in: { ...mine.in, meanCount: 0, stddevCount: 0 }, out: { ...mine.out, meanCount: 0, stddevCount: 0 } }).toEqual({
+            ...store,
+            in: { ...store.in, meanCount: 0, stddevCount: 0 },
+            out: { ...store.out, meanCount: 0, stddevCount: 0 },
+          });
+          for (const side of ['in', 'out'] as const) {
+            expect(mine[side].meanCount).toBeCloseTo(store[side].meanCount, 9);
+            expect(mine[side].stddevCount).toBeCloseTo(store[side].stddevCount, 9);
           }
-          for (const days of [90, 30, 3, 0]) {
-            const mine = reader.baseline(at, days)!;
-            const store = await fixture.store.baseline(who, at, days);
-            expect({ ...mine, in: { ...mine.in, meanCount: 0, stddevCount: 0 }, out: { ...mine.out, meanCount: 0, stddevCount: 0 } }).toEqual({
-              ...store,
-              in: { ...store.in, meanCount: 0, stddevCount: 0 },
-              out: { ...store.out, meanCount: 0, stddevCount: 0 },
-            });
-            for (const side of ['in', 'out'] as const) {
-              expect(mine[side].meanCount).toBeCloseTo(store[side].meanCount, 9);
-              expect(mine[side].stddevCount).toBeCloseTo(store[side].stddevCount, 9);
-            }
-            answered++;
-          }
-          for (const before of [at, new Date(at.getTime() - 2 * DAY), new Date(at.getTime() - 80 * DAY)]) {
-            expect(reader.lastActivity(before)).toEqual(await fixture.store.lastActivity(who, before));
-            answered++;
-          }
-          for (const query of [{}, { direction: 'in' as const, limit: 5 }, { direction: 'out' as const }, { limit: 1 }]) {
-            const from = new Date(at.getTime() - 20 * DAY);
-            expect(reader.activities(from, at, query)).toEqual(await fixture.store.activities(who, from, at, query));
-            answered++;
-          }
-          return answered;
+          answered++;
+        }
+        for (const before of [at, new Date(at.getTime() - 2 * DAY), new Date(at.getTime() - 80 * DAY)]) {
+          expect(reader.lastActivity(before)).toEqual(await fixture.store.lastActivity(who, before));
+          answered++;
+        }
+        for (const query of [{}, { direction: 'in' as const, limit: 5 }, { direction: 'out' as const }, { limit: 1 }]) {
+          const from = new Date(at.getTime() - 20 * DAY);
+          expect(reader.activities(from, at, query)).toEqual(await fixture.store.activities(who, from, at, query));
+          answered++;
+        }
+        return answered;
       };
 
       it('answer every read they can exactly as the store does', async () => {
