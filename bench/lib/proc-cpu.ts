@@ -71,9 +71,15 @@ export interface CpuUse {
 // A backend started in between counts from zero; one that ended in between is missed (fine for a
 // service whose connections live through the window).
 export function cpuBetween(a: CpuSnapshot, b: CpuSnapshot): CpuUse {
-  let postgres = 0;
-  for (const [pid, seconds] of b.postgres) postgres += seconds - (a.postgres.get(pid) ?? 0);
+  const postgres = postgresSecondsBetween(a.postgres, b.postgres);
   return { wallSeconds: (b.at - a.at) / 1000, process: b.process - a.process, postgres, self: b.self - a.self, machine: b.machine - a.machine };
+}
+
+// PostgreSQL's CPU seconds between two readings of postgresCpu (same caveats as cpuBetween).
+function postgresSecondsBetween(a: Map<number, number>, b: Map<number, number>): number {
+  let seconds = 0;
+  for (const [pid, now] of b) seconds += now - (a.get(pid) ?? 0);
+  return seconds;
 }
 
 // CPU seconds so far of each named process, of the PostgreSQL of pgDir (all its processes), of
@@ -95,8 +101,7 @@ export function cpuLedger(pids: ReadonlyMap<string, number>, pgDir: string): Cpu
 // One line: CPU seconds per process between two ledgers, and the machine's share of its cores.
 export function describeCpu(a: CpuLedger, b: CpuLedger, cores: number): string {
   const wall = (b.at - a.at) / 1000;
-  let postgres = 0;
-  for (const [pid, seconds] of b.postgres) postgres += seconds - (a.postgres.get(pid) ?? 0);
+  const postgres = postgresSecondsBetween(a.postgres, b.postgres);
   const parts = [...b.named].map(([name, seconds]) => `${name} ${(seconds - (a.named.get(name) ?? NaN)).toFixed(1)}`);
   parts.push(`postgres ${postgres.toFixed(1)}`, `bench ${(b.self - a.self).toFixed(1)}`);
   const busy = b.machine - a.machine;

@@ -147,16 +147,24 @@ describe('console screens (stubbed API)', () => {
 const shot = (name: string) => page.screenshot({ path: artifactPath(name), fullPage: true });
 
 // A real click on a drawn node: its position is read from the Cytoscape instance the container
-// holds (Cytoscape's own registration, not something the page publishes).
+// holds (Cytoscape's own registration, not something the page publishes). Retried: a layout still
+// settling on a busy machine can move the node between reading its position and the click.
 async function tapNode(id: string): Promise<void> {
-  const at = await page.evaluate((nodeId) => {
-    const container = (globalThis as any).document.getElementById('cy');
-    const node = container._cyreg.cy.getElementById(nodeId);
-    node.cy().center(node);
-    const p = node.renderedPosition();
-    const box = container.getBoundingClientRect();
-    return { x: box.left + p.x, y: box.top + p.y };
-  }, id);
-  await page.mouse.click(at.x, at.y);
-  await page.waitForSelector(`.details dd:text-is("${id}")`);
+  for (let attempt = 1; ; attempt++) {
+    const at = await page.evaluate((nodeId) => {
+      const container = (globalThis as any).document.getElementById('cy');
+      const node = container._cyreg.cy.getElementById(nodeId);
+      node.cy().center(node);
+      const p = node.renderedPosition();
+      const box = container.getBoundingClientRect();
+      return { x: box.left + p.x, y: box.top + p.y };
+    }, id);
+    await page.mouse.click(at.x, at.y);
+    try {
+      await page.waitForSelector(`.details dd:text-is("${id}")`, { timeout: 5_000 });
+      return;
+    } catch (error) {
+      if (attempt === 3) throw error;
+    }
+  }
 }

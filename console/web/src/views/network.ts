@@ -132,6 +132,8 @@ export async function networkView([party]: string[], query: URLSearchParams): Pr
     return holders.map((p) => h('button', { type: 'button', title: `Expands around the holder party ${p.label}`, onclick: () => void expand(p.external) }, holders.length > 1 ? `Expand here (${p.label})` : 'Expand here'));
   };
   const expand = async (external: string) => {
+    // Not ready until the expansion is drawn: what waits on `ready` must not see the old drawing's.
+    if (window.__svcNetwork) window.__svcNetwork.ready = false;
     try {
       const more = await get<Net>(`/network/${enc(external)}?depth=1&limit=${enc(limit)}`);
       if (!isCurrent(gen)) return;
@@ -141,6 +143,7 @@ export async function networkView([party]: string[], query: URLSearchParams): Pr
       publish();
     } catch (error) {
       panel.append(failure(error));
+      publish();
     }
   };
   cy.on('tap', 'node', (event) => showNode(event.target));
