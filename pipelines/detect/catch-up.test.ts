@@ -31,7 +31,7 @@ it('alerts on a burst early in a batch that also holds the payer\'s much later m
   );
   expect(rows.map((r) => r.subject_id)).toEqual(['A-payee', 'A-payer']);
   for (const row of rows) expect(row.window_to.toISOString()).toBe('2026-02-17T07:22:00.000Z');
-  // The payer's latest evaluation is the April one.
-  const { rows: latest } = await world.api.db.pool.query(`SELECT event_at FROM subject_evaluations WHERE tenant_id = 'acme' AND subject_kind = 'account' AND subject_id = 'A-payer' AND mode = 'live'`);
+  // The paying party's latest evaluation is the April one.
+  const { rows: latest } = await world.api.db.pool.query(`SELECT event_at FROM subject_evaluations WHERE tenant_id = 'acme' AND subject_kind = 'party' AND subject_id = 'P-payer' AND mode = 'live'`);
   expect(latest[0].event_at.toISOString()).toBe('2026-04-12T01:14:25.000Z');
 });

@@ -70,7 +70,7 @@ export async function startDetectPipeline(options: DetectPipelineOptions): Promi
       const events = await sweepCoverage(db, now, options.silence ?? DEFAULT_SILENCE);
       await enqueueEvents(db, events, now);
     });
-    const due = await dueForSchedule(options.pool, SCHEDULED_PER_SWEEP);
+    const due = await dueForSchedule(options.pool, SCHEDULED_PER_SWEEP, runner.recorded);
     if (due.length > 0) await runner.run(due, [], await familiesSeen(options.pool, [...new Set(due.map((w) => w.tenantId))]));
   };
   const timer = setInterval(() => sweep().catch((error) => options.onError?.(error)), SWEEP_INTERVAL_MS);

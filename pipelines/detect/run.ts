@@ -13,7 +13,7 @@ import { lockTenantDetection } from './detection-lock.ts';
 import { assignEpisodes, DEFAULT_EPISODE_POLICY, raiseEpisodes, type EpisodePolicy } from './episodes.ts';
 import { explain } from './explain.ts';
 import { SubjectContext, type DetectionStores } from './framework/context.ts';
-import type { AnyDetector } from './framework/detector.ts';
+import type { AnyDetector, SubjectKind } from './framework/detector.ts';
 import { evaluateSubject, type Evaluation } from './framework/evaluate.ts';
 import { prefetch } from './framework/prefetch.ts';
 import type { CompiledRuleset } from './framework/ruleset.ts';
@@ -43,9 +43,12 @@ export class DetectionRunner {
   private readonly rulesets: RulesetCache;
   private readonly baseAssets = new Map<string, string>();
   private readonly commitQueues = new Map<string, Semaphore>();
+  // The subject kinds whose latest outcomes are kept (recordedKinds).
+  readonly recorded: ReadonlySet<SubjectKind>;
 
   constructor(private readonly deps: DetectionDeps) {
     this.rulesets = new RulesetCache(deps.pool, deps.library);
+    this.recorded = recordedKinds(deps.library);
   }
 
   // Evaluates the work and commits its consequences; arrivals feed coverage.
@@ -99,7 +102,7 @@ export class DetectionRunner {
     await withTransaction(this.deps.pool, async (db) => {
       await lockTenantDetection(db, tenantId);
       const events: OutgoingEvent[] = await noteArrivals(db, arrivals, now);
-      const judged = await writeEvaluations(db, outcomes, now);
+      const judged = await writeEvaluations(db, outcomes.filter((o) => this.recorded.has(o.work.subject.kind)), now);
       const recorded = await recordHits(db, hits, now);
       events.push(...recorded.events);
       const policy = this.deps.episodes ?? DEFAULT_EPISODE_POLICY;
@@ -144,6 +147,14 @@ export class DetectionRunner {
     }
     return asset;
   }
+}
+
+// The subject kinds whose latest outcomes subject_evaluations keeps: parties, whose postures are
+// read from them, and any kind a detector of the library judges on schedule (the schedule finds
+// its subjects there). An account's outcomes are otherwise read by nothing: writing them cost
+// half of the table's writes, each a new row version and index entries.
+export function recordedKinds(library: readonly AnyDetector[]): Set<SubjectKind> {
+  return new Set<SubjectKind>(['party', ...library.filter((d) => d.triggers.includes('schedule')).flatMap((d) => d.subjects)]);
 }
 
 // The latest outcome of every detector for each subject evaluated, per mode (non-results too:

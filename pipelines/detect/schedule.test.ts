@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { startDetectionWorld, type DetectionWorld } from '../../test/support/detection-world.ts';
 import { defineDetector, noHit } from './framework/detector.ts';
 import type { DetectPipeline } from './pipeline.ts';
+import { dueForSchedule } from './schedule.ts';
 
 // Judges nothing, but only on party data at most 30 days old: time passing alone turns it stale.
 const freshParty = defineDetector({
@@ -70,5 +71,23 @@ describe('scheduled evaluation', () => {
     world.api.clock.advance(60);
     await detect.sweep();
     expect((await world.api.db.pool.query(`SELECT evaluated_at FROM subject_evaluations WHERE subject_id = 's-watched'`)).rows[0].evaluated_at).toEqual(evaluatedAt);
+  });
+
+  it('leaves rows of a kind whose outcomes are no longer kept (an account\'s) off the schedule', async () => {
+    const { rows } = await world.api.db.pool.query(`SELECT max(event_at) AS watermark FROM subject_evaluations WHERE tenant_id = 'acme' AND mode = 'live'`);
+    const twoDaysBefore = new Date(rows[0].watermark.getTime() - 2 * 86_400_000);
+    const before = new Date('2026-01-01T00:00:00Z');
+    await world.api.db.pool.query(
+      `INSERT INTO subject_evaluations (tenant_id, subject_kind, subject_id, mode, ruleset_version, event_at, fact_at, evaluated_at, outcomes)
+       VALUES ('acme', 'account', 's-legacy-a', 'live', 1, $1, $1, $2, '{}')`,
+      [twoDaysBefore, before],
+    );
+    const due = async (kinds: Array<'party' | 'account'>) => (await dueForSchedule(world.api.db.pool, 100, new Set(kinds))).map((w) => `${w.subject.kind}:${w.subject.id}`);
+    // Due by its instants, but never walked: its outcomes would not be kept, so it would stay due.
+    expect(await due(['party', 'account'])).toContain('account:s-legacy-a');
+    expect(await due(['party'])).not.toContain('account:s-legacy-a');
+    await detect.sweep();
+    const legacy = await world.api.db.pool.query(`SELECT event_at, evaluated_at FROM subject_evaluations WHERE subject_kind = 'account' AND subject_id = 's-legacy-a'`);
+    expect(legacy.rows).toEqual([{ event_at: twoDaysBefore, evaluated_at: before }]);
   });
 });

@@ -7,6 +7,7 @@
 // detectors that declare that trigger run (data gone stale, windows judged once they closed) and
 // the party's posture is recomputed with them. Oldest evaluations first, a bounded number per pass.
 import type { Pool } from '../../platform/postgres/pool.ts';
+import type { SubjectKind } from './framework/detector.ts';
 import type { SubjectWork } from './subjects.ts';
 
 const DAY_MS = 86_400_000;
@@ -15,8 +16,11 @@ export const SCHEDULE_STEP_MS = DAY_MS;
 // ... for as long as its last fact is this recent (the longest window).
 export const SCHEDULE_HORIZON_MS = 90 * DAY_MS;
 
-// Subjects due for a scheduled evaluation, at most `limit` per tenant.
-export async function dueForSchedule(pool: Pool, limit: number): Promise<SubjectWork[]> {
+// Subjects of the given kinds due for a scheduled evaluation, at most `limit` per tenant. The kinds
+// are those the runner keeps outcomes of (run.ts recordedKinds): a row of another kind (an
+// account's, written before only those were kept) would never move on, and would be due at
+// every sweep.
+export async function dueForSchedule(pool: Pool, limit: number, kinds: ReadonlySet<SubjectKind>): Promise<SubjectWork[]> {
   const { rows } = await pool.query<{ tenant_id: string; subject_kind: 'account' | 'party'; subject_id: string; fact_at: Date; watermark: Date }>({
     name: 'detect-schedule-due',
     text: `SELECT t.tenant_id, d.subject_kind, d.subject_id, d.fact_at, w.watermark
@@ -25,7 +29,7 @@ export async function dueForSchedule(pool: Pool, limit: number): Promise<Subject
                                  WHERE tenant_id = t.tenant_id AND mode = 'live') w
             CROSS JOIN LATERAL (
               SELECT e.subject_kind, e.subject_id, e.fact_at FROM subject_evaluations e
-               WHERE e.tenant_id = t.tenant_id AND e.mode = 'live'
+               WHERE e.tenant_id = t.tenant_id AND e.mode = 'live' AND e.subject_kind = ANY($4::text[])
                  AND e.event_at <= w.watermark - $1 * interval '1 millisecond'
                  -- event_at >= fact_at: the same bound keeps the index range to the horizon, so
                  -- subjects long dormant are never walked again.
@@ -35,7 +39,7 @@ export async function dueForSchedule(pool: Pool, limit: number): Promise<Subject
                LIMIT $3
             ) d
             WHERE w.watermark IS NOT NULL`,
-    values: [SCHEDULE_STEP_MS, SCHEDULE_HORIZON_MS, limit],
+    values: [SCHEDULE_STEP_MS, SCHEDULE_HORIZON_MS, limit, [...kinds]],
   });
   return rows.map((row) => ({
     tenantId: row.tenant_id,

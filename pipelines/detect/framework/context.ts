@@ -8,6 +8,7 @@ import type { Pool } from '../../../platform/postgres/pool.ts';
 import type { MovementChange, ControlEventChange } from '../../../schemas/bus/canonical-change.ts';
 import type { SubjectRef } from './detector.ts';
 import type { SnapshotReader } from '../../../platform/aggregates/snapshot.ts';
+import { memoKey } from './memo-key.ts';
 
 export interface DetectionStores {
   pool: Pool;
@@ -42,6 +43,14 @@ export interface Prefetched {
   accountsOfParty?: readonly string[];
 }
 
+// One of the subject's movements with another account: that account, the base value (null when
+// unpriced) and when.
+export interface AccountMovement {
+  account: string;
+  value: bigint | null;
+  occurredAt: Date;
+}
+
 // Accounts listed per party: a party with more is a business whose own-account transfers are
 // judged on these.
 export const HOLDINGS_LIMIT = 200;
@@ -51,6 +60,7 @@ export const entityKey = (object: string, externalId: string): string => `${obje
 export class SubjectContext {
   private readonly memo = new Map<string, Promise<unknown>>();
   private readonly accountFlows = new Map<string, Map<string, { sum: bigint; firstAt: Date; lastAt: Date }> | null>();
+  private readonly accountMovements = new Map<string, AccountMovement[] | null>();
 
   constructor(
     private readonly stores: DetectionStores,
@@ -79,7 +89,7 @@ export class SubjectContext {
   // ---- behaviour (the aggregate store) ----
 
   windows(options: WindowOptions = {}): Promise<WindowStats[]> {
-    return this.once(`windows:${stableKey(options)}`, async () => this.prefetched.snapshot?.windows(this.at, options) ?? this.stores.aggregates.windows(this.aggregateSubject, this.at, options));
+    return this.once(`windows:${memoKey(options)}`, async () => this.prefetched.snapshot?.windows(this.at, options) ?? this.stores.aggregates.windows(this.aggregateSubject, this.at, options));
   }
 
   async window(name: NonNullable<WindowOptions['windows']>[number], options: Omit<WindowOptions, 'windows'> = {}): Promise<WindowStats> {
@@ -107,15 +117,32 @@ export class SubjectContext {
   // The subject's activities in (from, at], latest first.
   activities(from: Date, query: ActivityQuery = {}): Promise<ActivityRecord[]> {
     return this.once(
-      `acts:${from.toISOString()}:${stableKey(query)}`,
+      `acts:${from.toISOString()}:${memoKey(query)}`,
       async () => this.prefetched.snapshot?.activities(from, this.at, query) ?? this.stores.aggregates.activities(this.aggregateSubject, from, this.at, query),
     );
   }
 
-  // The accounts the subject dealt with in one direction in (from, at], with the sum and first
-  // and last instants per account, from the snapshot alone; null when it cannot tell. The same
-  // movements as the network's transfer flows for that span (both list completed and pending
-  // movements between two accounts), so a detector can rule a pattern out without a network read.
+  // The subject's movements with other accounts in one direction in (from, at], latest first,
+  // from the snapshot alone; null when it cannot tell. The same movements as the network's
+  // transfers for that span (both list completed and pending movements between two accounts, at
+  // their base value), so a detector can rule a pattern out without a network read.
+  snapshotAccountMovements(direction: 'in' | 'out', from: Date): readonly AccountMovement[] | null {
+    const key = `${direction}:${from.getTime()}`;
+    if (!this.accountMovements.has(key)) this.accountMovements.set(key, this.readAccountMovements(direction, from));
+    return this.accountMovements.get(key)!;
+  }
+
+  private readAccountMovements(direction: 'in' | 'out', from: Date): AccountMovement[] | null {
+    const rows = this.prefetched.snapshot?.activities(from, this.at, { direction, limit: Number.MAX_SAFE_INTEGER });
+    if (!rows) return null;
+    const movements: AccountMovement[] = [];
+    for (const row of rows) {
+      if (row.counterparty?.startsWith('account:')) movements.push({ account: row.counterparty.slice('account:'.length), value: row.baseValue, occurredAt: row.occurredAt });
+    }
+    return movements;
+  }
+
+  // The same movements per account: the sum and first and last instants of each.
   snapshotAccountFlows(direction: 'in' | 'out', from: Date): Map<string, { sum: bigint; firstAt: Date; lastAt: Date }> | null {
     const key = `${direction}:${from.getTime()}`;
     if (!this.accountFlows.has(key)) this.accountFlows.set(key, this.readAccountFlows(direction, from));
@@ -123,18 +150,16 @@ export class SubjectContext {
   }
 
   private readAccountFlows(direction: 'in' | 'out', from: Date): Map<string, { sum: bigint; firstAt: Date; lastAt: Date }> | null {
-    const rows = this.prefetched.snapshot?.activities(from, this.at, { direction, limit: Number.MAX_SAFE_INTEGER });
-    if (!rows) return null;
+    const movements = this.snapshotAccountMovements(direction, from);
+    if (!movements) return null;
     const flows = new Map<string, { sum: bigint; firstAt: Date; lastAt: Date }>();
-    // Latest first: the first row seen of an account is its last.
-    for (const row of rows) {
-      if (!row.counterparty?.startsWith('account:')) continue;
-      const account = row.counterparty.slice('account:'.length);
-      const flow = flows.get(account);
+    // Latest first: the first movement seen of an account is its last.
+    for (const movement of movements) {
+      const flow = flows.get(movement.account);
       if (flow) {
-        flow.sum += row.baseValue ?? 0n;
-        flow.firstAt = row.occurredAt;
-      } else flows.set(account, { sum: row.baseValue ?? 0n, firstAt: row.occurredAt, lastAt: row.occurredAt });
+        flow.sum += movement.value ?? 0n;
+        flow.firstAt = movement.occurredAt;
+      } else flows.set(movement.account, { sum: movement.value ?? 0n, firstAt: movement.occurredAt, lastAt: movement.occurredAt });
     }
     return flows;
   }
@@ -156,11 +181,11 @@ export class SubjectContext {
   }
 
   cycles(options: Omit<CycleOptions, 'until'>): Promise<{ cycles: Cycle[]; truncated: boolean }> {
-    return this.once(`cycles:${stableKey(options)}`, () => this.stores.graph.cycles(this.tenantId, this.subject.id, { ...options, until: this.at }));
+    return this.once(`cycles:${memoKey(options)}`, () => this.stores.graph.cycles(this.tenantId, this.subject.id, { ...options, until: this.at }));
   }
 
   scatterGather(options: Omit<TwoHopOptions, 'until'>): Promise<ScatterGather> {
-    return this.once(`sg:${stableKey(options)}`, () => this.stores.graph.scatterGather(this.tenantId, this.subject.id, { ...options, until: this.at }));
+    return this.once(`sg:${memoKey(options)}`, () => this.stores.graph.scatterGather(this.tenantId, this.subject.id, { ...options, until: this.at }));
   }
 
   gatherScatter(since: Date, limit = 100): Promise<GatherScatter> {
@@ -270,16 +295,4 @@ export class SubjectContext {
       return rows.map((r) => r.party_id);
     });
   }
-}
-
-// A memo key for an options object: keys sorted, bigints as text, dates as ISO strings.
-function stableKey(value: unknown): string {
-  return JSON.stringify(value, (_key, v) => {
-    if (typeof v === 'bigint') return `${v}n`;
-    if (v && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Date)) {
-      // Any fixed order will do for a key; code-unit order is far cheaper than localeCompare.
-      return Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-    }
-    return v;
-  });
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDetectionWorld, type DetectionWorld } from '../../../../test/support/detection-world.ts';
 import type { Hit } from '../../framework/detector.ts';
-import { roundTripping } from './round_tripping.ts';
+import { noReturnWithinTolerance, roundTripping } from './round_tripping.ts';
 import { before, cutShortContext, holders, side } from './test-kit.ts';
 
 const AT = '2026-08-20T12:00:00Z';
@@ -92,5 +92,28 @@ describe('round_tripping', () => {
       outcome: 'not_applicable',
     });
     expect(await roundTripping.evaluate(cutShortContext('rt-x', AT), roundTripping.params.parse({}))).toMatchObject({ outcome: 'insufficient_data' });
+  });
+});
+
+describe('noReturnWithinTolerance (ruling the cycle search out from the account\'s own movements)', () => {
+  const m = (value: bigint | null, hour: number, account = 'x') => ({ account, value, occurredAt: new Date(Date.UTC(2026, 7, 1, hour)) });
+
+  it('finds a return no earlier than a large enough payment out, within the search\'s own amount bounds', () => {
+    // 100,000 out: the search takes 90,000 to 110,000 back (tolerance 0.1).
+    expect(noReturnWithinTolerance([m(100_000n, 5)], [m(90_000n, 5)], 20_000n, 0.1)).toBe(false);
+    expect(noReturnWithinTolerance([m(100_000n, 5)], [m(110_000n, 9)], 20_000n, 0.1)).toBe(false);
+    expect(noReturnWithinTolerance([m(100_000n, 5)], [m(89_999n, 9), m(110_001n, 9)], 20_000n, 0.1)).toBe(true);
+    // Back before it left, or two halves that only add up to it: no cycle can close.
+    expect(noReturnWithinTolerance([m(100_000n, 5)], [m(100_000n, 4)], 20_000n, 0.1)).toBe(true);
+    expect(noReturnWithinTolerance([m(100_000n, 5)], [m(50_000n, 6), m(50_000n, 7)], 20_000n, 0.1)).toBe(true);
+    // A payment out below the first hop's minimum, or unpriced, starts no cycle; an unpriced one
+    // closes none.
+    expect(noReturnWithinTolerance([m(19_999n, 5), m(null, 5)], [m(19_999n, 6), m(100_000n, 6)], 20_000n, 0.1)).toBe(true);
+    expect(noReturnWithinTolerance([m(100_000n, 5)], [m(null, 6)], 20_000n, 0.1)).toBe(true);
+  });
+
+  it('leaves the question to the flows when there are too many pairs to compare', () => {
+    const many = Array.from({ length: 400 }, (_, i) => m(100_000n + BigInt(i) * 1_000_000n, 5));
+    expect(noReturnWithinTolerance(many, many.map((x) => ({ ...x, value: 1n })), 20_000n, 0.1)).toBeUndefined();
   });
 });

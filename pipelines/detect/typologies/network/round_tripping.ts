@@ -9,7 +9,7 @@
 // One long cycle of a large amount stays medium; several, long and large, reach high or critical.
 import { z } from 'zod';
 import type { Cycle } from '../../../../platform/graph/port.ts';
-import type { SubjectContext } from '../../framework/context.ts';
+import type { AccountMovement, SubjectContext } from '../../framework/context.ts';
 import { defineDetector, nonResult, noHit, type ThresholdCrossed } from '../../framework/detector.ts';
 import { accountKey, formatMoney, graphSince, listed, moneyParam, percent, spanOfDays, windowOf } from './evidence.ts';
 import { excess, finalScore, severityOf } from './scoring.ts';
@@ -118,20 +118,28 @@ export const roundTripping = defineDetector({
   },
 });
 
-// Whether the account's flows alone rule out any qualifying cycle, sparing the cycle search on
-// the many accounts that cannot have one: a cycle needs a payment out of at least `lowest` and,
-// no earlier, a payment in of at least that less the tolerance. Only a complete listing of the
-// counterparties can rule it out.
-// The snapshot's account flows answer first when they can (the same movements, no network read).
+// Whether the account's own movements rule out any qualifying cycle, sparing the cycle search on
+// the many accounts that cannot have one. A cycle's first hop is a priced payment out of at least
+// `lowest`, and its last hop a payment back in, no earlier, within the tolerance of the first hop's
+// amount (the search's own bounds). From the snapshot, each such pair of movements is looked for;
+// else, from the network's flows per counterparty, the weaker test that some counterparty paid in
+// at least `lowest` less the tolerance no earlier than some payment out of at least `lowest` (only a
+// complete listing of the counterparties can rule a cycle out).
 async function cannotClose(ctx: SubjectContext, since: Date, lowest: bigint, tolerance: number): Promise<boolean> {
   const from = new Date(since.getTime() - 1);
-  const localIn = ctx.snapshotAccountFlows('in', from);
-  const localOut = ctx.snapshotAccountFlows('out', from);
+  const localIn = ctx.snapshotAccountMovements('in', from);
+  const localOut = ctx.snapshotAccountMovements('out', from);
+  if (localIn && localOut) {
+    const verdict = noReturnWithinTolerance(localOut, localIn, lowest, tolerance);
+    if (verdict !== undefined) return verdict;
+  }
   let ins: Array<{ sum: bigint; firstAt: Date; lastAt: Date }>;
   let outs: Array<{ sum: bigint; firstAt: Date; lastAt: Date }>;
-  if (localIn && localOut) {
-    ins = [...localIn.values()];
-    outs = [...localOut.values()];
+  const flowsIn = ctx.snapshotAccountFlows('in', from);
+  const flowsOut = ctx.snapshotAccountFlows('out', from);
+  if (flowsIn && flowsOut) {
+    ins = [...flowsIn.values()];
+    outs = [...flowsOut.values()];
   } else {
     const [flowIn, flowOut] = await Promise.all([ctx.fanIn(since), ctx.fanOut(since)]);
     if (flowIn.truncated || flowOut.truncated) return false;
@@ -143,6 +151,28 @@ async function cannotClose(ctx: SubjectContext, since: Date, lowest: bigint, tol
   const lastIn = Math.max(...ins.filter((c) => c.sum >= lowestBack).map((c) => c.lastAt.getTime()));
   // With no such payment out (or in), firstOut is Infinity (lastIn -Infinity).
   return lastIn < firstOut;
+}
+
+// Pairs of movements compared at most, per evaluation; past this the flows' test answers instead.
+const PAIRS_COMPARED = 100_000;
+const PPM = 1_000_000n;
+
+// Whether no payment out of at least `lowest` has a payment back in, no earlier, within the
+// tolerance of its amount (bounds computed as the cycle search computes them); undefined when
+// that would take comparing more than PAIRS_COMPARED pairs.
+export function noReturnWithinTolerance(outs: readonly AccountMovement[], ins: readonly AccountMovement[], lowest: bigint, tolerance: number): boolean | undefined {
+  const firstHops = outs.filter((m) => m.value !== null && m.value >= lowest);
+  const returns = ins.filter((m) => m.value !== null);
+  if (firstHops.length * returns.length > PAIRS_COMPARED) return undefined;
+  const ppm = BigInt(Math.round(tolerance * Number(PPM)));
+  for (const hop of firstHops) {
+    const amount = hop.value!;
+    const low = amount - (amount * ppm) / PPM;
+    const high = amount + (amount * ppm) / PPM;
+    const at = hop.occurredAt.getTime();
+    if (returns.some((back) => back.occurredAt.getTime() >= at && back.value! >= low && back.value! <= high)) return false;
+  }
+  return true;
 }
 
 const firstAmount = (cycle: Cycle) => cycle.movements[0]?.amount ?? 0n;

@@ -45,6 +45,7 @@ export function cutShortContext(account: string, at: string): SubjectContext {
     accountsOfParty: async () => [],
     // No snapshot either: every read goes to the (cut short) network.
     snapshotAccountFlows: () => null,
+    snapshotAccountMovements: () => null,
     counterpartyAccountsAtMost: () => Infinity,
   } as unknown as SubjectContext;
 }
