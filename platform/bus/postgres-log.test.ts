@@ -73,3 +73,46 @@ describe('lag', () => {
     expect(capped.map((p) => p.records)).toEqual(exact.map((p) => Math.min(1, p.records)));
   });
 });
+
+describe('an idle consumer', () => {
+  it('watches its idle partitions with one statement per tick, and takes a new record at once', async () => {
+    const statements = new Map<string, number>();
+    const pool = api.db.pool;
+    // The pool as the consumer sees it, counting its statements by name.
+    const counting = {
+      query: (config: { name?: string }, values?: unknown[]) => {
+        const name = typeof config === 'object' && config.name ? config.name : 'other';
+        statements.set(name, (statements.get(name) ?? 0) + 1);
+        return pool.query(config as never, values as never);
+      },
+      connect: () => pool.connect(),
+    } as unknown as typeof pool;
+    const received: string[] = [];
+    const bus = new PostgresLogBus(counting);
+    consumers.push(
+      await bus.consume({
+        group: 'idle-watcher',
+        topics: INBOX_TOPICS,
+        handle: async (records) => {
+          received.push(...records.map((r) => JSON.parse(r.value.toString()).external_id));
+        },
+      }),
+    );
+    // Catch up with what the other cases left in the log, then sit idle for a second.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    statements.clear();
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // 16 idle partitions polled every 50 ms would be about 320 polls; watched, about 20 statements.
+    expect(statements.get('bus-poll') ?? 0).toBe(0);
+    expect(statements.get('bus-watch')).toBeGreaterThan(5);
+    expect(statements.get('bus-watch')).toBeLessThan(40);
+
+    const res = await api.client.post('/v1/parties', partyEvent('idle-then-busy'), api.keys.ingest);
+    expect(res.statusCode).toBe(202);
+    const sent = Date.now();
+    while (!received.includes('idle-then-busy') && Date.now() - sent < 5_000) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(received).toContain('idle-then-busy');
+    // Woken by the watch, polled once for the new record (and once more, finding nothing).
+    expect(statements.get('bus-poll')).toBeLessThanOrEqual(3);
+  });
+});

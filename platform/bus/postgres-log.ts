@@ -75,6 +75,9 @@ class LogConsumer implements Consumer {
   // Where this member is in each partition it holds, read from consumer_offsets on taking it.
   private readonly positions = new Map<number, { xid: string; position: string }>();
   private readonly running = new Map<number, Promise<void>>();
+  // Partitions whose last poll found nothing, each with what wakes its loop (watch()).
+  private readonly idle = new Map<number, () => void>();
+  private watching: Promise<void> | undefined;
   private stopped = false;
   private rebalancing = false;
   private rebalanceTimer: NodeJS.Timeout | undefined;
@@ -94,6 +97,7 @@ class LogConsumer implements Consumer {
   async start(): Promise<void> {
     await this.rebalance();
     this.rebalanceTimer = setInterval(() => void this.rebalance().catch(this.onError), HEARTBEAT_MS);
+    this.watching = this.watch();
   }
 
   assignment(): number[] {
@@ -103,7 +107,8 @@ class LogConsumer implements Consumer {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.rebalanceTimer);
-    await Promise.allSettled(this.running.values());
+    this.wakeAll();
+    await Promise.allSettled([...this.running.values(), this.watching]);
     await this.pool
       .query('DELETE FROM consumer_members WHERE group_name = $1 AND member_id = $2', [this.options.group, this.memberId])
       .catch(() => undefined);
@@ -132,6 +137,7 @@ class LogConsumer implements Consumer {
       // A lost lease session means lost leases: stop reading every partition it held.
       client.on('error', () => {
         this.held.clear();
+        this.wakeAll();
         // Released already when stop() closed it (closing is what raised the error): once only.
         if (this.leaseClient !== client) return;
         this.leaseClient = undefined;
@@ -155,6 +161,7 @@ class LogConsumer implements Consumer {
     for (const partition of [...this.held]) {
       if (this.held.size <= share) break;
       this.held.delete(partition);
+      this.wake(partition);
       await this.running.get(partition);
       await leases.query('SELECT pg_advisory_unlock($1, $2)', [groupKey, partition]);
     }
@@ -176,12 +183,74 @@ class LogConsumer implements Consumer {
     while (!this.stopped && this.held.has(partition)) {
       try {
         const delivered = await this.slots.run(() => this.pollOnce(partition));
-        if (delivered === 0) await sleep(IDLE_POLL_MS);
+        if (delivered === 0) await this.news(partition);
       } catch (error) {
         this.onError(error);
         await sleep(IDLE_POLL_MS * 10);
       }
     }
+  }
+
+  // Resolves once the partition has a record this group may take (or the partition is given back,
+  // or the consumer stops): an idle partition is not polled on its own, watch() looks for all of
+  // them in one statement.
+  private news(partition: number): Promise<void> {
+    if (this.stopped || !this.held.has(partition)) return Promise.resolve();
+    return new Promise((resolve) => this.idle.set(partition, resolve));
+  }
+
+  private wake(partition: number): void {
+    this.idle.get(partition)?.();
+    this.idle.delete(partition);
+  }
+
+  private wakeAll(): void {
+    for (const partition of [...this.idle.keys()]) this.wake(partition);
+  }
+
+  // Every IDLE_POLL_MS, one statement asks, for every idle partition at once, whether its next
+  // record may be taken, and wakes those whose can. Polling each idle partition on its own cost a
+  // statement per partition per tick: 16 partitions per group, so most of the log's reads found
+  // nothing (57,000 of 66,000 in bench:detect, about 170 µs of CPU each). Should the statement
+  // fail, every idle partition is woken to poll for itself.
+  private async watch(): Promise<void> {
+    while (!this.stopped) {
+      await sleep(IDLE_POLL_MS);
+      if (this.idle.size === 0 || this.stopped) continue;
+      for (const partition of [...this.idle.keys()]) if (!this.held.has(partition)) this.wake(partition);
+      if (this.idle.size === 0) continue;
+      try {
+        for (const partition of await this.withNews([...this.idle.keys()])) this.wake(partition);
+      } catch (error) {
+        this.onError(error);
+        this.wakeAll();
+      }
+    }
+  }
+
+  // Of these partitions, those whose first record past this group's position is committed (by
+  // a transaction older than every running one) and taken by every upstream group. Records of a
+  // partition are taken in order, so when the first is not yet taken upstream no later one is.
+  private async withNews(partitions: number[]): Promise<number[]> {
+    const positions = partitions.map((partition) => this.positions.get(partition)!);
+    const { rows } = await this.pool.query<{ partition: number }>({
+      name: 'bus-watch',
+      text: `SELECT w.partition
+               FROM unnest($2::int[], $3::text[]::xid8[], $4::bigint[]) AS w(partition, xid, position)
+              CROSS JOIN LATERAL (
+                SELECT o.writer_xid, o.position FROM outbox o
+                 WHERE o.stream = $1 AND o.partition = w.partition AND o.topic = ANY($5::text[])
+                   AND (o.writer_xid, o.position) > (w.xid, w.position)
+                   AND o.writer_xid < pg_snapshot_xmin(pg_current_snapshot())
+                 ORDER BY o.writer_xid, o.position
+                 LIMIT 1
+              ) first
+              WHERE NOT EXISTS (SELECT 1 FROM unnest($6::text[]) AS u(group_name)
+                                  LEFT JOIN consumer_offsets c ON c.group_name = u.group_name AND c.partition = w.partition
+                                 WHERE c.position IS NULL OR (c.writer_xid, c.position) < (first.writer_xid, first.position))`,
+      values: [this.stream, partitions, positions.map((p) => p.xid), positions.map((p) => p.position), this.options.topics, this.options.after ?? []],
+    });
+    return rows.map((row) => row.partition);
   }
 
   private async pollOnce(partition: number): Promise<number> {
