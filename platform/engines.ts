@@ -11,7 +11,8 @@ import type { Config } from './config.ts';
 import { Neo4jGraphStore } from './graph/neo4j/store.ts';
 import type { GraphStore } from './graph/port.ts';
 import { PostgresGraphStore } from './graph/postgres/store.ts';
-import type { Pool } from './postgres/pool.ts';
+import { DEFAULT_READ_BUDGET_MS } from './graph/shared/store.ts';
+import { createPool, type Pool } from './postgres/pool.ts';
 
 export type EngineSettings = Pick<
   Config,
@@ -27,9 +28,19 @@ export interface Opened<T> {
 
 const nothingToClose = async () => {};
 
+// Graph reads on PostgreSQL run on a pool of their own, at most this many at once per process:
+// its connections carry the read budget, so a read of one statement is one round trip
+// (graph/postgres/budget.ts). Connections are opened as reads need them.
+const GRAPH_READ_CONNECTIONS = 8;
+
 // The graph store; on Neo4j its constraints and indexes are applied first (idempotent).
 export async function openGraphStore(settings: EngineSettings, pool: Pool): Promise<Opened<GraphStore>> {
-  if (settings.SVC_GRAPH_STORE === 'postgres') return { value: new PostgresGraphStore(pool), close: nothingToClose };
+  if (settings.SVC_GRAPH_STORE === 'postgres') {
+    const url = pool.options.connectionString;
+    if (!url) throw new Error('the graph store on PostgreSQL needs a pool opened from a connection string');
+    const reads = createPool(url, GRAPH_READ_CONNECTIONS, { readOnly: true, customPlans: true, statementTimeoutMs: DEFAULT_READ_BUDGET_MS });
+    return { value: new PostgresGraphStore(pool, { readPool: { pool: reads, timeoutMs: DEFAULT_READ_BUDGET_MS } }), close: () => reads.end() };
+  }
   const store = Neo4jGraphStore.connect({ uri: settings.NEO4J_URI!, user: settings.NEO4J_USER, password: settings.NEO4J_PASSWORD, database: settings.NEO4J_DATABASE });
   try {
     await store.migrate();

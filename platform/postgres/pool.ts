@@ -7,7 +7,16 @@ export type PoolClient = pg.PoolClient;
 // so int8 is parsed as bigint and numeric stays a string for callers to convert deliberately.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => BigInt(value));
 
-export function createPool(connectionString: string, max: number, options: { synchronousCommit?: boolean; customPlans?: boolean } = {}): Pool {
+export interface PoolSettings {
+  synchronousCommit?: boolean;
+  customPlans?: boolean;
+  // For a pool of reads only: every transaction read-only, every statement cut off after this
+  // long (the graph's read pool, whose connections so carry a read's budget without a round trip).
+  readOnly?: boolean;
+  statementTimeoutMs?: number;
+}
+
+export function createPool(connectionString: string, max: number, options: PoolSettings = {}): Pool {
   const settings = [
     // For writes whose loss in a database crash is acceptable (see the callers): the commit does
     // not wait for the WAL flush. Never used for accepted events.
@@ -17,6 +26,8 @@ export function createPool(connectionString: string, max: number, options: { syn
     // taking seconds instead of milliseconds). Planning each execution with its values costs
     // far less than the work of a batch.
     ...(options.customPlans ? ['-c plan_cache_mode=force_custom_plan'] : []),
+    ...(options.readOnly ? ['-c default_transaction_read_only=on'] : []),
+    ...(options.statementTimeoutMs !== undefined ? [`-c statement_timeout=${Math.max(1, Math.floor(options.statementTimeoutMs))}`] : []),
   ];
   const pool = new pg.Pool({
     connectionString,

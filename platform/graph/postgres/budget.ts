@@ -12,19 +12,30 @@ const QUERY_CANCELED = '57014';
 // 2.5 % of the default 2 s budget.
 export const TIMEOUT_SLACK_MS = 50;
 
-// The time one graph read may take in all. Its statements run in one read-only snapshot, each
-// with at most the time left as its statement_timeout (give or take TIMEOUT_SLACK_MS); once the
-// time is spent the read stops where it is and says so (`exhausted`), so a query over a dense
-// graph answers partially instead of running away.
+// The time one graph read may take in all. Each statement runs with at most the time left as its
+// statement_timeout (give or take TIMEOUT_SLACK_MS); once the time is spent the read stops where
+// it is and says so (`exhausted`), so a query over a dense graph answers partially instead of
+// running away. Its statements run in one read-only snapshot, except on a read pool (ReadPool),
+// where the first runs on its own and the snapshot is opened for the second and later ones: see
+// withReadBudget.
 export class ReadBudget {
   exhausted = false;
+  private statements = 0;
 
   constructor(
     private readonly client: PoolClient,
     private readonly deadline: number,
     // When statement_timeout was last set to the time left then.
     private timeoutSetAt: number,
+    // Whether the read's transaction is open (else the first statement is still to come, on a
+    // connection whose own statement_timeout is the whole budget).
+    private inTransaction: boolean,
   ) {}
+
+  // Whether a transaction was opened, to be rolled back.
+  get opened(): boolean {
+    return this.inTransaction;
+  }
 
   // The rows, or undefined when the budget ran out before or during the statement.
   async query<R extends QueryResultRow>(config: QueryConfig): Promise<R[] | undefined> {
@@ -36,10 +47,15 @@ export class ReadBudget {
       return undefined;
     }
     try {
-      if (now - this.timeoutSetAt > TIMEOUT_SLACK_MS) {
+      if (!this.inTransaction && this.statements > 0) {
+        await this.client.query(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL statement_timeout = ${left}`);
+        this.inTransaction = true;
+        this.timeoutSetAt = now;
+      } else if (this.inTransaction && now - this.timeoutSetAt > TIMEOUT_SLACK_MS) {
         await this.client.query(`SET LOCAL statement_timeout = ${left}`);
         this.timeoutSetAt = now;
       }
+      this.statements++;
       return (await this.client.query<R>(config)).rows;
     } catch (error) {
       if ((error as { code?: string }).code !== QUERY_CANCELED) throw error;
@@ -49,19 +65,38 @@ export class ReadBudget {
   }
 }
 
-export async function withReadBudget<T>(pool: Pool, budgetMs: number, work: (budget: ReadBudget) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
+// A pool for graph reads alone, its connections opened read-only, with custom plans and with the
+// read budget as their statement_timeout (createPool's readOnly, customPlans, statementTimeoutMs).
+export interface ReadPool {
+  pool: Pool;
+  timeoutMs: number;
+}
+
+// Runs a read with `budgetMs` in all. On a pool of any use, the read opens a read-only snapshot
+// and sets both limits in one round trip, then runs its statements, then rolls back: three round
+// trips for a read of one statement. On a read pool whose connections already carry this budget,
+// the first statement is sent at once, and only a second one opens the snapshot (with the time
+// left): most reads are one statement, and detection makes tens of thousands a minute. The later
+// statements of such a read then see a snapshot taken after the first: the network only grows
+// and every traversal is bounded in event time, so a later snapshot only adds what committed
+// in between.
+export async function withReadBudget<T>(pool: Pool | ReadPool, budgetMs: number, work: (budget: ReadBudget) => Promise<T>): Promise<T> {
+  const preset = 'timeoutMs' in pool && pool.timeoutMs === budgetMs;
+  const client = await ('timeoutMs' in pool ? pool.pool : pool).connect();
+  let budget: ReadBudget | undefined;
   try {
     const budgetStart = performance.now();
-    // One round trip opens the snapshot and sets both limits (a simple query may hold several
-    // statements). Traversals bind arrays of every size: a plan made for the values at hand,
-    // never a generic one.
-    await client.query(
-      `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL plan_cache_mode = force_custom_plan; SET LOCAL statement_timeout = ${Math.max(1, Math.floor(budgetMs))}`,
-    );
-    return await work(new ReadBudget(client, budgetStart + budgetMs, budgetStart));
+    if (!preset) {
+      // Traversals bind arrays of every size: a plan made for the values at hand, never a
+      // generic one.
+      await client.query(
+        `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL plan_cache_mode = force_custom_plan; SET LOCAL statement_timeout = ${Math.max(1, Math.floor(budgetMs))}`,
+      );
+    }
+    budget = new ReadBudget(client, budgetStart + budgetMs, budgetStart, !preset);
+    return await work(budget);
   } finally {
-    await client.query('ROLLBACK').catch(() => undefined);
+    if (!budget || budget.opened) await client.query('ROLLBACK').catch(() => undefined);
     client.release();
   }
 }

@@ -2,13 +2,53 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pool } from '../../postgres/pool.ts';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/test-database.ts';
 import { account, day, describeGraphStoreContract, graphOf } from '../contract.ts';
-import { withReadBudget } from './budget.ts';
+import { createPool } from '../../postgres/pool.ts';
+import { DEFAULT_READ_BUDGET_MS } from '../shared/store.ts';
+import { withReadBudget, type ReadPool } from './budget.ts';
 import { PostgresGraphStore } from './store.ts';
 
 describeGraphStoreContract('PostgreSQL', async () => {
   const db = await createTestDatabase();
   return { store: new PostgresGraphStore(db.pool), close: db.drop };
 });
+
+// As the service opens it (platform/engines.ts): reads on a pool of their own.
+describeGraphStoreContract('PostgreSQL, reads on a read pool', async () => {
+  const db = await createTestDatabase();
+  const reads = readPoolOf(db.url, DEFAULT_READ_BUDGET_MS);
+  return {
+    store: new PostgresGraphStore(db.pool, { readPool: reads }),
+    close: async () => {
+      await reads.pool.end();
+      await db.drop();
+    },
+  };
+});
+
+function readPoolOf(url: string, timeoutMs: number): ReadPool {
+  return { pool: createPool(url, 4, { readOnly: true, customPlans: true, statementTimeoutMs: timeoutMs }), timeoutMs };
+}
+
+// The statements a pool's clients send, as text.
+function recording(pool: Pool): { pool: Pool; sent: string[] } {
+  const sent: string[] = [];
+  const seen = new WeakSet<object>();
+  const wrapped = {
+    connect: async () => {
+      const client = await pool.connect();
+      // A pooled client comes back: wrapped once.
+      if (seen.has(client)) return client;
+      seen.add(client);
+      const query = client.query.bind(client);
+      client.query = ((config: string | { text: string }, ...rest: unknown[]) => {
+        sent.push(typeof config === 'string' ? config : config.text);
+        return (query as (...a: unknown[]) => unknown)(config, ...rest);
+      }) as typeof client.query;
+      return client;
+    },
+  } as unknown as Pool;
+  return { pool: wrapped, sent };
+}
 
 describe('PostgresGraphStore: read budget and access paths', () => {
   let db: TestDatabase;
@@ -53,21 +93,66 @@ describe('PostgresGraphStore: read budget and access paths', () => {
   });
 
   it('costs three round trips for a read of one statement: open with limits, the statement, rollback', async () => {
-    const sent: string[] = [];
-    const counting = {
-      connect: async () => {
-        const client = await db.pool.connect();
-        const query = client.query.bind(client);
-        client.query = ((config: string | { text: string }, ...rest: unknown[]) => {
-          sent.push(typeof config === 'string' ? config : config.text);
-          return (query as (...a: unknown[]) => unknown)(config, ...rest);
-        }) as typeof client.query;
-        return client;
-      },
-    } as unknown as Pool;
-    await withReadBudget(counting, 1_000, async (budget) => budget.query({ text: 'SELECT 1 AS one' }));
+    const { pool, sent } = recording(db.pool);
+    await withReadBudget(pool, 1_000, async (budget) => budget.query({ text: 'SELECT 1 AS one' }));
     expect(sent).toHaveLength(3);
     expect(sent[0]).toMatch(/^BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL plan_cache_mode = force_custom_plan; SET LOCAL statement_timeout = 1000$/);
+  });
+
+  describe('on a read pool whose connections carry the budget', () => {
+    let reads: ReadPool;
+    beforeAll(() => {
+      reads = readPoolOf(db.url, 600);
+    });
+    afterAll(async () => {
+      await reads?.pool.end();
+    });
+
+    it('sends a read of one statement alone, and opens the snapshot, with the time left, only for a second', async () => {
+      const { pool, sent } = recording(reads.pool);
+      const one = await withReadBudget({ pool, timeoutMs: 600 }, 600, async (budget) => budget.query({ text: 'SELECT 1 AS one' }));
+      expect(one).toEqual([{ one: 1 }]);
+      expect(sent).toEqual(['SELECT 1 AS one']);
+
+      sent.length = 0;
+      const two = await withReadBudget({ pool, timeoutMs: 600 }, 600, async (budget) => [
+        await budget.query({ text: 'SELECT 1 AS one' }),
+        await budget.query<{ ro: string; iso: string; plans: string }>({
+          text: `SELECT current_setting('transaction_read_only') AS ro, current_setting('transaction_isolation') AS iso, current_setting('plan_cache_mode') AS plans`,
+        }),
+      ]);
+      expect(two).toEqual([[{ one: 1 }], [{ ro: 'on', iso: 'repeatable read', plans: 'force_custom_plan' }]]);
+      expect(sent).toHaveLength(4);
+      expect(sent[1]).toMatch(/^BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL statement_timeout = (\d+)$/);
+      expect(Number(sent[1]!.match(/(\d+)$/)![1])).toBeLessThanOrEqual(600);
+      expect(sent[3]).toBe('ROLLBACK');
+
+      // Nothing is left open on the connection: a transaction's now() would be older.
+      const client = await reads.pool.connect();
+      try {
+        const { rows } = await client.query(`SELECT now() = statement_timestamp() AS fresh, current_setting('statement_timeout') AS timeout`);
+        expect(rows[0]).toEqual({ fresh: true, timeout: '600ms' });
+      } finally {
+        client.release();
+      }
+    });
+
+    it('cuts the first statement off with the connection\'s own timeout, and later ones with the time left', async () => {
+      const first = await withReadBudget(reads, 600, async (budget) => ({ rows: await budget.query({ text: 'SELECT pg_sleep(10)' }), exhausted: budget.exhausted }));
+      expect(first).toEqual({ rows: undefined, exhausted: true });
+      const second = await withReadBudget(reads, 600, async (budget) => [
+        await budget.query({ text: 'SELECT true AS slept FROM pg_sleep(0.4)' }),
+        await budget.query({ text: 'SELECT true AS slept FROM pg_sleep(0.4)' }),
+      ]);
+      expect(second).toEqual([[{ slept: true }], undefined]);
+    });
+
+    it('opens its snapshot as before when the budget is not the one its connections carry', async () => {
+      const { pool, sent } = recording(reads.pool);
+      await withReadBudget({ pool, timeoutMs: 600 }, 1_000, async (budget) => budget.query({ text: 'SELECT 1 AS one' }));
+      expect(sent).toHaveLength(3);
+      expect(sent[0]).toMatch(/SET LOCAL statement_timeout = 1000$/);
+    });
   });
 
   it('lets any other error through', async () => {

@@ -4,7 +4,7 @@ import type { GraphChange, GraphNode, NodeRef } from '../port.ts';
 import type { GraphReads } from '../shared/access.ts';
 import { applyChanges } from '../shared/apply.ts';
 import { DEFAULT_READ_BUDGET_MS, TraversalGraphStore } from '../shared/store.ts';
-import { withReadBudget } from './budget.ts';
+import { withReadBudget, type ReadPool } from './budget.ts';
 import { postgresReads } from './reads.ts';
 import { postgresWrites } from './writes.ts';
 
@@ -15,7 +15,8 @@ export class PostgresGraphStore extends TraversalGraphStore {
 
   constructor(
     private readonly pool: Pool,
-    private readonly options: { readBudgetMs?: number } = {},
+    // readPool: a pool for reads alone, whose connections carry the read budget (budget.ts).
+    private readonly options: { readBudgetMs?: number; readPool?: ReadPool } = {},
   ) {
     super();
     this.growth = new AnalyzeOnGrowth(pool, ['graph_applied', 'graph_nodes', 'graph_edges', 'graph_transfers']);
@@ -60,6 +61,6 @@ export class PostgresGraphStore extends TraversalGraphStore {
   }
 
   protected read<T>(tenantId: string, work: (reads: GraphReads) => Promise<T>): Promise<T> {
-    return withReadBudget(this.pool, this.options.readBudgetMs ?? DEFAULT_READ_BUDGET_MS, (budget) => work(postgresReads(budget, tenantId)));
+    return withReadBudget(this.options.readPool ?? this.pool, this.options.readBudgetMs ?? DEFAULT_READ_BUDGET_MS, (budget) => work(postgresReads(budget, tenantId)));
   }
 }
