@@ -36,8 +36,9 @@ const GRAPH_READ_CONNECTIONS = 8;
 // The graph store; on Neo4j its constraints and indexes are applied first (idempotent).
 export async function openGraphStore(settings: EngineSettings, pool: Pool): Promise<Opened<GraphStore>> {
   if (settings.SVC_GRAPH_STORE === 'postgres') {
-    const url = pool.options.connectionString;
-    if (!url) throw new Error('the graph store on PostgreSQL needs a pool opened from a connection string');
+    // A pool not opened from a connection string (none of the service's) reads through itself.
+    const url = pool.options?.connectionString;
+    if (!url) return { value: new PostgresGraphStore(pool), close: nothingToClose };
     const reads = createPool(url, GRAPH_READ_CONNECTIONS, { readOnly: true, customPlans: true, statementTimeoutMs: DEFAULT_READ_BUDGET_MS });
     return { value: new PostgresGraphStore(pool, { readPool: { pool: reads, timeoutMs: DEFAULT_READ_BUDGET_MS } }), close: () => reads.end() };
   }
