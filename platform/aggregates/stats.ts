@@ -136,12 +136,30 @@ export function roundUnitsFraction(units: number): { scaled: bigint; decimals: b
   return { scaled: BigInt(`${whole}${fraction}`), decimals: BigInt(fraction.length) };
 }
 
-// The round test on integers: value * 10^decimals is a multiple of scaled * 10^scale.
+// The round test on integers: value * 10^decimals is a multiple of scaled * 10^scale. Made once
+// per units value (a snapshot answers a dozen windows per evaluation, nearly all with the default
+// units), each with its divisor per scale.
 export function roundTest(units: number): (value: bigint, scale: number) => boolean {
+  let test = roundTests.get(units);
+  if (!test) {
+    test = makeRoundTest(units);
+    // Units come from ruleset parameters: a handful of values. The bound only keeps a stream of
+    // odd ones from growing the map without end.
+    if (roundTests.size >= ROUND_TESTS_KEPT) roundTests.clear();
+    roundTests.set(units, test);
+  }
+  return test;
+}
+
+const ROUND_TESTS_KEPT = 64;
+const roundTests = new Map<number, (value: bigint, scale: number) => boolean>();
+
+function makeRoundTest(units: number): (value: bigint, scale: number) => boolean {
   const { scaled, decimals } = roundUnitsFraction(units);
   const tens = 10n ** decimals;
+  const divisors: bigint[] = [];
   return (value, scale) => {
-    const divisor = scaled * 10n ** BigInt(scale);
+    const divisor = (divisors[scale] ??= scaled * 10n ** BigInt(scale));
     return divisor !== 0n && (value * tens) % divisor === 0n;
   };
 }
