@@ -9,6 +9,7 @@ import type { MovementChange, ControlEventChange } from '../../../schemas/bus/ca
 import type { SubjectRef } from './detector.ts';
 import type { SnapshotReader } from '../../../platform/aggregates/snapshot.ts';
 import { memoKey } from './memo-key.ts';
+import { flowSetOf } from './snapshot-flows.ts';
 
 export interface DetectionStores {
   pool: Pool;
@@ -172,12 +173,22 @@ export class SubjectContext {
 
   // ---- the network (the graph store); account subjects only for flows ----
 
+  // Fan-in, fan-out and gather-scatter come from the snapshot when it holds the window
+  // (snapshot-flows.ts), else from the network.
   fanIn(since: Date, limit = 100): Promise<FlowSet> {
-    return this.once(`fanin:${since.toISOString()}:${limit}`, () => this.stores.graph.fanIn(this.tenantId, this.subject.id, { since, until: this.at, limit }));
+    return this.once(`fanin:${since.toISOString()}:${limit}`, async () => this.snapshotFlows('in', since, limit) ?? this.stores.graph.fanIn(this.tenantId, this.subject.id, { since, until: this.at, limit }));
   }
 
   fanOut(since: Date, limit = 100): Promise<FlowSet> {
-    return this.once(`fanout:${since.toISOString()}:${limit}`, () => this.stores.graph.fanOut(this.tenantId, this.subject.id, { since, until: this.at, limit }));
+    return this.once(`fanout:${since.toISOString()}:${limit}`, async () => this.snapshotFlows('out', since, limit) ?? this.stores.graph.fanOut(this.tenantId, this.subject.id, { since, until: this.at, limit }));
+  }
+
+  // The flows in [since, at] from the snapshot, as the network would answer them; undefined when
+  // the snapshot cannot tell.
+  private snapshotFlows(direction: 'in' | 'out', since: Date, limit: number): FlowSet | undefined {
+    // (since - 1 ms, at] is [since, at]: instants are whole milliseconds.
+    const movements = this.snapshotAccountMovements(direction, new Date(since.getTime() - 1));
+    return movements ? flowSetOf(this.subject.id, movements, limit) : undefined;
   }
 
   cycles(options: Omit<CycleOptions, 'until'>): Promise<{ cycles: Cycle[]; truncated: boolean }> {
@@ -189,7 +200,18 @@ export class SubjectContext {
   }
 
   gatherScatter(since: Date, limit = 100): Promise<GatherScatter> {
-    return this.once(`gs:${since.toISOString()}:${limit}`, () => this.stores.graph.gatherScatter(this.tenantId, this.subject.id, { since, until: this.at, limit }));
+    return this.once(`gs:${since.toISOString()}:${limit}`, async () => {
+      const [inflow, outflow] = [this.snapshotFlows('in', since, limit), this.snapshotFlows('out', since, limit)];
+      if (!inflow || !outflow) return this.stores.graph.gatherScatter(this.tenantId, this.subject.id, { since, until: this.at, limit });
+      return {
+        hub: this.subject.id,
+        sources: inflow.counterparties,
+        targets: outflow.counterparties,
+        inSum: inflow.sum,
+        outSum: outflow.sum,
+        truncated: inflow.truncated || outflow.truncated,
+      };
+    });
   }
 
   // Parties sharing an identifier, device or ip with the subject's party.
