@@ -175,7 +175,7 @@ async function neighbourhood(graph: GraphStore, alert: OpenedAlert, since: Date,
   if (alert.partyId && !(alert.subject.kind === 'party' && alert.subject.id === alert.partyId)) centers.push({ kind: 'party', key: alert.partyId });
   for (const center of centers) {
     found.set(`${center.kind}:${center.key}`, center);
-    const sub = await graph.egoNetwork(alert.tenantId, center, { depth: hops, filter: { since, until: alert.eventAt }, nodeCap: NEIGHBOURHOOD_CAP });
+    const sub = await graph.reach(alert.tenantId, center, { depth: hops, filter: { since, until: alert.eventAt }, nodeCap: NEIGHBOURHOOD_CAP });
     for (const node of sub.nodes) if (node.kind === 'party' || node.kind === 'account') found.set(`${node.kind}:${node.key}`, { kind: node.kind, key: node.key });
   }
   return [...found.values()];

@@ -4,7 +4,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { declaredEdge, type DeclaredEdge, type EdgeType, type GraphChange, type GraphEdge, type GraphStore, type NodeRef, type Subgraph } from './port.ts';
+import { declaredEdge, type DeclaredEdge, type EdgeType, type EgoOptions, type GraphChange, type GraphEdge, type GraphStore, type NodeRef, type Subgraph } from './port.ts';
 
 // ---- building graphs ----
 
@@ -222,6 +222,25 @@ export function describeGraphStoreContract(name: string, setup: () => Promise<{ 
         expect(nodeIds(holds)).toEqual(['account:A1', 'party:P1']);
         const both = await store.egoNetwork(tenantId, party('P2'), { depth: 2, nodeCap: 50, filter: { types: ['holds', 'shares'] } });
         expect(nodeIds(both)).toEqual(['account:A2', 'identifier:X', 'party:P2', 'party:P3']);
+      });
+
+      it('reach answers the nodes of egoNetwork alone, in id order, truncated when they are', async () => {
+        const tenantId = await chain();
+        const cases: EgoOptions[] = [
+          { depth: 1, nodeCap: 50 },
+          { depth: 2, nodeCap: 50 },
+          { depth: 4, nodeCap: 50 },
+          { depth: 4, nodeCap: 3 },
+          { depth: 3, nodeCap: 50, filter: { types: ['transfer', 'holds'] } },
+          { depth: 3, nodeCap: 50, filter: { since: day(3), until: day(4) } },
+        ];
+        for (const options of cases) {
+          const net = await store.egoNetwork(tenantId, party('P1'), options);
+          const reached = await store.reach(tenantId, party('P1'), options);
+          expect(reached.nodes.map(ref)).toEqual(nodeIds(net));
+          expect(reached.truncated).toBe(net.truncated);
+        }
+        expect((await store.reach(tenantId, party('P1'), { depth: 4, nodeCap: 3 })).truncated).toBe(true);
       });
 
       // A1 → A2: 100 (day 1), 200 (day 5), unpriced (day 6), 300 (day 9); A1 → A3: 50 (day 2).

@@ -193,6 +193,9 @@ export interface GraphStore {
   apply(changes: GraphChange[]): Promise<void>;
   node(tenantId: string, node: NodeRef): Promise<GraphNode | null>;
   egoNetwork(tenantId: string, center: NodeRef, options: EgoOptions): Promise<Subgraph>;
+  // The nodes of egoNetwork's answer alone, in id order (no edges, attributes or movements), for
+  // a caller that only asks who is connected; truncated as egoNetwork's nodes would be.
+  reach(tenantId: string, center: NodeRef, options: EgoOptions): Promise<{ nodes: NodeRef[]; truncated: boolean }>;
   shortestPaths(tenantId: string, from: NodeRef, to: NodeRef, options: PathOptions): Promise<{ paths: Path[]; subgraph: Subgraph }>;
   component(tenantId: string, start: NodeRef, options: { filter?: EdgeFilter; nodeCap: number }): Promise<Subgraph>;
   cycles(tenantId: string, account: string, options: CycleOptions): Promise<{ cycles: Cycle[]; truncated: boolean }>;

@@ -1,7 +1,7 @@
 import type { CycleOptions, EdgeFilter, EgoOptions, GraphChange, GraphNode, GraphStore, NodeRef, PathOptions, TwoHopOptions } from '../port.ts';
 import type { GraphReads } from './access.ts';
 import { findCycles, flowSet, gatherScatter, scatterGather, sharedAttributes } from './flows.ts';
-import { expand, shortestPaths } from './traverse.ts';
+import { expand, reach, shortestPaths } from './traverse.ts';
 
 // How long one graph read may take before it answers with what it has (truncated).
 export const DEFAULT_READ_BUDGET_MS = 2_000;
@@ -19,6 +19,10 @@ export abstract class TraversalGraphStore implements GraphStore {
 
   egoNetwork(tenantId: string, center: NodeRef, options: EgoOptions) {
     return this.read(tenantId, (reads) => expand(reads, center, options));
+  }
+
+  reach(tenantId: string, center: NodeRef, options: EgoOptions) {
+    return this.read(tenantId, (reads) => reach(reads, center, options));
   }
 
   shortestPaths(tenantId: string, from: NodeRef, to: NodeRef, options: PathOptions) {

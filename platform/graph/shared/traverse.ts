@@ -24,6 +24,31 @@ export async function expand(
   start: NodeRef,
   options: { depth: number; filter?: EdgeFilter; nodeCap: number },
 ): Promise<Subgraph> {
+  const { nodes, edges, frontier, edgeBudget, truncated: cut } = await levels(reads, start, options);
+  let truncated = cut;
+  // Edges among the nodes of the last level (their own expansion was never read).
+  if (frontier.length > 0 && !reads.exhausted) {
+    const found = await incidentEdges(reads, frontier, options.filter, edgeBudget + 1, [...nodes.values()]);
+    if (!found.complete) truncated = true;
+    for (const edge of found.edges) edges.set(edge.id, edge);
+  }
+  return finish(reads, [...nodes.values()], [...edges.values()], options.filter, truncated || reads.exhausted);
+}
+
+// The nodes expand() keeps, in id order, without the edges among them, their attributes or their
+// movements: two to four fewer statements, for a caller that only asks who is connected.
+export async function reach(
+  reads: GraphReads,
+  start: NodeRef,
+  options: { depth: number; filter?: EdgeFilter; nodeCap: number },
+): Promise<{ nodes: NodeRef[]; truncated: boolean }> {
+  const { nodes, truncated } = await levels(reads, start, options);
+  return { nodes: [...nodes.values()].sort((a, b) => compare(nodeId(a), nodeId(b))), truncated: truncated || reads.exhausted };
+}
+
+// expand()'s levels: the nodes kept, the edges among them read so far, and the last level (whose
+// own edges were not read).
+async function levels(reads: GraphReads, start: NodeRef, options: { depth: number; filter?: EdgeFilter; nodeCap: number }) {
   const edgeBudget = Math.max(MIN_EDGE_BUDGET, options.nodeCap * 20);
   const nodes = new Map<string, NodeRef>([[nodeId(start), start]]);
   const edges = new Map<string, GraphEdge>();
@@ -58,13 +83,7 @@ export async function expand(
     }
     if (reads.exhausted) break;
   }
-  // Edges among the nodes of the last level (their own expansion was never read).
-  if (frontier.length > 0 && !reads.exhausted) {
-    const found = await incidentEdges(reads, frontier, options.filter, edgeBudget + 1, [...nodes.values()]);
-    if (!found.complete) truncated = true;
-    for (const edge of found.edges) edges.set(edge.id, edge);
-  }
-  return finish(reads, [...nodes.values()], [...edges.values()], options.filter, truncated || reads.exhausted);
+  return { nodes, edges, frontier, edgeBudget, truncated };
 }
 
 // Attributes of the nodes, the latest movements of the transfer edges, and a stable order.
