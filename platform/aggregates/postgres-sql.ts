@@ -260,7 +260,10 @@ SELECT r.i, x.occurred_at, x.movement_id, x.direction, x.amount_value::text, x.a
  CROSS JOIN LATERAL (
    SELECT * FROM agg_activity
     WHERE tenant_id = r.t AND subject_kind = r.k AND subject_id = r.s AND occurred_at > r.f AND occurred_at <= r.a
-    ORDER BY occurred_at DESC, movement_id DESC, direction
+    -- The key's own order, read backwards: no sort per subject. Listings put 'in' before 'out'
+    -- (snapshotOf sorts the rows so); here the order only picks which rows a capped snapshot
+    -- keeps, and a capped snapshot answers nothing.
+    ORDER BY occurred_at DESC, movement_id DESC, direction DESC
     LIMIT $2::int + 1
  ) x`;
 
