@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDetectionWorld, type DetectionWorld } from '../../../../test/support/detection-world.ts';
 import type { Hit } from '../../framework/detector.ts';
-import { noReturnWithinTolerance, roundTripping } from './round_tripping.ts';
+import { noQualifyingReturn, roundTripping } from './round_tripping.ts';
 import { before, cutShortContext, holders, side } from './test-kit.ts';
 
 const AT = '2026-08-20T12:00:00Z';
@@ -95,25 +95,36 @@ describe('round_tripping', () => {
   });
 });
 
-describe('noReturnWithinTolerance (ruling the cycle search out from the account\'s own movements)', () => {
-  const m = (value: bigint | null, hour: number, account = 'x') => ({ account, value, occurredAt: new Date(Date.UTC(2026, 7, 1, hour)) });
+describe('noQualifyingReturn (ruling the cycle search out from the account\'s own movements)', () => {
+  const m = (value: bigint | null, hour: number, account: string) => ({ account, value, occurredAt: new Date(Date.UTC(2026, 7, 1, hour)) });
+  const defaults = { long: 20_000n, twoHop: 500_000n };
 
   it('finds a return no earlier than a large enough payment out, within the search\'s own amount bounds', () => {
-    // 100,000 out: the search takes 90,000 to 110,000 back (tolerance 0.1).
-    expect(noReturnWithinTolerance([m(100_000n, 5)], [m(90_000n, 5)], 20_000n, 0.1)).toBe(false);
-    expect(noReturnWithinTolerance([m(100_000n, 5)], [m(110_000n, 9)], 20_000n, 0.1)).toBe(false);
-    expect(noReturnWithinTolerance([m(100_000n, 5)], [m(89_999n, 9), m(110_001n, 9)], 20_000n, 0.1)).toBe(true);
+    // 100,000 out to B: a longer cycle takes 90,000 to 110,000 back from another account.
+    expect(noQualifyingReturn([m(100_000n, 5, 'B')], [m(90_000n, 5, 'C')], defaults, 0.1)).toBe(false);
+    expect(noQualifyingReturn([m(100_000n, 5, 'B')], [m(110_000n, 9, 'C')], defaults, 0.1)).toBe(false);
+    expect(noQualifyingReturn([m(100_000n, 5, 'B')], [m(89_999n, 9, 'C'), m(110_001n, 9, 'C')], defaults, 0.1)).toBe(true);
     // Back before it left, or two halves that only add up to it: no cycle can close.
-    expect(noReturnWithinTolerance([m(100_000n, 5)], [m(100_000n, 4)], 20_000n, 0.1)).toBe(true);
-    expect(noReturnWithinTolerance([m(100_000n, 5)], [m(50_000n, 6), m(50_000n, 7)], 20_000n, 0.1)).toBe(true);
+    expect(noQualifyingReturn([m(100_000n, 5, 'B')], [m(100_000n, 4, 'C')], defaults, 0.1)).toBe(true);
+    expect(noQualifyingReturn([m(100_000n, 5, 'B')], [m(50_000n, 6, 'C'), m(50_000n, 7, 'C')], defaults, 0.1)).toBe(true);
     // A payment out below the first hop's minimum, or unpriced, starts no cycle; an unpriced one
     // closes none.
-    expect(noReturnWithinTolerance([m(19_999n, 5), m(null, 5)], [m(19_999n, 6), m(100_000n, 6)], 20_000n, 0.1)).toBe(true);
-    expect(noReturnWithinTolerance([m(100_000n, 5)], [m(null, 6)], 20_000n, 0.1)).toBe(true);
+    expect(noQualifyingReturn([m(19_999n, 5, 'B'), m(null, 5, 'B')], [m(19_999n, 6, 'C'), m(100_000n, 6, 'C')], defaults, 0.1)).toBe(true);
+    expect(noQualifyingReturn([m(100_000n, 5, 'B')], [m(null, 6, 'C')], defaults, 0.1)).toBe(true);
+  });
+
+  it('takes a return from the first hop\'s own payee as a two-hop cycle, with its own minimum', () => {
+    // B pays back what X paid it: a loan repaid below the two-hop minimum closes no qualifying cycle.
+    expect(noQualifyingReturn([m(100_000n, 5, 'B')], [m(100_000n, 6, 'B')], defaults, 0.1)).toBe(true);
+    expect(noQualifyingReturn([m(600_000n, 5, 'B')], [m(600_000n, 6, 'B')], defaults, 0.1)).toBe(false);
+    // With two-hop cycles not asked for (minLength 3), even a large one; with only two-hop ones
+    // asked for (maxLength 2), a return from another account closes nothing.
+    expect(noQualifyingReturn([m(600_000n, 5, 'B')], [m(600_000n, 6, 'B')], { long: 20_000n, twoHop: null }, 0.1)).toBe(true);
+    expect(noQualifyingReturn([m(600_000n, 5, 'B')], [m(600_000n, 6, 'C')], { long: null, twoHop: 500_000n }, 0.1)).toBe(true);
   });
 
   it('leaves the question to the flows when there are too many pairs to compare', () => {
-    const many = Array.from({ length: 400 }, (_, i) => m(100_000n + BigInt(i) * 1_000_000n, 5));
-    expect(noReturnWithinTolerance(many, many.map((x) => ({ ...x, value: 1n })), 20_000n, 0.1)).toBeUndefined();
+    const many = Array.from({ length: 400 }, (_, i) => m(100_000n + BigInt(i) * 1_000_000n, 5, `B${i}`));
+    expect(noQualifyingReturn(many, many.map((x) => ({ ...x, value: 1n })), defaults, 0.1)).toBeUndefined();
   });
 });

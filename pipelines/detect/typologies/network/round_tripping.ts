@@ -45,8 +45,8 @@ export const roundTripping = defineDetector({
     const since = graphSince(span);
     const minAmount = BigInt(p.minAmount);
     const minAmountTwoHop = BigInt(p.minAmountTwoHop);
-    const lowest = p.minLength > 2 ? minAmount : p.maxLength === 2 ? minAmountTwoHop : minAmount < minAmountTwoHop ? minAmount : minAmountTwoHop;
-    if (await cannotClose(ctx, since, lowest, p.tolerance)) return noHit();
+    const minimum: FirstHopMinimum = { long: p.maxLength >= 3 ? minAmount : null, twoHop: p.minLength <= 2 ? minAmountTwoHop : null };
+    if (await cannotClose(ctx, since, minimum, p.tolerance)) return noHit();
     const found = await ctx.cycles({ since, minLength: p.minLength, maxLength: p.maxLength, tolerance: p.tolerance, limit: p.maxCycles });
     const own = new Set(await ctx.accountsOfParty());
     own.add(ctx.subject.id);
@@ -120,17 +120,19 @@ export const roundTripping = defineDetector({
 
 // Whether the account's own movements rule out any qualifying cycle, sparing the cycle search on
 // the many accounts that cannot have one. A cycle's first hop is a priced payment out of at least
-// `lowest`, and its last hop a payment back in, no earlier, within the tolerance of the first hop's
-// amount (the search's own bounds). From the snapshot, each such pair of movements is looked for;
-// else, from the network's flows per counterparty, the weaker test that some counterparty paid in
-// at least `lowest` less the tolerance no earlier than some payment out of at least `lowest` (only a
-// complete listing of the counterparties can rule a cycle out).
-async function cannotClose(ctx: SubjectContext, since: Date, lowest: bigint, tolerance: number): Promise<boolean> {
+// the minimum for its length, and its last hop a payment back in, no earlier, within the tolerance
+// of the first hop's amount (the search's own bounds); in a two-hop cycle the payment back comes
+// from the first hop's payee, in a longer one from another account (none is visited twice). From
+// the snapshot, each such pair of movements is looked for; else, from the network's flows per
+// counterparty, the weaker test that some counterparty paid in at least the lowest minimum less
+// the tolerance no earlier than some payment out of at least that minimum (only a complete
+// listing of the counterparties can rule a cycle out).
+async function cannotClose(ctx: SubjectContext, since: Date, minimum: FirstHopMinimum, tolerance: number): Promise<boolean> {
   const from = new Date(since.getTime() - 1);
   const localIn = ctx.snapshotAccountMovements('in', from);
   const localOut = ctx.snapshotAccountMovements('out', from);
   if (localIn && localOut) {
-    const verdict = noReturnWithinTolerance(localOut, localIn, lowest, tolerance);
+    const verdict = noQualifyingReturn(localOut, localIn, minimum, tolerance);
     if (verdict !== undefined) return verdict;
   }
   let ins: Array<{ sum: bigint; firstAt: Date; lastAt: Date }>;
@@ -146,6 +148,7 @@ async function cannotClose(ctx: SubjectContext, since: Date, lowest: bigint, tol
     ins = flowIn.counterparties;
     outs = flowOut.counterparties;
   }
+  const lowest = lowestOf(minimum);
   const lowestBack = lowest - (lowest * BigInt(Math.round(tolerance * 1_000_000))) / 1_000_000n - 1n;
   const firstOut = Math.min(...outs.filter((c) => c.sum >= lowest).map((c) => c.firstAt.getTime()));
   const lastIn = Math.max(...ins.filter((c) => c.sum >= lowestBack).map((c) => c.lastAt.getTime()));
@@ -153,14 +156,28 @@ async function cannotClose(ctx: SubjectContext, since: Date, lowest: bigint, tol
   return lastIn < firstOut;
 }
 
+// The first hop a qualifying cycle needs: at least `long` in a cycle of three or more hops (null
+// when the parameters allow none that long), at least `twoHop` in a two-hop one (null when they
+// allow none that short).
+export interface FirstHopMinimum {
+  long: bigint | null;
+  twoHop: bigint | null;
+}
+
+// minLength <= maxLength and maxLength >= 2: one of them is set.
+const lowestOf = (minimum: FirstHopMinimum): bigint =>
+  minimum.long === null ? minimum.twoHop! : minimum.twoHop === null || minimum.long < minimum.twoHop ? minimum.long : minimum.twoHop;
+
 // Pairs of movements compared at most, per evaluation; past this the flows' test answers instead.
 const PAIRS_COMPARED = 100_000;
 const PPM = 1_000_000n;
 
-// Whether no payment out of at least `lowest` has a payment back in, no earlier, within the
-// tolerance of its amount (bounds computed as the cycle search computes them); undefined when
-// that would take comparing more than PAIRS_COMPARED pairs.
-export function noReturnWithinTolerance(outs: readonly AccountMovement[], ins: readonly AccountMovement[], lowest: bigint, tolerance: number): boolean | undefined {
+// Whether no payment out large enough to start a qualifying cycle has a payment back in that could
+// close it: no earlier, within the tolerance of its amount (bounds computed as the cycle search
+// computes them), from its own payee for a two-hop cycle or from another account for a longer
+// one. Undefined when that would take comparing more than PAIRS_COMPARED pairs.
+export function noQualifyingReturn(outs: readonly AccountMovement[], ins: readonly AccountMovement[], minimum: FirstHopMinimum, tolerance: number): boolean | undefined {
+  const lowest = lowestOf(minimum);
   const firstHops = outs.filter((m) => m.value !== null && m.value >= lowest);
   const returns = ins.filter((m) => m.value !== null);
   if (firstHops.length * returns.length > PAIRS_COMPARED) return undefined;
@@ -170,7 +187,12 @@ export function noReturnWithinTolerance(outs: readonly AccountMovement[], ins: r
     const low = amount - (amount * ppm) / PPM;
     const high = amount + (amount * ppm) / PPM;
     const at = hop.occurredAt.getTime();
-    if (returns.some((back) => back.occurredAt.getTime() >= at && back.value! >= low && back.value! <= high)) return false;
+    const closes = (back: AccountMovement) =>
+      back.occurredAt.getTime() >= at &&
+      back.value! >= low &&
+      back.value! <= high &&
+      (back.account === hop.account ? minimum.twoHop !== null && amount >= minimum.twoHop : minimum.long !== null && amount >= minimum.long);
+    if (returns.some(closes)) return false;
   }
   return true;
 }
