@@ -440,6 +440,35 @@ export function describeGraphStoreContract(name: string, setup: () => Promise<{ 
         expect((await store.cycles(g.tenantId, 'A', { ...window, maxLength: 2 })).cycles).toEqual([]);
       });
 
+      it('given the start\'s own payments out, answers as it does reading them', async () => {
+        const g = graphOf(newTenant());
+        // Two cycles from A (one of three hops, one of two), a payment out before the window, an
+        // unpriced one, one to itself, and someone else's payment the caller passed by mistake.
+        await store.apply([
+          g.transfer('c1', 'A', 'B', 1000n, day(2)),
+          g.transfer('c2', 'B', 'C', 980n, day(3)),
+          g.transfer('c3', 'C', 'A', 1050n, day(4)),
+          g.transfer('d1', 'A', 'D', 500n, day(5)),
+          g.transfer('d2', 'D', 'A', 500n, day(6)),
+          g.transfer('e1', 'A', 'E', 700n, day(0)),
+          g.transfer('u1', 'A', 'B', null, day(7)),
+          g.transfer('s1', 'A', 'A', 10n, day(8)),
+        ]);
+        const given = [
+          { movementId: 'c1', from: 'A', to: 'B', occurredAt: day(2), amount: 1000n },
+          { movementId: 'd1', from: 'A', to: 'D', occurredAt: day(5), amount: 500n },
+          { movementId: 'e1', from: 'A', to: 'E', occurredAt: day(0), amount: 700n },
+          { movementId: 'u1', from: 'A', to: 'B', occurredAt: day(7), amount: null },
+          { movementId: 's1', from: 'A', to: 'A', occurredAt: day(8), amount: 10n },
+          { movementId: 'c2', from: 'B', to: 'C', occurredAt: day(3), amount: 980n },
+        ];
+        const read = await store.cycles(g.tenantId, 'A', window);
+        expect(cycleIds(read)).toEqual([['c1', 'c2', 'c3'], ['d1', 'd2']]);
+        expect(await store.cycles(g.tenantId, 'A', { ...window, firstHops: given })).toEqual(read);
+        // The search takes the first hops it is given: without c1, no cycle through B.
+        expect(cycleIds(await store.cycles(g.tenantId, 'A', { ...window, firstHops: given.filter((m) => m.movementId !== 'c1') }))).toEqual([['d1', 'd2']]);
+      });
+
       it('ignores a cycle with a hop earlier than the one before it', async () => {
         const g = graphOf(newTenant());
         await store.apply([g.transfer('c1', 'A', 'B', 1000n, day(2)), g.transfer('c2', 'B', 'C', 1000n, day(5)), g.transfer('c3', 'C', 'A', 1000n, day(4))]);

@@ -141,6 +141,10 @@ export interface CycleOptions {
   // Every hop's amount within this fraction of the first hop's (0.1 = ±10 %).
   tolerance: number;
   limit: number;
+  // Every payment the start account made to an account in [since, until] (a superset will do: the
+  // search keeps those it would have read), when the caller already holds them: the search starts
+  // from them instead of reading them (detection has them in the account's activity snapshot).
+  firstHops?: readonly TransferMovement[];
 }
 
 export interface Cycle {

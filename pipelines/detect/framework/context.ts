@@ -47,6 +47,7 @@ export interface Prefetched {
 // One of the subject's movements with another account: that account, the base value (null when
 // unpriced) and when.
 export interface AccountMovement {
+  movementId: string;
   account: string;
   value: bigint | null;
   occurredAt: Date;
@@ -138,7 +139,9 @@ export class SubjectContext {
     if (!rows) return null;
     const movements: AccountMovement[] = [];
     for (const row of rows) {
-      if (row.counterparty?.startsWith('account:')) movements.push({ account: row.counterparty.slice('account:'.length), value: row.baseValue, occurredAt: row.occurredAt });
+      if (row.counterparty?.startsWith('account:')) {
+        movements.push({ movementId: row.movementId, account: row.counterparty.slice('account:'.length), value: row.baseValue, occurredAt: row.occurredAt });
+      }
     }
     return movements;
   }
@@ -191,8 +194,14 @@ export class SubjectContext {
     return movements ? flowSetOf(this.subject.id, movements, limit) : undefined;
   }
 
-  cycles(options: Omit<CycleOptions, 'until'>): Promise<{ cycles: Cycle[]; truncated: boolean }> {
-    return this.once(`cycles:${memoKey(options)}`, () => this.stores.graph.cycles(this.tenantId, this.subject.id, { ...options, until: this.at }));
+  // The search's first hops (the account's own payments out) come from the snapshot when it holds
+  // the window: one network statement fewer per search, often the only one but the last.
+  cycles(options: Omit<CycleOptions, 'until' | 'firstHops'>): Promise<{ cycles: Cycle[]; truncated: boolean }> {
+    return this.once(`cycles:${memoKey(options)}`, () => {
+      const outs = this.snapshotAccountMovements('out', new Date(options.since.getTime() - 1));
+      const firstHops = outs?.map((m) => ({ movementId: m.movementId, from: this.subject.id, to: m.account, occurredAt: m.occurredAt, amount: m.value }));
+      return this.stores.graph.cycles(this.tenantId, this.subject.id, { ...options, until: this.at, ...(firstHops ? { firstHops } : {}) });
+    });
   }
 
   scatterGather(options: Omit<TwoHopOptions, 'until'>): Promise<ScatterGather> {

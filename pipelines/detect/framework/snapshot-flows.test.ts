@@ -80,11 +80,11 @@ describe('flowSetOf', () => {
     const set = flowSetOf(
       'X',
       [
-        { account: 'B', value: 5n, occurredAt: at(3) },
-        { account: 'A', value: 5n, occurredAt: at(1) },
-        { account: 'C', value: null, occurredAt: at(2) },
-        { account: 'X', value: 100n, occurredAt: at(2) },
-        { account: 'B', value: 1n, occurredAt: at(0) },
+        { movementId: 'm1', account: 'B', value: 5n, occurredAt: at(3) },
+        { movementId: 'm2', account: 'A', value: 5n, occurredAt: at(1) },
+        { movementId: 'm3', account: 'C', value: null, occurredAt: at(2) },
+        { movementId: 'm4', account: 'X', value: 100n, occurredAt: at(2) },
+        { movementId: 'm5', account: 'B', value: 1n, occurredAt: at(0) },
       ],
       2,
     );

@@ -33,7 +33,7 @@ export async function findCycles(reads: GraphReads, account: string, options: Cy
         high: first === null ? null : first + (first * tolerance) / PPM,
       };
     });
-    const rows = await reads.cycleStep(steps, options.until, CYCLE_PATH_CAP + 1);
+    const rows = length === 1 && options.firstHops ? firstSteps(account, options, options.firstHops) : await reads.cycleStep(steps, options.until, CYCLE_PATH_CAP + 1);
     if (rows === undefined) {
       truncated = true;
       break;
@@ -56,6 +56,15 @@ export async function findCycles(reads: GraphReads, account: string, options: Cy
   }
   cycles.sort((x, y) => x.movements[0]!.occurredAt.getTime() - y.movements[0]!.occurredAt.getTime() || x.movements.length - y.movements.length);
   return { cycles: cycles.slice(0, options.limit), truncated };
+}
+
+// The first level of a cycle search from payments the caller gave: those cycleStep would read
+// (from the start, priced, in [since, until]), at most as many.
+function firstSteps(account: string, options: CycleOptions, given: readonly TransferMovement[]): Array<{ step: number; movement: TransferMovement }> {
+  return given
+    .filter((m) => m.from === account && m.amount !== null && m.occurredAt >= options.since && m.occurredAt <= options.until)
+    .slice(0, CYCLE_PATH_CAP + 1)
+    .map((movement) => ({ step: 0, movement }));
 }
 
 // The accounts that sent to (fan-in) or received from (fan-out) an account in a window, largest

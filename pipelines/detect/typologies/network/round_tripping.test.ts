@@ -96,7 +96,8 @@ describe('round_tripping', () => {
 });
 
 describe('noQualifyingReturn (ruling the cycle search out from the account\'s own movements)', () => {
-  const m = (value: bigint | null, hour: number, account: string) => ({ account, value, occurredAt: new Date(Date.UTC(2026, 7, 1, hour)) });
+  let made = 0;
+  const m = (value: bigint | null, hour: number, account: string) => ({ movementId: `m${made++}`, account, value, occurredAt: new Date(Date.UTC(2026, 7, 1, hour)) });
   const defaults = { long: 20_000n, twoHop: 500_000n };
 
   it('finds a return no earlier than a large enough payment out, within the search\'s own amount bounds', () => {
