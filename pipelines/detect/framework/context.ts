@@ -189,13 +189,14 @@ export class SubjectContext {
   // The flows in [since, at] from the snapshot, as the network would answer them; undefined when
   // the snapshot cannot tell.
   private snapshotFlows(direction: 'in' | 'out', since: Date, limit: number): FlowSet | undefined {
-    // (since - 1 ms, at] is [since, at]: instants are whole milliseconds.
+    // (since - 1 ms, at] is [since, at]: the stores keep instants in whole milliseconds.
     const movements = this.snapshotAccountMovements(direction, new Date(since.getTime() - 1));
     return movements ? flowSetOf(this.subject.id, movements, limit) : undefined;
   }
 
   // The search's first hops (the account's own payments out) come from the snapshot when it holds
-  // the window: one network statement fewer per search, often the only one but the last.
+  // the window: one network statement fewer per search, and a search left with one statement
+  // needs no transaction either.
   cycles(options: Omit<CycleOptions, 'until' | 'firstHops'>): Promise<{ cycles: Cycle[]; truncated: boolean }> {
     return this.once(`cycles:${memoKey(options)}`, () => {
       const outs = this.snapshotAccountMovements('out', new Date(options.since.getTime() - 1));
