@@ -79,7 +79,9 @@ function mutateJson(rng: Rng, body: any): any {
     else if (op === 2) {
       const target = path.reduce((node: any, key) => node?.[key], body);
       if (target && typeof target === 'object' && !Array.isArray(target)) target[rng.pick(['extra', 'received_at', 'Data', ''])] = structuredClone(rng.pick(STRANGE_VALUES));
-      else body = setAt(body, path, { nested: { deeper: [rng.pick(STRANGE_VALUES)] } });
+      // Cloned like every value put in: a later step may mutate it, and a STRANGE_VALUES entry
+      // mutated in place could come back inside itself (seed 14326 built a circular body).
+      else body = setAt(body, path, { nested: { deeper: [structuredClone(rng.pick(STRANGE_VALUES))] } });
     } else {
       const target = path.reduce((node: any, key) => node?.[key], body);
       if (Array.isArray(target)) for (let n = 0; n < 25; n++) target.push(structuredClone(target[0] ?? null));
