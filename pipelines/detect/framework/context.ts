@@ -9,6 +9,7 @@ import type { MovementChange, ControlEventChange } from '../../../schemas/bus/ca
 import type { SubjectRef } from './detector.ts';
 import type { SnapshotReader } from '../../../platform/aggregates/snapshot.ts';
 import { memoKey } from './memo-key.ts';
+import { gatherScatterOf } from '../../../platform/graph/shared/flows.ts';
 import { flowSetOf } from './snapshot-flows.ts';
 
 export interface DetectionStores {
@@ -213,14 +214,7 @@ export class SubjectContext {
     return this.once(`gs:${since.toISOString()}:${limit}`, async () => {
       const [inflow, outflow] = [this.snapshotFlows('in', since, limit), this.snapshotFlows('out', since, limit)];
       if (!inflow || !outflow) return this.stores.graph.gatherScatter(this.tenantId, this.subject.id, { since, until: this.at, limit });
-      return {
-        hub: this.subject.id,
-        sources: inflow.counterparties,
-        targets: outflow.counterparties,
-        inSum: inflow.sum,
-        outSum: outflow.sum,
-        truncated: inflow.truncated || outflow.truncated,
-      };
+      return gatherScatterOf(this.subject.id, inflow, outflow);
     });
   }
 

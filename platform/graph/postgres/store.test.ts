@@ -29,27 +29,6 @@ function readPoolOf(url: string, timeoutMs: number): ReadPool {
   return { pool: createPool(url, 4, { readOnly: true, customPlans: true, statementTimeoutMs: timeoutMs }), timeoutMs };
 }
 
-// The statements a pool's clients send, as text.
-function recording(pool: Pool): { pool: Pool; sent: string[] } {
-  const sent: string[] = [];
-  const seen = new WeakSet<object>();
-  const wrapped = {
-    connect: async () => {
-      const client = await pool.connect();
-      // A pooled client comes back: wrapped once.
-      if (seen.has(client)) return client;
-      seen.add(client);
-      const query = client.query.bind(client);
-      client.query = ((config: string | { text: string }, ...rest: unknown[]) => {
-        sent.push(typeof config === 'string' ? config : config.text);
-        return (query as (...a: unknown[]) => unknown)(config, ...rest);
-      }) as typeof client.query;
-      return client;
-    },
-  } as unknown as Pool;
-  return { pool: wrapped, sent };
-}
-
 describe('PostgresGraphStore: read budget and access paths', () => {
   let db: TestDatabase;
   beforeAll(async () => {
@@ -93,7 +72,7 @@ describe('PostgresGraphStore: read budget and access paths', () => {
   });
 
   it('costs three round trips for a read of one statement: open with limits, the statement, rollback', async () => {
-    const { pool, sent } = recording(db.pool);
+    const { pool, sent } = capturing(db.pool);
     await withReadBudget(pool, 1_000, async (budget) => budget.query({ text: 'SELECT 1 AS one' }));
     expect(sent).toHaveLength(3);
     expect(sent[0]).toMatch(/^BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL plan_cache_mode = force_custom_plan; SET LOCAL statement_timeout = 1000$/);
@@ -109,7 +88,7 @@ describe('PostgresGraphStore: read budget and access paths', () => {
     });
 
     it('sends a read of one statement alone, and opens the snapshot, with the time left, only for a second', async () => {
-      const { pool, sent } = recording(reads.pool);
+      const { pool, sent } = capturing(reads.pool);
       const one = await withReadBudget({ pool, timeoutMs: 600 }, 600, async (budget) => budget.query({ text: 'SELECT 1 AS one' }));
       expect(one).toEqual([{ one: 1 }]);
       expect(sent).toEqual(['SELECT 1 AS one']);
@@ -148,7 +127,7 @@ describe('PostgresGraphStore: read budget and access paths', () => {
     });
 
     it('opens its snapshot as before when the budget is not the one its connections carry', async () => {
-      const { pool, sent } = recording(reads.pool);
+      const { pool, sent } = capturing(reads.pool);
       await withReadBudget({ pool, timeoutMs: 600 }, 1_000, async (budget) => budget.query({ text: 'SELECT 1 AS one' }));
       expect(sent).toHaveLength(3);
       expect(sent[0]).toMatch(/SET LOCAL statement_timeout = 1000$/);
@@ -204,6 +183,27 @@ describe('PostgresGraphStore: read budget and access paths', () => {
     const { rows } = await db.pool.query({ text: `EXPLAIN (ANALYZE, FORMAT JSON) ${recent.text}`, values: recent.values });
     expect(rowsDiscarded((rows[0] as { 'QUERY PLAN': Array<{ Plan: PlanNode }> })['QUERY PLAN'][0]!.Plan)).toBe(0);
   });
+
+  it('reaches the ego network\'s nodes without reading its last level\'s edges, attributes or movements', async () => {
+    const g = graphOf('reach-reads');
+    await new PostgresGraphStore(db.pool).apply([
+      g.account('R1', 'RP1', day(1)),
+      g.transfer('r1', 'R1', 'R2', 100n, day(2)),
+      g.transfer('r2', 'R2', 'R3', 100n, day(3)),
+    ]);
+    const options = { depth: 2, nodeCap: 50 };
+    const egoReads = capturing(db.pool);
+    const ego = await new PostgresGraphStore(egoReads.pool).egoNetwork('reach-reads', account('R1'), options);
+    const reachReads = capturing(db.pool);
+    const reached = await new PostgresGraphStore(reachReads.pool).reach('reach-reads', account('R1'), options);
+    expect(reached.nodes.map((n) => `${n.kind}:${n.key}`)).toEqual(ego.nodes.map((n) => `${n.kind}:${n.key}`));
+    expect(egoReads.named('graph-node-attrs')).toBeDefined();
+    expect(egoReads.named('graph-recent-movements')).toBeDefined();
+    expect(() => reachReads.named('graph-node-attrs')).toThrow();
+    expect(() => reachReads.named('graph-recent-movements')).toThrow();
+    // Two levels of incident edges and transfers, and nothing for the last level's own edges.
+    expect(reachReads.sent.length).toBeLessThan(egoReads.sent.length - 2);
+  });
 });
 
 interface PlanNode {
@@ -220,8 +220,11 @@ function rowsDiscarded(node: PlanNode): number {
 }
 
 // A pool whose connections remember the named statements run on them.
-function capturing(pool: Pool): { pool: Pool; named: (name: string) => { text: string; values: unknown[] } } {
+// The pool as a read sees it, recording what its clients send: every statement's text in order
+// (`sent`), and the latest of each named one with its values.
+function capturing(pool: Pool): { pool: Pool; sent: string[]; named: (name: string) => { text: string; values: unknown[] } } {
   const seen = new Map<string, { text: string; values: unknown[] }>();
+  const sent: string[] = [];
   const wrapped = {
     connect: async () => {
       const client = await pool.connect();
@@ -230,6 +233,7 @@ function capturing(pool: Pool): { pool: Pool; named: (name: string) => { text: s
           if (property === 'query') {
             return (config: unknown, ...rest: unknown[]) => {
               const c = config as { name?: string; text?: string; values?: unknown[] };
+              sent.push(typeof config === 'string' ? config : (c.text ?? ''));
               if (c?.name && c.text) seen.set(c.name, { text: c.text, values: c.values ?? [] });
               return (target.query as (...args: unknown[]) => unknown)(config, ...rest);
             };
@@ -242,6 +246,7 @@ function capturing(pool: Pool): { pool: Pool; named: (name: string) => { text: s
   } as unknown as Pool;
   return {
     pool: wrapped,
+    sent,
     named: (name) => {
       const statement = seen.get(name);
       if (!statement) throw new Error(`no statement ${name} was run`);

@@ -88,6 +88,11 @@ export async function scatterGather(reads: GraphReads, source: string, options: 
 export async function gatherScatter(reads: GraphReads, hub: string, window: { since: Date; until: Date; limit: number }): Promise<GatherScatter> {
   const inflow = await flowSet(reads, hub, 'in', window);
   const outflow = await flowSet(reads, hub, 'out', window);
+  return gatherScatterOf(hub, inflow, outflow);
+}
+
+// A hub's gather-scatter from its fan-in and its fan-out over one window.
+export function gatherScatterOf(hub: string, inflow: FlowSet, outflow: FlowSet): GatherScatter {
   return {
     hub,
     sources: inflow.counterparties,

@@ -149,7 +149,7 @@ async function cannotClose(ctx: SubjectContext, since: Date, minimum: FirstHopMi
     outs = flowOut.counterparties;
   }
   const lowest = lowestOf(minimum);
-  const lowestBack = lowest - (lowest * BigInt(Math.round(tolerance * 1_000_000))) / 1_000_000n - 1n;
+  const lowestBack = lowest - (lowest * BigInt(Math.round(tolerance * Number(PPM)))) / PPM - 1n;
   const firstOut = Math.min(...outs.filter((c) => c.sum >= lowest).map((c) => c.firstAt.getTime()));
   const lastIn = Math.max(...ins.filter((c) => c.sum >= lowestBack).map((c) => c.lastAt.getTime()));
   // With no such payment out (or in), firstOut is Infinity (lastIn -Infinity).
