@@ -157,6 +157,16 @@ export class SnapshotReader {
     return baselineOf(from, to, daily.in.values(), daily.out.values());
   }
 
+  // The latest activity in (after, upTo], when the snapshot holds that range; else undefined.
+  latestWithin(after: Date, upTo: Date): Date | undefined {
+    if (!this.covers(after.getTime(), upTo.getTime())) return undefined;
+    for (const row of this.snapshot.rows) {
+      const t = row.occurredAt.getTime();
+      if (t <= upTo.getTime()) return t > after.getTime() ? row.occurredAt : undefined;
+    }
+    return undefined;
+  }
+
   // The latest activity strictly before `before`.
   lastActivity(before: Date): Date | undefined | null {
     const limit = before.getTime();

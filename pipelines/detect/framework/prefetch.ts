@@ -21,17 +21,19 @@ export interface PrefetchItem {
   at: Date;
 }
 
-// One Prefetched per item, in order.
-export async function prefetch(stores: DetectionStores, items: readonly PrefetchItem[]): Promise<Prefetched[]> {
+// One Prefetched per item, in order. With lookaheadMs, each snapshot also holds what its subject
+// did up to that long after the latest instant asked for: facts that arrived before an earlier
+// one (late-facts.ts).
+export async function prefetch(stores: DetectionStores, items: readonly PrefetchItem[], lookaheadMs = 0): Promise<Prefetched[]> {
   // Two independent chains, on two connections at once: activity snapshots, and entities then
   // the holdings of their parties.
-  const [readers, { entities, held }] = await Promise.all([loadSnapshots(stores, items), loadEntitiesAndHoldings(stores, items)]);
+  const [readers, { entities, held }] = await Promise.all([loadSnapshots(stores, items, lookaheadMs), loadEntitiesAndHoldings(stores, items)]);
   return items.map((item, i) => ({ snapshot: readers[i]!, entities: entities.get(item.tenantId)!, accountsOfParty: held[i] }));
 }
 
 // One snapshot per subject, answering for each of its items' instants (a subject evaluated at
 // several instants of a batch shares it); one reader per item, in order.
-async function loadSnapshots(stores: DetectionStores, items: readonly PrefetchItem[]): Promise<SnapshotReader[]> {
+async function loadSnapshots(stores: DetectionStores, items: readonly PrefetchItem[], lookaheadMs: number): Promise<SnapshotReader[]> {
   const bySubject = new Map<string, { request: SnapshotRequest; items: number[] }>();
   items.forEach((item, index) => {
     const key = `${item.tenantId}\u0000${item.subject.kind}\u0000${item.subject.id}`;
@@ -45,6 +47,7 @@ async function loadSnapshots(stores: DetectionStores, items: readonly PrefetchIt
     if (item.at < entry.request.since!) entry.request.since = item.at;
   });
   const entries = [...bySubject.values()];
+  if (lookaheadMs > 0) for (const entry of entries) entry.request.at = new Date(entry.request.at.getTime() + lookaheadMs);
   const readers: SnapshotReader[] = new Array(items.length);
   for (let i = 0; i < entries.length; i += CHUNK) {
     const chunk = entries.slice(i, i + CHUNK);
