@@ -3,7 +3,7 @@ import { SnapshotReader } from '../../platform/aggregates/snapshot.ts';
 import type { ActivityRecord } from '../../platform/aggregates/port.ts';
 import { startDetectionWorld, type DetectionWorld } from '../../test/support/detection-world.ts';
 import type { Prefetched } from './framework/context.ts';
-import { LATE_FACT_SPAN_MS, lateFactWork } from './late-facts.ts';
+import { LATE_FACT_SPAN_MS, placeLateFacts } from './late-facts.ts';
 import type { SubjectWork } from './subjects.ts';
 import { splitTransfers } from './typologies/behaviour/split_transfers.ts';
 
@@ -40,34 +40,37 @@ const work = (minutes: number, trigger: SubjectWork['trigger'] = 'movement', wit
   change: withChange ? change : null,
 });
 
-describe('lateFactWork', () => {
-  it('adds an evaluation at the latest later fact within the span, as a movement, with the late change', () => {
-    const added = lateFactWork([work(0)], [prefetchedWith([0, 20, 45, 61], 0)]);
-    expect(added).toEqual([{ work: { ...work(45), change }, prefetchedFrom: 0 }]);
+describe('placeLateFacts', () => {
+  const instants = (placed: ReturnType<typeof placeLateFacts>) => placed.map((p) => [p.work.trigger, (p.work.at.getTime() - T0) / MIN, p.prefetchedFrom]);
+
+  it('moves a movement\'s evaluation to the latest later fact within the span, keeping the late change', () => {
+    const placed = placeLateFacts([work(0)], [prefetchedWith([0, 20, 45, 61], 0)]);
+    expect(placed).toEqual([{ work: { ...work(45), change }, prefetchedFrom: 0 }]);
   });
 
-  it('adds one for a late control event too: the movements after it were judged without it', () => {
-    const added = lateFactWork([work(0, 'control_event')], [prefetchedWith([30], 0)]);
-    expect(added.map((a) => [a.work.trigger, a.work.at.getTime()])).toEqual([['movement', T0 + 30 * MIN]]);
+  it('keeps a late control event\'s evaluation and adds one as a movement at the later fact', () => {
+    expect(instants(placeLateFacts([work(0, 'control_event')], [prefetchedWith([30], 0)]))).toEqual([
+      ['control_event', 0, 0],
+      ['movement', 30, 0],
+    ]);
   });
 
-  it('adds nothing without a later fact, past the span, or for scheduled work', () => {
-    expect(lateFactWork([work(0)], [prefetchedWith([0, -5], 0)])).toEqual([]);
-    expect(lateFactWork([work(0)], [prefetchedWith([0, 61], 0)])).toEqual([]);
-    expect(lateFactWork([work(0, 'schedule', false)], [prefetchedWith([0, 30], 0)])).toEqual([]);
+  it('leaves work alone without a later fact, past the span, and scheduled work', () => {
+    expect(instants(placeLateFacts([work(0)], [prefetchedWith([0, -5], 0)]))).toEqual([['movement', 0, 0]]);
+    expect(instants(placeLateFacts([work(0)], [prefetchedWith([0, 61], 0)]))).toEqual([['movement', 0, 0]]);
+    expect(instants(placeLateFacts([work(0, 'schedule', false)], [prefetchedWith([0, 30], 0)]))).toEqual([['schedule', 0, 0]]);
   });
 
-  it('adds nothing when the batch already evaluates the subject at or after the later fact, and one for several late facts', () => {
+  it('evaluates a subject once where two late facts lead to the same later one', () => {
     const snapshot = prefetchedWith([0, 10, 30, 50], 50);
-    expect(lateFactWork([work(0), work(50)], [snapshot, snapshot])).toEqual([]);
-    const twice = lateFactWork([work(0), work(10)], [snapshot, snapshot]);
-    expect(twice.map((a) => a.work.at.getTime())).toEqual([T0 + 50 * MIN]);
+    expect(instants(placeLateFacts([work(0), work(10)], [snapshot, snapshot]))).toEqual([['movement', 50, 0]]);
+    expect(instants(placeLateFacts([work(0), work(50)], [snapshot, snapshot]))).toEqual([['movement', 50, 0]]);
   });
 });
 
 // Facts reaching detection out of event-time order: the payer's last transfer of a burst is
-// judged before the two earlier ones arrive. Neither evaluation would see all three without the
-// extra one at the latest fact.
+// judged before the two earlier ones arrive. Judged at their own instants, the earlier ones would
+// never be seen with the last.
 describe('a burst whose last transfer is judged first', () => {
   let world: DetectionWorld;
 

@@ -1,48 +1,48 @@
 // Facts of one subject can reach detection out of event-time order: change records are spread
 // over the log's partitions by movement, and each partition is taken as soon as the graph and the
-// aggregates have committed it, at its own pace. A fact evaluated after a later fact of the same
-// subject was evaluated without it (the later one's windows did not hold it yet), and is itself
-// judged at its own instant, whose windows end before the later fact: no evaluation would ever
-// see both. A fan-in whose last payment is evaluated before an earlier one is never seen.
+// aggregates have committed it, at its own pace (or the customer sends a fact late). A fact
+// judged after a later fact of the same subject was judged without it (the later one's windows
+// did not hold it yet), and is itself judged at its own instant, whose windows end before the
+// later fact: no evaluation would ever see both. A fan-in whose last payment is judged before an
+// earlier one would never be seen.
 //
-// So a subject whose snapshot already holds a later fact, within LATE_FACT_SPAN_MS, is evaluated
-// once more at the latest such fact, as that movement was: every window of that evaluation holds
-// both facts (the span is the shortest window), as with coalesced touches (subjects.ts).
+// So when a subject's snapshot already holds a later fact within LATE_FACT_SPAN_MS of the
+// triggering one (the shortest window), the subject is judged at the latest such fact instead, as
+// if the two had been touched in one batch (subjects.ts coalesces such touches the same way):
+// every window of that evaluation holds both. A control event moves no activity, and detectors
+// triggered by movements read control events too (an account takeover is judged on the large
+// transfer that follows it): a late control event keeps its own evaluation and adds one, as a
+// movement, at the later fact.
 import type { Prefetched } from './framework/context.ts';
 import { COALESCE_SPAN_MS, type SubjectWork } from './subjects.ts';
 
 export const LATE_FACT_SPAN_MS = COALESCE_SPAN_MS;
 
-export interface LateFactWork {
+export interface PlacedWork {
   work: SubjectWork;
   // The item of the batch whose prefetched data it reads: its snapshot reaches the later fact.
   prefetchedFrom: number;
 }
 
-// The evaluations to add to a batch's work, given what was prefetched for each item (snapshots
-// loaded LATE_FACT_SPAN_MS past their latest instant). None where the batch already evaluates the
-// subject at or after the later fact and within the span of the late one, none for scheduled work.
-export function lateFactWork(work: readonly SubjectWork[], prefetched: readonly Prefetched[]): LateFactWork[] {
-  const instants = new Map<string, number[]>();
-  const keyOf = (item: SubjectWork) => `${item.tenantId}\u0000${item.subject.kind}\u0000${item.subject.id}`;
-  for (const item of work) {
-    if (item.trigger !== 'movement') continue;
-    const list = instants.get(keyOf(item)) ?? [];
-    list.push(item.at.getTime());
-    instants.set(keyOf(item), list);
-  }
-  const added: LateFactWork[] = [];
+// The batch's work with late facts placed, given what was prefetched for each item (snapshots
+// loaded LATE_FACT_SPAN_MS past their latest instant). Scheduled work stays as it is; an
+// evaluation that would repeat another of the batch (same subject, trigger and instant) is left
+// out.
+export function placeLateFacts(work: readonly SubjectWork[], prefetched: readonly Prefetched[]): PlacedWork[] {
+  const placed: PlacedWork[] = [];
+  const seen = new Set<string>();
+  const add = (item: SubjectWork, prefetchedFrom: number) => {
+    const key = `${item.tenantId}\u0000${item.subject.kind}\u0000${item.subject.id}\u0000${item.trigger}\u0000${item.at.getTime()}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    placed.push({ work: item, prefetchedFrom });
+  };
   work.forEach((item, index) => {
-    if (item.change === null) return;
-    const upTo = item.at.getTime() + LATE_FACT_SPAN_MS;
-    const later = prefetched[index]?.snapshot?.latestWithin(item.at, new Date(upTo));
-    if (!later) return;
-    const key = keyOf(item);
-    const evaluated = instants.get(key) ?? [];
-    if (evaluated.some((t) => t >= later.getTime() && t <= upTo)) return;
-    evaluated.push(later.getTime());
-    instants.set(key, evaluated);
-    added.push({ work: { tenantId: item.tenantId, subject: item.subject, trigger: 'movement', at: later, change: item.change }, prefetchedFrom: index });
+    const later = item.change === null ? undefined : prefetched[index]?.snapshot?.latestWithin(item.at, new Date(item.at.getTime() + LATE_FACT_SPAN_MS));
+    if (!later) return add(item, index);
+    if (item.trigger === 'movement') return add({ ...item, at: later }, index);
+    add(item, index);
+    add({ ...item, trigger: 'movement', at: later }, index);
   });
-  return added;
+  return placed;
 }

@@ -16,7 +16,7 @@ import { SubjectContext, type DetectionStores } from './framework/context.ts';
 import type { AnyDetector, SubjectKind } from './framework/detector.ts';
 import { evaluateSubject, type Evaluation } from './framework/evaluate.ts';
 import { prefetch } from './framework/prefetch.ts';
-import { LATE_FACT_SPAN_MS, lateFactWork } from './late-facts.ts';
+import { LATE_FACT_SPAN_MS, placeLateFacts } from './late-facts.ts';
 import type { CompiledRuleset } from './framework/ruleset.ts';
 import { enqueueEvents, type OutgoingEvent } from './outgoing-events.ts';
 import { incompleteSql, recomputePostures } from './posture.ts';
@@ -68,15 +68,14 @@ export class DetectionRunner {
   async evaluateAll(work: SubjectWork[], familiesSeen: Map<string, Set<string>>): Promise<SubjectOutcome[]> {
     const outcomes: SubjectOutcome[] = [];
     const prefetched = await prefetch(this.deps, work, LATE_FACT_SPAN_MS);
-    const late = lateFactWork(work, prefetched);
-    const items = [...work.map((item, index) => ({ item, prefetched: prefetched[index] })), ...late.map((l) => ({ item: l.work, prefetched: prefetched[l.prefetchedFrom] }))];
+    const items = placeLateFacts(work, prefetched).map((placed) => ({ item: placed.work, data: prefetched[placed.prefetchedFrom] }));
     let next = 0;
     const worker = async () => {
       while (next < items.length) {
-        const { item, prefetched } = items[next++]!;
+        const { item, data } = items[next++]!;
         const { live, shadow } = await this.rulesets.forTenant(item.tenantId);
         const seen = familiesSeen.get(item.tenantId) ?? new Set<string>();
-        const ctx = new SubjectContext(this.deps, item.tenantId, await this.baseAsset(item.tenantId), item.subject, item.at, item.change, prefetched);
+        const ctx = new SubjectContext(this.deps, item.tenantId, await this.baseAsset(item.tenantId), item.subject, item.at, item.change, data);
         outcomes.push({ work: item, mode: 'live', ruleset: live, evaluations: await evaluateSubject(ctx, live, item.trigger, seen), ctx });
         if (shadow) outcomes.push({ work: item, mode: 'shadow', ruleset: shadow, evaluations: await evaluateSubject(ctx, shadow, item.trigger, seen), ctx });
       }
