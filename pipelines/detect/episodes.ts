@@ -173,9 +173,10 @@ async function neighbourhood(graph: GraphStore, alert: OpenedAlert, since: Date,
   const found = new Map<string, { kind: string; key: string }>();
   const centers = [{ kind: alert.subject.kind, key: alert.subject.id }];
   if (alert.partyId && !(alert.subject.kind === 'party' && alert.subject.id === alert.partyId)) centers.push({ kind: 'party', key: alert.partyId });
-  for (const center of centers) {
-    found.set(`${center.kind}:${center.key}`, center);
-    const sub = await graph.reach(alert.tenantId, center, { depth: hops, filter: { since, until: alert.eventAt }, nodeCap: NEIGHBOURHOOD_CAP });
+  for (const center of centers) found.set(`${center.kind}:${center.key}`, center);
+  // Both at once: the caller holds the tenant's detection lock while it waits.
+  const reached = await Promise.all(centers.map((center) => graph.reach(alert.tenantId, center, { depth: hops, filter: { since, until: alert.eventAt }, nodeCap: NEIGHBOURHOOD_CAP })));
+  for (const sub of reached) {
     for (const node of sub.nodes) if (node.kind === 'party' || node.kind === 'account') found.set(`${node.kind}:${node.key}`, { kind: node.kind, key: node.key });
   }
   return [...found.values()];
