@@ -1,8 +1,9 @@
 // One round of detection: evaluate the subjects a batch touched under the tenant's live ruleset
 // (and its shadow ruleset, if any), then commit everything that follows in ONE transaction per
-// tenant: the subjects' latest outcomes, alerts and their evidence, episodes, postures, coverage,
-// and the outgoing events they cause. Evaluation reads committed data outside the transaction, so
-// the tenant's detection lock is held only while writing.
+// tenant (shared with the batches that finished evaluating while the previous commit ran): the
+// subjects' latest outcomes, alerts and their evidence, episodes, postures, coverage, and the
+// outgoing events they cause. Evaluation reads committed data outside the transaction, so the
+// tenant's detection lock is held only while writing.
 import type { Clock } from '../../platform/clock.ts';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import { GroupLane } from '../../platform/batching/group-lane.ts';
