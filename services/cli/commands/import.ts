@@ -54,11 +54,19 @@ export interface ImportIo {
   http?: ClientTestHooks;
 }
 
+// A key secret is base64url text and begins with '-' one time in 64; parseArgs takes such a value
+// for an option and refuses `--key-secret -Xy…`. The token after --key-secret is its value.
+function joinSecretValue(args: string[]): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) joined.push(args[i] === '--key-secret' && i + 1 < args.length ? `--key-secret=${args[++i]}` : args[i]!);
+  return joined;
+}
+
 export function parseImportArgs(args: string[], env: NodeJS.ProcessEnv, now: Date = new Date()): ImportOptions {
   let values;
   try {
     ({ values } = parseArgs({
-      args,
+      args: joinSecretValue(args),
       allowPositionals: false,
       strict: true,
       options: {
