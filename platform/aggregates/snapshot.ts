@@ -102,8 +102,6 @@ export function snapshotOf(request: SnapshotRequest, range: { from: Date; to: Da
 }
 
 export class SnapshotReader {
-  private readonly counted = new Map<string, Omit<WindowCounts, 'bands'>>();
-
   constructor(readonly snapshot: SubjectSnapshot) {}
 
   // Whether (from, to] lies inside the snapshot's range, with every row of it loaded.
@@ -117,27 +115,15 @@ export class SnapshotReader {
     const end = at.getTime();
     if (!this.covers(Math.min(...asked.map((name) => windowStart(end, name))), end)) return undefined;
     const { thresholds, roundUnits } = windowRequest(options)!;
+    const isRound = roundTest(roundUnits);
     const bands = bandsOf(thresholds);
     const lastActivityAt = this.lastAtOrBefore(end);
     return asked.map((name) => {
       const from = windowStart(end, name);
-      const counts = this.countsIn(from, end, roundUnits);
-      return windowStats(name, end, thresholds, { ...counts, bands: bands.length === 0 ? [] : bandCountsOf(this.snapshot.rows, from, end, bands) }, lastActivityAt);
-    });
-  }
-
-  // Everything a window counts but its threshold bands, once per range and round unit: a dozen
-  // detectors ask for the same windows of one evaluation, with thresholds of their own.
-  private countsIn(from: number, to: number, roundUnits: number): Omit<WindowCounts, 'bands'> {
-    const key = `${from}:${to}:${roundUnits}`;
-    let counts = this.counted.get(key);
-    if (!counts) {
       let firstSeen = 0;
-      for (const seenAt of this.snapshot.counterpartyFirstSeen.values()) if (seenAt.getTime() > from && seenAt.getTime() <= to) firstSeen++;
-      counts = { ...countsOf(this.snapshot.rows, from, to, roundTest(roundUnits)), firstSeenCounterparties: firstSeen };
-      this.counted.set(key, counts);
-    }
-    return counts;
+      for (const seenAt of this.snapshot.counterpartyFirstSeen.values()) if (seenAt.getTime() > from && seenAt.getTime() <= end) firstSeen++;
+      return windowStats(name, end, thresholds, { ...countsOf(this.snapshot.rows, from, end, bands, isRound), firstSeenCounterparties: firstSeen }, lastActivityAt);
+    });
   }
 
   baseline(at: Date, days = DEFAULT_BASELINE_DAYS): Baseline | undefined {
@@ -204,15 +190,17 @@ export class SnapshotReader {
   }
 }
 
-type RowCounts = Omit<WindowCounts, 'firstSeenCounterparties' | 'bands'>;
+type RowCounts = Omit<WindowCounts, 'firstSeenCounterparties'>;
 
-// Everything a window counts from its rows (those in (from, to] of rows listed latest first) but
-// its threshold bands, in one pass. Sums skip unpriced activities.
-function countsOf(rows: readonly ActivityRecord[], from: number, to: number, isRound: (value: bigint, scale: number) => boolean): RowCounts {
+// Everything a window counts from its rows (those in (from, to] of rows listed latest first), in
+// one pass over them, copying none. Sums skip unpriced activities; bands compare base amounts, so
+// an unpriced activity is never "just below" a threshold.
+function countsOf(rows: readonly ActivityRecord[], from: number, to: number, bands: readonly Band[], isRound: (value: bigint, scale: number) => boolean): RowCounts {
   const flows = { in: emptyFlow(), out: emptyFlow() };
   const counterparties = { in: new Set<string>(), out: new Set<string>(), total: new Set<string>() };
   const countries = new Map<string, GroupStats>();
   const corridors = new Map<string, GroupStats>();
+  const below = bands.map(() => ({ count: 0, sum: 0n }));
   const round = { count: 0, sum: 0n };
   for (const row of rows) {
     const t = row.occurredAt.getTime();
@@ -233,6 +221,15 @@ function countsOf(rows: readonly ActivityRecord[], from: number, to: number, isR
     }
     if (row.counterpartyCountry !== null) addTo(countries, row.counterpartyCountry, value);
     if (row.corridor !== null) addTo(corridors, row.corridor, value);
+    if (value !== null) {
+      for (let i = 0; i < bands.length; i++) {
+        const band = bands[i]!;
+        if (value >= band.low && value < band.high) {
+          below[i]!.count += 1;
+          below[i]!.sum += value;
+        }
+      }
+    }
     if (isRound(row.amount.value, row.amount.scale)) {
       round.count += 1;
       round.sum += value ?? 0n;
@@ -244,29 +241,9 @@ function countsOf(rows: readonly ActivityRecord[], from: number, to: number, isR
     distinctCounterparties: { in: counterparties.in.size, out: counterparties.out.size, total: counterparties.total.size },
     countries: ranked([...countries.values()]),
     corridors: ranked([...corridors.values()]),
+    bands: below,
     roundAmounts: round,
   };
-}
-
-// The threshold bands of a window (its rows in (from, to]): activities whose base amount is in
-// [low, high) of each band. An unpriced activity is never "just below" a threshold.
-function bandCountsOf(rows: readonly ActivityRecord[], from: number, to: number, bands: readonly Band[]): WindowCounts['bands'] {
-  const below = bands.map(() => ({ count: 0, sum: 0n }));
-  for (const row of rows) {
-    const t = row.occurredAt.getTime();
-    if (t > to) continue;
-    if (t <= from) break;
-    const value = row.baseValue;
-    if (value === null) continue;
-    for (let i = 0; i < bands.length; i++) {
-      const band = bands[i]!;
-      if (value >= band.low && value < band.high) {
-        below[i]!.count += 1;
-        below[i]!.sum += value;
-      }
-    }
-  }
-  return below;
 }
 
 function addTo(groups: Map<string, GroupStats>, key: string, value: bigint | null): void {
