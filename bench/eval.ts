@@ -15,7 +15,7 @@
 //     with at least one alert on an involved account (or its party); transaction-level precision:
 //     the share of movements cited as evidence by alerts that are labelled laundering.
 // BENCH_MOVEMENTS keeps only the first movements (in time) for a quick check. EVAL_DUMP=<file>
-// writes the AMLSim run's alerts and episodes there as JSON, for analysis. Not a timed test.
+// writes the run's alerts (and, for AMLSim, episodes) there as JSON, for analysis. Not a timed test.
 import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -178,6 +178,7 @@ async function evalAmlworld(service: BenchService, key: { key_id: string; secret
   log(`detection complete ${((performance.now() - t0) / 1000).toFixed(1)} s after the first movement`);
 
   const alerts = await readAll(benchClient(service, key).alerts.list({ limit: 200 }));
+  if (process.env.EVAL_DUMP) await writeFile(process.env.EVAL_DUMP, JSON.stringify({ alerts }));
   const alertedAccounts = new Set<string>();
   for (const a of alerts) {
     if (a.subject.kind === 'account') alertedAccounts.add(a.subject.external_id);
