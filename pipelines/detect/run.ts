@@ -124,7 +124,8 @@ export class DetectionRunner {
       lane = new GroupLane<PendingCommit>((group) => this.commitNow(tenantId, group), { weight: (p) => p.outcomes.length, maxWeight: MAX_OUTCOMES_PER_COMMIT });
       this.commitLanes.set(tenantId, lane);
     }
-    // Read before queueing: the lane holds nothing while they are read.
+    // The hits are built from what each evaluation kept (hitContext): nothing is read here, and
+    // the lane holds nothing while a batch evaluates.
     return lane.submit({ outcomes, arrivals, hits: this.hitsOf(outcomes) });
   }
 
