@@ -10,9 +10,10 @@ import { PostgresLogBus } from './bus/postgres-log.ts';
 import type { Config } from './config.ts';
 import { Neo4jGraphStore } from './graph/neo4j/store.ts';
 import type { GraphStore } from './graph/port.ts';
+import { openReadPool } from './graph/postgres/budget.ts';
 import { PostgresGraphStore } from './graph/postgres/store.ts';
 import { DEFAULT_READ_BUDGET_MS } from './graph/shared/store.ts';
-import { createPool, type Pool } from './postgres/pool.ts';
+import type { Pool } from './postgres/pool.ts';
 
 export type EngineSettings = Pick<
   Config,
@@ -39,8 +40,8 @@ export async function openGraphStore(settings: EngineSettings, pool: Pool): Prom
     // A pool not opened from a connection string (none of the service's) reads through itself.
     const url = pool.options?.connectionString;
     if (!url) return { value: new PostgresGraphStore(pool), close: nothingToClose };
-    const reads = createPool(url, GRAPH_READ_CONNECTIONS, { readOnly: true, customPlans: true, statementTimeoutMs: DEFAULT_READ_BUDGET_MS });
-    return { value: new PostgresGraphStore(pool, { readPool: { pool: reads, timeoutMs: DEFAULT_READ_BUDGET_MS } }), close: () => reads.end() };
+    const reads = openReadPool(url, GRAPH_READ_CONNECTIONS, DEFAULT_READ_BUDGET_MS);
+    return { value: new PostgresGraphStore(pool, { readPool: reads }), close: () => reads.pool.end() };
   }
   const store = Neo4jGraphStore.connect({ uri: settings.NEO4J_URI!, user: settings.NEO4J_USER, password: settings.NEO4J_PASSWORD, database: settings.NEO4J_DATABASE });
   try {

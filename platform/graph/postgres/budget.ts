@@ -1,5 +1,5 @@
 import type { QueryConfig, QueryResultRow } from 'pg';
-import type { Pool, PoolClient } from '../../postgres/pool.ts';
+import { createPool, type Pool, type PoolClient } from '../../postgres/pool.ts';
 
 // PostgreSQL's code for a statement cancelled by statement_timeout.
 const QUERY_CANCELED = '57014';
@@ -65,11 +65,26 @@ export class ReadBudget {
   }
 }
 
-// A pool for graph reads alone, its connections opened read-only, with custom plans and with the
-// read budget as their statement_timeout (createPool's readOnly, customPlans, statementTimeoutMs).
+// A pool for graph reads alone, its connections opened read-only and with the read budget as
+// their statement_timeout (openReadPool).
 export interface ReadPool {
   pool: Pool;
   timeoutMs: number;
+}
+
+// Unlike a read on a pool of any use, statements on a read pool are left to the planner's own
+// choice between a plan for the values at hand and a generic one kept with the prepared
+// statement. Detection sends tens of thousands of small reads a minute, and planning each anew
+// cost more than running most of them (bench:detect: 3 of the 10 CPU seconds PostgreSQL spent on
+// them). A generic plan is used only where it costs no more than the custom ones: reads that bind
+// arrays of frontier nodes or optional filters keep custom plans (a generic plan cannot use a
+// range it does not know), and the reads of one account's flows, scatter-gather paths and shared
+// identifiers take the generic one (an equality on an account or party key is selective whatever
+// its value; not so the embedded log's stream and partition, whose reads stay custom). Planned while the tables were small, it does not outlive
+// them: the graph writer runs ANALYZE as they grow (analyze-on-growth.ts), and an ANALYZE
+// discards every cached plan of the tables it analysed.
+export function openReadPool(url: string, connections: number, timeoutMs: number): ReadPool {
+  return { pool: createPool(url, connections, { readOnly: true, statementTimeoutMs: timeoutMs }), timeoutMs };
 }
 
 // Runs a read with `budgetMs` in all. On a pool of any use, the read opens a read-only snapshot

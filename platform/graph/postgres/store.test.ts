@@ -2,9 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pool } from '../../postgres/pool.ts';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/test-database.ts';
 import { account, day, describeGraphStoreContract, graphOf } from '../contract.ts';
-import { createPool } from '../../postgres/pool.ts';
 import { DEFAULT_READ_BUDGET_MS } from '../shared/store.ts';
-import { withReadBudget, type ReadPool } from './budget.ts';
+import { openReadPool, withReadBudget, type ReadPool } from './budget.ts';
 import { PostgresGraphStore } from './store.ts';
 
 describeGraphStoreContract('PostgreSQL', async () => {
@@ -26,7 +25,7 @@ describeGraphStoreContract('PostgreSQL, reads on a read pool', async () => {
 });
 
 function readPoolOf(url: string, timeoutMs: number): ReadPool {
-  return { pool: createPool(url, 4, { readOnly: true, customPlans: true, statementTimeoutMs: timeoutMs }), timeoutMs };
+  return openReadPool(url, 4, timeoutMs);
 }
 
 describe('PostgresGraphStore: read budget and access paths', () => {
@@ -100,7 +99,7 @@ describe('PostgresGraphStore: read budget and access paths', () => {
           text: `SELECT current_setting('transaction_read_only') AS ro, current_setting('transaction_isolation') AS iso, current_setting('plan_cache_mode') AS plans`,
         }),
       ]);
-      expect(two).toEqual([[{ one: 1 }], [{ ro: 'on', iso: 'repeatable read', plans: 'force_custom_plan' }]]);
+      expect(two).toEqual([[{ one: 1 }], [{ ro: 'on', iso: 'repeatable read', plans: 'auto' }]]);
       expect(sent).toHaveLength(4);
       expect(sent[1]).toMatch(/^BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL statement_timeout = (\d+)$/);
       expect(Number(sent[1]!.match(/(\d+)$/)![1])).toBeLessThanOrEqual(600);
