@@ -109,9 +109,17 @@ async function loadInto(found: Map<string, EntityVersion | null>, pool: Pool, te
   if (wanted.length === 0) return;
   const { rows } = await pool.query<{ object: string; external_id: string; occurred_at: Date; data: Record<string, any> }>({
     name: 'detect-prefetch-entities',
-    text: `SELECT e.object, e.external_id, e.occurred_at, e.data
+    // One lookup of the primary key per entity asked for (LIMIT 1 keeps the subquery from being
+    // turned into a join). As a join, with the table's statistics behind its growth, it was
+    // planned as a hash of the tenant's every entity: five times the time for 700 keys among
+    // 40,000 entities, and a tenant's millions at scale.
+    text: `SELECT k.object, k.external_id, e.occurred_at, e.data
              FROM unnest($2::text[], $3::text[]) AS k(object, external_id)
-             JOIN canonical_entities e ON e.tenant_id = $1 AND e.object = k.object AND e.external_id = k.external_id`,
+            CROSS JOIN LATERAL (
+              SELECT e.occurred_at, e.data FROM canonical_entities e
+               WHERE e.tenant_id = $1 AND e.object = k.object AND e.external_id = k.external_id
+               LIMIT 1
+            ) e`,
     values: [tenantId, wanted.map((k) => k.object), wanted.map((k) => k.id)],
   });
   for (const k of wanted) found.set(entityKey(k.object, k.id), null);
