@@ -159,7 +159,8 @@ await runBench('detect', log, async (teardown) => {
     await Promise.all(inflight);
     const ingestSeconds = (lastAnswer - loadStart) / 1000;
     // Where the backlog is when the load ends: detection waits for the graph and the aggregates,
-    // so a detection behind them is slow itself, and one no further behind than they are is not.
+    // so a detection further behind than they are is the slow part, and one no further behind is
+    // waiting for them.
     const backlogs = await Promise.all(
       [CANONICAL, GRAPH, AGGREGATES, DETECT].map(async (g) => `${g.group} ${(await bus.lag(g.group, g.topics)).reduce((n, p) => n + p.records, 0)}`),
     );

@@ -75,14 +75,15 @@ export interface ReadPool {
 // Unlike a read on a pool of any use, statements on a read pool are left to the planner's own
 // choice between a plan for the values at hand and a generic one kept with the prepared
 // statement. Detection sends tens of thousands of small reads a minute, and planning each anew
-// cost more than running most of them (bench:detect: 3 of the 10 CPU seconds PostgreSQL spent on
-// them). A generic plan is used only where it costs no more than the custom ones: reads that bind
-// arrays of frontier nodes or optional filters keep custom plans (a generic plan cannot use a
-// range it does not know), and the reads of one account's flows, scatter-gather paths and shared
-// identifiers take the generic one (an equality on an account or party key is selective whatever
-// its value; not so the embedded log's stream and partition, whose reads stay custom). Planned while the tables were small, it does not outlive
-// them: the graph writer runs ANALYZE as they grow (analyze-on-growth.ts), and an ANALYZE
-// discards every cached plan of the tables it analysed.
+// cost more than running most of them (bench:detect: about 3 of the 10 CPU seconds PostgreSQL
+// spent on them). A generic plan is used only where the planner costs it no more than the custom
+// ones: reads that bind arrays of frontier nodes or optional filters keep custom plans (a generic
+// plan cannot use a range it does not know), and the reads of one account's scatter-gather paths
+// and shared identifiers take the generic one (an equality on an account or party key is
+// selective whatever its value; not so the embedded log's stream and partition, whose reads stay
+// custom). Planned while the tables were small, a generic plan does not outlive them: the graph
+// writer runs ANALYZE as they grow (analyze-on-growth.ts), and an ANALYZE discards every cached
+// plan of the tables it analysed.
 export function openReadPool(url: string, connections: number, timeoutMs: number): ReadPool {
   return { pool: createPool(url, connections, { readOnly: true, statementTimeoutMs: timeoutMs }), timeoutMs };
 }
