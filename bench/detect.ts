@@ -26,7 +26,7 @@ import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { AGGREGATES, CANONICAL, DETECT, GRAPH } from '../pipelines/groups.ts';
+import { AGGREGATES, CANONICAL, DETECT, GRAPH, type ConsumerGroupSpec } from '../pipelines/groups.ts';
 import { PostgresLogBus } from '../platform/bus/postgres-log.ts';
 import { SCHEMA_VERSION } from '../schemas/envelope.ts';
 import { accountItem, batchBody, loadDataset, movementItem, partyItem } from './lib/amlsim.ts';
@@ -109,7 +109,10 @@ await runBench('detect', log, async (teardown) => {
   const pool = new pg.Pool({ ...(await embeddedConnection(service.dataDir)), max: 2 });
   const bus = new PostgresLogBus(pool);
   // Whether detection is behind at all: a bounded count, so the check costs the run little.
-  const lag = async () => (await bus.lag(DETECT.group, DETECT.topics, { upTo: 1 })).reduce((n, p) => n + p.records, 0);
+  // Records the group has not committed; with upTo, counted no further than that per partition.
+  const backlogOf = async (g: ConsumerGroupSpec, upTo?: number) =>
+    (await bus.lag(g.group, g.topics, upTo === undefined ? {} : { upTo })).reduce((n, p) => n + p.records, 0);
+  const lag = () => backlogOf(DETECT, 1);
   try {
     const pids = new Map<string, number>([['api', service.api.pid]]);
     for (const name of ['canonical', 'graph', 'aggregates', 'detect'] as const) pids.set(name, (await startPipeline(teardown, service, name, name)).child.pid);
@@ -162,7 +165,7 @@ await runBench('detect', log, async (teardown) => {
     // so a detection further behind than they are is the slow part, and one no further behind is
     // waiting for them.
     const backlogs = await Promise.all(
-      [CANONICAL, GRAPH, AGGREGATES, DETECT].map(async (g) => `${g.group} ${(await bus.lag(g.group, g.topics)).reduce((n, p) => n + p.records, 0)}`),
+      [CANONICAL, GRAPH, AGGREGATES, DETECT].map(async (g) => `${g.group} ${await backlogOf(g)}`),
     );
     while ((await lag()) > 0) {
       if (performance.now() - loadStart > DRAIN_TIMEOUT_MS) throw new Error('detection did not catch up');
