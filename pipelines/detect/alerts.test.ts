@@ -81,3 +81,30 @@ it('adds nothing for facts the alert already holds, in a later call or later in 
   expect((await alertsOf('A-1'))[0]).toMatchObject({ hits: 2, evidence: 2 });
   expect(await alertsOf('A-2')).toEqual([{ from: '10:00:00', to: '10:05:00', severity: 'medium', hits: 2, evidence: 2 }]);
 });
+
+it('widens and opens several alerts in one call, each with its own window, severity and evidence', async () => {
+  await record([hitOn('B-1', '09:00:00', '09:10:00', ['b1']), hitOn('B-2', '09:00:00', '09:10:00', ['b2'])]);
+  const result = await record([
+    hitOn('B-1', '09:05:00', '09:30:00', ['b1', 'b3'], 'high'),
+    hitOn('B-3', '09:00:00', '09:01:00', ['b9'], 'critical'),
+    hitOn('B-2', '08:50:00', '09:10:00', ['b2', 'b4'], 'low'),
+  ]);
+  expect(result.updated).toBe(2);
+  expect(result.opened.map((o) => [o.subject.id, o.severity])).toEqual([['B-3', 'critical']]);
+  expect(await alertsOf('B-1')).toEqual([{ from: '09:00:00', to: '09:30:00', severity: 'high', hits: 2, evidence: 2 }]);
+  // Severity is never lowered by a later, milder hit.
+  expect(await alertsOf('B-2')).toEqual([{ from: '08:50:00', to: '09:10:00', severity: 'medium', hits: 2, evidence: 2 }]);
+  expect(await alertsOf('B-3')).toEqual([{ from: '09:00:00', to: '09:01:00', severity: 'critical', hits: 1, evidence: 1 }]);
+  const { rows } = await world.api.db.pool.query(
+    `SELECT a.subject_id, e.seq, e.severity, e.evidence->'movements' AS movements FROM alert_evidence e JOIN alerts a USING (tenant_id, alert_id)
+      WHERE a.tenant_id = $1 AND a.subject_id LIKE 'B-%' ORDER BY a.subject_id, e.seq`,
+    [world.api.tenantId],
+  );
+  expect(rows).toEqual([
+    { subject_id: 'B-1', seq: 1, severity: 'medium', movements: ['b1'] },
+    { subject_id: 'B-1', seq: 2, severity: 'high', movements: ['b1', 'b3'] },
+    { subject_id: 'B-2', seq: 1, severity: 'medium', movements: ['b2'] },
+    { subject_id: 'B-2', seq: 2, severity: 'low', movements: ['b2', 'b4'] },
+    { subject_id: 'B-3', seq: 1, severity: 'critical', movements: ['b9'] },
+  ]);
+});

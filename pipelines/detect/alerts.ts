@@ -108,12 +108,25 @@ async function findOpenAlerts(db: PoolClient, tenantId: string, hits: Array<{ in
   return found;
 }
 
+// An alert a hit widens (with its evidence row), or one it opens: written together (AlertWrites).
+interface Extension {
+  entry: HitToRecord;
+  alertId: string;
+  severity: Severity;
+  seq: number;
+}
+
+interface Opening {
+  entry: HitToRecord;
+  alertId: string;
+}
+
 // hits: of one tenant, in the order they are to be recorded.
 export async function recordHits(db: PoolClient, hits: HitToRecord[], now: Date): Promise<RecordedHits> {
   const result: RecordedHits = { opened: [], raised: [], updated: 0, events: [] };
   // The alerts every hit would update, read in one statement. A later hit of the same detector on
   // the same subject may find an alert an earlier one of this call opened or widened: it is
-  // looked up again, after the earlier one is written.
+  // looked up again, after what was decided before it is written.
   const keyOf = (entry: HitToRecord) => `${entry.mode}\u0000${entry.detector.id}\u0000${entry.subject.kind}\u0000${entry.subject.id}`;
   const firsts = new Map<string, number>();
   hits.forEach((entry, index) => {
@@ -122,30 +135,25 @@ export async function recordHits(db: PoolClient, hits: HitToRecord[], now: Date)
   const tenantId = hits[0]?.tenantId ?? '';
   if (hits.some((entry) => entry.tenantId !== tenantId)) throw new Error('recordHits: hits of several tenants');
   const prefound = await findOpenAlerts(db, tenantId, [...firsts.values()].map((index) => ({ index, entry: hits[index]! })));
+  // Hits on different alerts do not meet: their writes wait and go in two statements (one for
+  // the alerts widened, one for those opened), not one per hit in the commit's critical path.
+  const writes = new AlertWrites(tenantId, now);
   for (const [index, entry] of hits.entries()) {
     const { hit } = entry;
-    const from = new Date(hit.evidence.window.from);
-    const to = new Date(hit.evidence.window.to);
-    const evidence = JSON.stringify(hit.evidence);
-    const found = firsts.get(keyOf(entry)) === index ? prefound.get(index) : (await findOpenAlerts(db, tenantId, [{ index, entry }])).get(index);
+    let found: OpenAlertRow | undefined;
+    if (firsts.get(keyOf(entry)) === index) {
+      found = prefound.get(index);
+    } else {
+      await writes.flush(db);
+      found = (await findOpenAlerts(db, tenantId, [{ index, entry }])).get(index);
+    }
     // Facts already judged (an open alert holds them, or an analyst disposed of the alert that
     // did) raise nothing new unless they are now judged more severe on an open alert.
     if (found?.unchanged && (found.status === 'closed' || severityRank(hit.severity) <= severityRank(found.severity))) continue;
     const open = found?.status === 'open' ? found : undefined;
     if (open) {
       const severity = severityRank(hit.severity) > severityRank(open.severity) ? hit.severity : open.severity;
-      await db.query({
-        name: 'alerts-extend',
-        text: `WITH extended AS (
-                 UPDATE alerts SET window_from = least(window_from, $3), window_to = greatest(window_to, $4), score = greatest(score, $5),
-                                   severity = $6, summary = $7, explanation = $8, hits = hits + 1, updated_at = $9,
-                                   detector_version = $10, ruleset_version = $11
-                  WHERE tenant_id = $1 AND alert_id = $2
-                 RETURNING tenant_id, alert_id
-               )
-               ${EVIDENCE_INSERT('extended')}`,
-        values: [entry.tenantId, open.alert_id, from, to, hit.score, severity, hit.summary, entry.explanation, now, entry.detector.version, entry.rulesetVersion, ...evidenceValues(entry, open.last_seq + 1, evidence, now)],
-      });
+      writes.extensions.push({ entry, alertId: open.alert_id, severity, seq: open.last_seq + 1 });
       result.updated += 1;
       if (severity !== open.severity && open.episode_id) {
         result.raised.push({ alertId: open.alert_id, tenantId: entry.tenantId, episodeId: open.episode_id, severity });
@@ -153,21 +161,7 @@ export async function recordHits(db: PoolClient, hits: HitToRecord[], now: Date)
       continue;
     }
     const alertId = uuidv7(now.getTime());
-    await db.query({
-      name: 'alerts-open',
-      text: `WITH opened AS (
-               INSERT INTO alerts (tenant_id, alert_id, mode, ruleset_version, detector_id, detector_version, typology, subject_kind, subject_id,
-                                   party_id, window_from, window_to, score, severity, status, summary, explanation, hits, created_at, updated_at)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 'open', $15, $16, 1, $17, $17)
-               RETURNING tenant_id, alert_id
-             )
-             ${EVIDENCE_INSERT('opened', 18)}`,
-      values: [
-        entry.tenantId, alertId, entry.mode, entry.rulesetVersion, entry.detector.id, entry.detector.version, entry.detector.typology,
-        entry.subject.kind, entry.subject.id, entry.partyId, from, to, hit.score, hit.severity, hit.summary, entry.explanation, now,
-        ...evidenceValues(entry, 1, evidence, now),
-      ],
-    });
+    writes.openings.push({ entry, alertId });
     // Shadow alerts are recorded to be compared, never published nor grouped into episodes.
     if (entry.mode === 'shadow') continue;
     result.opened.push({
@@ -194,13 +188,123 @@ export async function recordHits(db: PoolClient, hits: HitToRecord[], now: Date)
       },
     });
   }
+  await writes.flush(db);
   return result;
 }
 
-// The evidence row of the alert the CTE `source` wrote, in the same statement; its values
-// (evidenceValues) are the statement's parameters from `first` on.
-const EVIDENCE_INSERT = (source: string, first = 12): string =>
+// The evidence row each alert of the statement gets: the hit's own score, severity and evidence,
+// from the rows `h` (one per alert) of the alerts the CTE `written` returned.
+const EVIDENCE_INSERT = (written: string): string =>
   `INSERT INTO alert_evidence (tenant_id, alert_id, seq, recorded_at, event_at, score, severity, evidence)
-   SELECT tenant_id, alert_id, $${first}, $${first + 1}, $${first + 2}, $${first + 3}, $${first + 4}, $${first + 5}::jsonb FROM ${source}`;
+   SELECT w.tenant_id, w.alert_id, h.seq, $2, h.event_at, h.hit_score, h.hit_severity, h.evidence
+     FROM ${written} w JOIN h ON h.alert_id = w.alert_id`;
 
-const evidenceValues = (entry: HitToRecord, seq: number, evidence: string, now: Date) => [seq, now, entry.eventAt, entry.hit.score, entry.hit.severity, evidence];
+// A hit's evidence row as the statements' JSON rows carry it.
+const evidenceFields = (entry: HitToRecord, seq: number) => ({
+  seq,
+  event_at: entry.eventAt.toISOString(),
+  hit_score: entry.hit.score,
+  hit_severity: entry.hit.severity,
+  evidence: entry.hit.evidence,
+});
+
+// The alert writes decided so far, each alert at most once (a second hit on one alert flushes
+// them first). Rows go as one JSON document per statement.
+class AlertWrites {
+  extensions: Extension[] = [];
+  openings: Opening[] = [];
+
+  constructor(
+    private readonly tenantId: string,
+    private readonly now: Date,
+  ) {}
+
+  async flush(db: PoolClient): Promise<void> {
+    const extensions = this.extensions.splice(0);
+    const openings = this.openings.splice(0);
+    if (extensions.length > 0) {
+      await db.query({
+        name: 'alerts-extend',
+        // The alerts are found by key (= ANY), then matched to their rows: a join of the table
+        // with rows the planner cannot count could otherwise scan the tenant's alerts.
+        text: `WITH h AS MATERIALIZED (
+                 SELECT * FROM json_to_recordset($3::json) AS h(alert_id uuid, window_from timestamptz, window_to timestamptz, score float8,
+                   severity text, summary text, explanation text, detector_version int, ruleset_version int,
+                   seq int, event_at timestamptz, hit_score float8, hit_severity text, evidence jsonb)
+               ),
+               extended AS (
+                 UPDATE alerts a SET window_from = least(a.window_from, h.window_from), window_to = greatest(a.window_to, h.window_to),
+                                     score = greatest(a.score, h.score), severity = h.severity, summary = h.summary, explanation = h.explanation,
+                                     hits = a.hits + 1, updated_at = $2, detector_version = h.detector_version, ruleset_version = h.ruleset_version
+                   FROM h
+                  WHERE a.tenant_id = $1 AND a.alert_id = ANY($4::uuid[]) AND a.alert_id = h.alert_id
+                 RETURNING a.tenant_id, a.alert_id
+               )
+               ${EVIDENCE_INSERT('extended')}`,
+        values: [
+          this.tenantId,
+          this.now,
+          JSON.stringify(
+            extensions.map(({ entry, alertId, severity, seq }) => ({
+              alert_id: alertId,
+              window_from: entry.hit.evidence.window.from,
+              window_to: entry.hit.evidence.window.to,
+              score: entry.hit.score,
+              severity,
+              summary: entry.hit.summary,
+              explanation: entry.explanation,
+              detector_version: entry.detector.version,
+              ruleset_version: entry.rulesetVersion,
+              ...evidenceFields(entry, seq),
+            })),
+          ),
+          extensions.map((e) => e.alertId),
+        ],
+      });
+    }
+    if (openings.length > 0) {
+      await db.query({
+        name: 'alerts-open',
+        text: `WITH h AS MATERIALIZED (
+                 SELECT * FROM json_to_recordset($3::json) AS h(alert_id uuid, mode text, ruleset_version int, detector_id text, detector_version int,
+                   typology text, subject_kind text, subject_id text, party_id text, window_from timestamptz, window_to timestamptz,
+                   score float8, severity text, summary text, explanation text,
+                   seq int, event_at timestamptz, hit_score float8, hit_severity text, evidence jsonb)
+               ),
+               opened AS (
+                 INSERT INTO alerts (tenant_id, alert_id, mode, ruleset_version, detector_id, detector_version, typology, subject_kind, subject_id,
+                                     party_id, window_from, window_to, score, severity, status, summary, explanation, hits, created_at, updated_at)
+                 SELECT $1, alert_id, mode, ruleset_version, detector_id, detector_version, typology, subject_kind, subject_id,
+                        party_id, window_from, window_to, score, severity, 'open', summary, explanation, 1, $2, $2
+                   FROM h
+                 RETURNING tenant_id, alert_id
+               )
+               ${EVIDENCE_INSERT('opened')}`,
+        values: [
+          this.tenantId,
+          this.now,
+          JSON.stringify(
+            openings.map(({ entry, alertId }) => ({
+              alert_id: alertId,
+              mode: entry.mode,
+              ruleset_version: entry.rulesetVersion,
+              detector_id: entry.detector.id,
+              detector_version: entry.detector.version,
+              typology: entry.detector.typology,
+              subject_kind: entry.subject.kind,
+              subject_id: entry.subject.id,
+              party_id: entry.partyId,
+              window_from: entry.hit.evidence.window.from,
+              window_to: entry.hit.evidence.window.to,
+              score: entry.hit.score,
+              severity: entry.hit.severity,
+              summary: entry.hit.summary,
+              explanation: entry.explanation,
+              ...evidenceFields(entry, 1),
+            })),
+          ),
+        ],
+      });
+    }
+  }
+}

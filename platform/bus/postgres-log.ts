@@ -22,7 +22,8 @@ interface LogRow {
   partition: number;
   tenant_id: string;
   event_id: string;
-  value_text: string;
+  // Null for an accepted event: its value is the event's raw bytes in inbox_events.
+  payload: string | null;
 }
 
 // A topic's stream is its first segment (`inbox.party` → `inbox`). The log is indexed by stream,
@@ -67,6 +68,30 @@ export class PostgresLogBus implements Bus {
     return rows.map((r) => ({ partition: r.partition, records: Number(r.records) }));
   }
 }
+
+// A group's next records in one partition: committed by a transaction older than every running
+// one, and (for a group reading `after` others, $7) already taken by every upstream group. The
+// upstream test is left out of the text for groups without any: every poll is planned anew (see
+// createPool's customPlans), and each subquery is planned with it.
+const pollSql = (withUpstream: boolean): string =>
+  `SELECT o.position::text, o.writer_xid::text, o.topic, o.partition_key, o.partition, o.tenant_id, o.event_id, o.payload
+            FROM outbox o
+           WHERE o.stream = $1
+             AND o.partition = $2
+             AND o.topic = ANY($3::text[])
+             AND (o.writer_xid, o.position) > ($4::xid8, $5::bigint)
+             AND o.writer_xid < pg_snapshot_xmin(pg_current_snapshot())${
+               withUpstream
+                 ? `
+             AND NOT EXISTS (SELECT 1 FROM unnest($7::text[]) AS u(group_name)
+                               LEFT JOIN consumer_offsets c ON c.group_name = u.group_name AND c.partition = $2
+                              WHERE c.position IS NULL OR (c.writer_xid, c.position) < (o.writer_xid, o.position))`
+                 : ''
+             }
+           ORDER BY o.writer_xid, o.position
+           LIMIT $6`;
+const POLL_SQL = pollSql(false);
+const POLL_AFTER_SQL = pollSql(true);
 
 class LogConsumer implements Consumer {
   private readonly memberId = randomUUID();
@@ -256,33 +281,20 @@ class LogConsumer implements Consumer {
   private async pollOnce(partition: number): Promise<number> {
     const group = this.options.group;
     const from = this.positions.get(partition)!;
+    const after = this.options.after ?? [];
     const { rows } = await this.pool.query<LogRow>({
-      name: 'bus-poll',
-      // A record without a payload is an accepted event: its value is the event's raw bytes, read
-      // as text (they are UTF-8 JSON, checked at ingest, and text skips bytea's hex form).
-      text: `SELECT o.position::text, o.writer_xid::text, o.topic, o.partition_key, o.partition, o.tenant_id, o.event_id,
-              coalesce(o.payload, (SELECT convert_from(i.raw_event, 'UTF8') FROM inbox_events i
-                                    WHERE i.tenant_id = o.tenant_id AND i.event_id = o.event_id)) AS value_text
-         FROM outbox o
-        WHERE o.stream = $1
-          AND o.partition = $2
-          AND o.topic = ANY($3::text[])
-          AND (o.writer_xid, o.position) > ($4::xid8, $5::bigint)
-          AND o.writer_xid < pg_snapshot_xmin(pg_current_snapshot())
-          AND NOT EXISTS (SELECT 1 FROM unnest($7::text[]) AS u(group_name)
-                            LEFT JOIN consumer_offsets c ON c.group_name = u.group_name AND c.partition = $2
-                           WHERE c.position IS NULL OR (c.writer_xid, c.position) < (o.writer_xid, o.position))
-        ORDER BY o.writer_xid, o.position
-        LIMIT $6`,
-      values: [this.stream, partition, this.options.topics, from.xid, from.position, this.options.maxBatch ?? DEFAULT_MAX_BATCH, this.options.after ?? []],
+      name: after.length > 0 ? 'bus-poll-after' : 'bus-poll',
+      text: after.length > 0 ? POLL_AFTER_SQL : POLL_SQL,
+      values: [this.stream, partition, this.options.topics, from.xid, from.position, this.options.maxBatch ?? DEFAULT_MAX_BATCH, ...(after.length > 0 ? [after] : [])],
     });
     if (rows.length === 0) return 0;
+    const accepted = await this.acceptedEvents(rows.filter((row) => row.payload === null));
     const records: BusRecord[] = rows.map((row) => ({
       topic: row.topic,
       partition: row.partition,
       offset: `${row.writer_xid}:${row.position}`,
       key: row.partition_key,
-      value: Buffer.from(row.value_text, 'utf8'),
+      value: Buffer.from(row.payload ?? accepted.get(`${row.tenant_id}\u0000${row.event_id}`)!, 'utf8'),
       headers: { tenant_id: row.tenant_id, event_id: row.event_id },
     }));
     await this.options.handle(records);
@@ -297,6 +309,29 @@ class LogConsumer implements Consumer {
     );
     this.positions.set(partition, { xid: last.writer_xid, position: last.position });
     return rows.length;
+  }
+
+  // The raw bytes of the accepted events among a poll's records, read as text (they are UTF-8
+  // JSON, checked at ingest, and text skips bytea's hex form), by (tenant, event). Read apart from
+  // the poll: a subquery per record in the poll was planned on every poll of every group, and
+  // only the groups reading the inbox stream have such records. Inbox rows are never deleted.
+  private async acceptedEvents(rows: LogRow[]): Promise<Map<string, string>> {
+    if (rows.length === 0) return new Map();
+    const { rows: found } = await this.pool.query<{ tenant_id: string; event_id: string; value_text: string }>({
+      name: 'bus-accepted-events',
+      text: `SELECT k.tenant_id, k.event_id, i.value_text
+               FROM unnest($1::text[], $2::uuid[]) AS k(tenant_id, event_id)
+              CROSS JOIN LATERAL (
+                SELECT convert_from(e.raw_event, 'UTF8') AS value_text FROM inbox_events e
+                 WHERE e.tenant_id = k.tenant_id AND e.event_id = k.event_id
+                 LIMIT 1
+              ) i`,
+      values: [rows.map((row) => row.tenant_id), rows.map((row) => row.event_id)],
+    });
+    const values = new Map(found.map((row) => [`${row.tenant_id}\u0000${row.event_id}`, row.value_text]));
+    const missing = rows.find((row) => !values.has(`${row.tenant_id}\u0000${row.event_id}`));
+    if (missing) throw new Error(`outbox record ${missing.writer_xid}:${missing.position} names accepted event ${missing.event_id} of tenant ${missing.tenant_id}, which inbox_events does not hold`);
+    return values;
   }
 }
 
