@@ -199,8 +199,16 @@ const EVIDENCE_INSERT = (written: string): string =>
    SELECT w.tenant_id, w.alert_id, h.seq, $2, h.event_at, h.hit_score, h.hit_severity, h.evidence
      FROM ${written} w JOIN h ON h.alert_id = w.alert_id`;
 
-// A hit's evidence row as the statements' JSON rows carry it.
-const evidenceFields = (entry: HitToRecord, seq: number) => ({
+// What a hit sets on the alert it widens or opens, and its evidence row, as the statements'
+// JSON rows carry them (severity apart: a widened alert keeps the higher of its own and the hit's).
+const hitFields = (entry: HitToRecord, seq: number) => ({
+  window_from: entry.hit.evidence.window.from,
+  window_to: entry.hit.evidence.window.to,
+  score: entry.hit.score,
+  summary: entry.hit.summary,
+  explanation: entry.explanation,
+  detector_version: entry.detector.version,
+  ruleset_version: entry.rulesetVersion,
   seq,
   event_at: entry.eventAt.toISOString(),
   hit_score: entry.hit.score,
@@ -247,15 +255,8 @@ class AlertWrites {
           JSON.stringify(
             extensions.map(({ entry, alertId, severity, seq }) => ({
               alert_id: alertId,
-              window_from: entry.hit.evidence.window.from,
-              window_to: entry.hit.evidence.window.to,
-              score: entry.hit.score,
               severity,
-              summary: entry.hit.summary,
-              explanation: entry.explanation,
-              detector_version: entry.detector.version,
-              ruleset_version: entry.rulesetVersion,
-              ...evidenceFields(entry, seq),
+              ...hitFields(entry, seq),
             })),
           ),
           extensions.map((e) => e.alertId),
@@ -287,20 +288,13 @@ class AlertWrites {
             openings.map(({ entry, alertId }) => ({
               alert_id: alertId,
               mode: entry.mode,
-              ruleset_version: entry.rulesetVersion,
               detector_id: entry.detector.id,
-              detector_version: entry.detector.version,
               typology: entry.detector.typology,
               subject_kind: entry.subject.kind,
               subject_id: entry.subject.id,
               party_id: entry.partyId,
-              window_from: entry.hit.evidence.window.from,
-              window_to: entry.hit.evidence.window.to,
-              score: entry.hit.score,
               severity: entry.hit.severity,
-              summary: entry.hit.summary,
-              explanation: entry.explanation,
-              ...evidenceFields(entry, 1),
+              ...hitFields(entry, 1),
             })),
           ),
         ],

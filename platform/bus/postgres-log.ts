@@ -93,6 +93,9 @@ const pollSql = (withUpstream: boolean): string =>
 const POLL_SQL = pollSql(false);
 const POLL_AFTER_SQL = pollSql(true);
 
+// An accepted event of the log by its tenant and id (acceptedEvents).
+const acceptedEventKey = (row: { tenant_id: string; event_id: string }): string => `${row.tenant_id}\u0000${row.event_id}`;
+
 class LogConsumer implements Consumer {
   private readonly memberId = randomUUID();
   private leaseClient: PoolClient | undefined;
@@ -294,7 +297,7 @@ class LogConsumer implements Consumer {
       partition: row.partition,
       offset: `${row.writer_xid}:${row.position}`,
       key: row.partition_key,
-      value: Buffer.from(row.payload ?? accepted.get(`${row.tenant_id}\u0000${row.event_id}`)!, 'utf8'),
+      value: Buffer.from(row.payload ?? accepted.get(acceptedEventKey(row))!, 'utf8'),
       headers: { tenant_id: row.tenant_id, event_id: row.event_id },
     }));
     await this.options.handle(records);
@@ -328,8 +331,8 @@ class LogConsumer implements Consumer {
               ) i`,
       values: [rows.map((row) => row.tenant_id), rows.map((row) => row.event_id)],
     });
-    const values = new Map(found.map((row) => [`${row.tenant_id}\u0000${row.event_id}`, row.value_text]));
-    const missing = rows.find((row) => !values.has(`${row.tenant_id}\u0000${row.event_id}`));
+    const values = new Map(found.map((row) => [acceptedEventKey(row), row.value_text]));
+    const missing = rows.find((row) => !values.has(acceptedEventKey(row)));
     if (missing) throw new Error(`outbox record ${missing.writer_xid}:${missing.position} names accepted event ${missing.event_id} of tenant ${missing.tenant_id}, which inbox_events does not hold`);
     return values;
   }

@@ -14,7 +14,7 @@ describeGraphStoreContract('PostgreSQL', async () => {
 // As the service opens it (platform/engines.ts): reads on a pool of their own.
 describeGraphStoreContract('PostgreSQL, reads on a read pool', async () => {
   const db = await createTestDatabase();
-  const reads = readPoolOf(db.url, DEFAULT_READ_BUDGET_MS);
+  const reads = openReadPool(db.url, 4, DEFAULT_READ_BUDGET_MS);
   return {
     store: new PostgresGraphStore(db.pool, { readPool: reads }),
     close: async () => {
@@ -23,10 +23,6 @@ describeGraphStoreContract('PostgreSQL, reads on a read pool', async () => {
     },
   };
 });
-
-function readPoolOf(url: string, timeoutMs: number): ReadPool {
-  return openReadPool(url, 4, timeoutMs);
-}
 
 describe('PostgresGraphStore: read budget and access paths', () => {
   let db: TestDatabase;
@@ -80,7 +76,7 @@ describe('PostgresGraphStore: read budget and access paths', () => {
   describe('on a read pool whose connections carry the budget', () => {
     let reads: ReadPool;
     beforeAll(() => {
-      reads = readPoolOf(db.url, 600);
+      reads = openReadPool(db.url, 4, 600);
     });
     afterAll(async () => {
       await reads?.pool.end();
