@@ -3,7 +3,7 @@ import type { Pool } from '../../postgres/pool.ts';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/test-database.ts';
 import { account, day, describeGraphStoreContract, graphOf } from '../contract.ts';
 import { DEFAULT_READ_BUDGET_MS } from '../shared/store.ts';
-import { openReadPool, withReadBudget, type ReadPool } from './budget.ts';
+import { openReadPool, TIMEOUT_SLACK_MS, withReadBudget, type ReadPool } from './budget.ts';
 import { PostgresGraphStore } from './store.ts';
 
 describeGraphStoreContract('PostgreSQL', async () => {
@@ -82,7 +82,7 @@ describe('PostgresGraphStore: read budget and access paths', () => {
       await reads?.pool.end();
     });
 
-    it('sends a read of one statement alone, and opens the snapshot, with the time left, only for a second', async () => {
+    it('sends the statements of a quick read alone, with no snapshot to open or roll back', async () => {
       const { pool, sent } = capturing(reads.pool);
       const one = await withReadBudget({ pool, timeoutMs: 600 }, 600, async (budget) => budget.query({ text: 'SELECT 1 AS one' }));
       expect(one).toEqual([{ one: 1 }]);
@@ -91,14 +91,28 @@ describe('PostgresGraphStore: read budget and access paths', () => {
       sent.length = 0;
       const two = await withReadBudget({ pool, timeoutMs: 600 }, 600, async (budget) => [
         await budget.query({ text: 'SELECT 1 AS one' }),
+        await budget.query<{ ro: string; timeout: string }>({
+          text: `SELECT current_setting('transaction_read_only') AS ro, current_setting('statement_timeout') AS timeout`,
+        }),
+      ]);
+      // Read-only, under the connection's own timeout: the whole budget.
+      expect(two).toEqual([[{ one: 1 }], [{ ro: 'on', timeout: '600ms' }]]);
+      expect(sent).toHaveLength(2);
+    });
+
+    it(`opens the snapshot, with the time left, for a statement sent more than ${TIMEOUT_SLACK_MS} ms into the read`, async () => {
+      const { pool, sent } = capturing(reads.pool);
+      const late = await withReadBudget({ pool, timeoutMs: 600 }, 600, async (budget) => [
+        await budget.query({ text: 'SELECT 1 AS one' }),
+        await new Promise((resolve) => setTimeout(resolve, TIMEOUT_SLACK_MS + 20)),
         await budget.query<{ ro: string; iso: string; plans: string }>({
           text: `SELECT current_setting('transaction_read_only') AS ro, current_setting('transaction_isolation') AS iso, current_setting('plan_cache_mode') AS plans`,
         }),
       ]);
-      expect(two).toEqual([[{ one: 1 }], [{ ro: 'on', iso: 'repeatable read', plans: 'auto' }]]);
+      expect(late).toEqual([[{ one: 1 }], undefined, [{ ro: 'on', iso: 'repeatable read', plans: 'auto' }]]);
       expect(sent).toHaveLength(4);
       expect(sent[1]).toMatch(/^BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL statement_timeout = (\d+)$/);
-      expect(Number(sent[1]!.match(/(\d+)$/)![1])).toBeLessThanOrEqual(600);
+      expect(Number(sent[1]!.match(/(\d+)$/)![1])).toBeLessThanOrEqual(600 - TIMEOUT_SLACK_MS);
       expect(sent[3]).toBe('ROLLBACK');
 
       // Nothing is left open on the connection: a transaction's now() would be older.
