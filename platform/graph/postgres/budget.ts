@@ -49,9 +49,9 @@ export class ReadBudget {
     try {
       // On a read pool, a later statement sent within the slack of the read's start is sent
       // alone too: the connection's own timeout (the whole budget) lets it overrun the deadline
-      // by at most the slack. Most multi-statement reads (a cycle search's levels) are over that
-      // quickly, and opening and rolling back a snapshot for them was two round trips in three
-      // of theirs (bench:detect's replay: 12,500 of 52,000 statements).
+      // by at most the slack. Most multi-statement reads (a cycle search, a statement per
+      // length) are over that quickly, and a snapshot opened and rolled back cost each two more
+      // round trips (in a replay of bench:detect's detection: 12,500 of 52,000 statements).
       if (!this.inTransaction && this.statements > 0 && now - this.timeoutSetAt > TIMEOUT_SLACK_MS) {
         await this.client.query(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL statement_timeout = ${left}`);
         this.inTransaction = true;
