@@ -6,6 +6,8 @@ describe('memoKey', () => {
     expect(memoKey({ windows: ['24h'], thresholds: [{ threshold: 1000n, margin: 100n }] })).toBe(
       memoKey({ thresholds: [{ margin: 100n, threshold: 1000n }], windows: ['24h'], direction: undefined }),
     );
+    expect(memoKey({ e: 5, d: 4, c: 3, b: 2, a: 1 })).toBe(memoKey({ a: 1, b: 2, c: 3, d: 4, e: 5 }));
+    expect(memoKey({ c: 3, a: 1, e: 5, b: 2, d: 4 })).toBe(memoKey({ a: 1, b: 2, c: 3, d: 4, e: 5 }));
   });
 
   it('tells apart options that differ in a value, its type, nesting or order within a list', () => {

@@ -36,7 +36,7 @@ function arrayKey(value: readonly unknown[]): string {
 // as an absent one.
 function objectKey(value: Record<string, unknown>): string {
   const names = Object.keys(value);
-  if (names.length > 1) names.sort();
+  sortInPlace(names);
   let key = '{';
   let first = true;
   for (const name of names) {
@@ -46,6 +46,17 @@ function objectKey(value: Record<string, unknown>): string {
     first = false;
   }
   return `${key}}`;
+}
+
+// Insertion sort, by code unit: an options object has a handful of names, and Array#sort
+// allocated a working copy of them for every key (a fortieth of the detect process's garbage).
+function sortInPlace(names: string[]): void {
+  for (let i = 1; i < names.length; i++) {
+    const name = names[i]!;
+    let j = i - 1;
+    for (; j >= 0 && names[j]! > name; j--) names[j + 1] = names[j]!;
+    names[j + 1] = name;
+  }
 }
 
 // Option names come from code: a handful, quoted once each.
