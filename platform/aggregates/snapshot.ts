@@ -192,9 +192,6 @@ export class SnapshotReader {
 
 type RowCounts = Omit<WindowCounts, 'firstSeenCounterparties'>;
 
-// Everything a window counts from its rows (those in (from, to] of rows listed latest first), in
-// one pass over them, copying none. Sums skip unpriced activities; bands compare base amounts, so
-// an unpriced activity is never "just below" a threshold.
 // What a window collects while it counts, emptied before each count: countsOf runs to the end
 // without yielding, and new sets and maps per count were a twentieth of the detect process's
 // garbage.
@@ -207,6 +204,9 @@ function empty(collection: Set<string> | Map<string, GroupStats>): void {
   if (collection.size > 0) collection.clear();
 }
 
+// Everything a window counts from its rows (those in (from, to] of rows listed latest first), in
+// one pass over them, copying none. Sums skip unpriced activities; bands compare base amounts, so
+// an unpriced activity is never "just below" a threshold.
 function countsOf(rows: readonly ActivityRecord[], from: number, to: number, bands: readonly Band[], isRound: (value: bigint, scale: number) => boolean): RowCounts {
   const flows = { in: emptyFlow(), out: emptyFlow() };
   empty(counterparties.in);
