@@ -9,8 +9,9 @@ const ZERO = 48;
 function digits(text: string, from: number, count: number): number {
   let value = 0;
   for (let i = from; i < from + count; i++) {
+    // NaN past the end of the text fails the test too.
     const digit = text.charCodeAt(i) - ZERO;
-    if (digit < 0 || digit > 9) return -1;
+    if (!(digit >= 0 && digit <= 9)) return -1;
     value = value * 10 + digit;
   }
   return value;
@@ -43,13 +44,19 @@ export function parseIsoTimestamptz(text: string): Date | undefined {
   }
   const sign = text.charCodeAt(i);
   if (sign !== 43 && sign !== 45) return undefined;
-  const rest = text.length - i - 1;
-  if (rest !== 2 && rest !== 5 && rest !== 8) return undefined;
-  const offsetHours = digits(text, i + 1, 2);
-  const offsetMinutes = rest >= 5 && text.charCodeAt(i + 3) === 58 ? digits(text, i + 4, 2) : rest >= 5 ? -1 : 0;
-  const offsetSeconds = rest === 8 && text.charCodeAt(i + 6) === 58 ? digits(text, i + 7, 2) : rest === 8 ? -1 : 0;
-  if (offsetHours < 0 || offsetMinutes < 0 || offsetSeconds < 0) return undefined;
-  const offsetMs = (sign === 43 ? 1 : -1) * ((offsetHours * 60 + offsetMinutes) * 60 + offsetSeconds) * 1000;
+  // The offset's hours, then minutes and seconds each after a colon, as far as the text goes.
+  let offsetSeconds = 0;
+  let at = i + 1;
+  for (const unit of [3600, 60, 1]) {
+    if (at === text.length) break;
+    if (unit !== 3600 && text.charCodeAt(at++) !== 58) return undefined;
+    const value = digits(text, at, 2);
+    if (value < 0) return undefined;
+    offsetSeconds += value * unit;
+    at += 2;
+  }
+  if (at !== text.length || at === i + 1) return undefined;
+  const offsetMs = (sign === 43 ? 1 : -1) * offsetSeconds * 1000;
   return new Date(Date.UTC(year, month - 1, day, hour, minute, second, ms) - offsetMs);
 }
 
