@@ -6,6 +6,7 @@
 // silent feeds degraded and evaluates again the subjects whose windows have closed since
 // (schedule.ts).
 import type { AggregateStore } from '../../platform/aggregates/port.ts';
+import { withSnapshotCache } from '../../platform/aggregates/snapshot-cache.ts';
 import type { Bus, BusRecord, Consumer } from '../../platform/bus/port.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { GraphStore } from '../../platform/graph/port.ts';
@@ -49,7 +50,9 @@ export async function startDetectPipeline(options: DetectPipelineOptions): Promi
   const runner = new DetectionRunner({
     pool: options.pool,
     graph: options.graph,
-    aggregates: options.aggregates,
+    // Subjects' recent activity is kept between batches (an active subject is evaluated in batch
+    // after batch), and only what was recorded since is read.
+    aggregates: withSnapshotCache(options.aggregates),
     clock: options.clock,
     library: options.library ?? DETECTOR_LIBRARY,
     ...(options.episodes ? { episodes: options.episodes } : {}),

@@ -128,6 +128,13 @@ export interface ActivityQuery {
   limit?: number;
 }
 
+// What a store recorded since an earlier read (AggregateStore.recordedSince).
+export interface RecordedSince {
+  activities: Array<{ subject: Subject; activity: ActivityRecord }>;
+  // Where the next read starts: this read saw everything up to it.
+  cursor: string;
+}
+
 export interface AggregateStore {
   // Returns how many activities were new.
   record(activities: Activity[]): Promise<number>;
@@ -145,4 +152,10 @@ export interface AggregateStore {
   // snapshotRange(at, since), at most `cap` of them (more marks the snapshot incomplete), with the
   // all-time facts that make its reads exact. Loaded for many subjects at once.
   snapshots(requests: SnapshotRequest[], cap: number): Promise<SubjectSnapshot[]>;
+  // Optional, for adapters that can tell which activities an earlier read did not see: the
+  // activities of these tenants that this read sees and the read that returned `cursor` did not
+  // (none with a null cursor: only one to start from), in no particular order. A cache of
+  // snapshots (snapshot-cache.ts) then reads each activity once, not with every snapshot of its
+  // subject; without it, every snapshot is read from the store.
+  recordedSince?(tenants: readonly string[], cursor: string | null): Promise<RecordedSince>;
 }

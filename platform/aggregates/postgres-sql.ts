@@ -303,3 +303,31 @@ export interface SnapshotFactsRow {
   first_at: Date | null;
   last_before: Date | null;
 }
+
+// The activities of the tenants $1 recorded since an earlier read, and where the next read starts.
+// $2 is that read's snapshot (NULL: none, so no rows: only the cursor). A row is new when its
+// transaction is not visible in that snapshot: everything below the snapshot's xmin was, so the
+// index range starts there. The cursor is this statement's own snapshot (pg_current_snapshot() is
+// the snapshot the statement reads with), so the rows returned are exactly those it sees and the
+// earlier read did not: nothing is skipped however transactions interleave and commit.
+export const RECORDED_SINCE_SQL = `
+WITH seen AS MATERIALIZED (SELECT pg_current_snapshot()::text AS cursor)
+SELECT seen.cursor, x.tenant_id, x.subject_kind, x.subject_id, x.occurred_at, x.movement_id, x.direction,
+       x.amount_value::text, x.amount_scale, x.amount_asset, x.base_value::text, x.cash, x.counterparty,
+       x.counterparty_country, x.corridor
+  FROM seen
+  LEFT JOIN LATERAL (
+    SELECT * FROM agg_activity a
+     WHERE a.tenant_id = ANY($1::text[])
+       AND a.recorded_xid >= pg_snapshot_xmin($2::pg_snapshot)
+       AND NOT pg_visible_in_snapshot(a.recorded_xid, $2::pg_snapshot)
+  ) x ON true`;
+
+// A row per new activity, each with the cursor; when nothing is new, one row with only the cursor
+// (tenant_id and every activity column null).
+export interface RecordedSinceRow extends ActivityRow {
+  cursor: string;
+  tenant_id: string | null;
+  subject_kind: 'account' | 'party';
+  subject_id: string;
+}

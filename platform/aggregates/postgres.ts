@@ -6,6 +6,7 @@ import {
   COUNTERPARTY_SQL,
   LAST_ACTIVITY_SQL,
   RECORD_SQL,
+  RECORDED_SINCE_SQL,
   SNAPSHOT_FACTS_SQL,
   SNAPSHOT_ROWS_SQL,
   WINDOWS_SQL,
@@ -14,11 +15,12 @@ import {
   type CounterpartyRow,
   type GroupJson,
   type RecordRow,
+  type RecordedSinceRow,
   type SnapshotFactsRow,
   type SnapshotRowsRow,
   type WindowRow,
 } from './postgres-sql.ts';
-import type { Activity, ActivityQuery, ActivityRecord, AggregateStore, Baseline, CounterpartyHistory, FlowBaseline, GroupStats, Subject, WindowOptions, WindowStats } from './port.ts';
+import type { Activity, ActivityQuery, ActivityRecord, AggregateStore, Baseline, RecordedSince, CounterpartyHistory, FlowBaseline, GroupStats, Subject, WindowOptions, WindowStats } from './port.ts';
 import { completeWithin, counterpartiesOf, snapshotOf, snapshotRange, type SnapshotRequest, type SubjectSnapshot } from './snapshot.ts';
 import { DEFAULT_BASELINE_DAYS, activityLimit, baselineSpan, checkSnapshotCap, integerAmount as integer, noBaseline, windowRequest, windowStart, windowStats } from './stats.ts';
 
@@ -173,6 +175,16 @@ export class PostgresAggregateStore implements AggregateStore {
         counterpartyFirstSeen: firstSeen[i]!,
       }),
     );
+  }
+
+  // Rows carry the transaction that recorded them (recorded_xid): see RECORDED_SINCE_SQL.
+  async recordedSince(tenants: readonly string[], cursor: string | null): Promise<RecordedSince> {
+    const { rows } = await this.pool.query<RecordedSinceRow>({ name: 'agg-recorded-since', text: RECORDED_SINCE_SQL, values: [tenants, cursor] });
+    const activities: RecordedSince['activities'] = [];
+    for (const row of rows) {
+      if (row.tenant_id !== null) activities.push({ subject: { tenantId: row.tenant_id, kind: row.subject_kind, id: row.subject_id }, activity: activityOf(row) });
+    }
+    return { activities, cursor: rows[0]!.cursor };
   }
 }
 
