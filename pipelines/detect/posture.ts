@@ -29,13 +29,6 @@ interface PostureRow {
   incomplete: boolean;
 }
 
-// Whether a party's latest outcomes (a jsonb map detector → outcome, SQL expression `outcomes`)
-// leave it unjudged: most detectors that apply answered a non-result. The one definition, used
-// here and where evaluations are written (run.ts) to tell which parties' bands may have changed.
-export const incompleteSql = (outcomes: string): string =>
-  `(coalesce((SELECT count(*) FROM jsonb_each_text(${outcomes}) o WHERE o.value IN ('insufficient_data', 'stale')), 0) * 2
-    > coalesce((SELECT count(*) FROM jsonb_each_text(${outcomes}) o WHERE o.value <> 'not_applicable'), 0))`;
-
 export async function recomputePostures(db: PoolClient, tenantId: string, parties: Iterable<string>, now: Date): Promise<OutgoingEvent[]> {
   const ids = [...new Set(parties)].sort();
   if (ids.length === 0) return [];
@@ -49,7 +42,7 @@ export async function recomputePostures(db: PoolClient, tenantId: string, partie
              FROM unnest($2::text[]) AS p(party_id)
              LEFT JOIN LATERAL (SELECT band FROM party_postures WHERE tenant_id = $1 AND party_id = p.party_id LIMIT 1) pp ON true
              LEFT JOIN LATERAL (
-               SELECT ${incompleteSql('outcomes')} AS incomplete FROM subject_evaluations
+               SELECT incomplete FROM subject_evaluations
                 WHERE tenant_id = $1 AND subject_kind = 'party' AND subject_id = p.party_id AND mode = 'live'
                 LIMIT 1
              ) s ON true

@@ -21,7 +21,7 @@ import { prefetch } from './framework/prefetch.ts';
 import { LATE_FACT_SPAN_MS, placeLateFacts } from './late-facts.ts';
 import type { CompiledRuleset } from './framework/ruleset.ts';
 import { enqueueEvents, type OutgoingEvent } from './outgoing-events.ts';
-import { incompleteSql, recomputePostures } from './posture.ts';
+import { recomputePostures } from './posture.ts';
 import { RulesetCache } from './rulesets/active.ts';
 import type { SubjectWork } from './subjects.ts';
 
@@ -230,7 +230,7 @@ async function writeEvaluations(db: Pick<Pool, 'query'>, outcomes: SubjectOutcom
              SELECT * FROM json_to_recordset($1::json) AS r(t text, k text, s text, m text, v int, a timestamptz, f timestamptz, o jsonb)
            ),
            before AS MATERIALIZED (
-             SELECT e.subject_id, ${incompleteSql('e.outcomes')} AS unjudged FROM r
+             SELECT e.subject_id, e.incomplete AS unjudged FROM r
                JOIN subject_evaluations e ON e.tenant_id = r.t AND e.subject_kind = 'party' AND e.subject_id = r.s AND e.mode = 'live'
               WHERE r.k = 'party' AND r.m = 'live'
            ),
@@ -241,14 +241,14 @@ async function writeEvaluations(db: Pick<Pool, 'query'>, outcomes: SubjectOutcom
                SET ruleset_version = EXCLUDED.ruleset_version, event_at = EXCLUDED.event_at, evaluated_at = EXCLUDED.evaluated_at,
                    fact_at = greatest(e.fact_at, EXCLUDED.fact_at), outcomes = e.outcomes || EXCLUDED.outcomes
              WHERE e.event_at <= EXCLUDED.event_at
-             RETURNING e.subject_kind, e.subject_id, e.mode, e.outcomes
+             RETURNING e.subject_kind, e.subject_id, e.mode, e.incomplete
            )
            -- Grouped, not joined: both sides are CTEs without statistics, and a join planned on
            -- guessed sizes can turn into a scan of one per row of the other.
            SELECT subject_id AS party_id FROM (
              SELECT subject_id, unjudged, false AS written FROM before
              UNION ALL
-             SELECT subject_id, ${incompleteSql('outcomes')}, true FROM written WHERE subject_kind = 'party' AND mode = 'live'
+             SELECT subject_id, incomplete, true FROM written WHERE subject_kind = 'party' AND mode = 'live'
            ) verdicts
            GROUP BY subject_id
            HAVING bool_or(written) AND (count(*) = 1 OR bool_or(unjudged) <> bool_and(unjudged))`,

@@ -1,0 +1,1 @@
+ALTER TABLE subject_evaluations DROP COLUMN IF EXISTS incomplete;
