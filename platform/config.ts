@@ -34,6 +34,9 @@ export const configSchema = z.object({
   // Minutes without an arrival after which a tenant's movement / control-event feed is degraded.
   SVC_COVERAGE_MOVEMENT_SILENCE_MIN: positiveInt.default(60),
   SVC_COVERAGE_CONTROL_EVENT_SILENCE_MIN: positiveInt.default(24 * 60),
+  // Activity rows a detect process keeps between batches (platform/aggregates/snapshot-cache.ts);
+  // 0 reads every snapshot from the store.
+  SVC_DETECT_CACHED_ROWS: z.coerce.number().int().min(0).default(250_000),
   // An import's backfill window starts this many days before its go-live watermark unless the
   // import gives backfill_from.
   SVC_IMPORT_BACKFILL_DAYS: positiveInt.max(36_500).default(400),

@@ -35,6 +35,8 @@ export interface DetectPipelineOptions {
   library?: readonly AnyDetector[];
   episodes?: EpisodePolicy;
   silence?: SilenceThresholds;
+  // Activity rows kept between batches (withSnapshotCache; 0: none).
+  cachedRows?: number;
   onError?: (error: unknown) => void;
 }
 
@@ -52,7 +54,7 @@ export async function startDetectPipeline(options: DetectPipelineOptions): Promi
     graph: options.graph,
     // Subjects' recent activity is kept between batches (an active subject is evaluated in batch
     // after batch), and only what was recorded since is read.
-    aggregates: withSnapshotCache(options.aggregates),
+    aggregates: withSnapshotCache(options.aggregates, options.cachedRows),
     clock: options.clock,
     library: options.library ?? DETECTOR_LIBRARY,
     ...(options.episodes ? { episodes: options.episodes } : {}),

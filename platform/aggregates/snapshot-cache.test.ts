@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/support/test-database.ts';
 import type { Pool } from '../postgres/pool.ts';
 import { describeAggregateStoreContract } from './contract.ts';
-import type { Activity, Subject } from './port.ts';
+import type { Activity, AggregateStore, Subject } from './port.ts';
 import { PostgresAggregateStore } from './postgres.ts';
-import { SnapshotCache } from './snapshot-cache.ts';
+import { SnapshotCache, withSnapshotCache } from './snapshot-cache.ts';
 import type { SnapshotRequest, SubjectSnapshot } from './snapshot.ts';
 
 // The whole port contract through the cache: every snapshot it answers must be the store's.
@@ -92,6 +92,14 @@ describe('SnapshotCache', () => {
         client.release();
       }
     });
+  });
+
+  it('is put in front of a store that can say what it recorded since a read, unless no row may be kept', () => {
+    expect(withSnapshotCache(store)).toBeInstanceOf(SnapshotCache);
+    expect(withSnapshotCache(store, 0)).toBe(store);
+    // The same store, but one that cannot say what it recorded since a read.
+    const withoutRecord: AggregateStore = Object.assign(Object.create(store) as AggregateStore, { recordedSince: undefined });
+    expect(withSnapshotCache(withoutRecord, 1_000)).toBe(withoutRecord);
   });
 
   describe('snapshots', () => {

@@ -44,9 +44,10 @@ interface Entry {
   used: number;
 }
 
-// The store itself when it cannot say what it recorded since a read: nothing can be kept exact.
+// The store itself when it cannot say what it recorded since a read (nothing could be kept
+// exact), or when no row may be kept.
 export function withSnapshotCache(store: AggregateStore, maxRows = DEFAULT_CACHED_ROWS): AggregateStore {
-  return store.recordedSince ? new SnapshotCache(store as JournalingStore, maxRows) : store;
+  return store.recordedSince && maxRows > 0 ? new SnapshotCache(store as JournalingStore, maxRows) : store;
 }
 
 export class SnapshotCache implements AggregateStore {

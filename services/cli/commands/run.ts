@@ -144,7 +144,7 @@ async function withStore<S>(open: Promise<Opened<S>>, start: (store: S) => Promi
 
 // How each pipeline starts, given its pool and bus.
 export function pipelineStarters(options: {
-  config: Pick<Config, 'SVC_COVERAGE_MOVEMENT_SILENCE_MIN' | 'SVC_COVERAGE_CONTROL_EVENT_SILENCE_MIN' | 'SVC_OCCURRED_AT_FUTURE_SKEW_S'> & EngineSettings;
+  config: Pick<Config, 'SVC_COVERAGE_MOVEMENT_SILENCE_MIN' | 'SVC_COVERAGE_CONTROL_EVENT_SILENCE_MIN' | 'SVC_OCCURRED_AT_FUTURE_SKEW_S' | 'SVC_DETECT_CACHED_ROWS'> & EngineSettings;
   masterKey: Buffer;
   onError: (error: unknown) => void;
 }): Record<Pipeline, Starter> {
@@ -161,6 +161,7 @@ export function pipelineStarters(options: {
           ...stores,
           clock: systemClock,
           silence: { movement: config.SVC_COVERAGE_MOVEMENT_SILENCE_MIN, control_event: config.SVC_COVERAGE_CONTROL_EVENT_SILENCE_MIN },
+          cachedRows: config.SVC_DETECT_CACHED_ROWS,
           onError,
         }),
       ),
