@@ -40,7 +40,7 @@ interface Entry {
   lastAtOrBeforeFrom: Date | null;
   // The first sighting (all time) of every counterparty of `rows`, and perhaps of others.
   firstSeen: Map<string, Date>;
-  // When it last answered (a call count): the least recently used are dropped first.
+  // When it last answered (a count of answers): the least recently used are dropped first.
   used: number;
 }
 
@@ -120,8 +120,12 @@ export class SnapshotCache implements AggregateStore {
           used: 0,
         };
         this.entries.add(entry);
+        // A complete load holds every row of the request's range: this answers (kept for safety).
         const answer = this.answer(entry, requests[i]!, cap);
-        if (!answer) return this.markTooLarge(snapshot.subject, cap, direct, i);
+        if (!answer) {
+          this.entries.delete(snapshot.subject);
+          return this.markTooLarge(snapshot.subject, cap, direct, i);
+        }
         answers[i] = answer;
         this.answered.loaded++;
       });
