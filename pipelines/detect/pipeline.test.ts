@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { startDetectionWorld, type DetectionWorld } from '../../test/support/detection-world.ts';
 import { defineDetector, noHit, type DetectorOutcome } from './framework/detector.ts';
@@ -197,5 +197,26 @@ describe('the detection pipeline', () => {
     // The test clock stands still, so events are told apart by content, not by time.
     const reopening = (await events('case.status_changed')).filter((e) => e.data.reason === 'new_alert');
     expect(reopening.map((e) => e.data)).toEqual([expect.objectContaining({ case_status: 'open', previous_case_status: 'closed' })]);
+  });
+
+  it("keeps the subjects' activity between batches: a subject evaluated before is not loaded again", async () => {
+    const store = world.stores.aggregates;
+    const loaded: string[] = [];
+    const original = store.snapshots.bind(store);
+    const load = vi.spyOn(store, 'snapshots').mockImplementation((requests, cap) => {
+      loaded.push(...requests.map((r) => `${r.subject.kind}:${r.subject.id}`));
+      return original(requests, cap);
+    });
+    const news = vi.spyOn(store, 'recordedSince');
+    try {
+      // m7 (just judged) made a1, a2, p1 and p2 held: a movement between them reads what is new only.
+      await world.movement({ id: 'm8', from: ['a2', 'p2'], to: ['a1', 'p1'], value: 10_000, at: '2026-08-28T11:00:00Z' });
+      await world.settle();
+      expect(news).toHaveBeenCalled();
+      expect(loaded.filter((s) => ['account:a1', 'account:a2', 'party:p1', 'party:p2'].includes(s))).toEqual([]);
+    } finally {
+      load.mockRestore();
+      news.mockRestore();
+    }
   });
 });
