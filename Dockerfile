@@ -4,8 +4,12 @@
 # dependency; only the console's web app is built (its own stage).
 #
 #   docker build -t svc:local .
-#   docker run --rm -p 8080:8080 svc:local            # all-in-one on the embedded PostgreSQL, like `npm start`
+#   docker run --rm -p 8080:8080 -e NODE_OPTIONS=--max-semi-space-size=64 svc:local
+#                                                     # all-in-one on the embedded PostgreSQL, like `npm start`
 #   docker run --rm -e DATABASE_URL=… -e SVC_MASTER_KEY=… svc:local run api
+#
+# NODE_OPTIONS is given per process, not here: only the processes that run detection take it
+# (pipelines/detect/node-options.ts); compose and Kubernetes set it on their detect processes.
 
 FROM node:20.19-bookworm-slim AS deps
 WORKDIR /app

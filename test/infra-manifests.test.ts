@@ -14,6 +14,7 @@ import { PARTITIONS } from '../platform/bus/postgres-log.ts';
 import type { ConsumeOptions } from '../platform/bus/port.ts';
 import { configSchema, loadConfig } from '../platform/config.ts';
 import type { Pool } from '../platform/postgres/pool.ts';
+import { DETECTION_NODE_OPTIONS } from '../pipelines/detect/node-options.ts';
 import { CONSUMER_GROUPS } from '../pipelines/groups.ts';
 import { BUS_TOPICS } from '../schemas/bus/avro/index.ts';
 import { parsePipelinesManifest, type PipelinesManifest } from '../schemas/infra/pipelines.ts';
@@ -145,8 +146,19 @@ function checkSvcArgs(args: string[], shown: string): string[] {
   return rest.filter((arg) => arg.startsWith('--') && !MAIN_SOURCE.includes(`${arg}`)).map((flag) => `${shown}: the CLI knows no option ${flag}`);
 }
 
+// NODE_OPTIONS is node's own, checked by checkNodeOptions.
 function checkEnvNames(names: string[], where: string): string[] {
-  return names.filter((name) => !CONFIG_KEYS.has(name)).map((name) => `${where}: ${name} is not a variable of platform/config.ts`);
+  return names.filter((name) => !CONFIG_KEYS.has(name) && name !== 'NODE_OPTIONS').map((name) => `${where}: ${name} is not a variable of platform/config.ts`);
+}
+
+// A process that runs detection starts with detection's node options (NODE_OPTIONS), and no other
+// process sets any.
+const DETECTION_NODE_OPTIONS_TEXT = DETECTION_NODE_OPTIONS.join(' ');
+function checkNodeOptions(env: Record<string, string>, argv: string[], where: string): string[] {
+  const detects = [processorCommand('detect').join(' '), 'up'].includes(svcArgs(argv) ?? '');
+  if (detects && env.NODE_OPTIONS !== DETECTION_NODE_OPTIONS_TEXT) return [`${where}: runs detection without NODE_OPTIONS=${DETECTION_NODE_OPTIONS_TEXT}`];
+  if (!detects && env.NODE_OPTIONS !== undefined) return [`${where}: sets NODE_OPTIONS, which only detection's processes take`];
+  return [];
 }
 
 // A complete environment must load: values valid, engine requirements met, the master key given.
@@ -250,6 +262,7 @@ function checkCompose(compose: Compose, envExample: string, files: Files = INFRA
     problems.push(...checkEnvNames(Object.keys(env), where));
     problems.push(...checkLoads(Object.fromEntries(Object.entries(env).map(([k, v]) => [k, interpolate(v)])), where));
     problems.push(...checkArgv(argvOf(service), where, files));
+    problems.push(...checkNodeOptions(env, argvOf(service), where));
     const test = service.healthcheck?.test;
     if (test && !service.healthcheck?.disable) {
       if (test[0] !== 'CMD') problems.push(`${where}: a health check of ours runs a command (CMD), not a shell`);
@@ -400,6 +413,7 @@ function checkKubernetes(result: Kustomized, files: Files = INFRA_FILES): string
     }
     problems.push(...checkLoads(env, where));
     problems.push(...checkArgv([...(container.command ?? ENTRYPOINT), ...(container.args ?? DEFAULT_CMD)], where, files));
+    problems.push(...checkNodeOptions(env, [...(container.command ?? ENTRYPOINT), ...(container.args ?? DEFAULT_CMD)], where));
     for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe'] as const) {
       const spec = container[probe];
       if (!spec) continue;
@@ -653,7 +667,9 @@ describe('infra/compose/docker-compose.yml', () => {
     const broken = clone(compose);
     // Services share one environment (a YAML alias): give the broken ones their own.
     broken.services.graph!.environment = { ...envOf(broken.services.graph!), SVC_GRAPH_ENGINE: 'neo4j' };
-    broken.services.detect!.environment = { ...envOf(broken.services.detect!), SVC_BUS: 'rabbitmq' };
+    const { NODE_OPTIONS: _detectionOptions, ...detectEnv } = envOf(broken.services.detect!);
+    broken.services.detect!.environment = { ...detectEnv, SVC_BUS: 'rabbitmq' };
+    broken.services.aggregates!.environment = { ...envOf(broken.services.aggregates!), NODE_OPTIONS: DETECTION_NODE_OPTIONS_TEXT };
     broken.services.canonical!.command = ['run', 'pipeline', 'canonicalize'];
     broken.services.imports!.command = ['deploy'];
     broken.services.webhooks!.command = ['status', '--yaml'];
@@ -669,9 +685,11 @@ describe('infra/compose/docker-compose.yml', () => {
         'compose service webhooks: node bin/svc.js status --yaml: the CLI knows no option --yaml',
         'compose service reconcile: mounts ../missing.yaml, which does not exist',
         'compose service neo4j: no health check',
+        'compose service detect: runs detection without NODE_OPTIONS=--max-semi-space-size=64',
+        "compose service aggregates: sets NODE_OPTIONS, which only detection's processes take",
       ]),
     );
-    expect(problems).toHaveLength(7);
+    expect(problems).toHaveLength(9);
     expect(checkCompose(compose, envExample.replace(/^NEO4J_PASSWORD=.*$/m, ''))).toEqual(['compose: ${NEO4J_PASSWORD} is not in infra/compose/.env.example']);
   });
 });
@@ -720,7 +738,8 @@ describe('infra/k8s', () => {
       files
         .get('infra/k8s/base/workers.yaml')!
         .replace('args: [run, pipeline, reconcile]', 'args: [run, pipeline, reconciliation]')
-        .replace('- name: DATABASE_URL', '- name: SVC_DB_URL'),
+        .replace('- name: DATABASE_URL', '- name: SVC_DB_URL')
+        .replace('value: --max-semi-space-size=64', 'value: --max-semi-space-size=16'),
     );
     files.set('infra/k8s/base/api.yaml', files.get('infra/k8s/base/api.yaml')!.replace('path: /ready', 'path: /healthz'));
     files.set('infra/k8s/base/console.yaml', files.get('infra/k8s/base/console.yaml')!.replace('value: "8081"', 'value: "8090"'));
@@ -736,6 +755,7 @@ describe('infra/k8s', () => {
         'Deployment svc-api container svc readinessProbe: /healthz is not a health route (/health, /ready, /console/v1/health)',
         'Deployment svc-console container svc livenessProbe: probes 8081, the process listens on SVC_CONSOLE_PORT=8090',
         'Deployment svc-api: autoscaled, yet declares replicas',
+        'Deployment svc-detect container svc: runs detection without NODE_OPTIONS=--max-semi-space-size=64',
       ]),
     );
   });
@@ -760,5 +780,12 @@ describe('Dockerfile', () => {
     expect(checkArgv(['node', 'bin/svc.js', 'serve'], 'x')[0]).toMatch(/svc has no command serve/);
     expect(checkArgv(['node', '--import', 'tsx', 'infra/kafka/create-topics.ts', '--replicas', '1'], 'x')[0]).toMatch(/unknown option --replicas/);
     expect(checkArgv(['bash', '-c', 'true'], 'x')).toEqual(['x: bash -c true: not a command of this service']);
+  });
+});
+
+describe('npm start', () => {
+  it('runs the whole service, detection included, with detection\'s node options', () => {
+    const start: string = JSON.parse(read('package.json')).scripts.start;
+    expect(start.split(' && ').at(-1)).toBe(['node', ...DETECTION_NODE_OPTIONS, 'bin/svc.js', 'up'].join(' '));
   });
 });

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
+import { DETECTION_NODE_OPTIONS } from '../../pipelines/detect/node-options.ts';
 import { batchBody } from './amlsim.ts';
 import { answered, batchCounts, signedTarget } from './api.ts';
 import { startNode, TENANT, type BenchService } from './bench-service.ts';
@@ -69,10 +70,11 @@ export interface StartedPipeline {
   readyAt: number;
 }
 
-// `svc run pipeline <pipeline>` on the service's data directory, once it says it is running.
-// BENCH_PIPELINE_NODE_ARGS adds node options to it (e.g. --cpu-prof).
+// `svc run pipeline <pipeline>` on the service's data directory, once it says it is running, with
+// the node options it is deployed with (detection's). BENCH_PIPELINE_NODE_ARGS adds node options
+// to it (e.g. --cpu-prof).
 export async function startPipeline(teardown: Teardown, service: BenchService, pipeline: PipelineName, name: string): Promise<StartedPipeline> {
-  const nodeArgs = (process.env.BENCH_PIPELINE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const nodeArgs = [...(pipeline === 'detect' ? DETECTION_NODE_OPTIONS : []), ...(process.env.BENCH_PIPELINE_NODE_ARGS ?? '').split(' ').filter(Boolean)];
   const args = [...nodeArgs, 'bin/svc.js', 'run', 'pipeline', pipeline];
   const { child } = await startNode(teardown, name, args, service.env, new RegExp(`${pipeline} pipeline running`));
   return { child, readyAt: performance.now() };
