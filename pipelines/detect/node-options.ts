@@ -4,8 +4,9 @@
 // starts and a running process cannot change it.
 //
 // Semi-spaces of 64 MB in V8's young generation instead of the default 16. An evaluation holds its
-// subject's reads across database round trips, and with 16 MB a scavenge came every 14 ms: most of
-// those reads outlived two of them and were copied into the old generation, and scavenges took a
-// fifth of the detect process's time. With 64 MB, detection used about 5 % less CPU for the same
-// work, for about 80 MB more peak memory (docs/decisions/0009-detection.md).
+// subject's reads across database round trips, and with 16 MB a scavenge came every 14 ms: many of
+// those reads outlived two of them and were copied into the old generation (about 100 MB a
+// second), and scavenges took a fifth of the detect process's time. With 64 MB, detection used
+// about 5 % less CPU for the same work, for about 80 MB more peak memory
+// (docs/decisions/0009-detection.md).
 export const DETECTION_NODE_OPTIONS: readonly string[] = ['--max-semi-space-size=64'];
