@@ -412,8 +412,9 @@ function checkKubernetes(result: Kustomized, files: Files = INFRA_FILES): string
       else problems.push(`${where}: ${variable.name} has neither a value nor a reference`);
     }
     problems.push(...checkLoads(env, where));
-    problems.push(...checkArgv([...(container.command ?? ENTRYPOINT), ...(container.args ?? DEFAULT_CMD)], where, files));
-    problems.push(...checkNodeOptions(env, [...(container.command ?? ENTRYPOINT), ...(container.args ?? DEFAULT_CMD)], where));
+    const argv = [...(container.command ?? ENTRYPOINT), ...(container.args ?? DEFAULT_CMD)];
+    problems.push(...checkArgv(argv, where, files));
+    problems.push(...checkNodeOptions(env, argv, where));
     for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe'] as const) {
       const spec = container[probe];
       if (!spec) continue;
