@@ -7,7 +7,7 @@
 // of two topics of one stream. Each case uses keys and groups of its own, so cases share the
 // topics without seeing each other's records in their assertions.
 //
-//   - order: a partition's records reach `handle` in order, one partition per call, and every
+//   - order: a partition's records reach `handle` in order, at most maxBatch per call, and every
 //     entity's versions in the order written
 //   - at least once, commit after effects: a rejected batch is delivered again, and nothing
 //     behind it in its partition is handled before it succeeds
@@ -128,17 +128,14 @@ export function describeBusContract(name: string, factory: (context: ContractCon
     const twoTopics = (id: string, perTopic: number) =>
       CONTRACT_TOPICS.flatMap((topic) => keysOf(id, topic, perTopic).map((key) => ({ topic, key })));
 
-    it('hands over one partition per call, in order, every entity in the order written', async () => {
+    it('hands over at most maxBatch records per call, every entity in the order written', async () => {
       const id = run();
       const keys = twoTopics(id, 6);
       await versions(keys, 1, 5);
       const calls: BusRecord[][] = [];
       await consume({ group: `order-${id}`, topics: CONTRACT_TOPICS, maxBatch: 7, handle: async (records) => void calls.push(records) });
       await eventually(() => calls.flat().filter(mine(id)).length >= keys.length * 5, 'every record');
-      for (const call of calls) {
-        expect(new Set(call.map((r) => r.partition)).size).toBe(1);
-        expect(call.length).toBeLessThanOrEqual(7);
-      }
+      for (const call of calls) expect(call.length).toBeLessThanOrEqual(7);
       const seen = new Map<string, number[]>();
       for (const record of calls.flat().filter(mine(id))) {
         const { key, seq } = seqOf(record);

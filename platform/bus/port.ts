@@ -15,12 +15,13 @@ export interface BusRecord {
 export interface ConsumeOptions {
   group: string;
   topics: string[];
-  // Called with consecutive records of ONE partition, in order. Its effects must be durable when
-  // it resolves; only then is the offset committed. A record may be delivered again after a
-  // crash, so handlers are idempotent. A rejection is retried (the offset does not move).
+  // Called with at most maxBatch records of one or more partitions: each partition's next records,
+  // in order, and no call for a partition before the one before it resolved. Its effects must be
+  // durable when it resolves; only then are the offsets committed. A record may be delivered
+  // again after a crash, so handlers are idempotent. A rejection is retried (no offset moves).
   handle: (records: BusRecord[]) => Promise<void>;
   maxBatch?: number;
-  // How many partitions one member handles at the same time.
+  // How many batches one member handles at the same time.
   concurrency?: number;
   // Upstream groups reading the same topics: a record is delivered only once every one of them has
   // committed it, so a consumer that reads what they build (detection reads the graph and the

@@ -116,3 +116,64 @@ describe('an idle consumer', () => {
     expect(statements.get('bus-poll')).toBeLessThanOrEqual(3);
   });
 });
+
+describe("a member's lanes", () => {
+  // The position of a record in its partition, comparable: (writer xid, position).
+  const rank = (r: BusRecord): [bigint, bigint] => {
+    const [xid, position] = r.offset.split(':');
+    return [BigInt(xid!), BigInt(position!)];
+  };
+  const before = (a: BusRecord, b: BusRecord) => {
+    const [x, y] = [rank(a), rank(b)];
+    return x[0] < y[0] || (x[0] === y[0] && x[1] < y[1]);
+  };
+
+  it('read all their partitions in one statement and hand their records over in one call, cut at maxBatch', async () => {
+    for (let i = 0; i < 48; i++) {
+      const res = await api.client.post('/v1/parties', partyEvent(`lanes-${i}`), api.keys.ingest);
+      expect(res.statusCode).toBe(202);
+    }
+    const errors: unknown[] = [];
+    const polls = { count: 0 };
+    const pool = api.db.pool;
+    const counting = {
+      query: (config: { name?: string }, values?: unknown[]) => {
+        if (typeof config === 'object' && config.name === 'bus-poll') polls.count++;
+        return pool.query(config as never, values as never);
+      },
+      connect: () => pool.connect(),
+    } as unknown as typeof pool;
+    const bus = new PostgresLogBus(counting, { onError: (e) => errors.push(e) });
+    const read = async (group: string, options: { concurrency: number; maxBatch?: number }) => {
+      const calls: BusRecord[][] = [];
+      consumers.push(await bus.consume({ group, topics: INBOX_TOPICS, ...options, handle: async (records) => void calls.push(records) }));
+      await drain(bus, errors, [{ group, topics: INBOX_TOPICS }]);
+      return calls;
+    };
+
+    // One lane holds all 16 partitions: the whole log so far in one poll and one call.
+    polls.count = 0;
+    const whole = await read('lanes-one', { concurrency: 1 });
+    const partitions = new Set(whole.flat().map((r) => r.partition));
+    expect(partitions.size).toBeGreaterThan(8);
+    expect(new Set(whole[0]!.map((r) => r.partition)).size).toBe(partitions.size);
+    expect(polls.count).toBeLessThanOrEqual(3);
+
+    // Cut at maxBatch: every call holds at most 3 records, and each partition's records still
+    // arrive in order, each once.
+    const cut = await read('lanes-cut', { concurrency: 1, maxBatch: 3 });
+    expect(cut.every((call) => call.length <= 3)).toBe(true);
+    const flat = cut.flat();
+    expect(flat.map((r) => `${r.partition}/${r.offset}`).sort()).toEqual(whole.flat().map((r) => `${r.partition}/${r.offset}`).sort());
+    for (const partition of partitions) {
+      const mine = flat.filter((r) => r.partition === partition);
+      for (let i = 1; i < mine.length; i++) expect(before(mine[i - 1]!, mine[i]!)).toBe(true);
+    }
+
+    // Four lanes: each call holds the partitions of one lane only.
+    const four = await read('lanes-four', { concurrency: 4 });
+    for (const call of four) expect(new Set(call.map((r) => r.partition % 4)).size).toBe(1);
+    expect(four.length).toBeLessThanOrEqual(8);
+    expect(errors).toEqual([]);
+  });
+});

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from '../postgres/pool.ts';
 import type { Bus, BusRecord, ConsumeOptions, Consumer, PartitionLag } from './port.ts';
-import { Semaphore } from '../semaphore.ts';
 
 // Fixed: the outbox computes each row's partition from its key with this modulus.
 export const PARTITIONS = 16;
@@ -9,7 +8,8 @@ const IDLE_POLL_MS = 50;
 const HEARTBEAT_MS = 2_000;
 const MEMBER_TTL_S = 10;
 const DEFAULT_MAX_BATCH = 500;
-// Partitions of one member handled at once: each holds a pooled connection while it works.
+// Lanes of one member (see LogConsumer), each handling its partitions' records while the others
+// do theirs: each holds a pooled connection while it works.
 const DEFAULT_CONCURRENCY = 4;
 // Advisory-lock namespace of partition leases (the first key of pg_try_advisory_lock(int, int)).
 const LEASE_NAMESPACE = 0x5e7c;
@@ -69,60 +69,85 @@ export class PostgresLogBus implements Bus {
   }
 }
 
-// A group's next records in one partition: committed by a transaction older than every running
-// one, and (for a group reading `after` others, $7) already taken by every upstream group. The
-// upstream test is left out of the text for groups without any: every poll is planned anew (see
-// createPool's customPlans), and each subquery is planned with it.
+// A group's next records in each of a lane's partitions ($2-$4: partition, position), at most $6
+// per partition: committed by a transaction older than every running one, and (for a group
+// reading `after` others, $7) already taken by every upstream group. One index range per
+// partition, as in the watch. The upstream test is left out of the text for groups without any:
+// every poll is planned anew (see createPool's customPlans), and each subquery is planned with it.
 const pollSql = (withUpstream: boolean): string =>
   `SELECT o.position::text, o.writer_xid::text, o.topic, o.partition_key, o.partition, o.tenant_id, o.event_id, o.payload
-            FROM outbox o
-           WHERE o.stream = $1
-             AND o.partition = $2
-             AND o.topic = ANY($3::text[])
-             AND (o.writer_xid, o.position) > ($4::xid8, $5::bigint)
-             AND o.writer_xid < pg_snapshot_xmin(pg_current_snapshot())${
-               withUpstream
-                 ? `
-             AND NOT EXISTS (SELECT 1 FROM unnest($7::text[]) AS u(group_name)
-                               LEFT JOIN consumer_offsets c ON c.group_name = u.group_name AND c.partition = $2
-                              WHERE c.position IS NULL OR (c.writer_xid, c.position) < (o.writer_xid, o.position))`
-                 : ''
-             }
-           ORDER BY o.writer_xid, o.position
-           LIMIT $6`;
+     FROM unnest($2::int[], $3::text[]::xid8[], $4::bigint[]) AS w(partition, xid, position)
+    CROSS JOIN LATERAL (
+      SELECT o.* FROM outbox o
+       WHERE o.stream = $1
+         AND o.partition = w.partition
+         AND o.topic = ANY($5::text[])
+         AND (o.writer_xid, o.position) > (w.xid, w.position)
+         AND o.writer_xid < pg_snapshot_xmin(pg_current_snapshot())${
+           withUpstream
+             ? `
+         AND NOT EXISTS (SELECT 1 FROM unnest($7::text[]) AS u(group_name)
+                           LEFT JOIN consumer_offsets c ON c.group_name = u.group_name AND c.partition = w.partition
+                          WHERE c.position IS NULL OR (c.writer_xid, c.position) < (o.writer_xid, o.position))`
+             : ''
+         }
+       ORDER BY o.writer_xid, o.position
+       LIMIT $6
+    ) o
+    ORDER BY o.partition, o.writer_xid, o.position`;
 const POLL_SQL = pollSql(false);
 const POLL_AFTER_SQL = pollSql(true);
+
+// Where the group stands in each partition of a handled batch, in one statement; in partition
+// order, so two members handing a partition over lock the rows in one order.
+const COMMIT_SQL = `INSERT INTO consumer_offsets (group_name, partition, writer_xid, position, updated_at)
+  SELECT $1, u.partition, u.xid::xid8, u.position, now()
+    FROM unnest($2::int[], $3::text[], $4::bigint[]) AS u(partition, xid, position)
+   ORDER BY u.partition
+  ON CONFLICT (group_name, partition) DO UPDATE
+    SET writer_xid = EXCLUDED.writer_xid, position = EXCLUDED.position, updated_at = EXCLUDED.updated_at
+  WHERE (consumer_offsets.writer_xid, consumer_offsets.position) < (EXCLUDED.writer_xid, EXCLUDED.position)`;
 
 // An accepted event of the log by its tenant and id (acceptedEvents).
 const acceptedEventKey = (row: { tenant_id: string; event_id: string }): string => `${row.tenant_id}\u0000${row.event_id}`;
 
+// A member reads its partitions in lanes: lane i holds the partitions p with p % lanes = i, polls
+// all of them in one statement, hands what it found over in one call and commits their offsets in
+// one statement. A partition's lane never changes, so its records are handled in order, one batch
+// at a time. Read a partition at a time, a group's batches were a few records each at 1,000
+// movements/s (the records of one partition since its last poll), and every batch costs each
+// pipeline a transaction of several statements: a third of the machine's CPU in bench:detect.
 class LogConsumer implements Consumer {
   private readonly memberId = randomUUID();
   private leaseClient: PoolClient | undefined;
   private readonly held = new Set<number>();
   // Where this member is in each partition it holds, read from consumer_offsets on taking it.
   private readonly positions = new Map<number, { xid: string; position: string }>();
-  private readonly running = new Map<number, Promise<void>>();
-  // Partitions whose last poll found nothing, each with what wakes its loop (watch()).
+  private readonly lanes: number;
+  private readonly running: Array<Promise<void>> = [];
+  // Each lane's batch in progress, if any: a partition given back waits for it.
+  private readonly inFlight = new Map<number, Promise<number>>();
+  // Lanes waiting, each with what wakes it: their last poll found nothing (watch() looks for
+  // news), or they hold no partition (rebalance wakes them when they take one).
   private readonly idle = new Map<number, () => void>();
   private watching: Promise<void> | undefined;
   private stopped = false;
   private rebalancing = false;
   private rebalanceTimer: NodeJS.Timeout | undefined;
-  private readonly slots: Semaphore;
 
   constructor(
     private readonly pool: Pool,
     private readonly options: ConsumeOptions,
     private readonly onError: (error: unknown) => void,
   ) {
-    this.slots = new Semaphore(options.concurrency ?? DEFAULT_CONCURRENCY);
+    this.lanes = Math.max(1, Math.min(PARTITIONS, options.concurrency ?? DEFAULT_CONCURRENCY));
     this.stream = streamOf(options.topics);
   }
 
   private readonly stream: string;
 
   async start(): Promise<void> {
+    for (let lane = 0; lane < this.lanes; lane++) this.running.push(this.loop(lane));
     await this.rebalance();
     this.rebalanceTimer = setInterval(() => void this.rebalance().catch(this.onError), HEARTBEAT_MS);
     this.watching = this.watch();
@@ -136,7 +161,7 @@ class LogConsumer implements Consumer {
     this.stopped = true;
     clearInterval(this.rebalanceTimer);
     this.wakeAll();
-    await Promise.allSettled([...this.running.values(), this.watching]);
+    await Promise.allSettled([...this.running, this.watching]);
     await this.pool
       .query('DELETE FROM consumer_members WHERE group_name = $1 AND member_id = $2', [this.options.group, this.memberId])
       .catch(() => undefined);
@@ -189,10 +214,11 @@ class LogConsumer implements Consumer {
     for (const partition of [...this.held]) {
       if (this.held.size <= share) break;
       this.held.delete(partition);
-      this.wake(partition);
-      await this.running.get(partition);
+      // A batch started before is still the partition's: the lease goes once it is committed.
+      await this.inFlight.get(this.laneOf(partition))?.catch(() => undefined);
       await leases.query('SELECT pg_advisory_unlock($1, $2)', [groupKey, partition]);
     }
+    const given = new Set<number>();
     for (let partition = 0; partition < PARTITIONS && this.held.size < share && !this.stopped; partition++) {
       if (this.held.has(partition)) continue;
       const { rows: lock } = await leases.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS ok', [groupKey, partition]);
@@ -203,52 +229,71 @@ class LogConsumer implements Consumer {
       );
       this.positions.set(partition, offset[0] ?? { xid: '0', position: '0' });
       this.held.add(partition);
-      this.running.set(partition, this.loop(partition));
+      given.add(this.laneOf(partition));
     }
+    // Once all are taken, so a lane's first poll reads every partition it was given.
+    for (const lane of given) this.wake(lane);
   }
 
-  private async loop(partition: number): Promise<void> {
-    while (!this.stopped && this.held.has(partition)) {
+  private laneOf(partition: number): number {
+    return partition % this.lanes;
+  }
+
+  // The partitions a lane holds now, in order.
+  private partitionsOf(lane: number): number[] {
+    return [...this.held].filter((partition) => this.laneOf(partition) === lane).sort((a, b) => a - b);
+  }
+
+  private async loop(lane: number): Promise<void> {
+    while (!this.stopped) {
+      const partitions = this.partitionsOf(lane);
+      if (partitions.length === 0) {
+        await this.news(lane);
+        continue;
+      }
+      // Set before any await: a partition given back from now on waits for this batch.
+      const batch = this.pollOnce(partitions);
+      this.inFlight.set(lane, batch);
       try {
-        const delivered = await this.slots.run(() => this.pollOnce(partition));
-        if (delivered === 0) await this.news(partition);
+        if ((await batch) === 0) await this.news(lane);
       } catch (error) {
         this.onError(error);
         await sleep(IDLE_POLL_MS * 10);
+      } finally {
+        this.inFlight.delete(lane);
       }
     }
   }
 
-  // Resolves once the partition has a record this group may take (or the partition is given back,
-  // or the consumer stops): an idle partition is not polled on its own, watch() looks for all of
-  // them in one statement.
-  private news(partition: number): Promise<void> {
-    if (this.stopped || !this.held.has(partition)) return Promise.resolve();
-    return new Promise((resolve) => this.idle.set(partition, resolve));
+  // Resolves once one of the lane's partitions has a record this group may take (or the lane
+  // takes a partition, or the consumer stops): an idle lane is not polled on its own, watch()
+  // looks for all of them in one statement.
+  private news(lane: number): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return new Promise((resolve) => this.idle.set(lane, resolve));
   }
 
-  private wake(partition: number): void {
-    this.idle.get(partition)?.();
-    this.idle.delete(partition);
+  private wake(lane: number): void {
+    this.idle.get(lane)?.();
+    this.idle.delete(lane);
   }
 
   private wakeAll(): void {
-    for (const partition of [...this.idle.keys()]) this.wake(partition);
+    for (const lane of [...this.idle.keys()]) this.wake(lane);
   }
 
-  // Every IDLE_POLL_MS, one statement asks, for every idle partition at once, whether its next
-  // record may be taken, and wakes those whose can. Polling each idle partition on its own cost a
-  // statement per partition per tick: 16 partitions per group, so most of the log's reads found
-  // nothing (57,000 of 66,000 in bench:detect, about 170 µs of CPU each). Should the statement
-  // fail, every idle partition is woken to poll for itself.
+  // Every IDLE_POLL_MS, one statement asks, for every partition of the idle lanes at once, whether
+  // its next record may be taken, and wakes the lanes of those whose can. Polling each idle
+  // partition on its own cost a statement per partition per tick: 16 partitions per group, so
+  // most of the log's reads found nothing (57,000 of 66,000 in bench:detect, about 170 µs of CPU
+  // each). Should the statement fail, every idle lane is woken to poll for itself.
   private async watch(): Promise<void> {
     while (!this.stopped) {
       await sleep(IDLE_POLL_MS);
-      if (this.idle.size === 0 || this.stopped) continue;
-      for (const partition of [...this.idle.keys()]) if (!this.held.has(partition)) this.wake(partition);
-      if (this.idle.size === 0) continue;
+      const partitions = [...this.idle.keys()].flatMap((lane) => this.partitionsOf(lane));
+      if (partitions.length === 0 || this.stopped) continue;
       try {
-        for (const partition of await this.withNews([...this.idle.keys()])) this.wake(partition);
+        for (const partition of await this.withNews(partitions)) this.wake(this.laneOf(partition));
       } catch (error) {
         this.onError(error);
         this.wakeAll();
@@ -281,16 +326,31 @@ class LogConsumer implements Consumer {
     return rows.map((row) => row.partition);
   }
 
-  private async pollOnce(partition: number): Promise<number> {
+  // One batch of a lane: its partitions' next records, handled in one call, then committed.
+  // Returns how many records were handled.
+  private async pollOnce(partitions: number[]): Promise<number> {
     const group = this.options.group;
-    const from = this.positions.get(partition)!;
+    const maxBatch = this.options.maxBatch ?? DEFAULT_MAX_BATCH;
     const after = this.options.after ?? [];
-    const { rows } = await this.pool.query<LogRow>({
+    const from = partitions.map((partition) => this.positions.get(partition)!);
+    const { rows: found } = await this.pool.query<LogRow>({
       name: after.length > 0 ? 'bus-poll-after' : 'bus-poll',
       text: after.length > 0 ? POLL_AFTER_SQL : POLL_SQL,
-      values: [this.stream, partition, this.options.topics, from.xid, from.position, this.options.maxBatch ?? DEFAULT_MAX_BATCH, ...(after.length > 0 ? [after] : [])],
+      values: [
+        this.stream,
+        partitions,
+        from.map((p) => p.xid),
+        from.map((p) => p.position),
+        this.options.topics,
+        // A fair share of the batch per partition; at least one, so a lane of more partitions
+        // than maxBatch is cut below.
+        Math.max(1, Math.floor(maxBatch / partitions.length)),
+        ...(after.length > 0 ? [after] : []),
+      ],
     });
-    if (rows.length === 0) return 0;
+    if (found.length === 0) return 0;
+    // In partition order, so the cut keeps a leading run of every partition it keeps.
+    const rows = found.slice(0, maxBatch);
     const accepted = await this.acceptedEvents(rows.filter((row) => row.payload === null));
     const records: BusRecord[] = rows.map((row) => ({
       topic: row.topic,
@@ -301,16 +361,16 @@ class LogConsumer implements Consumer {
       headers: { tenant_id: row.tenant_id, event_id: row.event_id },
     }));
     await this.options.handle(records);
-    const last = rows[rows.length - 1]!;
-    await this.pool.query(
-      `INSERT INTO consumer_offsets (group_name, partition, writer_xid, position, updated_at)
-       VALUES ($1, $2, $3::xid8, $4, now())
-       ON CONFLICT (group_name, partition) DO UPDATE
-         SET writer_xid = EXCLUDED.writer_xid, position = EXCLUDED.position, updated_at = EXCLUDED.updated_at
-       WHERE (consumer_offsets.writer_xid, consumer_offsets.position) < (EXCLUDED.writer_xid, EXCLUDED.position)`,
-      [group, partition, last.writer_xid, last.position],
-    );
-    this.positions.set(partition, { xid: last.writer_xid, position: last.position });
+    // The last row of each partition is where the group now stands in it.
+    const last = new Map<number, LogRow>();
+    for (const row of rows) last.set(row.partition, row);
+    const ends = [...last.values()];
+    await this.pool.query({
+      name: 'bus-commit',
+      text: COMMIT_SQL,
+      values: [group, ends.map((row) => row.partition), ends.map((row) => row.writer_xid), ends.map((row) => row.position)],
+    });
+    for (const row of ends) this.positions.set(row.partition, { xid: row.writer_xid, position: row.position });
     return rows.length;
   }
 
