@@ -3,7 +3,7 @@ import { parseYamlManifest, type ManifestResult } from './yaml.ts';
 
 // The pipeline manifest (infra/pipelines.yaml): every processor `svc run` can start, what it
 // reads, and how it is tuned. Bus consumers name their consumer group, input topics, the upstream
-// groups they wait for (Bus `after`) and their parallelism (partitions one member handles at once,
+// groups they wait for (Bus `after`) and their parallelism (batches one member handles at once,
 // the bus's `concurrency`); workers claim rows from PostgreSQL tables and name them. This schema
 // checks the manifest on its own; `svc run` also checks it against what the code consumes
 // (services/cli/commands/run.ts), and refuses to start when they disagree.

@@ -41,11 +41,11 @@ export function processorCommand(name: ProcessorName): string[] {
 export const DEFAULT_PIPELINES_MANIFEST = fileURLToPath(new URL('../../../infra/pipelines.yaml', import.meta.url));
 
 // Pipelines read through a pool of their own so a burst of ingest cannot starve them: one
-// connection per partition in flight (the manifest's parallelism), one for the partition leases
+// connection per batch in flight (the manifest's parallelism), one for the partition leases
 // and one for everything else (heartbeats, offsets, sweeps).
 const PIPELINE_POOL_SIZE = 6;
 // On Kafka a pipeline process also runs the relay: two outbox streams, each a lease connection and
-// up to four partitions in flight (the embedded log's default concurrency).
+// up to four batches in flight (the embedded log's default concurrency).
 const RELAY_CONNECTIONS = 2 * (1 + 4);
 const poolSizeFor = (processor: Processor | undefined, bus: Config['SVC_BUS']) =>
   Math.max(PIPELINE_POOL_SIZE, processor?.kind === 'consumer' ? processor.parallelism + 2 : 0) +
