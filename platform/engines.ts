@@ -1,14 +1,13 @@
 // Which engine answers each port, from the config: PostgreSQL by default, or Kafka (the bus),
 // Neo4j (the graph) and ClickHouse (the aggregates) for scale-out. Every process opens what it
-// uses through here, so `svc run`, the API, `svc status` and backtests agree.
-import { openClickHouseAggregateStore } from './aggregates/clickhouse.ts';
+// uses through here, so `svc run`, the API, `svc status` and backtests agree. The scale-out
+// engines' adapters are imported only when configured: their drivers (kafkajs, avsc and the schema
+// registry, neo4j-driver, @clickhouse/client) are tens of MB of every process's memory otherwise.
 import type { AggregateStore } from './aggregates/port.ts';
 import { PostgresAggregateStore } from './aggregates/postgres.ts';
-import { createKafkaBus } from './bus/kafka/index.ts';
 import type { Bus } from './bus/port.ts';
 import { PostgresLogBus } from './bus/postgres-log.ts';
 import type { Config } from './config.ts';
-import { Neo4jGraphStore } from './graph/neo4j/store.ts';
 import type { GraphStore } from './graph/port.ts';
 import { openReadPool } from './graph/postgres/budget.ts';
 import { PostgresGraphStore } from './graph/postgres/store.ts';
@@ -43,6 +42,7 @@ export async function openGraphStore(settings: EngineSettings, pool: Pool): Prom
     const reads = openReadPool(url, GRAPH_READ_CONNECTIONS, DEFAULT_READ_BUDGET_MS);
     return { value: new PostgresGraphStore(pool, { readPool: reads }), close: () => reads.pool.end() };
   }
+  const { Neo4jGraphStore } = await import('./graph/neo4j/store.ts');
   const store = Neo4jGraphStore.connect({ uri: settings.NEO4J_URI!, user: settings.NEO4J_USER, password: settings.NEO4J_PASSWORD, database: settings.NEO4J_DATABASE });
   try {
     await store.migrate();
@@ -56,6 +56,7 @@ export async function openGraphStore(settings: EngineSettings, pool: Pool): Prom
 // The aggregate store; on ClickHouse its DDL (infra/clickhouse) is applied first.
 export async function openAggregateStore(settings: EngineSettings, pool: Pool): Promise<Opened<AggregateStore>> {
   if (settings.SVC_AGGREGATE_STORE === 'postgres') return { value: new PostgresAggregateStore(pool), close: nothingToClose };
+  const { openClickHouseAggregateStore } = await import('./aggregates/clickhouse.ts');
   const { store, close } = await openClickHouseAggregateStore(settings);
   return { value: store, close };
 }
@@ -71,6 +72,7 @@ export async function openBus(
   options: { relay: boolean; onError?: (error: unknown) => void; onFatal?: (error: unknown) => void },
 ): Promise<Opened<Bus>> {
   if (settings.SVC_BUS === 'postgres') return { value: new PostgresLogBus(pool, { ...(options.onError ? { onError: options.onError } : {}) }), close: nothingToClose };
+  const { createKafkaBus } = await import('./bus/kafka/index.ts');
   const kafka = createKafkaBus(settings, pool, {
     relay: options.relay,
     ...(options.onError ? { onError: options.onError } : {}),

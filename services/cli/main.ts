@@ -1,13 +1,10 @@
 import { ConfigError } from '../../platform/config.ts';
-import { assetsCommand, keysCommand, migrateCommand, tenantsCommand } from './commands/admin.ts';
 import { ALL_PARTS, PIPELINES, runParts, type Pipeline } from './commands/run.ts';
-import { casesCommand } from './commands/cases.ts';
-import { rulesetsCommand } from './commands/rulesets.ts';
-import { statusCommand } from './commands/status.ts';
-import { fxRatesCommand } from './commands/fx-rates.ts';
-import { importCommand } from './commands/import.ts';
-import { consoleUsersCommand } from './commands/console-users.ts';
 import { UsageError } from './context.ts';
+
+// Every other command's code is imported when it runs: a long-running process (`svc up`,
+// `svc run …`) does not hold the operator commands in memory, nor they each other.
+const admin = () => import('./commands/admin.ts');
 
 const USAGE = `svc: the financial-crime control service
 
@@ -80,25 +77,25 @@ async function main(argv: string[]): Promise<void> {
       if (rest[0] === 'pipeline' && rest.length === 2 && PIPELINES.includes(rest[1] as Pipeline)) return runParts([`pipeline:${rest[1] as Pipeline}`]);
       throw new UsageError(`usage: svc run api | svc run console | svc run webhooks | svc run pipeline ${PIPELINES.join('|')}`);
     case 'status':
-      return statusCommand(print, rest.includes('--json'));
+      return (await import('./commands/status.ts')).statusCommand(print, rest.includes('--json'));
     case 'fx-rates':
-      return fxRatesCommand(rest, print);
+      return (await import('./commands/fx-rates.ts')).fxRatesCommand(rest, print);
     case 'migrate':
-      return migrateCommand(print);
+      return (await admin()).migrateCommand(print);
     case 'tenants':
-      return tenantsCommand(rest, print);
+      return (await admin()).tenantsCommand(rest, print);
     case 'keys':
-      return keysCommand(rest, print);
+      return (await admin()).keysCommand(rest, print);
     case 'assets':
-      return assetsCommand(rest, print);
+      return (await admin()).assetsCommand(rest, print);
     case 'cases':
-      return casesCommand(rest, print);
+      return (await import('./commands/cases.ts')).casesCommand(rest, print);
     case 'console-users':
-      return consoleUsersCommand(rest, print);
+      return (await import('./commands/console-users.ts')).consoleUsersCommand(rest, print);
     case 'rulesets':
-      return rulesetsCommand(rest, print);
+      return (await import('./commands/rulesets.ts')).rulesetsCommand(rest, print);
     case 'import':
-      process.exitCode = await importCommand(rest, { print, progress: process.stderr, env: process.env });
+      process.exitCode = await (await import('./commands/import.ts')).importCommand(rest, { print, progress: process.stderr, env: process.env });
       return;
     case undefined:
     case 'help':

@@ -7,17 +7,7 @@ import { systemClock } from '../../../platform/clock.ts';
 import { ConfigError, loadConfig, type Config } from '../../../platform/config.ts';
 import { createPool, type Pool } from '../../../platform/postgres/pool.ts';
 import { openAggregateStore, openBus, openDetectionStores, openGraphStore, type EngineSettings, type Opened } from '../../../platform/engines.ts';
-import { startAggregatesPipeline } from '../../../pipelines/aggregates/pipeline.ts';
-import { startCanonicalPipeline } from '../../../pipelines/canonical/pipeline.ts';
-import { startDetectPipeline } from '../../../pipelines/detect/pipeline.ts';
 import { CONSUMER_GROUPS } from '../../../pipelines/groups.ts';
-import { startGraphPipeline } from '../../../pipelines/graph/pipeline.ts';
-import { createApi } from '../../api/wiring.ts';
-import { createDeliveryWorker } from '../../webhooks/wiring.ts';
-import { createConsole } from '../../console/wiring.ts';
-import { ImportWorker } from '../../../pipelines/imports/worker.ts';
-import { startReconcilePipeline } from '../../../pipelines/reconcile/pipeline.ts';
-import { TenantAssetRegistry } from '../../../platform/assets/tenant-registry.ts';
 import { parsePipelinesManifest, type PipelinesManifest, type Processor } from '../../../schemas/infra/pipelines.ts';
 import { openContext, UsageError } from '../context.ts';
 
@@ -142,7 +132,9 @@ async function withStore<S>(open: Promise<Opened<S>>, start: (store: S) => Promi
   };
 }
 
-// How each pipeline starts, given its pool and bus.
+// How each pipeline starts, given its pool and bus. Each part's code is imported when it starts,
+// so a process holds in memory only the parts it runs (the API's and the detectors' modules
+// were about 60 MB of a lone canonical pipeline's RSS).
 export function pipelineStarters(options: {
   config: Pick<Config, 'SVC_COVERAGE_MOVEMENT_SILENCE_MIN' | 'SVC_COVERAGE_CONTROL_EVENT_SILENCE_MIN' | 'SVC_OCCURRED_AT_FUTURE_SKEW_S' | 'SVC_DETECT_CACHED_ROWS'> & EngineSettings;
   masterKey: Buffer;
@@ -150,11 +142,21 @@ export function pipelineStarters(options: {
 }): Record<Pipeline, Starter> {
   const { config, masterKey, onError } = options;
   return {
-    canonical: (pool, bus) => startCanonicalPipeline({ pool, bus, clock: systemClock, masterKey, onError }),
-    graph: (pool, bus) => withStore(openGraphStore(config, pool), (store) => startGraphPipeline({ bus, store })),
-    aggregates: (pool, bus) => withStore(openAggregateStore(config, pool), (store) => startAggregatesPipeline({ bus, store })),
-    detect: (pool, bus) =>
-      withStore(openDetectionStores(config, pool), (stores) =>
+    canonical: async (pool, bus) => {
+      const { startCanonicalPipeline } = await import('../../../pipelines/canonical/pipeline.ts');
+      return startCanonicalPipeline({ pool, bus, clock: systemClock, masterKey, onError });
+    },
+    graph: async (pool, bus) => {
+      const { startGraphPipeline } = await import('../../../pipelines/graph/pipeline.ts');
+      return withStore(openGraphStore(config, pool), (store) => startGraphPipeline({ bus, store }));
+    },
+    aggregates: async (pool, bus) => {
+      const { startAggregatesPipeline } = await import('../../../pipelines/aggregates/pipeline.ts');
+      return withStore(openAggregateStore(config, pool), (store) => startAggregatesPipeline({ bus, store }));
+    },
+    detect: async (pool, bus) => {
+      const { startDetectPipeline } = await import('../../../pipelines/detect/pipeline.ts');
+      return withStore(openDetectionStores(config, pool), (stores) =>
         startDetectPipeline({
           bus,
           pool,
@@ -164,9 +166,17 @@ export function pipelineStarters(options: {
           cachedRows: config.SVC_DETECT_CACHED_ROWS,
           onError,
         }),
-      ),
-    reconcile: (pool, bus) => startReconcilePipeline({ bus, pool, clock: systemClock, onError }),
+      );
+    },
+    reconcile: async (pool, bus) => {
+      const { startReconcilePipeline } = await import('../../../pipelines/reconcile/pipeline.ts');
+      return startReconcilePipeline({ bus, pool, clock: systemClock, onError });
+    },
     imports: async (pool) => {
+      const [{ ImportWorker }, { TenantAssetRegistry }] = await Promise.all([
+        import('../../../pipelines/imports/worker.ts'),
+        import('../../../platform/assets/tenant-registry.ts'),
+      ]);
       const worker = new ImportWorker({
         pool,
         clock: systemClock,
@@ -232,6 +242,7 @@ export async function runParts(parts: ProcessPart[]): Promise<void> {
 
     if (parts.includes('webhooks')) {
       const pool = createPool(db.url, WEBHOOK_POOL_SIZE, { customPlans: true });
+      const { createDeliveryWorker } = await import('../../webhooks/wiring.ts');
       const { worker, stop } = await createDeliveryWorker({ config, pool, masterKey, clock: systemClock, onError: logError });
       worker.start();
       stops.push(async () => {
@@ -242,6 +253,7 @@ export async function runParts(parts: ProcessPart[]): Promise<void> {
     }
 
     if (parts.includes('api')) {
+      const { createApi } = await import('../../api/wiring.ts');
       const { app, startMaintenance } = await createApi({ config, pool: db.pool, databaseUrl: db.url, masterKey, clock: systemClock });
       const stopMaintenance = startMaintenance();
       stops.unshift(async () => {
@@ -256,6 +268,7 @@ export async function runParts(parts: ProcessPart[]): Promise<void> {
     }
 
     if (parts.includes('console')) {
+      const { createConsole } = await import('../../console/wiring.ts');
       const { app } = await createConsole({ config, pool: db.pool, masterKey, clock: systemClock });
       stops.unshift(() => app.close());
       await app.listen({ host: config.HOST, port: config.SVC_CONSOLE_PORT });
