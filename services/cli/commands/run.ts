@@ -241,8 +241,8 @@ export async function runParts(parts: ProcessPart[]): Promise<void> {
     }
 
     if (parts.includes('webhooks')) {
-      const pool = createPool(db.url, WEBHOOK_POOL_SIZE, { customPlans: true });
       const { createDeliveryWorker } = await import('../../webhooks/wiring.ts');
+      const pool = createPool(db.url, WEBHOOK_POOL_SIZE, { customPlans: true });
       const { worker, stop } = await createDeliveryWorker({ config, pool, masterKey, clock: systemClock, onError: logError });
       worker.start();
       stops.push(async () => {
