@@ -151,12 +151,12 @@ describe("a member's lanes", () => {
       return calls;
     };
 
-    // One lane holds all 16 partitions: the whole log so far in one poll and one call.
+    // One lane holds all 16 partitions: the whole log so far in its first poll and call, bar a
+    // record whose writer was not yet older than every running transaction (it waits for the next).
     polls.count = 0;
     const whole = await read('lanes-one', { concurrency: 1 });
     const partitions = new Set(whole.flat().map((r) => r.partition));
     expect(partitions.size).toBeGreaterThan(8);
-    // (A record whose writer was not yet older than every running transaction waits for the next.)
     expect(new Set(whole[0]!.map((r) => r.partition)).size).toBeGreaterThan(8);
     expect(polls.count).toBeLessThanOrEqual(4);
 
