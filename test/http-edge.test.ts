@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { problemSchema } from '../schemas/problem.ts';
 import { startTestApi, type TestApi } from './support/test-api.ts';
@@ -68,6 +69,35 @@ describe('framework failures come out as governed problems', () => {
     expect(status).toBe(413);
     expect(type).toMatch(/^application\/problem\+json/);
     expect(JSON.parse(body).code).toBe('svc:request/payload_too_large');
+  });
+
+  it('what the HTTP parser refuses (a lower-case method, garbage, a bad header) is a 400 problem', async () => {
+    if (!api.app.server.listening) await api.app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = api.app.server.address() as { port: number };
+    const raw = (bytes: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect({ host: '127.0.0.1', port }, () => socket.end(bytes));
+        let text = '';
+        socket.on('data', (chunk) => (text += chunk.toString('utf8')));
+        socket.on('close', () => resolve(text));
+        socket.on('error', reject);
+      });
+    for (const wire of ['get /health HTTP/1.1\r\nHost: x\r\n\r\n', '\u0000\u0001garbage\r\n\r\n', 'GET /health HTTP/1.1\r\nHo st: x\r\n\r\n']) {
+      const answer = await raw(wire);
+      const [head, body] = answer.split('\r\n\r\n');
+      expect(head).toMatch(/^HTTP\/1\.1 400 /);
+      expect(head).toMatch(/\r\nContent-Type: application\/problem\+json\r\n/i);
+      expect(problemSchema.parse(JSON.parse(body!)).code).toBe('svc:request/bad_request');
+    }
+  });
+
+  it('a body nested past the bounds (900 levels: this file caps bodies at 2 KiB) is a 400 problem with its path', async () => {
+    const deep = `{"object":"party","event":{"external_id":"p","data":{"metadata":${'['.repeat(900)}${']'.repeat(900)}}}}`;
+    for (const url of ['/v1/validate', '/v1/parties', '/v1/batches']) {
+      const res = await api.client.send({ method: 'POST', url, body: deep, key: api.keys.ingest });
+      const problem = expectGoverned(res, 400, 'svc:validation/schema');
+      expect(problem.errors[0]!.path).toMatch(/^event\.data\.metadata(\.0)+$/);
+    }
   });
 
   it('a problem carries every member the spec lists', async () => {

@@ -178,19 +178,14 @@ function topicsNamedByPipelines(manifest: PipelinesManifest): string[] {
 }
 
 // The topics the code names on Kafka (platform/bus/kafka, no namespace): the bus topics the relay
-// fills, each consumer group's retry and dead-letter topic, and the relay's dead-letter topic.
+// fills and the relay's dead-letter topic.
 const KAFKA_NAMES = new KafkaNames();
-const topicsNamedByCode = (groups: string[]) => [
-  ...BUS_TOPICS.map((t) => KAFKA_NAMES.topic(t)),
-  ...groups.flatMap((g) => [KAFKA_NAMES.retryTopic(g), KAFKA_NAMES.deadLetterTopic(g)]),
-  KAFKA_NAMES.relayDeadLetterTopic(),
-];
+const topicsNamedByCode = () => [...BUS_TOPICS.map((t) => KAFKA_NAMES.topic(t)), KAFKA_NAMES.relayDeadLetterTopic()];
 
 function checkTopics(topics: TopicsManifest, pipelines: PipelinesManifest, registryTopics: string[]): string[] {
   const problems: string[] = [];
   const defined = new Set(topics.topics.map((t) => t.name));
-  const groups = Object.values(pipelines.processors).flatMap((p) => (p.kind === 'consumer' ? [p.group] : []));
-  const named = new Set([...topicsNamedByPipelines(pipelines), ...topicsNamedByCode(groups), ...registryTopics]);
+  const named = new Set([...topicsNamedByPipelines(pipelines), ...topicsNamedByCode(), ...registryTopics]);
   for (const name of named) if (!defined.has(name)) problems.push(`topic ${name} is named but not defined in infra/kafka/topics.yaml`);
   for (const name of defined) if (!named.has(name)) problems.push(`topic ${name} is defined but neither the code nor a manifest names it`);
   for (const topic of topics.topics) {
@@ -577,9 +572,9 @@ describe('infra/kafka/topics.yaml', () => {
     expect(parsedTopics.ok ? [] : parsedTopics.problems).toEqual([]);
   });
 
-  it('defines every topic named anywhere, a retry and dead-letter topic per group, nothing unused, 16 partitions', () => {
+  it('defines every topic named anywhere, the relay dead-letter topic, nothing unused, 16 partitions', () => {
     expect(registryTopics).toEqual(['_schemas']);
-    expect(topicsNamedByCode(['detect'])).toEqual(expect.arrayContaining(['inbox.movement', 'canonical.movement', 'retry.detect', 'dlq.detect', 'dlq.relay']));
+    expect(topicsNamedByCode()).toEqual(expect.arrayContaining(['inbox.movement', 'canonical.movement', 'dlq.relay']));
     expect(checkTopics(topics, pipelines, registryTopics)).toEqual([]);
   });
 
@@ -616,8 +611,8 @@ describe('infra/kafka/topics.yaml', () => {
       'inbox.orphan: 8 partitions; the log has 16 (platform/bus/postgres-log.ts), the Kafka bus 16',
     ]);
     const missingDlq = clone(topics);
-    missingDlq.topics = missingDlq.topics.filter((t) => t.name !== 'dlq.detect');
-    expect(checkTopics(missingDlq, pipelines, registryTopics)).toEqual(['topic dlq.detect is named but not defined in infra/kafka/topics.yaml']);
+    missingDlq.topics = missingDlq.topics.filter((t) => t.name !== 'dlq.relay');
+    expect(checkTopics(missingDlq, pipelines, registryTopics)).toEqual(['topic dlq.relay is named but not defined in infra/kafka/topics.yaml']);
     const bad = parseTopicsManifest(`version: 1
 topics:
   - { name: inbox.party, partitions: 16, replication_factor: 3, config: { cleanup.policy: delete, retention.ms: 1, min.insync.replicas: 4 } }

@@ -199,7 +199,7 @@ describe('FX normalisation', () => {
     });
     const none = (await read('/v1/movements/fx-gbp')).json();
     expect(none.normalized_amount).toBeNull();
-    expect(none.normalization).toEqual({ status: 'unavailable', reason: 'no_rate', pair: 'GBP/USD', at: eur.occurred_at });
+    expect(none.normalization).toEqual({ status: 'unavailable', reason: 'no_rate', pair: 'GBP/USD', at: new Date(eur.occurred_at).toISOString() });
     expect((await read('/v1/movements/fx-usd')).json()).toMatchObject({ normalized_amount: null, normalization: { status: 'not_needed' } });
   });
 });

@@ -1,30 +1,10 @@
 import type { Pool, PoolClient } from '../../platform/postgres/pool.ts';
+import { appendStage, type EventKey, type StageEntry } from '../../platform/inbox/event-stages.ts';
 import type { Reference } from './references.ts';
 
+export type { EventKey, StageEntry };
+
 type Db = Pick<PoolClient, 'query'>;
-
-export interface EventKey {
-  tenantId: string;
-  eventId: string;
-}
-
-export interface StageEntry {
-  stage: string;
-  status: string;
-  at: Date;
-  worker: string;
-  durationMs: number | null;
-  detail: Record<string, unknown> | null;
-}
-
-async function appendStage(db: Db, key: EventKey, entry: StageEntry): Promise<void> {
-  await db.query({
-    name: 'append-stage',
-    text: `INSERT INTO event_stages (tenant_id, event_id, stage, status, at, worker, duration_ms, detail)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    values: [key.tenantId, key.eventId, entry.stage, entry.status, entry.at, entry.worker, entry.durationMs, entry.detail],
-  });
-}
 
 export interface Processed {
   key: EventKey;

@@ -1,3 +1,5 @@
+import { isTransient } from '../../platform/bus/parking/transient.ts';
+import { canonicalInstant, replaceLeapSeconds } from '../../schemas/primitives/timestamp.ts';
 import type { TenantAssetRegistry } from '../../platform/assets/tenant-registry.ts';
 import type { BusRecord } from '../../platform/bus/port.ts';
 import type { Clock } from '../../platform/clock.ts';
@@ -57,13 +59,6 @@ interface Parsed extends Locked {
 
 const RETRY_CHUNK = 500;
 const REFERENCED: ReadonlySet<string> = new Set(['party', 'account', 'instrument']);
-
-// Connection loss, serialization failures, deadlocks, resource exhaustion: a retry can help, so
-// the batch is left to the bus to redeliver. Anything else about one record is that record's.
-function isTransient(error: unknown): boolean {
-  const code = (error as { code?: string }).code ?? '';
-  return /^(08|40|53|57|58)/.test(code) || /^E(CONN|PIPE|TIMEDOUT|HOSTUNREACH)/.test(code) || /Connection terminated/.test((error as Error).message ?? '');
-}
 
 // pipelines/canonical: turns accepted events into the canonical model, set-based: one
 // transaction per batch of a partition, a handful of statements per batch whatever its size.
@@ -150,6 +145,10 @@ export class CanonicalProcessor {
     const started = performance.now();
     const parsed: Parsed[] = locked.map((l) => {
       const event = JSON.parse(l.raw.toString('utf8')) as Parsed['event'];
+      // The model and its change records hold instants every store can represent. Only an event
+      // whose bytes hold ":60" (or an escape, which could spell it) can carry a leap second: the
+      // others are not walked.
+      if (l.raw.includes(':60') || l.raw.includes('\\u')) replaceLeapSeconds(event);
       return { ...l, event, refs: referencesOf(l.object, event.data) };
     });
     // Entities first, then facts; each in log order.
@@ -190,7 +189,7 @@ export class CanonicalProcessor {
         object: p.object,
         externalId: p.event.external_id,
         sequence: p.event.sequence ?? null,
-        occurredAt: p.event.occurred_at,
+        occurredAt: canonicalInstant(p.event.occurred_at),
         receivedAt: p.receivedAt.toISOString(),
       };
       const data = this.deps.hasher.hashData(p.key.tenantId, p.object, p.event.data);

@@ -1,15 +1,16 @@
+import { instantOf } from '../../schemas/primitives/timestamp.ts';
 import { declaredEdge, type GraphChange, type NodeKind, type NodeRef } from '../../platform/graph/port.ts';
 import type { CanonicalChange, EntityChange, MovementChange } from '../../schemas/bus/canonical-change.ts';
 
 // Movements whose money moved (or is moving): failed and reversed ones link nobody.
 const MOVING = new Set(['completed', 'pending']);
 
-const date = (value: unknown): Date | null => (typeof value === 'string' ? new Date(value) : null);
+const date = (value: unknown): Date | null => (typeof value === 'string' ? instantOf(value) : null);
 
 // What one canonical change does to the network. Every change is returned (so its event id is
 // recorded as applied), even when it does nothing: a superseded entity version, a failed movement.
 export function graphChangeOf(change: CanonicalChange): GraphChange {
-  const base: GraphChange = { tenantId: change.tenant_id, eventId: change.event_id, occurredAt: new Date(change.occurred_at) };
+  const base: GraphChange = { tenantId: change.tenant_id, eventId: change.event_id, occurredAt: instantOf(change.occurred_at) };
   switch (change.object) {
     case 'movement':
       return { ...base, ...movementEffects(change) };

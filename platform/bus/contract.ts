@@ -16,11 +16,15 @@
 //   - groups are independent: each gets every record; one that keeps failing holds nobody else
 //   - `after`: a record reaches a downstream group only once every upstream group committed it
 //   - lag: what a group has not committed, per partition, capped by upTo, zero once caught up
+//   - poison: a record that fails alone every attempt is parked with its error and the group moves
+//     past it (its partition's later records handled); replayed on request once it can be; a
+//     transient error (an engine away) is retried in place, never parked
 
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Pool } from '../postgres/pool.ts';
 import type { Bus, BusRecord, Consumer } from './port.ts';
+import { ParkedRecordStore } from './parking/store.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/support/test-database.ts';
 
 export interface BusUnderTest {
@@ -280,6 +284,66 @@ export function describeBusContract(name: string, factory: (context: ContractCon
       await consume({ group, topics: CONTRACT_TOPICS, handle: async (records) => void (handled += records.length) });
       await eventually(async () => (await bus.lag(group, CONTRACT_TOPICS)).every((p) => p.records === 0), 'no lag');
       expect(handled).toBeGreaterThanOrEqual(total);
+    });
+
+    it('parks a record that fails alone every attempt, moves past it, and replays it on request', async () => {
+      const id = run();
+      const keys = twoTopics(id, 3);
+      await versions(keys, 1, 4);
+      const victim = keys[0]!.key;
+      const group = `poison-${id}`;
+      const parked = new ParkedRecordStore(db.pool);
+      let fixed = false;
+      const handled: Array<{ key: string; seq: number }> = [];
+      await consume({
+        group,
+        topics: CONTRACT_TOPICS,
+        handle: async (records) => {
+          if (!fixed && records.some((r) => mine(id)(r) && seqOf(r).key === victim && seqOf(r).seq === 2)) throw new Error('Invalid time value');
+          handled.push(...records.filter(mine(id)).map(seqOf));
+        },
+      });
+      await eventually(() => handled.length >= keys.length * 4 - 1, 'every other record handled');
+      // The victim's later versions went through: its partition did not stall behind it.
+      expect(handled.filter((h) => h.key === victim).map((h) => h.seq)).toEqual([1, 3, 4]);
+      await eventually(async () => (await bus.lag(group, CONTRACT_TOPICS)).every((p) => p.records === 0), 'no lag');
+      const [record, ...others] = await parked.list({ group });
+      expect(others).toEqual([]);
+      expect(record).toMatchObject({ group, tenantId: TENANT, key: victim, status: 'parked', topic: keys[0]!.topic });
+      expect(record!.error).toContain('Invalid time value');
+      expect(record!.attempts).toBeGreaterThanOrEqual(3);
+      expect((await parked.openCounts()).get(group)).toBe(1);
+
+      fixed = true;
+      expect((await parked.requestReplay({ group })).map((r) => r.id)).toEqual([record!.id]);
+      await eventually(() => handled.some((h) => h.key === victim && h.seq === 2), 'the replayed record');
+      await eventually(async () => (await parked.list({ group }))[0]?.status === 'replayed', 'the record marked replayed');
+      expect((await parked.openCounts()).get(group)).toBeUndefined();
+    });
+
+    it('retries a transient failure in place and parks nothing', async () => {
+      const id = run();
+      const keys = twoTopics(id, 2);
+      await versions(keys, 1, 3);
+      const victim = keys[0]!.key;
+      const group = `transient-${id}`;
+      let refusals = 0;
+      const handled: Array<{ key: string; seq: number }> = [];
+      await consume({
+        group,
+        topics: CONTRACT_TOPICS,
+        handle: async (records) => {
+          if (refusals < 4 && records.some((r) => mine(id)(r) && seqOf(r).key === victim && seqOf(r).seq === 2)) {
+            refusals++;
+            throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:7687'), { code: 'ECONNREFUSED' });
+          }
+          handled.push(...records.filter(mine(id)).map(seqOf));
+        },
+      });
+      await eventually(() => handled.length >= keys.length * 3, 'every record handled');
+      expect(refusals).toBe(4);
+      for (const { key } of keys) expect(handled.filter((h) => h.key === key).map((h) => h.seq)).toEqual([1, 2, 3]);
+      expect(await new ParkedRecordStore(db.pool).list({ group })).toEqual([]);
     });
   });
 }

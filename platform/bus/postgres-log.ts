@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from '../postgres/pool.ts';
+import { ParkingLot, type ParkingPolicy } from './parking/lot.ts';
+import { ParkedRecordStore } from './parking/store.ts';
 import type { Bus, BusRecord, ConsumeOptions, Consumer, PartitionLag } from './port.ts';
 
 // Fixed: the outbox computes each row's partition from its key with this modulus.
@@ -11,6 +13,10 @@ const DEFAULT_MAX_BATCH = 500;
 // Lanes of one member (see LogConsumer), each handling its partitions' records while the others
 // do theirs: each holds a pooled connection while it works.
 const DEFAULT_CONCURRENCY = 4;
+// A lane whose batch failed with a transient error (parking/transient.ts) waits this long before
+// it tries again, doubled after each further failure up to the cap.
+const RETRY_BACKOFF_MS = 500;
+const MAX_RETRY_BACKOFF_MS = 10_000;
 // Advisory-lock namespace of partition leases (the first key of pg_try_advisory_lock(int, int)).
 const LEASE_NAMESPACE = 0x5e7c;
 
@@ -39,14 +45,19 @@ export function streamOf(topics: string[]): string {
 // transaction still running, so a row can never appear behind a position already passed.
 // Partitions are leased with session advisory locks: a partition has one reader at a time, and
 // a crashed reader's leases vanish with its connection. Members share partitions out fairly.
+// A record a group cannot process is parked (parking/lot.ts) in the same database.
 export class PostgresLogBus implements Bus {
+  private readonly parking: ParkingLot;
+
   constructor(
     private readonly pool: Pool,
-    private readonly options: { onError?: (error: unknown) => void } = {},
-  ) {}
+    private readonly options: { onError?: (error: unknown) => void; parking?: Partial<ParkingPolicy> } = {},
+  ) {
+    this.parking = new ParkingLot(new ParkedRecordStore(pool), options.onError, options.parking);
+  }
 
   async consume(options: ConsumeOptions): Promise<Consumer> {
-    const consumer = new LogConsumer(this.pool, options, this.options.onError ?? (() => undefined));
+    const consumer = new LogConsumer(this.pool, options, this.parking, this.options.onError ?? (() => undefined));
     await consumer.start();
     return consumer;
   }
@@ -134,19 +145,24 @@ class LogConsumer implements Consumer {
   private stopped = false;
   private rebalancing = false;
   private rebalanceTimer: NodeJS.Timeout | undefined;
+  private readonly handle: (records: BusRecord[]) => Promise<void>;
+  private replays: { stop: () => Promise<void> } | undefined;
 
   constructor(
     private readonly pool: Pool,
     private readonly options: ConsumeOptions,
+    private readonly parking: ParkingLot,
     private readonly onError: (error: unknown) => void,
   ) {
     this.lanes = Math.max(1, Math.min(PARTITIONS, options.concurrency ?? DEFAULT_CONCURRENCY));
     this.stream = streamOf(options.topics);
+    this.handle = parking.guard(options.group, options.handle, () => this.stopped);
   }
 
   private readonly stream: string;
 
   async start(): Promise<void> {
+    this.replays = this.parking.replays(this.options.group, this.options.handle);
     for (let lane = 0; lane < this.lanes; lane++) this.running.push(this.loop(lane));
     await this.rebalance();
     this.rebalanceTimer = setInterval(() => void this.rebalance().catch(this.onError), HEARTBEAT_MS);
@@ -161,7 +177,7 @@ class LogConsumer implements Consumer {
     this.stopped = true;
     clearInterval(this.rebalanceTimer);
     this.wakeAll();
-    await Promise.allSettled([...this.running, this.watching]);
+    await Promise.allSettled([...this.running, this.watching, this.replays?.stop()]);
     await this.pool
       .query('DELETE FROM consumer_members WHERE group_name = $1 AND member_id = $2', [this.options.group, this.memberId])
       .catch(() => undefined);
@@ -245,6 +261,7 @@ class LogConsumer implements Consumer {
   }
 
   private async loop(lane: number): Promise<void> {
+    let failures = 0;
     while (!this.stopped) {
       const partitions = this.partitionsOf(lane);
       if (partitions.length === 0) {
@@ -255,10 +272,14 @@ class LogConsumer implements Consumer {
       const batch = this.pollOnce(partitions);
       this.inFlight.set(lane, batch);
       try {
-        if ((await batch) === 0) await this.news(lane);
+        const handled = await batch;
+        failures = 0;
+        if (handled === 0) await this.news(lane);
       } catch (error) {
+        if (this.stopped) break;
         this.onError(error);
-        await sleep(IDLE_POLL_MS * 10);
+        await sleep(Math.min(MAX_RETRY_BACKOFF_MS, RETRY_BACKOFF_MS * 2 ** failures));
+        failures = Math.min(failures + 1, 16);
       } finally {
         this.inFlight.delete(lane);
       }
@@ -360,7 +381,7 @@ class LogConsumer implements Consumer {
       value: Buffer.from(row.payload ?? accepted.get(acceptedEventKey(row))!, 'utf8'),
       headers: { tenant_id: row.tenant_id, event_id: row.event_id },
     }));
-    await this.options.handle(records);
+    await this.handle(records);
     // The last row of each partition is where the group now stands in it.
     const last = new Map<number, LogRow>();
     for (const row of rows) last.set(row.partition, row);

@@ -1,3 +1,4 @@
+import { canonicalInstant } from '../../schemas/primitives/timestamp.ts';
 import type { Family } from '../../schemas/families/index.ts';
 import type { Pool, PoolClient } from '../postgres/pool.ts';
 
@@ -71,7 +72,8 @@ export async function acceptEvents(db: Queryable, events: PreparedEvent[]): Prom
       rows.map((e) => e.rawEvent),
       rows.map((e) => e.contentHash),
       rows.map((e) => e.receivedAt),
-      rows.map((e) => e.occurredAt),
+      // PostgreSQL is handed the instant, not the text as sent (its offsets stop at ±15:59).
+      rows.map((e) => canonicalInstant(e.occurredAt)),
       rows.map((e) => e.correlationId),
       rows.map((e) => e.importId),
       rows.map((e) => e.historical),

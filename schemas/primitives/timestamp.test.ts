@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dateTimeMs, dateTimeSchema, fullDateSchema, isDateTime, isFullDate } from './timestamp.ts';
+import { canonicalInstant, dateTimeMs, dateTimeSchema, fullDateSchema, isDateTime, isFullDate, replaceLeapSeconds } from './timestamp.ts';
 import { OUT_OF_RANGE, SCHEMA, check, expectAccepted, expectRefused, onData, onEvent, one } from '../validation/test-helpers.ts';
 
 // Conventions: RFC 3339 with explicit offset or Z; colon in offset required (-04:00, not -0400);
@@ -18,11 +18,19 @@ const ACCEPTED = [
   '2000-02-29T00:00:00Z',
   '2016-12-31T23:59:60Z',
   '1970-01-01T00:00:00Z',
-  '0000-02-29T00:00:00Z',
+  '0001-01-01T00:00:00Z',
   '9999-12-31T23:59:59Z',
+  '9999-12-31T23:59:60.999Z',
+  '2026-09-01T00:00:00+23:59',
+  '0001-01-01T23:58:00+23:58',
 ];
 
 const REFUSED: [string, unknown][] = [
+  // Outside the instants every store holds: PostgreSQL has no year 0, and an offset can carry a
+  // local time inside the range to a UTC instant outside it.
+  ['year 0', '0000-02-29T00:00:00Z'],
+  ['before year 1 once in UTC', '0001-01-01T00:00:00+00:01'],
+  ['after year 9999 once in UTC', '9999-12-31T23:59:59-00:01'],
   ['offset without colon', '2026-09-01T08:00:00-0400'],
   ['offset without colon (+)', '2026-09-01T17:30:00+0530'],
   ['hour-only offset', '2026-09-01T08:00:00-04'],
@@ -97,10 +105,26 @@ describe('dateTimeMs', () => {
     expect(dateTimeMs('2026-09-01T12:00:00.5Z')).toBe(Date.parse('2026-09-01T12:00:00Z') + 500);
     expect(dateTimeMs('2026-09-01T12:00:00.123456789Z')).toBe(Date.parse('2026-09-01T12:00:00Z') + 123);
   });
-  it('counts a leap second as the last second of its minute', () => {
-    expect(dateTimeMs('2016-12-31T23:59:60Z')).toBe(Date.parse('2016-12-31T23:59:59Z'));
-    expect(dateTimeMs('2016-12-31T23:59:60.5Z')).toBe(Date.parse('2016-12-31T23:59:59.5Z'));
-    expect(dateTimeMs('2016-12-31T18:59:60-05:00')).toBe(Date.parse('2016-12-31T23:59:59Z'));
+  it('counts a leap second, whatever its fraction, as the last millisecond of its minute', () => {
+    expect(dateTimeMs('2016-12-31T23:59:60Z')).toBe(Date.parse('2016-12-31T23:59:59.999Z'));
+    expect(dateTimeMs('2016-12-31T23:59:60.5Z')).toBe(Date.parse('2016-12-31T23:59:59.999Z'));
+    expect(dateTimeMs('2016-12-31T18:59:60-05:00')).toBe(Date.parse('2016-12-31T23:59:59.999Z'));
+    // After the minute's every other instant, before the next minute.
+    expect(dateTimeMs('2016-12-31T23:59:60Z')).toBeGreaterThan(dateTimeMs('2016-12-31T23:59:59.998Z'));
+    expect(dateTimeMs('2016-12-31T23:59:60Z')).toBeLessThan(dateTimeMs('2017-01-01T00:00:00Z'));
+  });
+
+  it('renders every accepted instant one way, in UTC with milliseconds, a store can read back', () => {
+    expect(canonicalInstant('2026-09-01T00:00:00+23:59')).toBe('2026-08-31T00:01:00.000Z');
+    expect(canonicalInstant('2016-12-31T18:59:60.25-05:00')).toBe('2016-12-31T23:59:59.999Z');
+    expect(canonicalInstant('2026-09-01T12:00:00.123456789Z')).toBe('2026-09-01T12:00:00.123Z');
+    expect(canonicalInstant('0001-01-01T23:58:00+23:58')).toBe('0001-01-01T00:00:00.000Z');
+  });
+
+  it('rewrites leap seconds inside an event, and nothing else', () => {
+    const event = { occurred_at: '2016-12-31T23:59:60Z', data: { opened_at: '2016-12-31T23:59:60.5+01:00', memo: 'at 23:59:60', list: [{ at: '1972-06-30T23:59:60Z' }], kept: '2026-09-01T12:00:00+05:30' } };
+    replaceLeapSeconds(event);
+    expect(event).toEqual({ occurred_at: '2016-12-31T23:59:59.999Z', data: { opened_at: '2016-12-31T23:59:59.999+01:00', memo: 'at 23:59:60', list: [{ at: '1972-06-30T23:59:59.999Z' }], kept: '2026-09-01T12:00:00+05:30' } });
   });
   it('handles dates before the epoch', () => {
     expect(dateTimeMs('1969-12-31T23:59:59Z')).toBe(-1000);

@@ -17,6 +17,11 @@ function validDate(year: number, month: number, day: number): boolean {
   return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month);
 }
 
+// The instants every store can hold: years 0001 to 9999 in UTC. PostgreSQL has no year 0, and an
+// offset can carry a local time just inside the range to a UTC year outside it.
+export const MIN_INSTANT_MS = new Date('0001-01-01T00:00:00Z').getTime();
+export const MAX_INSTANT_MS = new Date('9999-12-31T23:59:59.999Z').getTime();
+
 export function isDateTime(text: string): boolean {
   const m = DATE_TIME.exec(text);
   if (!m) return false;
@@ -24,7 +29,8 @@ export function isDateTime(text: string): boolean {
   if (!validDate(Number(y), Number(mo), Number(d))) return false;
   if (Number(h) > 23 || Number(mi) > 59 || Number(s) > 60) return false;
   if (oh !== undefined && (Number(oh) > 23 || Number(om) > 59)) return false;
-  return true;
+  const ms = dateTimeMs(text);
+  return ms >= MIN_INSTANT_MS && ms <= MAX_INSTANT_MS;
 }
 
 export function isFullDate(text: string): boolean {
@@ -38,8 +44,50 @@ export const dateTimeSchema = z
 
 export const fullDateSchema = z.string().refine(isFullDate, 'must be a calendar date YYYY-MM-DD');
 
-// Milliseconds since the epoch of a value that passed isDateTime. A leap second (:60) counts as
-// the last second of its minute.
+// The one time model, from the edge to every pipeline (docs/decisions/0021-time-model.md): an
+// instant is a millisecond of UTC. A leap second (second 60, valid RFC 3339) is read as the last
+// millisecond of its minute, 59.999, whatever its fraction: it stays after everything earlier in
+// the minute and before the next minute, and every engine downstream (JavaScript dates,
+// PostgreSQL, ClickHouse, Neo4j) can hold it. Finer fractions than milliseconds are truncated.
+const LEAP_SECOND = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}):60(?:\.\d+)?(?=Z|[+-])/;
+
+// The text with a leap second replaced as above; any other text as it is.
+export function withoutLeapSecond(text: string): string {
+  return text.replace(LEAP_SECOND, '$1:59.999');
+}
+
+// Milliseconds since the epoch of a value that passed isDateTime's pattern.
 export function dateTimeMs(text: string): number {
-  return Date.parse(text.replace(/:60(?=[.Z+-])/, ':59'));
+  return Date.parse(withoutLeapSecond(text));
+}
+
+// The instant of a value that passed isDateTime, and its one rendering for every store and record
+// (UTC, milliseconds, Z): PostgreSQL refuses offsets past ±15:59 that RFC 3339 allows, and
+// JavaScript refuses a leap second, so no pipeline hands a store the text as sent.
+export function instantOf(text: string): Date {
+  return new Date(dateTimeMs(text));
+}
+
+export function canonicalInstant(text: string): string {
+  return instantOf(text).toISOString();
+}
+
+// Rewrites, in place, every date-time string with a leap second within a parsed event (members
+// and array items, at any depth the request bounds allow): what the pipelines build from an event
+// then holds only instants every engine can represent. Other strings are left exactly as sent.
+export function replaceLeapSeconds(value: unknown): void {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (node === null || typeof node !== 'object') continue;
+    const entries = node as Record<string, unknown>;
+    for (const key of Object.keys(entries)) {
+      const member = entries[key];
+      if (typeof member === 'string') {
+        if (member.length <= 40 && LEAP_SECOND.test(member) && isDateTime(member)) entries[key] = withoutLeapSecond(member);
+      } else if (member !== null && typeof member === 'object') {
+        stack.push(member);
+      }
+    }
+  }
 }

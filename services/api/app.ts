@@ -9,6 +9,7 @@ import type { Bus } from '../../platform/bus/port.ts';
 import type { GraphStore } from '../../platform/graph/port.ts';
 import type { AcceptanceQueue } from '../../platform/inbox/acceptance-queue.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
+import { ParkedRecordStore } from '../../platform/bus/parking/store.ts';
 import type { TokenBuckets } from '../../platform/rate-limit/token-buckets.ts';
 import { registerAuthentication } from './http/authentication.ts';
 import type { CursorCodec } from './http/cursor.ts';
@@ -65,7 +66,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   // after the request is authenticated.
   registerAuthentication(app, deps);
   registerHealthRoutes(app, deps);
-  registerMetricsRoute(app, { bus: deps.bus, groups: deps.consumerGroups });
+  registerMetricsRoute(app, { bus: deps.bus, groups: deps.consumerGroups, parked: new ParkedRecordStore(deps.pool) });
   await registerDocsRoutes(app);
   registerValidateRoute(app, {
     clock: deps.clock,

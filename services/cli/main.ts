@@ -18,7 +18,11 @@ const USAGE = `svc: the financial-crime control service
   svc run pipeline detect                  start detection alone (alerts, episodes, postures, coverage)
   svc run pipeline imports                 start the import worker alone (lands submitted historical imports)
   svc run pipeline reconcile               start reconciliations alone (compares declared control totals again when movements change)
-  svc status [--json]                      consumer lag per pipeline, live workers, events by status
+  svc status [--json]                      consumer lag per pipeline, live workers, parked records, events by status
+  svc deadletters list [--group <group>] [--tenant <tenant_id>] [--status <parked|replay_requested|replayed|discarded>] [--limit <n>] [--json]
+                                           records a pipeline could not process and parked, with their error
+  svc deadletters replay|discard (--id <id> ... | --group <group> [--tenant <tenant_id>] | --all) [--json]
+                                           hand parked records to their pipeline again (after a fix), or give up on them
   svc fx-rates load <FILE>                 load an FX rate file (CSV: base,quote,rate,rate_scale,valid_from), all or nothing
   svc import --mapping <mapping.json> --file <path> [--dry-run] [--go-live <RFC 3339>] [--backfill-from <RFC 3339>]
              [--chunk-bytes <n>] [--url <base URL>] [--key-id <id>] [--key-secret <secret>]
@@ -78,6 +82,8 @@ async function main(argv: string[]): Promise<void> {
       throw new UsageError(`usage: svc run api | svc run console | svc run webhooks | svc run pipeline ${PIPELINES.join('|')}`);
     case 'status':
       return (await import('./commands/status.ts')).statusCommand(print, rest.includes('--json'));
+    case 'deadletters':
+      return (await import('./commands/deadletters.ts')).deadlettersCommand(rest, print);
     case 'fx-rates':
       return (await import('./commands/fx-rates.ts')).fxRatesCommand(rest, print);
     case 'migrate':

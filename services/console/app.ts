@@ -8,7 +8,7 @@ import { loginRequestSchema, passwordChangeRequestSchema } from '../../schemas/c
 import { requestSchemaErrors } from '../../schemas/validation/request-errors.ts';
 import { CursorCodec } from '../api/http/cursor.ts';
 import { createEdgeApp } from '../api/http/edge-app.ts';
-import { readJsonBody } from '../api/http/json-body.ts';
+import { bodyRefusal, readJsonBody } from '../api/http/json-body.ts';
 import { sendProblem } from '../api/http/problem-reply.ts';
 import { registerConsoleRoutes } from './routes/index.ts';
 import { dummyVerify, hashPassword, needsRehash, verifyPassword } from './password.ts';
@@ -197,7 +197,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
   // wrong (or the user is disabled), after the same scrypt work; a locked user gets 423.
   app.post('/console/v1/session', { config: { consoleAccess: 'public' } }, async (request, reply) => {
     const body = readJsonBody(request);
-    if (!body.ok) return sendProblem(request, reply, body.code, { detail: body.detail });
+    if (!body.ok) return sendProblem(request, reply, body.code, bodyRefusal(body));
     const parsed = loginRequestSchema.safeParse(body.value);
     if (!parsed.success) return sendProblem(request, reply, 'svc:validation/schema', { detail: 'the login is not valid', errors: requestSchemaErrors(parsed.error) });
     const { tenant, email, password } = parsed.data;
@@ -248,7 +248,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
   // as a failed login (a stolen session cannot guess it without locking the user out).
   app.post('/console/v1/password', { config: { duringPasswordChange: true } }, async (request, reply) => {
     const body = readJsonBody(request);
-    if (!body.ok) return sendProblem(request, reply, body.code, { detail: body.detail });
+    if (!body.ok) return sendProblem(request, reply, body.code, bodyRefusal(body));
     const parsed = passwordChangeRequestSchema.safeParse(body.value);
     if (!parsed.success) return sendProblem(request, reply, 'svc:validation/schema', { detail: 'the password change is not valid', errors: requestSchemaErrors(parsed.error) });
     const { user, session } = request.console!;

@@ -12,6 +12,7 @@
 // - `raw` is the line without its terminator.
 // - Memory: only the line in progress is held; a line longer than maxRecordBytes (even one that
 //   never ends) is a ChunkError as soon as it passes the cap.
+import { checkJsonBounds } from '../../../schemas/primitives/json-bounds.ts';
 import {
   asBuffer,
   ChunkError,
@@ -70,6 +71,8 @@ export function readJsonlChunk(
       if (typeof value !== 'object' || value === null || Array.isArray(value)) {
         return { kind: 'bad_row', rowNo, chunkNo, raw: text, message: 'line is not a JSON object' };
       }
+      const past = checkJsonBounds(value);
+      if (past) return { kind: 'bad_row', rowNo, chunkNo, raw: text, message: `${past.path || 'line'}: ${past.message}` };
       return { kind: 'row', rowNo, chunkNo, raw: text, row: { kind: 'jsonl', value: value as Record<string, unknown> } };
     };
 

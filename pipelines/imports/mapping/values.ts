@@ -1,3 +1,4 @@
+import { checkJsonBounds } from '../../../schemas/primitives/json-bounds.ts';
 import type { ErrorCode } from '../../../schemas/errors/catalog.ts';
 import { JOINED_SOURCE_SEPARATOR, ROW_NUMBER_SOURCE, type FieldRule } from '../../../schemas/imports/mapping.ts';
 import { parseDatetime } from './datetime.ts';
@@ -186,11 +187,14 @@ export function toText(value: unknown): Result<string> {
 // Text is parsed as JSON; anything else (a JSONL value, a constant) is taken as it is.
 export function toJson(value: unknown): Result<unknown> {
   if (typeof value !== 'string') return ok(value);
+  let parsed: unknown;
   try {
-    return ok(JSON.parse(value) as unknown);
+    parsed = JSON.parse(value) as unknown;
   } catch {
     return fail(SCHEMA, 'not valid JSON');
   }
+  const past = checkJsonBounds(parsed);
+  return past ? fail(SCHEMA, `${past.path ? `${past.path}: ` : ''}${past.message}`) : ok(parsed);
 }
 
 export type ScalarType = 'string' | 'integer' | 'number' | 'boolean' | 'datetime' | 'json';

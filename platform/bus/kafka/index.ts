@@ -8,6 +8,8 @@
 // Every process that writes to the outbox may run the relay (its partitions are leased, so
 // several relays share the work); consumers need only the bus.
 
+import { ParkingLot } from '../parking/lot.ts';
+import { ParkedRecordStore } from '../parking/store.ts';
 import { Kafka, logLevel } from 'kafkajs';
 import { BUS_TOPICS } from '../../../schemas/bus/avro/index.ts';
 import type { Config } from '../../config.ts';
@@ -17,7 +19,7 @@ import { KafkaBus, type KafkaBusOptions } from './kafka-bus.ts';
 import { KafkaRelay } from './relay.ts';
 
 export { AvroCodec, COMPATIBILITY_LEVEL, schemaRegistryClient, subjectOf } from './avro-codec.ts';
-export { DEFAULT_RETRY, KafkaBus, RETRY_HEADERS, type KafkaBusOptions, type RetryPolicy } from './kafka-bus.ts';
+export { DEFAULT_RETRY, KafkaBus, type KafkaBusOptions, type RetryPolicy } from './kafka-bus.ts';
 export { KafkaRelay, RELAY_GROUP_PREFIX, type KafkaRelayOptions } from './relay.ts';
 export { DEFAULT_PARTITIONS, KafkaNames } from './topics.ts';
 
@@ -58,6 +60,7 @@ export function createKafkaBus(
     kafka,
     codec,
     namespace,
+    parking: new ParkingLot(new ParkedRecordStore(pool), options.onError),
     onError: options.onError,
     ...(options.onFatal ? { onFatal: options.onFatal } : {}),
     backlog: (topics, o) => backlogReader.backlog(topics, o),

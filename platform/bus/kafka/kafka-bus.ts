@@ -4,19 +4,12 @@
 //
 // Commit discipline: eachBatch, no auto-commit, no auto-resolve. Records of one topic-partition go
 // to `handle` in order, at most maxBatch at a time; only when it resolves is the offset resolved
-// and committed (OffsetCommit, awaited) before the next records. A rejection leaves the offset
-// where it was and the records are delivered again: first in place, `attempts` times with an
-// exponential backoff (the port's "a rejection is retried"); a batch that still fails is then
-// retried one record at a time, so the records before the failing one are committed; a single
-// record that fails every in-place attempt is parked on the group's retry topic (its bytes,
-// key and headers, with the origin and the round in headers) and its offset committed, so one
-// poison record does not stop its partition. The group reads its retry topic too and delivers a
-// parked record again once its delay has passed; after `rounds` rounds it goes to the group's
-// dead-letter topic, which nothing consumes. Parking costs the parked record its order relative
-// to later records of its key, and an `after` group counts it as committed: both are the price
-// of not blocking a partition forever (the embedded log retries in place without end). Handlers
-// in this service catch what is not transient themselves, so a rejection normally means "the
-// database is away": `attempts` and the backoff are sized to outlast a short outage in place.
+// and committed (OffsetCommit, awaited) before the next records. The handler is guarded by the
+// parking lot (../parking/lot.ts), as on the embedded log: a record that fails alone, every
+// attempt, with an error that is not transient is parked in PostgreSQL with its error and the
+// group moves past it; `svc deadletters replay` hands it to the group again. A value that cannot
+// be decoded is parked the same way, with its Avro bytes. What is left, a transient error (an
+// engine away), is retried in place with a backoff for as long as it takes, heartbeating.
 //
 // `after`: before delivering records, the committed offsets of the upstream groups in the same
 // topic-partition are fetched (admin OffsetFetch); only the records below every upstream offset
@@ -27,7 +20,9 @@
 // plus, when the bus is given the relay's backlog, the outbox rows not yet relayed (numbered by
 // the outbox's partitions), so "caught up" means caught up with everything written.
 
-import type { Admin, Consumer as KafkaConsumer, EachBatchPayload, Kafka, KafkaMessage, Producer, IHeaders } from 'kafkajs';
+import type { Admin, Consumer as KafkaConsumer, EachBatchPayload, Kafka, KafkaMessage, IHeaders } from 'kafkajs';
+import type { ParkingLot } from '../parking/lot.ts';
+import { isTransient } from '../parking/transient.ts';
 import type { Bus, BusRecord, ConsumeOptions, Consumer, PartitionLag } from '../port.ts';
 import type { AvroCodec } from './avro-codec.ts';
 import { ensureTopics, KafkaNames } from './topics.ts';
@@ -37,6 +32,8 @@ export interface KafkaBusOptions {
   codec: AvroCodec;
   // Prefix of every topic and group id on the cluster ('' by default).
   namespace?: string;
+  // Where a record no handler can process goes (in the service's PostgreSQL).
+  parking: ParkingLot;
   onError?: (error: unknown) => void;
   // A consumer kafkajs gave up on (it will not restart it): the process should end so that its
   // supervisor starts it again, rather than run on without the consumer. Reported to onError when
@@ -55,36 +52,20 @@ export interface KafkaBusOptions {
   partitions?: number;
 }
 
+// Waits between in-place retries of a batch that failed with a transient error.
 export interface RetryPolicy {
-  // Deliveries of a batch (and then of each record) before it leaves its partition.
-  attempts: number;
   backoffMs: number;
   maxBackoffMs: number;
-  // Rounds through the retry topic before the dead-letter topic.
-  rounds: number;
-  // How long a parked record waits on the retry topic.
-  delayMs: number;
 }
 
-export const DEFAULT_RETRY: RetryPolicy = { attempts: 10, backoffMs: 200, maxBackoffMs: 30_000, rounds: 3, delayMs: 60_000 };
+export const DEFAULT_RETRY: RetryPolicy = { backoffMs: 200, maxBackoffMs: 30_000 };
 const DEFAULT_MAX_BATCH = 500;
 const DEFAULT_CONCURRENCY = 4;
-
-// Headers of a parked record (retry and dead-letter topics).
-export const RETRY_HEADERS = {
-  topic: 'svc.retry.topic',
-  partition: 'svc.retry.partition',
-  offset: 'svc.retry.offset',
-  round: 'svc.retry.round',
-  notBefore: 'svc.retry.not_before',
-  error: 'svc.retry.error',
-} as const;
 
 export class KafkaBus implements Bus {
   readonly names: KafkaNames;
   readonly retry: RetryPolicy;
   private admin: Promise<Admin> | undefined;
-  private producer: Promise<Producer> | undefined;
   private readonly consumers = new Set<KafkaBusConsumer>();
 
   constructor(readonly options: KafkaBusOptions) {
@@ -107,7 +88,7 @@ export class KafkaBus implements Bus {
 
   async lag(group: string, topics: string[], options: { upTo?: number } = {}): Promise<PartitionLag[]> {
     const admin = await this.adminClient();
-    const kafkaTopics = [...topics.map((t) => this.names.topic(t)), this.names.retryTopic(group)];
+    const kafkaTopics = topics.map((t) => this.names.topic(t));
     const byPartition = new Map<number, number>();
     const ends = new Map<string, Array<{ partition: number; high: string; low: string }>>();
     for (const topic of kafkaTopics) {
@@ -143,10 +124,8 @@ export class KafkaBus implements Bus {
   async close(): Promise<void> {
     await Promise.allSettled([...this.consumers].map((c) => c.stop()));
     const admin = this.admin;
-    const producer = this.producer;
     this.admin = undefined;
-    this.producer = undefined;
-    await Promise.allSettled([admin?.then((a) => a.disconnect()), producer?.then((p) => p.disconnect())]);
+    await admin?.then((a) => a.disconnect()).catch(() => undefined);
   }
 
   forget(consumer: KafkaBusConsumer): void {
@@ -162,17 +141,6 @@ export class KafkaBus implements Bus {
     return this.admin;
   }
 
-  // The producer of parked records: acknowledged by every in-sync replica before the offset of
-  // the record it parks is committed.
-  producerClient(): Promise<Producer> {
-    if (!this.producer) {
-      const producer = this.options.kafka.producer({ allowAutoTopicCreation: true, maxInFlightRequests: 1 });
-      this.producer = producer.connect().then(() => producer);
-      this.producer.catch(() => (this.producer = undefined));
-    }
-    return this.producer;
-  }
-
   onError(error: unknown): void {
     this.options.onError?.(error);
   }
@@ -184,15 +152,16 @@ class KafkaBusConsumer implements Consumer {
   private stopped = false;
   private stopping: Promise<void> | undefined;
   private joined: Promise<void> | undefined;
-  private readonly retryTopic: string;
+  private replays: { stop: () => Promise<void> } | undefined;
   private readonly maxBatch: number;
+  private readonly handle: (records: BusRecord[]) => Promise<void>;
 
   constructor(
     private readonly bus: KafkaBus,
     private readonly options: ConsumeOptions,
   ) {
-    this.retryTopic = bus.names.retryTopic(options.group);
     this.maxBatch = options.maxBatch ?? DEFAULT_MAX_BATCH;
+    this.handle = bus.options.parking.guard(options.group, options.handle, () => this.stopped);
   }
 
   assignment(): number[] {
@@ -201,8 +170,8 @@ class KafkaBusConsumer implements Consumer {
 
   async start(): Promise<void> {
     const { kafka } = this.bus.options;
-    const topics = [...this.options.topics.map((t) => this.bus.names.topic(t)), this.retryTopic];
-    await ensureTopics(kafka, [...topics, this.bus.names.deadLetterTopic(this.options.group)], this.bus.options.partitions);
+    const topics = this.options.topics.map((t) => this.bus.names.topic(t));
+    await ensureTopics(kafka, topics, this.bus.options.partitions);
     const consumer = kafka.consumer({
       groupId: this.bus.names.group(this.options.group),
       allowAutoTopicCreation: true,
@@ -215,7 +184,7 @@ class KafkaBusConsumer implements Consumer {
     // and on the mock): consume() does not wait for it; assignment() is empty until then.
     consumer.on(consumer.events.GROUP_JOIN, (event) => {
       const assignment = event.payload.memberAssignment as Record<string, number[]>;
-      this.assigned = [...new Set(Object.entries(assignment).filter(([topic]) => topic !== this.retryTopic).flatMap(([, partitions]) => partitions))].sort((a, b) => a - b);
+      this.assigned = [...new Set(Object.values(assignment).flat())].sort((a, b) => a - b);
     });
     consumer.on(consumer.events.REBALANCING, () => (this.assigned = []));
     consumer.on(consumer.events.CRASH, (event) => {
@@ -224,6 +193,7 @@ class KafkaBusConsumer implements Consumer {
     });
     await consumer.connect();
     await consumer.subscribe({ topics, fromBeginning: true });
+    this.replays = this.bus.options.parking.replays(this.options.group, this.options.handle);
     // run() resolves once the member has joined: not awaited here (see above).
     this.joined = consumer
       .run({
@@ -239,6 +209,7 @@ class KafkaBusConsumer implements Consumer {
     this.stopped = true;
     this.stopping ??= (async () => {
       await this.joined;
+      await this.replays?.stop();
       await this.consumer?.disconnect().catch((error) => this.bus.onError(error));
       this.assigned = [];
       this.bus.forget(this);
@@ -253,36 +224,18 @@ class KafkaBusConsumer implements Consumer {
   private async eachBatch(payload: EachBatchPayload): Promise<void> {
     const { batch } = payload;
     const messages = batch.messages;
-    const retrying = batch.topic === this.retryTopic;
     let index = 0;
-    // After a batch failed every attempt, records are delivered one by one up to its end.
-    let isolateUntil = -1;
     while (index < messages.length && this.running(payload)) {
-      let chunk: KafkaMessage[];
-      if (retrying) {
-        chunk = [messages[index]!];
-        if (!(await this.waitUntilDue(chunk[0]!, payload))) return;
-      } else {
-        const size = index <= isolateUntil ? 1 : this.maxBatch;
-        chunk = messages.slice(index, index + size);
-        if (this.options.after?.length) {
-          chunk = await this.deliverable(batch.topic, batch.partition, chunk);
-          if (chunk.length === 0) {
-            await sleep(this.bus.options.afterPollMs ?? 100);
-            await payload.heartbeat();
-            continue;
-          }
-        }
-      }
-      const outcome = await this.deliver(payload, chunk, retrying);
-      if (outcome === 'abandoned') return;
-      if (outcome === 'failed') {
-        if (chunk.length > 1) {
-          isolateUntil = index + chunk.length - 1;
+      let chunk = messages.slice(index, index + this.maxBatch);
+      if (this.options.after?.length) {
+        chunk = await this.deliverable(batch.topic, batch.partition, chunk);
+        if (chunk.length === 0) {
+          await sleep(this.bus.options.afterPollMs ?? 100);
+          await payload.heartbeat();
           continue;
         }
-        await this.park(batch.topic, batch.partition, chunk[0]!, retrying);
       }
+      if (!(await this.deliver(payload, chunk))) return;
       const last = chunk[chunk.length - 1]!;
       payload.resolveOffset(last.offset);
       await payload.commitOffsetsIfNecessary({
@@ -292,68 +245,51 @@ class KafkaBusConsumer implements Consumer {
     }
   }
 
-  // Delivers the records, retrying in place with a backoff. 'abandoned' when the consumer stops
-  // (or loses the partition) meanwhile: the records stay uncommitted, for whoever reads next.
-  private async deliver(payload: EachBatchPayload, chunk: KafkaMessage[], retrying: boolean): Promise<'done' | 'failed' | 'abandoned'> {
+  // Delivers the records (parking those that cannot be), retrying in place with a backoff while
+  // the failure is transient. False when the consumer stops (or loses the partition) meanwhile:
+  // the records stay uncommitted, for whoever reads next.
+  private async deliver(payload: EachBatchPayload, chunk: KafkaMessage[]): Promise<boolean> {
     const policy = this.bus.retry;
     for (let attempt = 1; ; attempt++) {
       try {
-        const records = await Promise.all(chunk.map((message) => this.record(payload.batch.topic, payload.batch.partition, message, retrying)));
-        await this.options.handle(records);
-        return 'done';
+        const records = await this.decode(payload.batch.topic, payload.batch.partition, chunk);
+        await this.handle(records);
+        return true;
       } catch (error) {
+        if (!this.running(payload)) return false;
         this.bus.onError(error);
-        if (attempt >= policy.attempts) return 'failed';
-        const backoff = Math.min(policy.maxBackoffMs, policy.backoffMs * 2 ** (attempt - 1));
-        if (!(await this.pause(backoff, payload))) return 'abandoned';
+        const backoff = Math.min(policy.maxBackoffMs, policy.backoffMs * 2 ** Math.min(attempt - 1, 16));
+        if (!(await this.pause(backoff, payload))) return false;
       }
     }
   }
 
-  // The bus record of a Kafka message: the Avro value decoded to JSON, the bus topic, the
-  // headers other than the bus's own. A parked record keeps its origin's topic, partition, offset.
-  private async record(topic: string, partition: number, message: KafkaMessage, retrying: boolean): Promise<BusRecord> {
-    const headers = stringHeaders(message.headers);
-    const origin = retrying
-      ? { topic: headers[RETRY_HEADERS.topic]!, partition: Number(headers[RETRY_HEADERS.partition]), offset: headers[RETRY_HEADERS.offset]! }
-      : { topic: this.bus.names.busTopic(topic), partition, offset: message.offset };
-    const value = message.value ? await this.bus.options.codec.decode(origin.topic, message.value) : null;
-    return {
-      topic: origin.topic,
-      partition: origin.partition,
-      offset: origin.offset,
-      key: message.key?.toString('utf8') ?? '',
-      value: Buffer.from(JSON.stringify(value), 'utf8'),
-      headers: Object.fromEntries(Object.entries(headers).filter(([name]) => !name.startsWith('svc.'))),
-    };
-  }
-
-  // Moves a record that failed every in-place attempt to the retry topic, or after the last
-  // round to the dead-letter topic. Awaited (all in-sync replicas) before its offset is committed.
-  private async park(topic: string, partition: number, message: KafkaMessage, retrying: boolean): Promise<void> {
-    const headers = stringHeaders(message.headers);
-    const round = retrying ? Number(headers[RETRY_HEADERS.round] ?? '1') + 1 : 1;
-    const origin = retrying
-      ? { [RETRY_HEADERS.topic]: headers[RETRY_HEADERS.topic]!, [RETRY_HEADERS.partition]: headers[RETRY_HEADERS.partition]!, [RETRY_HEADERS.offset]: headers[RETRY_HEADERS.offset]! }
-      : { [RETRY_HEADERS.topic]: this.bus.names.busTopic(topic), [RETRY_HEADERS.partition]: String(partition), [RETRY_HEADERS.offset]: message.offset };
-    const dead = round > this.bus.retry.rounds;
-    const producer = await this.bus.producerClient();
-    await producer.send({
-      topic: dead ? this.bus.names.deadLetterTopic(this.options.group) : this.retryTopic,
-      acks: -1,
-      messages: [
-        {
-          key: message.key,
-          value: message.value,
-          headers: {
-            ...headers,
-            ...origin,
-            [RETRY_HEADERS.round]: String(round),
-            [RETRY_HEADERS.notBefore]: String(Date.now() + this.bus.retry.delayMs),
-          },
-        },
-      ],
-    });
+  // The bus records of Kafka messages: the Avro value decoded to JSON, the bus topic, the headers.
+  // A value that cannot be decoded for a reason that is not transient is parked with its bytes
+  // and left out.
+  private async decode(topic: string, partition: number, chunk: KafkaMessage[]): Promise<BusRecord[]> {
+    const busTopic = this.bus.names.busTopic(topic);
+    const records: BusRecord[] = [];
+    for (const message of chunk) {
+      const record: BusRecord = {
+        topic: busTopic,
+        partition,
+        offset: message.offset,
+        key: message.key?.toString('utf8') ?? '',
+        value: message.value ?? Buffer.alloc(0),
+        // The bus's own headers (the relay's outbox offset) are not the handler's.
+        headers: Object.fromEntries(Object.entries(stringHeaders(message.headers)).filter(([name]) => !name.startsWith('svc.'))),
+      };
+      try {
+        const value = message.value ? await this.bus.options.codec.decode(busTopic, message.value) : null;
+        records.push({ ...record, value: Buffer.from(JSON.stringify(value), 'utf8') });
+      } catch (error) {
+        if (isTransient(error)) throw error;
+        await this.bus.options.parking.store.park(this.options.group, record, error, 1);
+        this.bus.onError(error);
+      }
+    }
+    return records;
   }
 
   // Of these consecutive records, the leading ones every upstream group has committed.
@@ -366,12 +302,6 @@ class KafkaBusConsumer implements Consumer {
       if (committed < limit) limit = committed;
     }
     return chunk.filter((message) => BigInt(message.offset) < limit);
-  }
-
-  private async waitUntilDue(message: KafkaMessage, payload: EachBatchPayload): Promise<boolean> {
-    const due = Number(stringHeaders(message.headers)[RETRY_HEADERS.notBefore] ?? 0);
-    const wait = due - Date.now();
-    return wait <= 0 || this.pause(wait, payload);
   }
 
   // Sleeps while heartbeating; false when the consumer stopped meanwhile.

@@ -6,6 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
 import type { Pool } from '../../postgres/pool.ts';
 import { startSchemaRegistryDouble, type SchemaRegistryDouble } from '../../../test/support/schema-registry-double.ts';
+import { ParkingLot } from '../parking/lot.ts';
+import { ParkedRecordStore } from '../parking/store.ts';
 import { AvroCodec, schemaRegistryClient } from './avro-codec.ts';
 import { KafkaBus, type KafkaBusOptions } from './kafka-bus.ts';
 import { KafkaRelay, type KafkaRelayOptions } from './relay.ts';
@@ -45,6 +47,7 @@ export async function startKafkaHarness(options: {
     kafka,
     codec,
     namespace,
+    parking: new ParkingLot(new ParkedRecordStore(options.pool), options.onError),
     onError: options.onError,
     backlog: (topics, o) => relay.backlog(topics, o),
     sessionTimeoutMs: 6_000,

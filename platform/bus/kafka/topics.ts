@@ -1,9 +1,8 @@
 // Kafka names of the bus: topics and groups behind an optional namespace prefix (one cluster may
-// carry several deployments, or test runs), and each group's retry and dead-letter topics.
+// carry several deployments, or test runs), and the relay's dead-letter topic. Records a group
+// cannot process are parked in PostgreSQL (../parking), not on topics.
 //
 //   <ns><bus topic>        inbox.<family>, canonical.<family>   Avro values, keyed by entity
-//   <ns>retry.<group>      records a group's handler failed on, to be retried later
-//   <ns>dlq.<group>        records it still failed on after the retries: kept, not consumed
 //   <ns>dlq.relay          outbox rows the relay could not encode (the raw JSON as value)
 //
 // Group ids are <ns><group>. Topics are created with admin CreateTopics when the cluster allows it
@@ -28,14 +27,6 @@ export class KafkaNames {
 
   group(group: string): string {
     return `${this.namespace}${group}`;
-  }
-
-  retryTopic(group: string): string {
-    return `${this.namespace}retry.${group}`;
-  }
-
-  deadLetterTopic(group: string): string {
-    return `${this.namespace}dlq.${group}`;
   }
 
   relayDeadLetterTopic(): string {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { buildProblem, PROBLEM_CONTENT_TYPE } from '../../../schemas/problem.ts';
+import { clientErrorHandler } from './client-errors.ts';
 import { registerErrorHandling } from './error-handling.ts';
 import { RequestLogController } from './request-logging.ts';
 
@@ -24,6 +25,7 @@ export function createEdgeApp(options: {
     genReqId: options.requestId ?? (() => randomUUID()),
     logController: new RequestLogController(),
     return503OnClosing: true,
+    clientErrorHandler,
     frameworkErrors: (error, request, reply) => {
       const problem = buildProblem('svc:request/bad_request', {
         instance: (request.url ?? '').split('?')[0] ?? '',

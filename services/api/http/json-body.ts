@@ -1,11 +1,19 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../../../schemas/errors/catalog.ts';
+import { checkJsonBounds } from '../../../schemas/primitives/json-bounds.ts';
+import type { FieldError } from '../../../schemas/problem.ts';
 
 export type JsonBody =
   | { ok: true; value: unknown; text: string }
-  // 415 when the content type is not JSON; 400 when the bytes are not one JSON value in UTF-8.
-  | { ok: false; code: ErrorCode; detail: string };
+  // 415 when the content type is not JSON; 400 when the bytes are not one JSON value in UTF-8, or
+  // a value past the bounds every route walks within (errors: where).
+  | { ok: false; code: ErrorCode; detail: string; errors?: FieldError[] };
+
+// What a refused body's problem says.
+export function bodyRefusal(body: { detail: string; errors?: FieldError[] }): { detail: string; errors?: FieldError[] } {
+  return body.errors ? { detail: body.detail, errors: body.errors } : { detail: body.detail };
+}
 
 
 export function rawBody(request: FastifyRequest): Buffer {
@@ -24,9 +32,20 @@ export function readJsonBody(request: FastifyRequest): JsonBody {
   const bytes = rawBody(request);
   if (!isUtf8(bytes)) return { ok: false, code: 'svc:request/malformed_json', detail: 'the body is not valid UTF-8' };
   const text = bytes.toString('utf8');
+  let value: unknown;
   try {
-    return { ok: true, value: JSON.parse(text), text };
+    value = JSON.parse(text);
   } catch {
     return { ok: false, code: 'svc:request/malformed_json', detail: bytes.length === 0 ? 'the body is empty' : 'the body is not valid JSON' };
   }
+  const violation = checkJsonBounds(value);
+  if (violation) {
+    return {
+      ok: false,
+      code: 'svc:validation/schema',
+      detail: 'the body is past the bounds of a request',
+      errors: [{ path: violation.path, code: 'svc:validation/schema', message: violation.message }],
+    };
+  }
+  return { ok: true, value, text };
 }

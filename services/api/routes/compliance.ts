@@ -6,7 +6,7 @@ import { applyCaseAction, validateCaseAction } from '../../../pipelines/detect/c
 import { ALERT_STATUSES, EPISODE_STATUSES } from '../../../schemas/responses.ts';
 import { ALERT_COLUMNS, alertView, EPISODE_COLUMNS, episodeView, loadAlertDetail, loadEpisodeDetail, type AlertRow, type EpisodeRow } from '../compliance/render.ts';
 import type { CursorCodec } from '../http/cursor.ts';
-import { readJsonBody } from '../http/json-body.ts';
+import { bodyRefusal, readJsonBody } from '../http/json-body.ts';
 import { sendProblem } from '../http/problem-reply.ts';
 import { QueryReader } from '../http/query-params.ts';
 import { badCursor, page, paging, readCursor, single } from '../http/paging.ts';
@@ -94,7 +94,7 @@ export function registerComplianceRoutes(app: FastifyInstance, deps: { pool: Poo
     const id = parseId('episode', request.params.episode_id);
     if (!id) return notFound(request, reply, 'episode');
     const body = readJsonBody(request);
-    if (!body.ok) return sendProblem(request, reply, body.code, { detail: body.detail });
+    if (!body.ok) return sendProblem(request, reply, body.code, bodyRefusal(body));
     const checked = validateCaseAction(body.value);
     if (!checked.ok) return sendProblem(request, reply, 'svc:validation/schema', { detail: 'the case action is not valid', errors: checked.errors });
     const outcome = await applyCaseAction(deps.pool, { tenantId, episodeId: id, ...checked.action, actor: request.apiKey!.keyId }, deps.clock.now());

@@ -9,7 +9,7 @@ import { importView, type Imports } from '../../../pipelines/imports/imports.ts'
 import { importSubmitRequestSchema, type StagedChunk } from '../../../schemas/imports/reports.ts';
 import { requestSchemaErrors } from '../../../schemas/validation/request-errors.ts';
 import type { CursorCodec } from '../http/cursor.ts';
-import { rawBody, readJsonBody } from '../http/json-body.ts';
+import { rawBody, bodyRefusal, readJsonBody } from '../http/json-body.ts';
 import { sendProblem } from '../http/problem-reply.ts';
 import { QueryReader } from '../http/query-params.ts';
 import type { Pool } from '../../../platform/postgres/pool.ts';
@@ -44,7 +44,7 @@ export function registerImportRoutes(app: FastifyInstance, deps: ImportRouteDeps
 
   app.post('/v1/imports/dry-run', scoped, async (request, reply) => {
     const body = readJsonBody(request);
-    if (!body.ok) return sendProblem(request, reply, body.code, { detail: body.detail });
+    if (!body.ok) return sendProblem(request, reply, body.code, bodyRefusal(body));
     const outcome = await dryRunImport(body.value, await validation(request.apiKey!.tenantId));
     if (!outcome.ok) return sendProblem(request, reply, outcome.code, { detail: outcome.detail, errors: outcome.errors });
     return outcome.report;
@@ -52,7 +52,7 @@ export function registerImportRoutes(app: FastifyInstance, deps: ImportRouteDeps
 
   app.post('/v1/imports', scoped, async (request, reply) => {
     const body = readJsonBody(request);
-    if (!body.ok) return sendProblem(request, reply, body.code, { detail: body.detail });
+    if (!body.ok) return sendProblem(request, reply, body.code, bodyRefusal(body));
     const outcome = await deps.imports.create(request.apiKey!.tenantId, body.value, deps.clock.now());
     if (outcome.kind === 'invalid') return sendProblem(request, reply, 'svc:validation/schema', { detail: 'the import is not valid', errors: outcome.errors });
     return reply.code(201).send(importView(outcome.row, outcome.warnings));
@@ -99,7 +99,7 @@ export function registerImportRoutes(app: FastifyInstance, deps: ImportRouteDeps
     const id = parseId('import', request.params.id);
     if (!id) return notFound(request, reply);
     const body = readJsonBody(request);
-    if (!body.ok) return sendProblem(request, reply, body.code, { detail: body.detail });
+    if (!body.ok) return sendProblem(request, reply, body.code, bodyRefusal(body));
     const parsed = importSubmitRequestSchema.safeParse(body.value);
     if (!parsed.success) return sendProblem(request, reply, 'svc:validation/schema', { detail: 'the submission is not valid', errors: requestSchemaErrors(parsed.error) });
     const outcome = await deps.imports.submit(request.apiKey!.tenantId, id, parsed.data.chunk_count, deps.clock.now());

@@ -8,7 +8,7 @@ import { batchEventTexts } from '../../../platform/json/json-spans.ts';
 import { withTransaction, type Pool } from '../../../platform/postgres/pool.ts';
 import type { TokenBuckets } from '../../../platform/rate-limit/token-buckets.ts';
 import { FAMILIES, FAMILY_NAMES, type Family } from '../../../schemas/families/index.ts';
-import { readJsonBody, rawBody } from '../http/json-body.ts';
+import { bodyRefusal, readJsonBody, rawBody } from '../http/json-body.ts';
 import { chargeEvents } from '../http/rate-limit-headers.ts';
 import { requestPath } from '../http/problem-reply.ts';
 import {
@@ -49,7 +49,7 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestDeps): vo
 async function handle(request: FastifyRequest, reply: FastifyReply, shape: Shape, deps: IngestDeps): Promise<FastifyReply> {
   const tenantId = request.apiKey!.tenantId;
   const body = readJsonBody(request);
-  if (!body.ok) return send(reply, problemResponse(request, body.code, { detail: body.detail }));
+  if (!body.ok) return send(reply, problemResponse(request, body.code, bodyRefusal(body)));
 
   const found = incomingItems(shape, body.value, body.text, rawBody(request));
   if (found.kind !== 'items') {

@@ -5,7 +5,7 @@ import { ID_PREFIXES, parseId } from '../../../platform/ids.ts';
 import type { Reconciliations } from '../../../pipelines/reconcile/reconciliations.ts';
 import { RECONCILIATION_STATUSES } from '../../../schemas/reconciliations.ts';
 import type { CursorCodec } from '../http/cursor.ts';
-import { readJsonBody } from '../http/json-body.ts';
+import { bodyRefusal, readJsonBody } from '../http/json-body.ts';
 import { refuseIdempotencyKey } from '../http/no-idempotency-key.ts';
 import { badCursor, page, paging, readCursor, single } from '../http/paging.ts';
 import { sendProblem } from '../http/problem-reply.ts';
@@ -25,7 +25,7 @@ export function registerReconciliationRoutes(
   app.post('/v1/reconciliations', { config: { scopes: ['ingest'] as const }, preHandler: noKey }, async (request, reply) => {
     const tenantId = request.apiKey!.tenantId;
     const body = readJsonBody(request);
-    if (!body.ok) return sendProblem(request, reply, body.code, { detail: body.detail });
+    if (!body.ok) return sendProblem(request, reply, body.code, bodyRefusal(body));
     const outcome = await deps.reconciliations.create(tenantId, body.value, await deps.assets.forTenant(tenantId), deps.clock.now());
     switch (outcome.kind) {
       case 'invalid':

@@ -3,7 +3,7 @@ import type { Clock } from '../../../platform/clock.ts';
 import type { TenantAssetRegistry } from '../../../platform/assets/tenant-registry.ts';
 import { validateItem } from '../../../schemas/validation/validate-item.ts';
 import type { TokenBuckets } from '../../../platform/rate-limit/token-buckets.ts';
-import { readJsonBody } from '../http/json-body.ts';
+import { bodyRefusal, readJsonBody } from '../http/json-body.ts';
 import { chargeEvents } from '../http/rate-limit-headers.ts';
 import { problemFor, sendProblem } from '../http/problem-reply.ts';
 import { validateRequestItems, wrapperRefusal } from '../ingest/request-items.ts';
@@ -17,7 +17,7 @@ export function registerValidateRoute(
 ): void {
   app.post('/v1/validate', { config: { scopes: ['ingest', 'read'] } }, async (request, reply) => {
     const body = readJsonBody(request);
-    if (!body.ok) return sendProblem(request, reply, body.code, { detail: body.detail });
+    if (!body.ok) return sendProblem(request, reply, body.code, bodyRefusal(body));
 
     const found = validateRequestItems(body.value);
     if (found.kind !== 'items') {

@@ -8,7 +8,7 @@ import type { DestinationPolicy } from '../../webhooks/destination.ts';
 import { endpointView, type WebhookEndpoints } from '../../webhooks/endpoints.ts';
 import { checkRegistration } from '../../webhooks/registration.ts';
 import type { CursorCodec } from '../http/cursor.ts';
-import { rawBody, readJsonBody } from '../http/json-body.ts';
+import { rawBody, bodyRefusal, readJsonBody } from '../http/json-body.ts';
 import { badCursor, page, paging, readCursor, single } from '../http/paging.ts';
 import { refuseIdempotencyKey } from '../http/no-idempotency-key.ts';
 import { sendProblem } from '../http/problem-reply.ts';
@@ -40,7 +40,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
 
   app.post('/v1/webhook-endpoints', scoped, async (request, reply) => {
     const body = readJsonBody(request);
-    if (!body.ok) return sendProblem(request, reply, body.code, { detail: body.detail });
+    if (!body.ok) return sendProblem(request, reply, body.code, bodyRefusal(body));
     const checked = await checkRegistration(body.value, deps.destinations);
     if (!checked.ok) return sendProblem(request, reply, checked.code, { detail: 'the endpoint registration is not valid', errors: checked.errors });
     const now = deps.clock.now();
@@ -91,7 +91,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
     let overlapS = ROTATION_OVERLAP_DEFAULT_S;
     if (rawBody(request).length > 0) {
       const body = readJsonBody(request);
-      if (!body.ok) return sendProblem(request, reply, body.code, { detail: body.detail });
+      if (!body.ok) return sendProblem(request, reply, body.code, bodyRefusal(body));
       const parsed = rotationRequestSchema.safeParse(body.value);
       if (!parsed.success) {
         return sendProblem(request, reply, 'svc:validation/schema', {

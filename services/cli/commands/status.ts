@@ -1,6 +1,7 @@
 import type { PartitionLag } from '../../../platform/bus/port.ts';
 import { openBus } from '../../../platform/engines.ts';
 import { CONSUMER_GROUPS } from '../../../pipelines/groups.ts';
+import { ParkedRecordStore } from '../../../platform/bus/parking/store.ts';
 import { withContext } from '../context.ts';
 
 // Where each pipeline stands: records not yet processed per consumer group, live members, events
@@ -16,6 +17,7 @@ export async function statusCommand(print: (line: string) => void, json: boolean
     } finally {
       await bus.close();
     }
+    const parked = await new ParkedRecordStore(db.pool).openCounts();
     const groups = [];
     for (const { group } of CONSUMER_GROUPS) {
       const lag = lags.get(group)!;
@@ -23,7 +25,7 @@ export async function statusCommand(print: (line: string) => void, json: boolean
         `SELECT count(*)::int AS members FROM consumer_members WHERE group_name = $1 AND seen_at > now() - interval '10 seconds'`,
         [group],
       );
-      groups.push({ group, lag: lag.reduce((n, p) => n + p.records, 0), members: rows[0]!.members, partitions: lag });
+      groups.push({ group, lag: lag.reduce((n, p) => n + p.records, 0), members: rows[0]!.members, parked: parked.get(group) ?? 0, partitions: lag });
     }
     const { rows: statuses } = await db.pool.query<{ status: string; events: number }>(
       'SELECT status, count(*)::int AS events FROM inbox_events GROUP BY status ORDER BY status',
@@ -37,7 +39,7 @@ export async function statusCommand(print: (line: string) => void, json: boolean
     const webhooks = hooks[0]!;
     if (json) return print(JSON.stringify({ groups, events: Object.fromEntries(statuses.map((s) => [s.status, s.events])), webhooks }));
     print(`database: ${db.mode}`);
-    for (const g of groups) print(`group ${g.group}: lag ${g.lag} records, ${g.members} live member(s)`);
+    for (const g of groups) print(`group ${g.group}: lag ${g.lag} records, ${g.members} live member(s), ${g.parked} parked record(s)${g.parked > 0 ? ' (svc deadletters list)' : ''}`);
     print(`events: ${statuses.map((s) => `${s.status} ${s.events}`).join(', ') || 'none'}`);
     print(`webhooks: ${webhooks.outbox} event(s) to fan out, ${webhooks.pending} delivery(ies) pending, ${webhooks.dead_lettered} dead-lettered`);
   });

@@ -6,7 +6,7 @@ import { applyCaseAction } from '../../../pipelines/detect/cases.ts';
 import { assignRequestSchema, caseDispositionRequestSchema, caseStatusRequestSchema } from '../../../schemas/console/cases.ts';
 import { requestSchemaErrors } from '../../../schemas/validation/request-errors.ts';
 import { loadEpisodeDetail } from '../../api/compliance/render.ts';
-import { readJsonBody } from '../../api/http/json-body.ts';
+import { bodyRefusal, readJsonBody } from '../../api/http/json-body.ts';
 import { badCursor, page, paging, readCursor } from '../../api/http/paging.ts';
 import { sendProblem } from '../../api/http/problem-reply.ts';
 import { QueryReader } from '../../api/http/query-params.ts';
@@ -32,7 +32,7 @@ export function registerEpisodeRoutes(app: FastifyInstance, deps: ConsoleRouteDe
   // A body read and checked against its schema, or the problem already sent.
   const bodyOf = <S extends z.ZodType>(request: FastifyRequest, reply: FastifyReply, schema: S, what: string): z.infer<S> | FastifyReply => {
     const body = readJsonBody(request);
-    if (!body.ok) return sendProblem(request, reply, body.code, { detail: body.detail });
+    if (!body.ok) return sendProblem(request, reply, body.code, bodyRefusal(body));
     const parsed = schema.safeParse(body.value);
     if (!parsed.success) return sendProblem(request, reply, 'svc:validation/schema', { detail: `the ${what} is not valid`, errors: requestSchemaErrors(parsed.error) });
     return parsed.data;
