@@ -1,7 +1,8 @@
 // npm run bench:engines [-- --quick]
 // The scale-out engines against the embedded default, on the engines reachable in this run:
 // - relay throughput from the outbox to Kafka (events/s) against the embedded log's consume
-//   throughput on the same rows (KAFKA_BROKERS, or librdkafka's mock cluster via kcat);
+//   throughput on the same rows (KAFKA_BROKERS, or Kafka 3.9 started for the run by
+//   platform/local-engines, with Apicurio as the registry unless SCHEMA_REGISTRY_URL);
 // - ClickHouse aggregate reads (windows, baseline, snapshots) p95 against the PostgreSQL adapter on
 //   the same activities (CLICKHOUSE_URL, or Debian's clickhouse-server started for the run).
 // Each prints a ratio against its baseline measured in the same run; neither asserts a target.

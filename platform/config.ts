@@ -10,6 +10,9 @@ export const configSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: port.default(8080),
   SVC_DATA_DIR: z.string().min(1).default('.data'),
+  // Downloads of `svc engines up` (platform/local-engines), shared by every data directory; unset:
+  // ~/.cache/svc-engines (XDG_CACHE_HOME's when set).
+  SVC_ENGINES_CACHE: z.string().min(1).optional(),
   SVC_PIPELINES_MANIFEST: z.string().min(1).optional(), // the pipeline manifest `svc run` reads; unset: infra/pipelines.yaml of this checkout
   // External PostgreSQL 15+; when unset the service starts its embedded PostgreSQL.
   DATABASE_URL: z.string().url().optional(),

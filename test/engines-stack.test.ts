@@ -1,5 +1,6 @@
 // The whole service on the scale-out engines this machine can run: `svc up` with the Kafka bus
-// (librdkafka's mock cluster, the schema registry double) and the ClickHouse aggregate store. An
+// (Kafka 3.9 and Apicurio's Confluent-compatible registry, started by the test set-up) and the
+// ClickHouse aggregate store. An
 // event sent to the API must come out canonical (through Kafka) and in ClickHouse's aggregates.
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -10,18 +11,17 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { SvcApiError, SvcClient, type BatchItem } from '../clients/typescript/src/index.ts';
 import { ClickHouseAggregateStore } from '../platform/aggregates/clickhouse.ts';
 import { accountEvent, movementEvent, partyEvent } from './fixtures/events.ts';
-import { startSchemaRegistryDouble, type SchemaRegistryDouble } from './support/schema-registry-double.ts';
 import { runSvc, startSvcUp, type SvcUp } from './support/svc-process.ts';
 
 const clickhouseUrl = inject('clickhouseUrl');
 const kafkaBrokers = inject('kafkaBrokers');
-const reachable = clickhouseUrl !== '' && kafkaBrokers !== '';
-if (!reachable && process.env.CI) throw new Error('the test set-up must start ClickHouse and the Kafka mock cluster in CI');
+const schemaRegistryUrl = inject('schemaRegistryUrl');
+const reachable = clickhouseUrl !== '' && kafkaBrokers !== '' && schemaRegistryUrl !== '';
+if (!reachable && process.env.CI) throw new Error('the test set-up must start ClickHouse, Kafka and the schema registry in CI');
 
 describe.skipIf(!reachable)('svc up on Kafka and ClickHouse', () => {
   let dataDir: string;
   let env: NodeJS.ProcessEnv;
-  let registry: SchemaRegistryDouble;
   let server: SvcUp | undefined;
   let baseUrl: string;
   const database = `svc_stack_${randomBytes(4).toString('hex')}`;
@@ -32,7 +32,6 @@ describe.skipIf(!reachable)('svc up on Kafka and ClickHouse', () => {
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'svc-stack-'));
     await chmod(dataDir, 0o755);
-    registry = await startSchemaRegistryDouble();
     const { DATABASE_URL: _ignored, SVC_MASTER_KEY: _alsoIgnored, ...rest } = process.env;
     env = {
       ...rest,
@@ -40,9 +39,8 @@ describe.skipIf(!reachable)('svc up on Kafka and ClickHouse', () => {
       LOG_LEVEL: 'warn',
       SVC_BUS: 'kafka',
       KAFKA_BROKERS: kafkaBrokers,
-      // The mock cluster serves no idempotent producers.
-      KAFKA_IDEMPOTENT_PRODUCER: 'false',
-      SCHEMA_REGISTRY_URL: registry.url,
+      KAFKA_IDEMPOTENT_PRODUCER: 'true',
+      SCHEMA_REGISTRY_URL: schemaRegistryUrl,
       SVC_AGGREGATE_STORE: 'clickhouse',
       CLICKHOUSE_URL: clickhouseUrl,
       CLICKHOUSE_DATABASE: database,
@@ -56,7 +54,6 @@ describe.skipIf(!reachable)('svc up on Kafka and ClickHouse', () => {
     await server?.stop();
     const client = createClient({ url: clickhouseUrl });
     await client.command({ query: `DROP DATABASE IF EXISTS ${database}` }).finally(() => client.close());
-    await registry?.close();
     await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 }); // the server may still be writing its last WAL
   });
 

@@ -10,7 +10,7 @@ import { PostgresAggregateStore } from '../../platform/aggregates/postgres.ts';
 import { startEmbeddedPostgres } from '../../platform/postgres/embedded.ts';
 import { migrate } from '../../platform/postgres/migrate.ts';
 import { createPool } from '../../platform/postgres/pool.ts';
-import { startClickHouse } from '../../test/support/engines/clickhouse.ts';
+import { startLocalEngines } from '../../platform/local-engines/index.ts';
 import { percentile } from '../lib/stats.ts';
 
 // The ClickHouse aggregate store against the PostgreSQL one on the same data. A function, not a
@@ -22,7 +22,7 @@ import { percentile } from '../lib/stats.ts';
 //   per subject (some without), three countries and two corridors. The same activities are
 //   recorded into a fresh embedded PostgreSQL (migrated; PostgresAggregateStore on a pool of 4)
 //   and into a fresh database of the ClickHouse server (CLICKHOUSE_URL / options.clickhouseUrl,
-//   else the private server the test set-up starts: Debian's 18.16), in batches of 2 000.
+//   else a private server started by platform/local-engines: Debian's 18.16), in batches of 2 000.
 //   Parts are left as the load made them (no OPTIMIZE): reads dedup at query time as they would.
 //   Reads. After a warm-up of 10 subjects, `rounds` subjects drawn by the PRNG; for each, one
 //   after the other and on each store in turn: windows (all five, two threshold bands), the 90-day
@@ -103,10 +103,10 @@ export async function benchClickHouseAggregates(options: ClickHouseBenchOptions 
     // ClickHouse: the server given, or a private one.
     let url = options.clickhouseUrl ?? process.env.CLICKHOUSE_URL;
     if (!url) {
-      const local = await startClickHouse(log);
-      if (!local) throw new Error('no ClickHouse server: set CLICKHOUSE_URL, or let the bench install and start Debian\'s clickhouse-server (as root)');
-      cleanups.push(() => local.stop());
-      url = local.address;
+      // Installs Debian's clickhouse-server when missing (as root); its data in the bench's directory.
+      const local = await startLocalEngines({ dataDir: join(dataDir, 'local'), engines: ['clickhouse'], detached: false, log });
+      cleanups.push(() => local.stop({ graceMs: 5_000 }));
+      url = local.env.CLICKHOUSE_URL!;
     }
     const client = createClickHouseClient({ url, username: process.env.CLICKHOUSE_USER, password: process.env.CLICKHOUSE_PASSWORD });
     cleanups.push(() => client.close());

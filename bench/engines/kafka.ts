@@ -4,17 +4,18 @@
 //   Setup: a fresh embedded PostgreSQL (migrated), tenant "acme", `events` movement events (quick:
 //   5 000, else 50 000) accepted through acceptEvents in batches of 1 000, exactly as the API
 //   writes them (inbox rows with the raw JSON, outbox rows on inbox.movement). Kafka: KAFKA_BROKERS
-//   (options.brokers) or librdkafka's mock cluster started with kcat; the registry:
-//   SCHEMA_REGISTRY_URL (options.registryUrl) or the registry double.
+//   (options.brokers), else Kafka 3.9 (KRaft, one node) started here by platform/local-engines;
+//   the registry: SCHEMA_REGISTRY_URL (options.registryUrl), else Apicurio's Confluent API started
+//   the same way.
 //   (1) Embedded log: a fresh group of PostgresLogBus with a handler that does nothing reads every
 //       row: events / (consume() to the group's lag being 0, polled every 20 ms).
 //   (2) Relay: the value schemas are registered first (not timed); then KafkaRelay starts and
 //       moves every row (Avro-encoded, keyed, acks=all): events / (start to its backlog being 0).
 //       Cross-check: the Kafka topic's end offsets add up to the events.
 //   (3) Kafka consume (for the record): a KafkaBus group with a handler that does nothing, from
-//       its first delivery to its lag being 0 (the group join, 3 s on the mock, is left out).
-//   Both sides run in this one process on the same machine; the mock cluster keeps the log in
-//   memory, so (2) measures the relay (read, Avro encode, produce round trips), not a broker's disk.
+//       its first delivery to its lag being 0 (the group join is left out).
+//   Both sides run in this one process, on the same machine as the broker, which writes its log
+//   to disk (acks=all on one node): (2) measures the relay and one broker's append path.
 //
 // benchRelay() returns the figures; bench/engines.ts prints them.
 
@@ -32,15 +33,16 @@ import { migrate } from '../../platform/postgres/migrate.ts';
 import { createPool } from '../../platform/postgres/pool.ts';
 import { createTenant } from '../../platform/tenants/tenants.ts';
 import { movementEvent } from '../../test/fixtures/events.ts';
-import { kcatVersion, startKafkaMock } from '../../test/support/engines/kafka.ts';
+import { startLocalEngines } from '../../platform/local-engines/index.ts';
+import { KAFKA } from '../../platform/local-engines/versions.ts';
 
 export interface RelayBenchOptions {
   quick?: boolean;
   // Events to relay (default: 5 000 quick, 50 000 otherwise).
   events?: number;
-  // A broker list; else the kcat mock cluster.
+  // A broker list; else a local Kafka started for the bench.
   brokers?: string;
-  // A Confluent-compatible registry; else the registry double.
+  // A Confluent-compatible registry; else a local Apicurio started for the bench.
   registryUrl?: string;
   log?: (line: string) => void;
 }
@@ -81,16 +83,13 @@ export async function benchRelay(options: RelayBenchOptions = {}): Promise<Relay
     await migrate(pool);
     await createTenant(pool, 'acme', 'USD');
 
-    let brokers = options.brokers;
-    let broker: string;
-    if (brokers) broker = `KAFKA_BROKERS=${brokers}`;
-    else {
-      const mock = await startKafkaMock();
-      if (!mock) throw new Error('no Kafka: kcat could not start the mock cluster and no brokers were given');
-      cleanup.push(() => mock.stop());
-      brokers = mock.address;
-      broker = `librdkafka mock cluster, 1 broker, via kcat (${(await kcatVersion()) ?? 'version unknown'})`;
-    }
+    // What is not given is started here, its data in the bench's directory, tied to this process.
+    const wanted = [...(options.brokers ? [] : ['kafka' as const]), ...(options.registryUrl ? [] : ['schema-registry' as const])];
+    const local = wanted.length > 0 ? await startLocalEngines({ dataDir: join(dataDir, 'local'), engines: wanted, detached: false, log }) : undefined;
+    if (local) cleanup.push(() => local.stop({ graceMs: 5_000 }));
+    const brokers = options.brokers ?? local!.env.KAFKA_BROKERS!;
+    const registryUrl = options.registryUrl ?? local!.env.SCHEMA_REGISTRY_URL!;
+    const broker = options.brokers ? `KAFKA_BROKERS=${brokers}` : `Apache Kafka ${KAFKA.version}, KRaft, 1 node (platform/local-engines)`;
 
     log(`writing ${events} movement events to the outbox`);
     const receivedAt = new Date();
@@ -127,7 +126,7 @@ export async function benchRelay(options: RelayBenchOptions = {}): Promise<Relay
 
     log('(2) the relay');
     const errors: unknown[] = [];
-    const harness = await startKafkaHarness({ brokers, registryUrl: options.registryUrl, pool, topics: [TOPIC], startRelay: false, onError: (e) => errors.push(e) });
+    const harness = await startKafkaHarness({ brokers, registryUrl, pool, topics: [TOPIC], startRelay: false, onError: (e) => errors.push(e) });
     cleanup.push(() => harness.close());
     await harness.codec.register([TOPIC]);
     const started2 = performance.now();
@@ -161,7 +160,7 @@ export async function benchRelay(options: RelayBenchOptions = {}): Promise<Relay
       kafkaConsume: rate(kafkaSeconds),
       ratio: round(embeddedSeconds / relaySeconds, 2),
       broker,
-      registry: options.registryUrl ? `SCHEMA_REGISTRY_URL=${options.registryUrl}` : 'registry double (test/support/schema-registry-double.ts)',
+      registry: options.registryUrl ? `SCHEMA_REGISTRY_URL=${options.registryUrl}` : 'Apicurio Registry (Confluent API), platform/local-engines',
       kafkaPartitions: ends.length,
       relayedOffsets,
     };

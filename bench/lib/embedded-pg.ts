@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg, { type ClientConfig } from 'pg';
+import { alive } from '../../platform/local-engines/file-lock.ts';
 import { readIfPresent } from './proc.ts';
 
 // The embedded PostgreSQL of a service data directory (platform/postgres/embedded.ts), seen from a
@@ -45,14 +46,6 @@ export function postmasterPid(pgDir: string): number | undefined {
   return Number.isInteger(pid) && pid > 0 ? pid : undefined;
 }
 
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 export async function waitForExit(pid: number, ms: number): Promise<boolean> {
   const until = Date.now() + ms;

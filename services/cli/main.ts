@@ -31,6 +31,10 @@ const USAGE = `svc: the financial-crime control service
                                            3 MiB), submits it and follows its landing; rejects go to <file>.rejects.csv. --dry-run
                                            prints the whole-file dry-run report and cancels. Exit 0 no rejects, 1 rejects, 2 failure
   svc migrate                              apply the PostgreSQL migrations
+  svc engines up|down|status [kafka|schema-registry|neo4j|clickhouse …]
+                                           the scale-out engines on this machine without Docker, data under SVC_DATA_DIR/engines:
+                                           up starts what is not running and prints export lines (eval "$(npx svc engines up)");
+                                           down stops what up started; status says what runs
   svc tenants create <tenant_id> --base-asset <ASSET>
   svc tenants set-rate-limit <tenant_id> --capacity <events> --refill-per-s <events>
   svc keys issue --tenant <tenant_id> --scope <ingest|read|webhook_mgmt|compliance> [--live] [--json]
@@ -88,6 +92,8 @@ async function main(argv: string[]): Promise<void> {
       return (await import('./commands/fx-rates.ts')).fxRatesCommand(rest, print);
     case 'migrate':
       return (await admin()).migrateCommand(print);
+    case 'engines':
+      return (await import('./commands/engines.ts')).enginesCommand(rest, print);
     case 'tenants':
       return (await admin()).tenantsCommand(rest, print);
     case 'keys':

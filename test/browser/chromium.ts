@@ -5,7 +5,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
-import { ensureDebianPackage } from '../support/debian-packages.ts';
+import { ensureDebianPackage } from '../../platform/local-engines/debian-packages.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/console/', import.meta.url));

@@ -21,6 +21,9 @@ declare module 'vitest' {
     kafkaBrokers: string;
     schemaRegistryUrl: string;
     neo4jUri: string;
+    neo4jUser: string;
+    neo4jPassword: string;
+    neo4jDatabase: string;
   }
 }
 
@@ -67,6 +70,9 @@ export async function setup(project: TestProject): Promise<void> {
   project.provide('kafkaBrokers', engines.kafkaBrokers);
   project.provide('schemaRegistryUrl', engines.schemaRegistryUrl);
   project.provide('neo4jUri', engines.neo4jUri);
+  project.provide('neo4jUser', engines.neo4jUser);
+  project.provide('neo4jPassword', engines.neo4jPassword);
+  project.provide('neo4jDatabase', engines.neo4jDatabase);
 }
 
 // The database and the engines stop side by side: vitest ends the process 10 s into the teardown

@@ -1,33 +1,34 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { COMPATIBILITY, SchemaType } from '@kafkajs/confluent-schema-registry';
 import type { KafkaMessage } from 'kafkajs';
 import { FAMILY_NAMES } from '../../../schemas/families/index.ts';
 import { VALID_EVENTS } from '../../../test/fixtures/events.ts';
 import { startTestApi, type TestApi } from '../../../test/support/test-api.ts';
 import { CONTRACT_TOPICS, describeBusContract, eventually, seqOf, writeRecords } from '../contract.ts';
 import type { BusRecord, Consumer } from '../port.ts';
-import { COMPATIBILITY_LEVEL, subjectOf } from './avro-codec.ts';
+import { topicValueSchema } from '../../../schemas/bus/avro/index.ts';
+import { AvroCodec, COMPATIBILITY_LEVEL, schemaRegistryClient, subjectOf } from './avro-codec.ts';
 import { ParkedRecordStore } from '../parking/store.ts';
-import { KafkaRelay } from './relay.ts';
 import { startKafkaHarness, type KafkaHarness } from './testing.ts';
 
-// Against whatever the run provides: librdkafka's mock cluster started by the test set-up (kcat),
-// or the cluster KAFKA_BROKERS names; the registry SCHEMA_REGISTRY_URL names, else the double.
+// Against whatever the run provides: Kafka 3.9 (KRaft) and Apicurio's Confluent-compatible
+// registry started by the test set-up (platform/local-engines), or the cluster KAFKA_BROKERS and
+// the registry SCHEMA_REGISTRY_URL name.
 const brokers = inject('kafkaBrokers');
 const registryUrl = inject('schemaRegistryUrl');
 
-if (!brokers) {
+if (!brokers || !registryUrl) {
   describe('Kafka bus', () => {
-    // In CI the mock cluster must be there: a missing broker is a failure, never a silent skip.
-    it.runIf(Boolean(process.env.CI))('has a Kafka broker to run against', () => {
-      throw new Error('no Kafka broker: the test set-up could not start the kcat mock cluster (see its stderr) and KAFKA_BROKERS is not set');
+    // In CI the engines must be there: a missing one is a failure, never a silent skip.
+    it.runIf(Boolean(process.env.CI))('has a Kafka broker and a schema registry to run against', () => {
+      throw new Error(`no ${brokers ? 'schema registry' : 'Kafka broker'}: the test set-up could not start it (see its stderr) and ${brokers ? 'SCHEMA_REGISTRY_URL' : 'KAFKA_BROKERS'} is not set`);
     });
-    it.skipIf(Boolean(process.env.CI))('runs only with a broker (kcat for the mock cluster, or KAFKA_BROKERS)', () => undefined);
+    it.skipIf(Boolean(process.env.CI))('runs only with a broker and a registry (started by the test set-up, or KAFKA_BROKERS and SCHEMA_REGISTRY_URL)', () => undefined);
   });
 } else {
   const RETRY = { backoffMs: 20, maxBackoffMs: 100 };
-  // The mock cluster cannot give a producer id; a real cluster (KAFKA_BROKERS) runs idempotent
-  // unless KAFKA_IDEMPOTENT_PRODUCER=false, as the service does.
-  const idempotent = Boolean(process.env.KAFKA_BROKERS) && process.env.KAFKA_IDEMPOTENT_PRODUCER !== 'false';
+  // Idempotent, as the service runs, unless KAFKA_IDEMPOTENT_PRODUCER=false (a broker without it).
+  const idempotent = process.env.KAFKA_IDEMPOTENT_PRODUCER !== 'false';
 
   describeBusContract('Kafka (kafkajs), fed by the relay', async ({ pool, errors }) => {
     const harness = await startKafkaHarness({ brokers, registryUrl, pool, topics: CONTRACT_TOPICS, onError: (e) => errors.push(e), bus: { retry: RETRY }, relay: { idempotent } });
@@ -142,12 +143,6 @@ if (!brokers) {
       }
     });
 
-    it.runIf(!process.env.KAFKA_BROKERS)('says so when the broker (the mock) cannot give an idempotent producer', async () => {
-      const relay = new KafkaRelay({ pool: api.db.pool, kafka: harness.kafka, codec: harness.codec, namespace: harness.namespace, topics: ['canonical.party'], idempotent: true });
-      await expect(relay.start()).rejects.toThrow(/KAFKA_IDEMPOTENT_PRODUCER=false/);
-      await relay.stop();
-    });
-
     it('dead-letters an outbox row its Avro schema cannot carry exactly, and relays the rows after it', async () => {
       const before = harness.relay.stats.deadLettered;
       const payload = (externalId: string, seq: number) =>
@@ -167,6 +162,70 @@ if (!brokers) {
       expect(dead[0]!.value!.toString()).toContain('lone\\ud800');
       await eventually(() => got.some((r) => r.key === 'acme/party/lone'), 'the row after it');
       expect(got.filter((r) => r.key === 'acme/party/lone').map((r) => JSON.parse(r.value.toString()).sequence)).toEqual([2]);
+    });
+  });
+
+  // The registry itself, through the client the codec uses: its compatibility rules are the
+  // registry's, not ours, so they are proven against the real one (the double only imitates them).
+  describe('Schema registry (Confluent API)', () => {
+    const namespace = `reg${Math.random().toString(36).slice(2, 8)}.`;
+    const record = (fields: unknown[]) => ({ type: SchemaType.AVRO as const, schema: JSON.stringify({ type: 'record', name: 'T', namespace: 'svc.test', fields }) });
+
+    it('keeps BACKWARD_TRANSITIVE on every subject the codec registers', async () => {
+      const codec = new AvroCodec(schemaRegistryClient(registryUrl), (topic) => `${namespace}${topic}`);
+      await codec.register(['inbox.party', 'canonical.account']);
+      for (const topic of ['inbox.party', 'canonical.account']) {
+        const config = await fetch(`${registryUrl}/config/${subjectOf(`${namespace}${topic}`)}`);
+        expect(await config.json()).toEqual({ compatibilityLevel: COMPATIBILITY_LEVEL });
+      }
+      // Registering the same schemas again finds them: the same ids, no second version.
+      const again = new AvroCodec(schemaRegistryClient(registryUrl), (topic) => `${namespace}${topic}`);
+      await again.register(['inbox.party']);
+      expect(again.schemaId('inbox.party')).toBe(codec.schemaId('inbox.party'));
+      expect(await (await fetch(`${registryUrl}/subjects/${subjectOf(`${namespace}inbox.party`)}/versions`)).json()).toEqual([1]);
+    });
+
+    it('refuses a change that cannot read every earlier version (BACKWARD_TRANSITIVE), where BACKWARD checks the latest only', async () => {
+      const v1 = record([{ name: 'x', type: 'string' }]);
+      const v2 = record([]);
+      // Reads v2's records (x takes its default) but not v1's (a string is no int).
+      const v3 = record([{ name: 'x', type: 'int', default: 0 }]);
+      const registry = schemaRegistryClient(registryUrl);
+      for (const level of [COMPATIBILITY.BACKWARD_TRANSITIVE, COMPATIBILITY.BACKWARD]) {
+        const subject = `${namespace}${level.toLowerCase()}-value`;
+        await registry.register(v1, { subject, compatibility: level });
+        await registry.register(v2, { subject, compatibility: level });
+        const third = registry.register(v3, { subject, compatibility: level });
+        if (level === COMPATIBILITY.BACKWARD) await expect(third).resolves.toMatchObject({ id: expect.any(Number) });
+        else await expect(third).rejects.toThrow(/incompatible/i);
+      }
+    });
+
+    it("decodes a value by its writer's schema id: one written with an earlier version reads with today's schema", async () => {
+      const topic = 'canonical.party';
+      const subject = subjectOf(`${namespace}${topic}`);
+      // The schema of today without its optional `sequence`: an earlier version of the subject.
+      const current = topicValueSchema(topic).schema as { fields: { name: string }[] };
+      const earlier = { ...current, fields: current.fields.filter((field) => field.name !== 'sequence') };
+      const registry = schemaRegistryClient(registryUrl);
+      const { id: earlierId } = await registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(earlier) }, { subject, compatibility: COMPATIBILITY_LEVEL });
+      const written = await registry.encode(earlierId, {
+        tenant_id: 'acme', event_id: '00000000-0000-4000-8000-000000000002', external_id: 'earlier-writer', occurred_at: '2026-09-01T11:59:00Z',
+        received_at: '2026-09-01T12:00:00.000Z', object: 'party', current: true, data: '{}',
+      });
+      expect(written.readInt32BE(1)).toBe(earlierId);
+      // A codec that has seen nothing: today's schema registers as the next version, and the
+      // earlier record is read through the writer schema the registry returns for its id.
+      const codec = new AvroCodec(schemaRegistryClient(registryUrl), (t) => `${namespace}${t}`);
+      await codec.register([topic]);
+      expect(codec.schemaId(topic)).not.toBe(earlierId);
+      const decoded = (await codec.decode(topic, written)) as Record<string, unknown>;
+      expect(decoded).toMatchObject({ external_id: 'earlier-writer', object: 'party', current: true, data: {} });
+      expect(decoded.sequence ?? null).toBeNull();
+      // And today's own record, by today's id.
+      const today = await codec.encode(topic, { ...decoded, external_id: 'today', sequence: 7 });
+      expect(today.readInt32BE(1)).toBe(codec.schemaId(topic));
+      expect(await codec.decode(topic, today)).toMatchObject({ external_id: 'today', sequence: 7 });
     });
   });
 }

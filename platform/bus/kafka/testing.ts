@@ -1,11 +1,10 @@
 // The Kafka bus wired for tests and benchmarks: a namespace of its own on the given brokers (so
-// runs sharing a cluster never meet), the schema registry at the given URL or else a registry
-// double started here, the relay over the given database, and the bus with the relay's backlog.
+// runs sharing a cluster never meet), the schema registry at the given URL (a real one: the test
+// set-up starts one), the relay over the given database, and the bus with the relay's backlog.
 
 import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
 import type { Pool } from '../../postgres/pool.ts';
-import { startSchemaRegistryDouble, type SchemaRegistryDouble } from '../../../test/support/schema-registry-double.ts';
 import { ParkingLot } from '../parking/lot.ts';
 import { ParkedRecordStore } from '../parking/store.ts';
 import { AvroCodec, schemaRegistryClient } from './avro-codec.ts';
@@ -28,7 +27,7 @@ export interface KafkaHarness {
 
 export async function startKafkaHarness(options: {
   brokers: string;
-  registryUrl?: string;
+  registryUrl: string;
   pool: Pool;
   topics: string[];
   onError?: (error: unknown) => void;
@@ -38,11 +37,10 @@ export async function startKafkaHarness(options: {
   startRelay?: boolean;
 }): Promise<KafkaHarness> {
   const namespace = options.namespace ?? `t${randomBytes(4).toString('hex')}.`;
-  let double: SchemaRegistryDouble | undefined;
-  const registryUrl = options.registryUrl || (double = await startSchemaRegistryDouble()).url;
+  const registryUrl = options.registryUrl;
   const kafka = new Kafka({ clientId: 'svc-test', brokers: options.brokers.split(','), logLevel: logLevel.NOTHING });
   const codec = new AvroCodec(schemaRegistryClient(registryUrl, 'svc-test'), (topic) => `${namespace}${topic}`);
-  const relay = new KafkaRelay({ pool: options.pool, kafka, codec, namespace, topics: options.topics, idempotent: false, onError: options.onError, ...options.relay });
+  const relay = new KafkaRelay({ pool: options.pool, kafka, codec, namespace, topics: options.topics, idempotent: true, onError: options.onError, ...options.relay });
   const bus = new KafkaBus({
     kafka,
     codec,
@@ -75,7 +73,6 @@ export async function startKafkaHarness(options: {
     close: async () => {
       await bus.close();
       await relay.stop();
-      await double?.close();
     },
   };
 }

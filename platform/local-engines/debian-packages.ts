@@ -1,5 +1,5 @@
-// Debian packages the test set-up needs (clickhouse-server, kcat, chromium), installed with apt-get
-// when missing: CI runs as root on a fresh Debian machine. One install at a time waits for another
+// Debian packages the local engines and the test set-up need (clickhouse-server, chromium),
+// installed with apt-get when missing: CI runs as root on a fresh Debian machine. One install at a time waits for another
 // apt run's lock rather than failing on it; a fresh machine's missing package lists are fetched
 // once when the install cannot find the package.
 import { execFile as execFileCallback } from 'node:child_process';
@@ -30,15 +30,5 @@ export async function ensureDebianPackage(pkg: string, present: () => boolean | 
       return { ok: false, reason: `apt-get install ${pkg} failed: ${stderr || (error as Error).message}` };
     }
   }
-  return (await present()) ? { ok: true } : { ok: false, reason: `apt-get installed ${pkg} but what the tests need from it is still missing` };
-}
-
-// Whether a command is on PATH.
-export async function onPath(command: string): Promise<boolean> {
-  try {
-    await execFile('sh', ['-c', 'command -v "$1"', 'sh', command]);
-    return true;
-  } catch {
-    return false;
-  }
+  return (await present()) ? { ok: true } : { ok: false, reason: `apt-get installed ${pkg} but what is needed from it is still missing` };
 }

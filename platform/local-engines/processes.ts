@@ -1,0 +1,104 @@
+// Starting an engine's server process and, later (possibly from another CLI invocation), stopping
+// exactly that process. A pid alone is not enough to signal: after a reboot or a crash the number
+// may belong to anything. So every launch carries SVC_ENGINE_DIR=<its data dir> in its
+// environment, and the kernel's start time of the process is recorded beside its pid; a pid is
+// "ours" only while both still match (/proc/<pid>/stat, and /proc/<pid>/environ or cmdline).
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, openSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import type { EngineLaunch } from './types.ts';
+
+export const ENGINE_DIR_VARIABLE = 'SVC_ENGINE_DIR';
+
+export interface RunningProcess {
+  pid: number;
+  // Field 22 of /proc/<pid>/stat: clock ticks after boot; with the pid, unique until reboot.
+  startTime: string;
+}
+
+export interface LaunchOptions {
+  // Outlive this process (the CLI): a session of its own, no tie to this process.
+  detached: boolean;
+}
+
+export async function launch(spec: EngineLaunch, engineDir: string, options: LaunchOptions): Promise<RunningProcess> {
+  const env = { ...process.env, ...spec.env, [ENGINE_DIR_VARIABLE]: engineDir };
+  // Tied to this process (the test run): should it die without its teardown, the kernel kills the
+  // engine too (setpriv's parent-death signal, then exec: the pid stays the engine's).
+  const tie = !options.detached && existsSync('/usr/bin/setpriv');
+  const command = tie ? '/usr/bin/setpriv' : spec.command;
+  const args = tie ? ['--pdeathsig', 'SIGKILL', '--', spec.command, ...spec.args] : spec.args;
+  const output = openSync(spec.logFile, 'a');
+  let child;
+  try {
+    child = spawn(command, args, { cwd: spec.cwd, env, detached: options.detached, stdio: ['ignore', output, output] });
+  } finally {
+    closeSync(output);
+  }
+  const pid = await new Promise<number>((resolve, reject) => {
+    child.once('error', (error) => reject(new Error(`could not start ${spec.command}: ${error.message}`)));
+    child.once('spawn', () => resolve(child.pid!));
+  });
+  // Neither the handle nor the process keeps this one alive; Node still reaps it should it exit.
+  child.unref();
+  // The start time is the fork's, the same before and after exec.
+  return { pid, startTime: (await startTimeOf(pid)) ?? '' };
+}
+
+// Whether `recorded` is still the process we started for `engineDir`.
+export async function isOurs(recorded: RunningProcess, engineDir: string): Promise<boolean> {
+  const stat = await readFile(`/proc/${recorded.pid}/stat`, 'utf8').catch(() => undefined);
+  if (!stat) return false;
+  const fields = afterCommand(stat);
+  // A zombie (exited, not yet reaped by its parent) runs nothing.
+  if (fields[0] === 'Z' || fields[0] === 'X') return false;
+  if (recorded.startTime && fields[19] !== recorded.startTime) return false;
+  const environ = await readFile(`/proc/${recorded.pid}/environ`, 'utf8').catch(() => '');
+  if (environ.split('\0').includes(`${ENGINE_DIR_VARIABLE}=${engineDir}`)) return true;
+  const cmdline = await readFile(`/proc/${recorded.pid}/cmdline`, 'utf8').catch(() => '');
+  return cmdline.includes(engineDir);
+}
+
+// SIGTERM, then SIGKILL when it has not ended after graceMs. Only signals while isOurs holds.
+export async function stopProcess(recorded: RunningProcess, engineDir: string, graceMs: number): Promise<'stopped' | 'killed' | 'not running'> {
+  if (!(await isOurs(recorded, engineDir))) return 'not running';
+  signal(recorded.pid, 'SIGTERM');
+  if (await endsWithin(recorded, engineDir, graceMs)) return 'stopped';
+  signal(recorded.pid, 'SIGKILL');
+  await endsWithin(recorded, engineDir, 5_000);
+  return 'killed';
+}
+
+async function endsWithin(recorded: RunningProcess, engineDir: string, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (!(await isOurs(recorded, engineDir))) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+// Resident memory of a running process, in bytes (VmRSS).
+export async function residentBytes(pid: number): Promise<number | undefined> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  const match = /^VmRSS:\s+(\d+) kB/m.exec(status);
+  return match ? Number(match[1]) * 1024 : undefined;
+}
+
+async function startTimeOf(pid: number): Promise<string | undefined> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  return stat ? afterCommand(stat)[19] : undefined;
+}
+
+// /proc/<pid>/stat's fields after "pid (comm)": comm may hold spaces and parentheses.
+function afterCommand(stat: string): string[] {
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  }
+}

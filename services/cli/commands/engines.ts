@@ -1,0 +1,64 @@
+// `svc engines up|down|status [ENGINE…]`: the scale-out engines on this machine, without Docker
+// (platform/local-engines). `up` prints only `export NAME=value` lines on stdout, so
+// `eval "$(npx svc engines up)"` points this shell at them; its progress goes to stderr.
+import { resolve } from 'node:path';
+import { configSchema } from '../../../platform/config.ts';
+import { ENGINE_NAMES } from '../../../platform/local-engines/catalog.ts';
+import { defaultCacheDir, localEngineStatus, startLocalEngines, stopLocalEngines, type EngineName } from '../../../platform/local-engines/index.ts';
+import { UsageError } from '../context.ts';
+
+const USAGE = `usage: svc engines up|down|status [${ENGINE_NAMES.join('|')} …]`;
+
+export async function enginesCommand(args: string[], print: (line: string) => void): Promise<void> {
+  const [action, ...names] = args;
+  if (!['up', 'down', 'status'].includes(action ?? '')) throw new UsageError(USAGE);
+  const unknown = names.filter((name) => !ENGINE_NAMES.includes(name as EngineName));
+  if (unknown.length > 0) throw new UsageError(`unknown engine ${unknown.join(', ')}\n${USAGE}`);
+  // Only the two settings this command reads: an engine variable set ahead of the exports
+  // (SVC_BUS=kafka without KAFKA_BROKERS yet) must not stop the command that provides them.
+  const present = Object.fromEntries(Object.entries(process.env).filter(([, value]) => value !== undefined && value !== ''));
+  const config = configSchema.pick({ SVC_DATA_DIR: true, SVC_ENGINES_CACHE: true }).parse(present);
+  const options = {
+    dataDir: resolve(config.SVC_DATA_DIR),
+    cacheDir: config.SVC_ENGINES_CACHE ?? defaultCacheDir(),
+    engines: names.length > 0 ? (names as EngineName[]) : undefined,
+    log: (line: string) => process.stderr.write(`engines: ${line}\n`),
+  };
+  try {
+    await perform(action as 'up' | 'down' | 'status', options, print);
+  } catch (error) {
+    // What is missing or in the way (a JDK, mvn, the network, a taken port), in one sentence: an
+    // operator's problem to fix, not a stack trace.
+    process.stderr.write(`svc engines ${action}: ${(error as Error).message}\n`);
+    process.exitCode = 1;
+  }
+}
+
+type Options = Parameters<typeof stopLocalEngines>[0];
+
+async function perform(action: 'up' | 'down' | 'status', options: Options & { log: (line: string) => void }, print: (line: string) => void): Promise<void> {
+  switch (action) {
+    case 'up': {
+      const started = Date.now();
+      const { env } = await startLocalEngines({ ...options, detached: true });
+      options.log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s; stop them with \`svc engines down\``);
+      for (const [name, value] of Object.entries(env)) print(`export ${name}=${shellQuote(value)}`);
+      return;
+    }
+    case 'down':
+      await stopLocalEngines(options);
+      return;
+    case 'status':
+      for (const engine of await localEngineStatus(options)) {
+        const address = Object.values(engine.env).filter((value) => /^[a-z]+:\/\/|^[\d.]+:\d+$/.test(value)).join(' ');
+        const memory = engine.rssBytes === undefined ? '' : `  rss ${Math.round(engine.rssBytes / 1024 / 1024)} MiB`;
+        print(`${engine.name.padEnd(16)} ${engine.state.padEnd(14)} ${engine.version.padEnd(10)} ${engine.pid === undefined ? '-' : `pid ${engine.pid}`}  ${address || '-'}${memory}`);
+      }
+  }
+}
+
+// A value as one shell word: left bare when it is made only of characters no shell treats
+// specially, else single-quoted (a generated password, say).
+function shellQuote(value: string): string {
+  return /^[A-Za-z0-9_.,:/@%+=-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
