@@ -390,6 +390,34 @@ export function describeGraphStoreContract(name: string, setup: () => Promise<{ 
         // The limit left a path out: the answer says so.
         expect(one.subgraph.truncated).toBe(true);
       });
+
+      // Engines return rows in orders of their own: PostgreSQL and Neo4j listed the two paths
+      // over a pair paid both ways in opposite orders before the order was fixed.
+      it('lists equally short paths by their edges, one order whichever engine answers', async () => {
+        const g = graphOf(newTenant());
+        await store.apply([
+          g.transfer('m1', 'S', 'B', 10n, day(1)),
+          g.transfer('m2', 'B', 'S', 10n, day(2)),
+          g.transfer('m3', 'S', 'A', 10n, day(1)),
+          g.transfer('m4', 'A', 'T', 10n, day(2)),
+          g.transfer('m5', 'B', 'T', 10n, day(2)),
+        ]);
+        const all = [
+          [transferId('B', 'S'), transferId('B', 'T')],
+          [transferId('S', 'A'), transferId('A', 'T')],
+          [transferId('S', 'B'), transferId('B', 'T')],
+        ];
+        for (const [from, to] of [
+          ['S', 'T'],
+          ['T', 'S'],
+        ] as const) {
+          const found = await store.shortestPaths(g.tenantId, account(from), account(to), { maxDepth: 4, limit: 5 });
+          const expected = from === 'S' ? all : all.map((edges) => [...edges].reverse()).sort((x, y) => (x.join() < y.join() ? -1 : 1));
+          expect(found.paths.map((p) => p.edges)).toEqual(expected);
+        }
+        const two = await store.shortestPaths(g.tenantId, account('S'), account('T'), { maxDepth: 4, limit: 2 });
+        expect(two.paths.map((p) => p.edges)).toEqual(all.slice(0, 2));
+      });
     });
 
     describe('component', () => {

@@ -10,7 +10,7 @@
 //   (:GraphEvent {tenant, eventId, batch})                  an applied event (idempotence)
 //   (a)-[:EDGE {tenant, identity, type, qualifier, origin?, validFrom?, validTo?, attrs?,
 //               count, sum?, unpriced, firstAt?, lastAt?}]->(b)   one per edge of the port
-//   (a)-[:MOVEMENT {tenant, movementId, at, amount?, eventId}]->(b)   one per transfer movement
+//   (a)-[:MOVEMENT {tenant, movementId, at, src, dst, amount?, eventId}]->(b)   one per movement
 // Times are epoch milliseconds (UTC) as integers; money is integers in the tenant's base asset's
 // minor units (Neo4j integers are 64-bit); counts are integers.
 
@@ -50,7 +50,7 @@ export const GRAPH_MODEL = {
   relationshipTypes: ['EDGE', 'MOVEMENT'],
   propertyKeys: [
     'tenant', 'kind', 'key', 'attrs', 'updatedAt', 'eventId', 'batch', 'identity', 'type', 'qualifier', 'origin',
-    'validFrom', 'validTo', 'count', 'sum', 'unpriced', 'firstAt', 'lastAt', 'movementId', 'at', 'amount',
+    'validFrom', 'validTo', 'count', 'sum', 'unpriced', 'firstAt', 'lastAt', 'movementId', 'at', 'amount', 'src', 'dst',
   ],
 } as const;
 
@@ -138,22 +138,25 @@ SET e.origin = r.origin, e.validFrom = r.validFrom, e.validTo = r.validTo, e.att
     e.lastAt = CASE WHEN e.lastAt IS NULL OR r.at > e.lastAt THEN r.at ELSE e.lastAt END`,
 );
 
-// Movements, each once (MERGE on its key between its two accounts; the one this row created
-// carries the row's event id), and the pair's transfer edge adds up exactly the movements created.
+// Movements, each once (MERGE on its key, the graph_movement_identity constraint, whose index the
+// MERGE seeks; the one this row created carries the row's event id), and the pair's transfer edge
+// adds up exactly the movements created. The amounts are added with `+`, not sum(): past 2^63 − 1
+// sum() of integers turns into a float without a word (seen on 5.26), `+` fails the statement.
 export const ADD_TRANSFERS = define(
   'add-transfers',
   `UNWIND $movements AS m
 MERGE (a:GraphNode {tenant: m.tenant, kind: 'account', key: m.src})
 MERGE (b:GraphNode {tenant: m.tenant, kind: 'account', key: m.dst})
-MERGE (a)-[t:MOVEMENT {tenant: m.tenant, movementId: m.movementId, at: m.at}]->(b)
+MERGE (a)-[t:MOVEMENT {tenant: m.tenant, movementId: m.movementId, at: m.at, src: m.src, dst: m.dst}]->(b)
   ON CREATE SET t.amount = m.amount, t.eventId = m.eventId
 WITH a, b, m, t
 WHERE t.eventId = m.eventId
-WITH a, b, m.tenant AS tenant, m.identity AS identity, count(t) AS added, sum(t.amount) AS priced,
+WITH a, b, m.tenant AS tenant, m.identity AS identity, count(t) AS added, collect(t.amount) AS amounts,
      count(t) - count(t.amount) AS unpriced, min(t.at) AS firstAt, max(t.at) AS lastAt
 MERGE (a)-[e:EDGE {tenant: tenant, identity: identity}]->(b)
   ON CREATE SET e.type = 'transfer', e.qualifier = '', e.count = 0, e.sum = 0, e.unpriced = 0
-SET e.count = e.count + added, e.sum = coalesce(e.sum, 0) + priced, e.unpriced = e.unpriced + unpriced,
+SET e.count = e.count + added, e.sum = reduce(total = coalesce(e.sum, 0), amount IN amounts | total + amount),
+    e.unpriced = e.unpriced + unpriced,
     e.firstAt = CASE WHEN e.firstAt IS NULL OR firstAt < e.firstAt THEN firstAt ELSE e.firstAt END,
     e.lastAt = CASE WHEN e.lastAt IS NULL OR lastAt > e.lastAt THEN lastAt ELSE e.lastAt END`,
 );

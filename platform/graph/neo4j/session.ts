@@ -64,7 +64,13 @@ export async function run(runner: QueryRunner, statement: Statement, params: Rec
 // An integer as the driver returns it (bigint with useBigInt, else an Integer, or a number).
 export function bigintOf(value: unknown): bigint {
   if (typeof value === 'bigint') return value;
-  if (typeof value === 'number') return BigInt(value);
+  if (typeof value === 'number') {
+    // With useBigInt every Neo4j integer arrives as a bigint: a number here is a FLOAT. Cypher's
+    // sum() of integers becomes one past 2^63 − 1 instead of failing (seen on 5.26), so an amount
+    // beyond 2^53 as a number has been rounded: refused, never returned as if exact.
+    if (!Number.isSafeInteger(value)) throw new RangeError(`${value} is not an exact integer (a sum beyond a 64-bit integer?)`);
+    return BigInt(value);
+  }
   if (neo4j.isInt(value)) return (value as { toBigInt(): bigint }).toBigInt();
   throw new TypeError(`not an integer: ${String(value)}`);
 }

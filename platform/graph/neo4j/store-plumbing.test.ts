@@ -312,6 +312,25 @@ describe('Neo4jGraphStore plumbing (a recording driver double, no server)', () =
     expect(fake.calls.slice(-2).map((c) => c.statement)).toEqual([cypher.DELETE_TENANT_NODES, cypher.DELETE_TENANT_EVENTS]);
     expect(fake.violations).toEqual([]);
   });
+
+  // What Neo4j 5.26 answered one of four processes migrating a new database at once.
+  it('migrate runs a schema statement again when another process created the same rule meanwhile, and lets other errors through', async () => {
+    const [first] = cypher.SCHEMA;
+    const failing = (code: string) => {
+      let failed = false;
+      return fakeDriver((statement, params) => {
+        if (statement === first && !failed) {
+          failed = true;
+          throw Object.assign(new Error('An equivalent constraint already exists'), { code });
+        }
+        return responder(statement, params);
+      });
+    };
+    const raced = failing('Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists');
+    await raced.store.migrate();
+    expect(raced.calls.map((c) => c.statement)).toEqual([first, ...cypher.SCHEMA, cypher.AWAIT_INDEXES]);
+    await expect(failing('Neo.ClientError.Schema.ConstraintValidationFailed').store.migrate()).rejects.toThrow(/equivalent constraint/);
+  });
 });
 
 describe('the driver double itself', () => {

@@ -13,6 +13,8 @@ import { neo4jWrites } from './writes.ts';
 const INDEX_WAIT_SECONDS = 300;
 // Nodes deleted per transaction by deleteTenant.
 const DELETE_BATCH = 5_000;
+// What a schema statement's commit fails with when another transaction created the same rule.
+const EQUIVALENT_RULE_EXISTS = 'Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists';
 
 export interface Neo4jGraphStoreOptions {
   database?: string;
@@ -59,7 +61,17 @@ export class Neo4jGraphStore extends TraversalGraphStore {
   async migrate(): Promise<void> {
     const session = this.driver.session({ database: this.database, defaultAccessMode: neo4j.session.WRITE });
     try {
-      for (const statement of SCHEMA) await session.executeWrite((tx) => run(tx, statement));
+      for (const statement of SCHEMA) {
+        try {
+          await session.executeWrite((tx) => run(tx, statement));
+        } catch (error) {
+          // Processes starting together on a new database (svc run api, the pipelines) migrate at
+          // once: two can both find a rule missing, and the later commit then fails although IF NOT
+          // EXISTS was asked (seen on 5.26 with four at once). Run again, it finds the rule.
+          if ((error as { code?: string }).code !== EQUIVALENT_RULE_EXISTS) throw error;
+          await session.executeWrite((tx) => run(tx, statement));
+        }
+      }
       await session.executeRead((tx) => run(tx, AWAIT_INDEXES, { seconds: INDEX_WAIT_SECONDS }));
     } finally {
       await session.close();

@@ -145,7 +145,9 @@ export async function shortestPaths(
     const frontierIds = new Set(side.frontier.map(nodeId));
     const level = side.depth.get(nodeId(side.frontier[0]!))! + 1;
     const next: NodeRef[] = [];
-    for (const edge of found.edges) {
+    // In id order: the parents recorded, and so which paths are assembled and in what order, must
+    // not depend on the order an engine returns rows in (PostgreSQL and Neo4j differ).
+    for (const edge of [...found.edges].sort((x, y) => compare(x.id, y.id))) {
       for (const near of [edge.from, edge.to]) {
         const nearId = nodeId(near);
         if (!frontierIds.has(nearId)) continue;
@@ -188,6 +190,8 @@ export async function shortestPaths(
       }
     }
   }
+  // Listed by their edges (ids compared one by one): one order whichever engine answers.
+  paths.sort((x, y) => comparePaths(x.edges, y.edges));
   if (paths.length > options.limit) {
     truncated = true;
     paths.length = options.limit;
@@ -202,6 +206,14 @@ export async function shortestPaths(
     truncated,
   );
   return { paths, subgraph };
+}
+
+function comparePaths(x: string[], y: string[]): number {
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const order = compare(x[i]!, y[i]!);
+    if (order !== 0) return order;
+  }
+  return x.length - y.length;
 }
 
 // Routes from a side's start to `node` through the parents recorded at each depth, up to `limit`.
