@@ -17,6 +17,10 @@
 // producer has one request in flight per broker (and is idempotent where the setting allows), so
 // a retry cannot overtake.
 //
+// Batches go to Kafka one at a time, though the log hands over several outbox partitions' batches
+// at once, and a send that failed transiently is repeated unchanged before anything else goes
+// (serial-sender.ts): what kafkajs's idempotent producer needs to survive a broker restart.
+//
 // A row whose value the Avro schema cannot carry exactly (derive.ts: a lone UTF-16 surrogate, which
 // the API refuses now but rows accepted before that may hold) goes to <ns>dlq.relay with its JSON
 // as sent and the reason in headers: never altered, never blocking its partition; the error is
@@ -28,6 +32,7 @@ import type { Pool } from '../../postgres/pool.ts';
 import type { BusRecord, Consumer, PartitionLag } from '../port.ts';
 import { PostgresLogBus, streamOf } from '../postgres-log.ts';
 import type { AvroCodec } from './avro-codec.ts';
+import { SerialSender } from './serial-sender.ts';
 import { ensureTopics, KafkaNames } from './topics.ts';
 
 export interface KafkaRelayOptions {
@@ -60,6 +65,7 @@ export class KafkaRelay {
   private producer: Producer | undefined;
   private readonly consumers: Consumer[] = [];
   private readonly streams: Map<string, string[]>;
+  private sender: SerialSender | undefined;
 
   constructor(private readonly options: KafkaRelayOptions) {
     this.names = new KafkaNames(options.namespace);
@@ -94,6 +100,7 @@ export class KafkaRelay {
       throw new Error(`the broker refused an idempotent producer (${(error as Error).message}); set KAFKA_IDEMPOTENT_PRODUCER=false for brokers without idempotent producers`, { cause: error });
     }
     this.producer = producer;
+    this.sender = new SerialSender(producer, this.options.onError);
     for (const [stream, topics] of this.streams) {
       this.consumers.push(
         await this.log.consume({
@@ -108,9 +115,11 @@ export class KafkaRelay {
   }
 
   async stop(): Promise<void> {
+    this.sender?.stop();
     await Promise.allSettled(this.consumers.splice(0).map((c) => c.stop()));
     await this.producer?.disconnect().catch(() => undefined);
     this.producer = undefined;
+    this.sender = undefined;
   }
 
   // Outbox rows of these topics not yet relayed, per outbox partition.
@@ -130,8 +139,8 @@ export class KafkaRelay {
   }
 
   private async relay(records: BusRecord[]): Promise<void> {
-    const producer = this.producer;
-    if (!producer) throw new Error('the relay is stopped');
+    const sender = this.sender;
+    if (!sender) throw new Error('the relay is stopped');
     const byTopic = new Map<string, Message[]>();
     const add = (topic: string, message: Message) => {
       const list = byTopic.get(topic) ?? [];
@@ -155,7 +164,7 @@ export class KafkaRelay {
     }
     // Sent in parts of at most SEND_BYTES, in order: kafkajs never splits a batch, and one request
     // above the broker's message size would be refused again at every retry of this batch.
-    for (const part of sendParts(byTopic)) await producer.sendBatch({ acks: -1, topicMessages: part });
+    await sender.send(sendParts(byTopic));
     this.stats.relayed += records.length - deadLettered;
     this.stats.deadLettered += deadLettered;
   }
