@@ -8,6 +8,6 @@ import base from './vitest.config.ts';
 export default defineConfig({
   test: {
     ...base.test,
-    include: ['platform/bus/**/*.test.ts', 'platform/graph/neo4j/**/*.test.ts', 'platform/aggregates/clickhouse*.test.ts', 'schemas/bus/**/*.test.ts', 'test/engines-stack.test.ts', 'platform/local-engines/**/*.test.ts'],
+    include: ['platform/bus/**/*.test.ts', 'platform/graph/neo4j/**/*.test.ts', 'platform/aggregates/clickhouse*.test.ts', 'schemas/bus/**/*.test.ts', 'test/scale-out-stack.test.ts', 'test/engine-faults.test.ts', 'test/engine-outage.test.ts', 'platform/local-engines/**/*.test.ts'],
   },
 });

@@ -3,6 +3,9 @@
 // uses through here, so `svc run`, the API, `svc status` and backtests agree. The scale-out
 // engines' adapters are imported only when configured: their drivers (kafkajs, avsc and the schema
 // registry, neo4j-driver, @clickhouse/client) are tens of MB of every process's memory otherwise.
+// A scale-out engine a process needs is probed before it is opened (engine-probes.ts): one that
+// does not answer stops the start with a message naming its variable, at once, instead of a
+// driver's error a minute later (neo4j-driver retries a migration's transactions for 30 s each).
 import type { AggregateStore } from './aggregates/port.ts';
 import { PostgresAggregateStore } from './aggregates/postgres.ts';
 import type { Bus } from './bus/port.ts';
@@ -12,6 +15,7 @@ import type { GraphStore } from './graph/port.ts';
 import { openReadPool } from './graph/postgres/budget.ts';
 import { PostgresGraphStore } from './graph/postgres/store.ts';
 import { DEFAULT_READ_BUDGET_MS } from './graph/shared/store.ts';
+import { openProbe, requireReachable } from './engine-probes.ts';
 import type { Pool } from './postgres/pool.ts';
 
 export type EngineSettings = Pick<
@@ -42,6 +46,7 @@ export async function openGraphStore(settings: EngineSettings, pool: Pool): Prom
     const reads = openReadPool(url, GRAPH_READ_CONNECTIONS, DEFAULT_READ_BUDGET_MS);
     return { value: new PostgresGraphStore(pool, { readPool: reads }), close: () => reads.pool.end() };
   }
+  await requireReachable(() => openProbe(settings, 'neo4j'));
   const { Neo4jGraphStore } = await import('./graph/neo4j/store.ts');
   const store = Neo4jGraphStore.connect({ uri: settings.NEO4J_URI!, user: settings.NEO4J_USER, password: settings.NEO4J_PASSWORD, database: settings.NEO4J_DATABASE });
   try {
@@ -56,6 +61,7 @@ export async function openGraphStore(settings: EngineSettings, pool: Pool): Prom
 // The aggregate store; on ClickHouse its DDL (infra/clickhouse) is applied first.
 export async function openAggregateStore(settings: EngineSettings, pool: Pool): Promise<Opened<AggregateStore>> {
   if (settings.SVC_AGGREGATE_STORE === 'postgres') return { value: new PostgresAggregateStore(pool), close: nothingToClose };
+  await requireReachable(() => openProbe(settings, 'clickhouse'));
   const { openClickHouseAggregateStore } = await import('./aggregates/clickhouse.ts');
   const { store, close } = await openClickHouseAggregateStore(settings);
   return { value: store, close };
@@ -72,6 +78,12 @@ export async function openBus(
   options: { relay: boolean; onError?: (error: unknown) => void; onFatal?: (error: unknown) => void },
 ): Promise<Opened<Bus>> {
   if (settings.SVC_BUS === 'postgres') return { value: new PostgresLogBus(pool, { ...(options.onError ? { onError: options.onError } : {}) }), close: nothingToClose };
+  // A writer (the relay) needs the registry and the brokers now; a reader of lag only does not
+  // (the API and `svc status` report Kafka down rather than refuse to start).
+  if (options.relay) {
+    await requireReachable(() => openProbe(settings, 'schema-registry'));
+    await requireReachable(() => openProbe(settings, 'kafka'));
+  }
   const { createKafkaBus } = await import('./bus/kafka/index.ts');
   const kafka = createKafkaBus(settings, pool, {
     relay: options.relay,

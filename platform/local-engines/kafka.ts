@@ -71,8 +71,11 @@ function address(ports: EnginePorts): string {
 async function formatStorage(ctx: EngineContext, java: string, jvm: string[], config: string): Promise<void> {
   const formatted = await access(join(ctx.dataDir, 'data', 'meta.properties')).then(() => true, () => false);
   if (formatted) return;
-  // Kafka's Uuid text form: 16 random bytes, base64url without padding.
-  const clusterId = randomBytes(16).toString('base64url');
+  // Kafka's Uuid text form: 16 random bytes, base64url without padding. Never one starting with
+  // '-' (1 in 64): the tool's argument parser takes it for an option and refuses to format, so,
+  // as Kafka's own Uuid.randomUuid does, draw again.
+  let clusterId = randomBytes(16).toString('base64url');
+  while (clusterId.startsWith('-')) clusterId = randomBytes(16).toString('base64url');
   ctx.log(`formatting KRaft storage (cluster ${clusterId})`);
   try {
     await execFile(java, [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', config], { timeout: 120_000, maxBuffer: 16 * 1024 * 1024 });

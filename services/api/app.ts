@@ -25,7 +25,7 @@ import { registerImportRoutes, type ImportRouteDeps } from './routes/imports.ts'
 import { registerReconciliationRoutes } from './routes/reconciliations.ts';
 import type { Reconciliations } from '../../pipelines/reconcile/reconciliations.ts';
 import { registerIngestRoutes } from './routes/ingest.ts';
-import { registerMetricsRoute } from './routes/metrics.ts';
+import { registerMetricsRoute, type MetricsEngines } from './routes/metrics.ts';
 import { registerValidateRoute } from './routes/validate.ts';
 import { registerWebhookRoutes, type WebhookRouteDeps } from './routes/webhooks.ts';
 
@@ -40,6 +40,8 @@ export interface ApiDeps {
   cursors: CursorCodec;
   // Read for consumer lag only.
   bus: Bus;
+  // Probed at each scrape of /metrics (svc_engine_up).
+  engines: MetricsEngines;
   graph: GraphStore;
   consumerGroups: ConsumerGroupSpec[];
   webhooks: Omit<WebhookRouteDeps, 'clock' | 'cursors'>;
@@ -66,7 +68,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   // after the request is authenticated.
   registerAuthentication(app, deps);
   registerHealthRoutes(app, deps);
-  registerMetricsRoute(app, { bus: deps.bus, groups: deps.consumerGroups, parked: new ParkedRecordStore(deps.pool) });
+  registerMetricsRoute(app, { bus: deps.bus, groups: deps.consumerGroups, parked: new ParkedRecordStore(deps.pool), engines: deps.engines });
   await registerDocsRoutes(app);
   registerValidateRoute(app, {
     clock: deps.clock,

@@ -9,6 +9,7 @@ import { NonceLedger } from '../../platform/keys/nonce-ledger.ts';
 import { createPool, type Pool } from '../../platform/postgres/pool.ts';
 import { TokenBuckets } from '../../platform/rate-limit/token-buckets.ts';
 import { buildApp, type ApiDeps } from './app.ts';
+import { openEngineProbes } from '../../platform/engine-probes.ts';
 import { openBus, openGraphStore, type EngineSettings } from '../../platform/engines.ts';
 import { CONSUMER_GROUPS } from '../../pipelines/groups.ts';
 import { CursorCodec } from './http/cursor.ts';
@@ -58,6 +59,7 @@ export async function createApi(options: {
   // The graph answers the analysts' graph reads; the bus only reports consumer lag (no relay here).
   const graph = await openGraphStore(config, pool);
   const bus = await openBus(config, pool, { relay: false });
+  const engines = await openEngineProbes(config, { pool });
   const app = await buildApp({
     pool,
     clock,
@@ -68,6 +70,7 @@ export async function createApi(options: {
     buckets: new TokenBuckets(pool, clock, { capacity: config.SVC_RATE_LIMIT_CAPACITY, refillPerS: config.SVC_RATE_LIMIT_REFILL_PER_S }),
     cursors: new CursorCodec(options.masterKey),
     bus: bus.value,
+    engines,
     graph: graph.value,
     consumerGroups: CONSUMER_GROUPS,
     webhooks: {
@@ -87,7 +90,7 @@ export async function createApi(options: {
     logger: options.logger ?? { level: config.LOG_LEVEL },
   });
   app.addHook('onClose', async () => {
-    await Promise.allSettled([noncePool.end(), graph.close(), bus.close()]);
+    await Promise.allSettled([noncePool.end(), graph.close(), bus.close(), engines.close()]);
   });
   // Housekeeping that runs by itself in every API process: expired nonces and idempotency keys.
   const startMaintenance = () => {

@@ -1,4 +1,5 @@
 import { ConfigError } from '../../platform/config.ts';
+import { EngineUnavailableError } from '../../platform/engine-probes.ts';
 import { ALL_PARTS, PIPELINES, runParts, type Pipeline } from './commands/run.ts';
 import { UsageError } from './context.ts';
 
@@ -122,6 +123,11 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError || error instanceof ConfigError) {
     process.stderr.write(`svc: ${error.message}\n`);
     process.exit(2);
+  }
+  // The message names the variable and says why; a stack would bury it.
+  if (error instanceof EngineUnavailableError) {
+    process.stderr.write(`svc: ${error.message}\n`);
+    process.exit(1);
   }
   process.stderr.write(`svc: ${(error as Error).stack ?? String(error)}\n`);
   process.exit(1);

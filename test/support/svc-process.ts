@@ -30,9 +30,10 @@ export interface SvcUp {
   stop: () => Promise<void>;
 }
 
-// `svc up` on a free port; rejects with its stderr when it exits before it is up.
-export async function startSvcUp(env: NodeJS.ProcessEnv): Promise<SvcUp> {
-  const child = spawn(process.execPath, [SVC, 'up'], { env: { ...env, PORT: String(await freePort()), SVC_CONSOLE_PORT: '0' } });
+// `svc up` on a free port; rejects with its stderr when it exits before it is up. `args` start
+// another command that serves the API (`run api`).
+export async function startSvcUp(env: NodeJS.ProcessEnv, args: string[] = ['up']): Promise<SvcUp> {
+  const child = spawn(process.execPath, [SVC, ...args], { env: { ...env, PORT: String(await freePort()), SVC_CONSOLE_PORT: '0' } });
   let stderr = '';
   child.stderr!.on('data', (chunk) => (stderr += chunk));
   const baseUrl = await new Promise<string>((resolve, reject) => {

@@ -1,23 +1,45 @@
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { Bus } from '../../../platform/bus/port.ts';
+import type { EngineHealth, ProbedEngine } from '../../../platform/engine-probes.ts';
 import type { ConsumerGroupSpec } from '../../../pipelines/groups.ts';
+
+export interface MetricsEngines {
+  // One probe round per scrape, shared by the gauges that read it (EngineProbeSet.check).
+  check: () => Promise<EngineHealth[]>;
+  busEngine: ProbedEngine;
+}
 
 // Prometheus metrics (unauthenticated, like health: counts only, no tenant data). Consumer lag is
 // read from the bus at scrape time, so every API process reports the lag of every pipeline.
+// Whether each engine answers is probed at scrape time too (svc_engine_up); a gauge whose engine
+// is down is left empty for that scrape rather than failing the whole scrape (or, on Kafka,
+// waiting out the driver's retries), so the scrape still says which engine is down.
 export function registerMetricsRoute(
   app: FastifyInstance,
-  deps: { bus: Bus; groups: ConsumerGroupSpec[]; parked: { openCounts: () => Promise<Map<string, number>> } },
+  deps: { bus: Bus; groups: ConsumerGroupSpec[]; parked: { openCounts: () => Promise<Map<string, number>> }; engines: MetricsEngines },
 ): void {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'svc_' });
+  const answers = async (engine: ProbedEngine) => (await deps.engines.check()).find((h) => h.engine === engine)?.up !== false;
+  new Gauge({
+    name: 'svc_engine_up',
+    help: 'Whether the engine answered a probe at this scrape (1) or not (0): PostgreSQL and each configured scale-out engine',
+    labelNames: ['engine'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const health of await deps.engines.check()) this.set({ engine: health.engine }, health.up ? 1 : 0);
+    },
+  });
   new Gauge({
     name: 'svc_consumer_lag_records',
-    help: 'Records written to the log and not yet committed by the consumer group',
+    help: 'Records written to the log and not yet committed by the consumer group (absent while the bus engine is down)',
     labelNames: ['group', 'partition'] as const,
     registers: [registry],
     async collect() {
       this.reset();
+      if (!(await answers(deps.engines.busEngine))) return;
       for (const { group, topics } of deps.groups) {
         for (const { partition, records } of await deps.bus.lag(group, topics)) this.set({ group, partition: String(partition) }, records);
       }
@@ -30,6 +52,7 @@ export function registerMetricsRoute(
     registers: [registry],
     async collect() {
       this.reset();
+      if (!(await answers('postgresql'))) return;
       const counts = await deps.parked.openCounts();
       for (const { group } of deps.groups) this.set({ group }, counts.get(group) ?? 0);
     },
