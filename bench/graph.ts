@@ -1,6 +1,8 @@
 // bench/graph: the network graph and behavioural aggregates pipelines against ingest, and graph
-// query latency, on the IBM AMLSim data set BENCH_DATASET_DIR (default
-// ../shared/datasets/ibm_amlsim/20K_fanin200 from the repository: 20,000 nodes, 118,250 transactions).
+// query latency, on the IBM AMLSim data set BENCH_DATASET_DIR (default ibm_amlsim/20K_fanin200 of
+// the shared data sets, found as the tests find them: 20,000 nodes, 118,250 transactions). The data
+// set, the queries and the accounts asked about are bench/lib/graph-queries.ts's, shared with
+// bench/engines/neo4j.ts.
 //
 //   Data. Node N is party amlsim-P<N> (a person, active) holding account amlsim-A<N> (USD,
 //   active), both from 2025. Transaction row i (0-based, after the header) is p2p movement
@@ -60,7 +62,6 @@
 // 202, query p95s and the peak RSS of the two pipelines. BENCH_DRAIN_TIMEOUT_S (default 900) is
 // how long any wait for drained groups may take before the bench gives up. Everything started
 // here is stopped and the data directory removed, also on error and Ctrl-C.
-import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { AGGREGATES, CANONICAL, GRAPH, type ConsumerGroupSpec } from '../pipelines/groups.ts';
@@ -68,15 +69,16 @@ import { PARTITIONS, PostgresLogBus, streamOf } from '../platform/bus/postgres-l
 import { PostgresGraphStore } from '../platform/graph/postgres/store.ts';
 import { accountItem, accountKey, loadDataset, MOVEMENT_PREFIX, movementItem, partyItem, type Dataset } from './lib/amlsim.ts';
 import { batchesOf, ingestBatches, startPipeline, statusCounts } from './lib/batches.ts';
-import { ROOT, startService, svc, TENANT } from './lib/bench-service.ts';
+import { startService, svc, TENANT } from './lib/bench-service.ts';
 import { connectClients, embeddedConnection } from './lib/embedded-pg.ts';
+import { amlsimDatasetDir, CYCLES, drawAccounts, EGO, FAN_IN, SINCE, UNTIL, WARMUP_QUERIES } from './lib/graph-queries.ts';
 import { positiveInteger, positiveNumber } from './lib/options.ts';
 import { stopChild, type Child } from './lib/processes.ts';
 import { mb, peakBytes, sampleRss, type RssPeak, type RssSampler } from './lib/rss.ts';
 import { percentile, table } from './lib/stats.ts';
 import { runBench, type Teardown } from './lib/teardown.ts';
 
-const DATASET_DIR = resolve(process.env.BENCH_DATASET_DIR || resolve(ROOT, '..', 'shared', 'datasets', 'ibm_amlsim', '20K_fanin200'));
+const DATASET_DIR = amlsimDatasetDir();
 const MOVEMENT_LIMIT = positiveInteger('BENCH_MOVEMENTS', Number.MAX_SAFE_INTEGER);
 const QUERIES = positiveInteger('BENCH_QUERIES', 300);
 const DRAIN_TIMEOUT_S = positiveNumber('BENCH_DRAIN_TIMEOUT_S', 900);
@@ -85,13 +87,6 @@ const INGEST_CONNECTIONS = 4;
 const POLL_MS = 100;
 const PROGRESS_EVERY_MS = 10_000;
 const RSS_INTERVAL_MS = 100;
-const WARMUP_QUERIES = 20;
-const QUERY_SEED = 0x6a09e667;
-const SINCE = new Date('2026-01-01T00:00:00Z');
-const UNTIL = new Date('2026-06-01T00:00:00Z');
-const EGO = { depth: 2, nodeCap: 500 };
-const CYCLES = { since: SINCE, until: UNTIL, minLength: 2, maxLength: 6, tolerance: 0.1, limit: 50 };
-const FAN_IN = { since: SINCE, until: UNTIL, limit: 100 };
 const TARGET_RATIO = 1.0;
 const TARGET_EGO_P95_MS = 50;
 const TARGET_CYCLES_P95_MS = 200;
@@ -266,27 +261,6 @@ class RssWatch {
 }
 
 // ---- queries ---------------------------------------------------------------------------------
-
-// mulberry32: a small seeded PRNG, so every run asks about the same accounts.
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-// Distinct nodes: the warm-up ones first, then the measured ones.
-function drawAccounts(nodes: number[], count: number): number[] {
-  if (count > nodes.length) throw new Error(`cannot draw ${count} distinct accounts from ${nodes.length}`);
-  const random = prng(QUERY_SEED);
-  const drawn = new Set<number>();
-  while (drawn.size < count) drawn.add(nodes[Math.floor(random() * nodes.length)]!);
-  return [...drawn];
-}
 
 interface QueryStats {
   name: string;

@@ -11,6 +11,7 @@ import { startEmbeddedPostgres } from '../../platform/postgres/embedded.ts';
 import { migrate } from '../../platform/postgres/migrate.ts';
 import { createPool } from '../../platform/postgres/pool.ts';
 import { startLocalEngines } from '../../platform/local-engines/index.ts';
+import { watchEngineMemory, type EngineMemory, type EngineMemoryWatch } from '../lib/engine-memory.ts';
 import { percentile } from '../lib/stats.ts';
 
 // The ClickHouse aggregate store against the PostgreSQL one on the same data. A function, not a
@@ -31,6 +32,8 @@ import { percentile } from '../lib/stats.ts';
 //   (a difference fails the bench: the figures would not be of the same work).
 //   Figures. p50 and p95 (ms, nearest rank) over all reads of each store and per read; ratio =
 //   ClickHouse p95 / PostgreSQL p95 (below 1: ClickHouse faster); version = SELECT version().
+//   Memory: the peak resident memory of the ClickHouse server when it was started here
+//   (bench/lib/engine-memory.ts), from its start to the end of the reads.
 
 export interface ClickHouseBenchOptions {
   // Small data and few rounds (a smoke run, well under a minute).
@@ -65,6 +68,8 @@ export interface ClickHouseBenchResult {
   loadMs: { postgres: number; clickhouse: number };
   // Active parts of agg_activity in ClickHouse when the reads ran.
   clickhouseParts: number;
+  // The server started for the run (none when CLICKHOUSE_URL was given).
+  engines: EngineMemory[];
 }
 
 const AT = new Date('2026-08-20T12:00:00.000Z');
@@ -102,10 +107,15 @@ export async function benchClickHouseAggregates(options: ClickHouseBenchOptions 
 
     // ClickHouse: the server given, or a private one.
     let url = options.clickhouseUrl ?? process.env.CLICKHOUSE_URL;
+    let memory: EngineMemoryWatch | undefined;
     if (!url) {
       // Installs Debian's clickhouse-server when missing (as root); its data in the bench's directory.
       const local = await startLocalEngines({ dataDir: join(dataDir, 'local'), engines: ['clickhouse'], detached: false, log });
       cleanups.push(() => local.stop({ graceMs: 5_000 }));
+      const watch = watchEngineMemory(local.engines);
+      memory = watch;
+      // Before the server stops (cleanups run newest first), also when the bench fails.
+      cleanups.push(async () => watch.stop());
       url = local.env.CLICKHOUSE_URL!;
     }
     const client = createClickHouseClient({ url, username: process.env.CLICKHOUSE_USER, password: process.env.CLICKHOUSE_PASSWORD });
@@ -177,6 +187,7 @@ export async function benchClickHouseAggregates(options: ClickHouseBenchOptions 
       rounds,
       loadMs,
       clickhouseParts: Number(parts[0]?.n ?? 0),
+      engines: memory?.stop() ?? [],
     };
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => log(`engines/clickhouse cleanup: ${String(error)}`));

@@ -14,6 +14,8 @@
 //       Cross-check: the Kafka topic's end offsets add up to the events.
 //   (3) Kafka consume (for the record): a KafkaBus group with a handler that does nothing, from
 //       its first delivery to its lag being 0 (the group join is left out).
+//   Memory: the peak resident memory of each engine started here (bench/lib/engine-memory.ts), from
+//   its start to the end of (3); none for engines given by address.
 //   Both sides run in this one process, on the same machine as the broker, which writes its log
 //   to disk (acks=all on one node): (2) measures the relay and one broker's append path.
 //
@@ -35,6 +37,7 @@ import { createTenant } from '../../platform/tenants/tenants.ts';
 import { movementEvent } from '../../test/fixtures/events.ts';
 import { startLocalEngines } from '../../platform/local-engines/index.ts';
 import { KAFKA } from '../../platform/local-engines/versions.ts';
+import { watchEngineMemory, type EngineMemory } from '../lib/engine-memory.ts';
 
 export interface RelayBenchOptions {
   quick?: boolean;
@@ -63,6 +66,8 @@ export interface RelayBenchResult {
   registry: string;
   kafkaPartitions: number;
   relayedOffsets: number;
+  // The engines started for the run (none when both were given by address).
+  engines: EngineMemory[];
 }
 
 const BATCH = 1_000;
@@ -87,6 +92,9 @@ export async function benchRelay(options: RelayBenchOptions = {}): Promise<Relay
     const wanted = [...(options.brokers ? [] : ['kafka' as const]), ...(options.registryUrl ? [] : ['schema-registry' as const])];
     const local = wanted.length > 0 ? await startLocalEngines({ dataDir: join(dataDir, 'local'), engines: wanted, detached: false, log }) : undefined;
     if (local) cleanup.push(() => local.stop({ graceMs: 5_000 }));
+    const memory = watchEngineMemory(local?.engines ?? []);
+    // Before the engines stop (cleanup runs newest first), also when the bench fails.
+    cleanup.push(async () => memory.stop());
     const brokers = options.brokers ?? local!.env.KAFKA_BROKERS!;
     const registryUrl = options.registryUrl ?? local!.env.SCHEMA_REGISTRY_URL!;
     const broker = options.brokers ? `KAFKA_BROKERS=${brokers}` : `Apache Kafka ${KAFKA.version}, KRaft, 1 node (platform/local-engines)`;
@@ -163,6 +171,7 @@ export async function benchRelay(options: RelayBenchOptions = {}): Promise<Relay
       registry: options.registryUrl ? `SCHEMA_REGISTRY_URL=${options.registryUrl}` : 'Apicurio Registry (Confluent API), platform/local-engines',
       kafkaPartitions: ends.length,
       relayedOffsets,
+      engines: memory.stop(),
     };
   } finally {
     for (const step of cleanup.reverse()) await step().catch(() => undefined);
