@@ -7,6 +7,7 @@ import { startTestApi, type TestApi } from '../../test/support/test-api.ts';
 import { drain, startTestPipeline, type TestPipeline } from '../../test/support/test-pipeline.ts';
 import { AGGREGATES, CANONICAL } from '../groups.ts';
 import { startAggregatesPipeline, type AggregatesPipeline } from './pipeline.ts';
+import { systemClock } from '../../platform/clock.ts';
 
 // End to end: events through the public API, the canonical pipeline, the change records on the
 // log, the aggregates pipeline, and the figures read back from the store.
@@ -21,7 +22,7 @@ const AT = new Date('2026-08-31T12:00:00Z');
 const account = (id: string): Subject => ({ tenantId: 'acme', kind: 'account', id });
 const party = (id: string): Subject => ({ tenantId: 'acme', kind: 'party', id });
 
-const start = () => startAggregatesPipeline({ bus, store });
+const start = () => startAggregatesPipeline({ bus, store, pool: api.db.pool, clock: systemClock });
 const settle = () => drain(bus, errors, [CANONICAL, AGGREGATES]);
 const send = async (events: unknown[]) => {
   const res = await api.client.post('/v1/batches', { events }, api.keys.ingest);

@@ -7,11 +7,12 @@
 // (schedule.ts).
 import type { AggregateStore } from '../../platform/aggregates/port.ts';
 import { withSnapshotCache } from '../../platform/aggregates/snapshot-cache.ts';
-import type { Bus, BusRecord, Consumer } from '../../platform/bus/port.ts';
+import type { Bus, Consumer } from '../../platform/bus/port.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { GraphStore } from '../../platform/graph/port.ts';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import type { CanonicalChange } from '../../schemas/bus/canonical-change.ts';
+import { recordingStages } from '../change-stages.ts';
 import { AGGREGATES, DETECT, GRAPH } from '../groups.ts';
 import { DEFAULT_SILENCE, familiesSeen, sweepCoverage, type Arrival, type SilenceThresholds } from './coverage.ts';
 import type { EpisodePolicy } from './episodes.ts';
@@ -59,8 +60,7 @@ export async function startDetectPipeline(options: DetectPipelineOptions): Promi
     library: options.library ?? DETECTOR_LIBRARY,
     ...(options.episodes ? { episodes: options.episodes } : {}),
   });
-  const handle = async (records: BusRecord[]) => {
-    const changes = records.map((record) => JSON.parse(record.value.toString('utf8')) as CanonicalChange);
+  const handle = async (changes: CanonicalChange[]) => {
     const arrivals: Arrival[] = changes.map((c) => ({ tenantId: c.tenant_id, family: c.object, receivedAt: new Date(c.received_at), occurredAt: new Date(c.occurred_at) }));
     const tenants = [...new Set(changes.map((c) => c.tenant_id))];
     const seen = await familiesSeen(options.pool, tenants);
@@ -68,7 +68,11 @@ export async function startDetectPipeline(options: DetectPipelineOptions): Promi
     for (const a of arrivals) seen.get(a.tenantId)?.add(a.family);
     await runner.run(subjectsOf(changes), arrivals, seen);
   };
-  const consumer = await options.bus.consume({ ...DETECT, after: [GRAPH.group, AGGREGATES.group], handle });
+  const consumer = await options.bus.consume({
+    ...DETECT,
+    after: [GRAPH.group, AGGREGATES.group],
+    handle: recordingStages({ pool: options.pool, stage: DETECT.group, clock: options.clock }, handle),
+  });
   const sweep = async () => {
     const now = options.clock.now();
     await withTransaction(options.pool, async (db) => {

@@ -7,6 +7,7 @@ import { startTestApi, type TestApi } from '../../test/support/test-api.ts';
 import { drain, startTestPipeline, type TestPipeline } from '../../test/support/test-pipeline.ts';
 import { CANONICAL, GRAPH } from '../groups.ts';
 import { startGraphPipeline, type GraphPipeline } from './pipeline.ts';
+import { systemClock } from '../../platform/clock.ts';
 
 // Events in August 2026: before the test clock (2026-09-01T12:00:00Z), as event time must be.
 const AUGUST = (d: number) => `2026-08-${String(d).padStart(2, '0')}T10:00:00Z`;
@@ -23,7 +24,7 @@ beforeAll(async () => {
   run = await startTestPipeline(api);
   bus = new PostgresLogBus(api.db.pool, { onError: (e) => errors.push(e) });
   store = new PostgresGraphStore(api.db.pool);
-  graph = await startGraphPipeline({ bus, store });
+  graph = await startGraphPipeline({ bus, store, pool: api.db.pool, clock: systemClock });
 });
 afterAll(async () => {
   await graph?.stop();
@@ -115,10 +116,17 @@ describe('the graph pipeline, end to end', () => {
     graph = undefined;
     await api.db.pool.query(`DELETE FROM consumer_offsets WHERE group_name = 'graph'`);
     expect((await bus.lag(GRAPH.group, GRAPH.topics)).reduce((n, p) => n + p.records, 0)).toBeGreaterThan(0);
-    graph = await startGraphPipeline({ bus, store });
+    graph = await startGraphPipeline({ bus, store, pool: api.db.pool, clock: systemClock });
     await drain(bus, errors, [CANONICAL, GRAPH]);
     const after = await store.egoNetwork('acme', party('g-p1'), { depth: 4, nodeCap: 100 });
     expect(after).toEqual(before);
     expect(after.edges.find((e) => e.id === 'transfer:account:g-a1>account:g-a2')).toMatchObject({ count: 2, sum: 12_500n });
+    // Each event's stage history shows the graph's part once, redelivery or not.
+    const { rows } = await api.db.pool.query<{ events: number; stages: number }>(
+      `SELECT count(DISTINCT event_id)::int AS events, count(*) FILTER (WHERE stage = 'graph')::int AS stages
+         FROM event_stages WHERE tenant_id = 'acme' AND stage IN ('canonical', 'graph') AND status = 'ok'`,
+    );
+    expect(rows[0]!.events).toBeGreaterThan(0);
+    expect(rows[0]!.stages).toBe(rows[0]!.events);
   });
 });

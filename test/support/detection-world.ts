@@ -65,8 +65,8 @@ export async function startDetectionWorld(env: Record<string, string> = {}): Pro
   const aggregates = new PostgresAggregateStore(api.db.pool);
   const groups: ConsumerGroupSpec[] = [CANONICAL, GRAPH, AGGREGATES];
   const pipelines: Array<GraphPipeline | AggregatesPipeline | DetectPipeline> = [
-    await startGraphPipeline({ bus, store: graph }),
-    await startAggregatesPipeline({ bus, store: aggregates }),
+    await startGraphPipeline({ bus, store: graph, pool: api.db.pool, clock: api.clock }),
+    await startAggregatesPipeline({ bus, store: aggregates, pool: api.db.pool, clock: api.clock }),
   ];
   const stores: DetectionStores = { pool: api.db.pool, graph, aggregates };
 

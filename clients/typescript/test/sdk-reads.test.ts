@@ -7,6 +7,7 @@ import { startGraphPipeline, type GraphPipeline } from '../../../pipelines/graph
 import { CANONICAL, GRAPH } from '../../../pipelines/groups.ts';
 import { apiError, startSdkService, type SdkService } from '../../../test/support/sdk-service.ts';
 import { drain, startTestPipeline, type TestPipeline } from '../../../test/support/test-pipeline.ts';
+import { systemClock } from '../../../platform/clock.ts';
 import {
   SvcApiError,
   type AccountEvent,
@@ -75,7 +76,7 @@ const transfer = (i: number): MovementEvent => {
 beforeAll(async () => {
   svc = await startSdkService();
   run = await startTestPipeline(svc.api);
-  graph = await startGraphPipeline({ bus: run.bus, store: new PostgresGraphStore(svc.api.db.pool) });
+  graph = await startGraphPipeline({ bus: run.bus, store: new PostgresGraphStore(svc.api.db.pool), pool: svc.api.db.pool, clock: systemClock });
   read = svc.client('read');
   const toCarol: MovementEvent = { ...transfer(100), external_id: 'to-carol' };
   toCarol.data = { ...toCarol.data, debit: { account_id: 'bob-acct' }, credit: { account_id: 'carol-acct' } };

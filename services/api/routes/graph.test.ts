@@ -6,6 +6,7 @@ import { graphNetworkSchema, graphPathsSchema } from '../../../schemas/responses
 import { accountEvent, movementEvent, partyEvent, relationshipEvent } from '../../../test/fixtures/events.ts';
 import { startTestApi, type TestApi } from '../../../test/support/test-api.ts';
 import { drain, startTestPipeline, type TestPipeline } from '../../../test/support/test-pipeline.ts';
+import { systemClock } from '../../../platform/clock.ts';
 
 let api: TestApi;
 let run: TestPipeline;
@@ -16,7 +17,7 @@ let graph: GraphPipeline;
 beforeAll(async () => {
   api = await startTestApi();
   run = await startTestPipeline(api);
-  graph = await startGraphPipeline({ bus: run.bus, store: new PostgresGraphStore(api.db.pool) });
+  graph = await startGraphPipeline({ bus: run.bus, store: new PostgresGraphStore(api.db.pool), pool: api.db.pool, clock: systemClock });
   const party = (id: string, email: string) => {
     const event = partyEvent(id);
     event.data.identifiers = [{ type: 'email', value: email, verification_status: 'verified' }];

@@ -148,11 +148,11 @@ export function pipelineStarters(options: {
     },
     graph: async (pool, bus) => {
       const { startGraphPipeline } = await import('../../../pipelines/graph/pipeline.ts');
-      return withStore(openGraphStore(config, pool), (store) => startGraphPipeline({ bus, store }));
+      return withStore(openGraphStore(config, pool), (store) => startGraphPipeline({ bus, store, pool, clock: systemClock }));
     },
     aggregates: async (pool, bus) => {
       const { startAggregatesPipeline } = await import('../../../pipelines/aggregates/pipeline.ts');
-      return withStore(openAggregateStore(config, pool), (store) => startAggregatesPipeline({ bus, store }));
+      return withStore(openAggregateStore(config, pool), (store) => startAggregatesPipeline({ bus, store, pool, clock: systemClock }));
     },
     detect: async (pool, bus) => {
       const { startDetectPipeline } = await import('../../../pipelines/detect/pipeline.ts');
