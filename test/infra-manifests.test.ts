@@ -6,10 +6,12 @@
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, normalize, relative, resolve } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { planTopics, parseArguments } from '../infra/kafka/create-topics.ts';
 import { DEFAULT_PARTITIONS, KafkaNames } from '../platform/bus/kafka/topics.ts';
+import { neo4jEngine } from '../platform/local-engines/neo4j.ts';
+import { KAFKA, SCHEMA_REGISTRY } from '../platform/local-engines/versions.ts';
 import { PARTITIONS } from '../platform/bus/postgres-log.ts';
 import type { ConsumeOptions } from '../platform/bus/port.ts';
 import { configSchema, loadConfig } from '../platform/config.ts';
@@ -182,17 +184,14 @@ function topicsNamedByPipelines(manifest: PipelinesManifest): string[] {
 const KAFKA_NAMES = new KafkaNames();
 const topicsNamedByCode = () => [...BUS_TOPICS.map((t) => KAFKA_NAMES.topic(t)), KAFKA_NAMES.relayDeadLetterTopic()];
 
-function checkTopics(topics: TopicsManifest, pipelines: PipelinesManifest, registryTopics: string[]): string[] {
+function checkTopics(topics: TopicsManifest, pipelines: PipelinesManifest): string[] {
   const problems: string[] = [];
   const defined = new Set(topics.topics.map((t) => t.name));
-  const named = new Set([...topicsNamedByPipelines(pipelines), ...topicsNamedByCode(), ...registryTopics]);
+  const named = new Set([...topicsNamedByPipelines(pipelines), ...topicsNamedByCode()]);
   for (const name of named) if (!defined.has(name)) problems.push(`topic ${name} is named but not defined in infra/kafka/topics.yaml`);
   for (const name of defined) if (!named.has(name)) problems.push(`topic ${name} is defined but neither the code nor a manifest names it`);
   for (const topic of topics.topics) {
-    if (registryTopics.includes(topic.name)) {
-      if (topic.partitions !== 1) problems.push(`${topic.name}: the schema registry's store takes exactly 1 partition`);
-      if (topic.config['cleanup.policy'] !== 'compact') problems.push(`${topic.name}: the schema registry's store must be compacted`);
-    } else if (topic.partitions !== PARTITIONS || topic.partitions !== DEFAULT_PARTITIONS) {
+    if (topic.partitions !== PARTITIONS || topic.partitions !== DEFAULT_PARTITIONS) {
       problems.push(`${topic.name}: ${topic.partitions} partitions; the log has ${PARTITIONS} (platform/bus/postgres-log.ts), the Kafka bus ${DEFAULT_PARTITIONS}`);
     }
   }
@@ -230,7 +229,8 @@ const interpolate = (value: string) =>
     .replace(/\$\{([A-Z0-9_]+)(?::?-([^}]*))?(?::?\?[^}]*)?\}/g, (_m, name: string, fallback?: string) => fallback ?? STAND_INS[name] ?? `stand-in-${name.toLowerCase()}`)
     .replace(/\u0000/g, '$');
 
-const isOurs = (service: ComposeService) => service.build !== undefined;
+// A process of ours: built from the repository's Dockerfile (the ClickHouse image is built too).
+const isOurs = (service: ComposeService) => (service.build as { context?: string } | undefined)?.context === '../..';
 const argvOf = (service: ComposeService) => [...(service.entrypoint ?? ENTRYPOINT), ...(service.command ?? DEFAULT_CMD)];
 
 function checkCompose(compose: Compose, envExample: string, files: Files = INFRA_FILES): string[] {
@@ -463,10 +463,6 @@ const pipelines = parsedPipelines.ok ? parsedPipelines.value : (undefined as nev
 const topics = parsedTopics.ok ? parsedTopics.value : (undefined as never);
 const compose = parse(INFRA_FILES.get(COMPOSE_FILE)!, { merge: true }) as Compose;
 const envExample = INFRA_FILES.get(`${COMPOSE_DIR}/.env.example`)!;
-const registryTopics = Object.values(compose.services).flatMap((s) => {
-  const topic = envOf(s).SCHEMA_REGISTRY_KAFKASTORE_TOPIC;
-  return topic ? [topic] : [];
-});
 
 describe('every YAML file under infra/', () => {
   const yamlFiles = [...INFRA_FILES.keys()].filter((p) => /\.ya?ml$/.test(p));
@@ -573,9 +569,8 @@ describe('infra/kafka/topics.yaml', () => {
   });
 
   it('defines every topic named anywhere, the relay dead-letter topic, nothing unused, 16 partitions', () => {
-    expect(registryTopics).toEqual(['_schemas']);
     expect(topicsNamedByCode()).toEqual(expect.arrayContaining(['inbox.movement', 'canonical.movement', 'dlq.relay']));
-    expect(checkTopics(topics, pipelines, registryTopics)).toEqual([]);
+    expect(checkTopics(topics, pipelines)).toEqual([]);
   });
 
   it('is what the topic jobs apply (compose mounts it; the Kubernetes job reads it from the image)', () => {
@@ -603,16 +598,16 @@ describe('infra/kafka/topics.yaml', () => {
     const detect = named.processors.detect!;
     if (detect.kind !== 'consumer') throw new Error('detect is a consumer');
     detect.topics = [...detect.topics, 'canonical.nope'];
-    expect(checkTopics(topics, named, registryTopics)).toEqual(['topic canonical.nope is named but not defined in infra/kafka/topics.yaml']);
+    expect(checkTopics(topics, named)).toEqual(['topic canonical.nope is named but not defined in infra/kafka/topics.yaml']);
     const extra = clone(topics);
     extra.topics.push({ ...clone(extra.topics[0]!), name: 'inbox.orphan', partitions: 8 });
-    expect(checkTopics(extra, pipelines, registryTopics)).toEqual([
+    expect(checkTopics(extra, pipelines)).toEqual([
       'topic inbox.orphan is defined but neither the code nor a manifest names it',
       'inbox.orphan: 8 partitions; the log has 16 (platform/bus/postgres-log.ts), the Kafka bus 16',
     ]);
     const missingDlq = clone(topics);
     missingDlq.topics = missingDlq.topics.filter((t) => t.name !== 'dlq.relay');
-    expect(checkTopics(missingDlq, pipelines, registryTopics)).toEqual(['topic dlq.relay is named but not defined in infra/kafka/topics.yaml']);
+    expect(checkTopics(missingDlq, pipelines)).toEqual(['topic dlq.relay is named but not defined in infra/kafka/topics.yaml']);
     const bad = parseTopicsManifest(`version: 1
 topics:
   - { name: inbox.party, partitions: 16, replication_factor: 3, config: { cleanup.policy: delete, retention.ms: 1, min.insync.replicas: 4 } }
@@ -657,6 +652,19 @@ describe('infra/compose/docker-compose.yml', () => {
     expect(compose.services.kafka!.image).toMatch(/^apache\/kafka:/);
     expect(envOf(compose.services.kafka!).KAFKA_PROCESS_ROLES).toBe('broker,controller');
     expect(compose.services.neo4j!.image).toMatch(/^neo4j:5\./);
+  });
+
+  it('runs each engine at the version CI runs (platform/local-engines)', async () => {
+    expect(compose.services.kafka!.image).toBe(`apache/kafka:${KAFKA.version}`);
+    expect(compose.services['schema-registry']!.image).toBe(`apicurio/apicurio-registry:${SCHEMA_REGISTRY.version}`);
+    expect(compose.services.neo4j!.image).toBe(`neo4j:${neo4jEngine.version}-community`);
+    // ClickHouse is built from the Debian package CI installs; the version pinned there is the
+    // one the test set-up's server (installed from the same archive) reports.
+    const build = compose.services.clickhouse!.build as { context: string };
+    const pinned = /clickhouse-server=(\d+\.\d+\.\d+)\+/.exec(readFileSync(join(COMPOSE_DIR, build.context, 'Dockerfile'), 'utf8'))?.[1];
+    expect(compose.services.clickhouse!.image).toBe(`svc-clickhouse:${pinned}`);
+    const clickhouseUrl = inject('clickhouseUrl');
+    if (clickhouseUrl) expect((await (await fetch(`${clickhouseUrl}/?query=SELECT%20version()`)).text()).trim()).toBe(pinned);
   });
 
   it('reports an unknown variable, a bad value, an unknown command, a missing mount and a missing health check', () => {
