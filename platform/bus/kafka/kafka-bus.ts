@@ -61,6 +61,9 @@ export interface RetryPolicy {
 export const DEFAULT_RETRY: RetryPolicy = { backoffMs: 200, maxBackoffMs: 30_000 };
 const DEFAULT_MAX_BATCH = 500;
 const DEFAULT_CONCURRENCY = 4;
+// A member restarting after a transient crash: 1 s, doubling, at most 30 s between attempts.
+const RESTART_BACKOFF_MS = 1_000;
+const MAX_RESTART_BACKOFF_MS = 30_000;
 
 export class KafkaBus implements Bus {
   readonly names: KafkaNames;
@@ -188,7 +191,14 @@ class KafkaBusConsumer implements Consumer {
     });
     consumer.on(consumer.events.REBALANCING, () => (this.assigned = []));
     consumer.on(consumer.events.CRASH, (event) => {
-      if (event.payload.restart || this.stopped) return this.bus.onError(event.payload.error);
+      if (event.payload.restart || this.stopped || consumer !== this.consumer) return this.bus.onError(event.payload.error);
+      // kafkajs gives up on some conditions that pass (a coordinator still loading after a broker
+      // restart): the member starts again rather than ending the process.
+      if (isTransient(event.payload.error)) {
+        this.bus.onError(event.payload.error);
+        void this.restartAfterCrash();
+        return;
+      }
       (this.bus.options.onFatal ?? ((error: unknown) => this.bus.onError(error)))(event.payload.error);
     });
     await consumer.connect();
@@ -203,6 +213,23 @@ class KafkaBusConsumer implements Consumer {
         eachBatch: (payload) => this.eachBatch(payload),
       })
       .catch((error) => this.bus.onError(error));
+  }
+
+  // A new kafkajs consumer for this member after a transient crash (kafkajs has disconnected the
+  // old one), with a capped backoff while the cluster is still not answering.
+  private async restartAfterCrash(attempt = 1): Promise<void> {
+    await sleep(Math.min(RESTART_BACKOFF_MS * 2 ** (attempt - 1), MAX_RESTART_BACKOFF_MS));
+    if (this.stopped) return;
+    await this.replays?.stop();
+    this.assigned = [];
+    try {
+      await this.start();
+      // Stopped while starting: stop() saw the old consumer only.
+      if (this.stopped) await this.consumer?.disconnect().catch((error) => this.bus.onError(error));
+    } catch (error) {
+      this.bus.onError(error);
+      if (!this.stopped) await this.restartAfterCrash(attempt + 1);
+    }
   }
 
   async stop(): Promise<void> {

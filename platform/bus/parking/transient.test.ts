@@ -23,6 +23,7 @@ describe('isTransient', () => {
     ['Neo4j: a transient error', withCode('Neo.TransientError.Transaction.DeadlockDetected')],
     ['an error its driver marks retriable (kafkajs, neo4j-driver)', Object.assign(new Error('x'), { retriable: true })],
     ['kafkajs: a lost broker', Object.assign(new Error('x'), { name: 'KafkaJSConnectionError' })],
+    ['kafkajs: a group coordinator still loading (which kafkajs calls non-retriable)', Object.assign(new Error('Failed to find group coordinator'), { name: 'KafkaJSGroupCoordinatorNotFound', retriable: false })],
     ['ClickHouse: memory limit', new Error('Code: 241. DB::Exception: Memory limit (total) exceeded')],
     ['a wrapped cause', Object.assign(new Error('write failed'), { cause: withCode('ECONNREFUSED') })],
     ['one of several', new AggregateError([new Error('x'), withCode('ETIMEDOUT')])],

@@ -44,9 +44,10 @@ export function isTransient(error: unknown, depth = 0): boolean {
   if (code && NETWORK_CODES.has(code)) return true;
   if (code && /^[0-9A-Z]{5}$/.test(code) && !PG_NOT_TRANSIENT_STATES.has(code) && (PG_TRANSIENT_CLASSES.has(code.slice(0, 2)) || PG_TRANSIENT_STATES.has(code))) return true;
   if (code && (NEO4J_TRANSIENT_CODES.has(code) || code.startsWith('Neo.TransientError.'))) return true;
-  // kafkajs and neo4j-driver both say so themselves.
+  // kafkajs and neo4j-driver both say so themselves. kafkajs calls a group coordinator it could
+  // not find (one still loading after a broker start) non-retriable: it comes back.
   if (e.retriable === true) return true;
-  if (typeof e.name === 'string' && /^KafkaJS(Connection|RequestTimeout|NumberOfRetriesExceeded|Broker|Lock)/.test(e.name)) return true;
+  if (typeof e.name === 'string' && /^KafkaJS(Connection|RequestTimeout|NumberOfRetriesExceeded|Broker|Lock|GroupCoordinatorNotFound)/.test(e.name)) return true;
   if (PG_CLIENT_MESSAGES.some((text) => message.includes(text))) return true;
   if (CLICKHOUSE_TRANSIENT.test(message)) return true;
   if (e.cause !== undefined && isTransient(e.cause, depth + 1)) return true;
