@@ -1,27 +1,51 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, RouteOptions } from 'fastify';
 import type { Clock } from '../../../platform/clock.ts';
-import type { ApiKeyStore } from '../../../platform/keys/api-keys.ts';
+import type { ApiKeyStore, Scope } from '../../../platform/keys/api-keys.ts';
 import type { NonceLedger } from '../../../platform/keys/nonce-ledger.ts';
 import { authenticate } from '../auth/authenticate.ts';
 import { rawBody } from './json-body.ts';
 import { sendProblem } from './problem-reply.ts';
 
-// Every route that declares scopes is signed: verify, then check the scope.
+// What a route admits: signed requests with one of its scopes, anyone (public), or nobody (it
+// declared neither, and is refused rather than left open).
+export interface RouteAccess {
+  method: string;
+  url: string;
+  access: readonly Scope[] | 'public' | 'nobody';
+}
+
+const accessOf = (config: { scopes?: readonly Scope[]; public?: true } | undefined): RouteAccess['access'] =>
+  config?.public ? 'public' : config?.scopes && config.scopes.length > 0 ? config.scopes : 'nobody';
+
+// Every route is signed unless it says it is public: verify, then check the scope. Registered
+// before the routes, so that each route's declaration is recorded as it is added.
 export function registerAuthentication(
   app: FastifyInstance,
   deps: { keys: ApiKeyStore; nonces: NonceLedger; clock: Clock },
 ): void {
+  // Read when asked: a plugin's own onRoute hook (docs.ts) may declare a route public after this
+  // hook has seen it.
+  const routes: RouteOptions[] = [];
+  app.addHook('onRoute', (route) => void routes.push(route));
+  app.decorate('routeAccess', {
+    getter: (): RouteAccess[] => routes.flatMap((route) => [route.method].flat().map((method) => ({ method, url: route.url, access: accessOf(route.config) }))),
+  });
   app.addHook('preHandler', async (request, reply) => {
-    const scopes = request.routeOptions.config.scopes;
-    if (!scopes) return;
+    // No route matched: the not-found handler answers 404 as it is.
+    if (request.is404) return;
+    const access = accessOf(request.routeOptions.config);
+    if (access === 'public') return;
+    if (access === 'nobody') {
+      return sendProblem(request, reply, 'svc:auth/insufficient_scope', { detail: 'this endpoint admits no credential' });
+    }
     const outcome = await authenticate(
       { method: request.method, target: request.url, headers: request.headers, body: rawBody(request) },
       { findKey: (id) => deps.keys.find(id), claimNonce: (k, n, at) => deps.nonces.claim(k, n, at), now: () => deps.clock.now() },
     );
     if (!outcome.ok) return sendProblem(request, reply, outcome.code, { detail: outcome.detail });
-    if (!scopes.some((scope) => outcome.key.scopes.includes(scope))) {
+    if (!access.some((scope) => outcome.key.scopes.includes(scope))) {
       return sendProblem(request, reply, 'svc:auth/insufficient_scope', {
-        detail: `this endpoint needs a credential with scope ${scopes.join(' or ')}`,
+        detail: `this endpoint needs a credential with scope ${access.join(' or ')}`,
       });
     }
     request.apiKey = outcome.key;

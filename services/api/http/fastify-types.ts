@@ -1,4 +1,5 @@
 import type { ApiKey, Scope } from '../../../platform/keys/api-keys.ts';
+import type { RouteAccess } from './authentication.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -6,8 +7,15 @@ declare module 'fastify' {
     apiKey?: ApiKey;
   }
   interface FastifyContextConfig {
-    // The scopes any one of which admits a request; a route without scopes is public.
+    // The scopes any one of which admits a signed request.
     scopes?: readonly Scope[];
+    // Answers without a credential (health, metrics, the API's documents). A route that declares
+    // neither scopes nor public refuses every request: access is denied by default.
+    public?: true;
+  }
+  interface FastifyInstance {
+    // What each registered route admits, as declared (authentication.ts).
+    routeAccess: readonly RouteAccess[];
   }
 }
 

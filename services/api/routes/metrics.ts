@@ -57,5 +57,5 @@ export function registerMetricsRoute(
       for (const { group } of deps.groups) this.set({ group }, counts.get(group) ?? 0);
     },
   });
-  app.get('/metrics', async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+  app.get('/metrics', { config: { public: true } }, async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
 }
