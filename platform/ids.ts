@@ -12,6 +12,8 @@ export const ID_PREFIXES = {
   webhookDelivery: 'whd_',
   // Ours: the spec shows no prefix for reconciliations.
   reconciliation: 'rcn_',
+  reconciliationBreak: 'rbk_',
+  reconciliationExpectation: 'rce_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { externalId } from './primitives/fields.ts';
+import { movementDataSchema } from './families/movement.ts';
+import { externalId, text } from './primitives/fields.ts';
 import { moneySchema } from './primitives/money.ts';
 import { dateTimeSchema } from './primitives/timestamp.ts';
 
@@ -7,6 +8,9 @@ import { dateTimeSchema } from './primitives/timestamp.ts';
 // compared with the movements the service holds for exactly the same definition.
 export const MOVEMENT_STATUSES = ['completed', 'pending', 'failed', 'reversed'] as const;
 export const RECONCILIATION_STATUSES = ['matched', 'mismatched'] as const;
+export const RECONCILIATION_BASES = ['occurred', 'recorded'] as const;
+export const MOVEMENT_TYPES = movementDataSchema.shape.type.options;
+const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 
 export const reconciliationRequestSchema = z.strictObject({
   // The tenant's movements, or those of one account or one party (a party's: its own legs and its
@@ -28,12 +32,41 @@ export const reconciliationRequestSchema = z.strictObject({
     from_inclusive: z.boolean().default(true),
     to_inclusive: z.boolean().default(false),
   }),
+  // occurred: the period bounds occurred_at (event time); recorded: the time the service recorded
+  // (booked) the movement.
+  basis: z.enum(RECONCILIATION_BASES).default('occurred'),
+  // Narrow the scope further; every given filter must hold.
+  filters: z
+    .strictObject({
+      types: z.array(z.enum(MOVEMENT_TYPES)).min(1).max(MOVEMENT_TYPES.length).optional(),
+      rails: z.array(text(1, 64)).min(1).max(50).optional(),
+      // The other side of the movement (either side for a tenant scope): its account_id, its
+      // party_id or its counterparty institution.
+      counterparty: text(1, 256).optional(),
+      // Movements of one import (imp_…).
+      import_id: z.string().optional(),
+    })
+    .optional(),
   declared: z.strictObject({
     count: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
     sum: moneySchema,
-    // Optional counts per movement status; each is compared too.
-    statuses: z.partialRecord(z.enum(MOVEMENT_STATUSES), z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)).optional(),
+    // The statuses counted, with a count (and optionally a sum) for each; each is compared too.
+    // Without it only completed movements are counted.
+    statuses: z.partialRecord(z.enum(MOVEMENT_STATUSES), z.union([count, z.strictObject({ count, sum: moneySchema })])).optional(),
   }),
+  // Materiality: within it the result is matched and the difference still shown. sum_minor is an
+  // absolute difference in minor units of the asset; sum_bps a fraction of the declared sum in
+  // basis points (one of the two); count a difference in count (default 0).
+  tolerance: z
+    .strictObject({
+      sum_minor: z.string().regex(/^\d{1,38}$/, 'must be a non-negative integer of minor units').optional(),
+      sum_bps: z.number().int().min(0).max(10_000).optional(),
+      count: count.optional(),
+    })
+    .optional(),
+  // The customer's own reference, unique in the tenant: declaring again with the same reference
+  // and the same content answers the original; with other content it is a conflict.
+  customer_reference: text(1, 128).optional(),
   // The declaration this one corrects (rcn_…); declarations themselves never change.
   corrects: z.string().optional(),
 });
@@ -47,6 +80,10 @@ const id = z.string().regex(/^rcn_[0-9a-f-]{36}$/);
 export const explanationSchema = z.strictObject({
   count_difference: z.number().int(),
   sum_difference: z.string(),
+  // Matched only because the differences are within the declared tolerance.
+  within_tolerance: z.boolean().optional(),
+  // More unsettled events exist than one comparison reads; the items list has them all.
+  unsettled_truncated: z.boolean().optional(),
   unsettled: z.array(
     z.strictObject({
       reason: z.enum(['pending', 'held', 'quarantined', 'rejected']),
@@ -59,7 +96,15 @@ export const explanationSchema = z.strictObject({
 export const reconciliationResultSchema = z.strictObject({
   status: z.enum(RECONCILIATION_STATUSES),
   computed_at: instant,
-  observed: z.strictObject({ count: z.number().int(), sum: moneySchema, statuses: z.record(z.string(), z.number().int()) }),
+  observed: z.strictObject({
+    count: z.number().int(),
+    sum: moneySchema,
+    // Every status seen (counted or not), after corrections and reversals: count, and sum.
+    statuses: z.record(z.string(), z.number().int()),
+    status_sums: z.record(z.string(), moneySchema).optional(),
+    // The counted sum in the tenant's base asset; null when a movement had no rate.
+    base_sum: moneySchema.nullable().optional(),
+  }),
   explanation: explanationSchema,
 });
 
@@ -69,7 +114,19 @@ export const reconciliationSchema = z.strictObject({
   direction: z.enum(['in', 'out', 'both']),
   asset: z.string(),
   period: z.strictObject({ from: instant, to: instant, from_inclusive: z.boolean(), to_inclusive: z.boolean() }),
-  declared: z.strictObject({ count: z.number().int(), sum: moneySchema, statuses: z.record(z.string(), z.number().int()).nullable() }),
+  declared: z.strictObject({
+    count: z.number().int(),
+    sum: moneySchema,
+    statuses: z.record(z.string(), z.number().int()).nullable(),
+    status_sums: z.record(z.string(), moneySchema).nullable().optional(),
+  }),
+  counted_statuses: z.array(z.string()).optional(),
+  basis: z.enum(RECONCILIATION_BASES).optional(),
+  filters: z
+    .strictObject({ types: z.array(z.string()).optional(), rails: z.array(z.string()).optional(), counterparty: z.string().optional(), import_id: z.string().optional() })
+    .optional(),
+  tolerance: z.strictObject({ sum_minor: z.string().optional(), sum_bps: z.number().int().optional(), count: z.number().int() }).optional(),
+  customer_reference: z.string().nullable().optional(),
   corrects: id.nullable(),
   created_at: instant,
   status: z.enum(RECONCILIATION_STATUSES),

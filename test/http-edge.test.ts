@@ -140,6 +140,9 @@ describe('documentation', () => {
         '/v1/webhook-endpoints/{id}/test', '/v1/webhook-deliveries', '/v1/webhook-deliveries/{id}', '/v1/webhook-deliveries/{id}/replay', '/v1/imports/dry-run',
         '/v1/imports', '/v1/imports/{id}', '/v1/imports/{id}/chunks/{chunk}', '/v1/imports/{id}/dry-run', '/v1/imports/{id}/submit',
         '/v1/imports/{id}/cancel', '/v1/imports/{id}/rejects', '/v1/reconciliations', '/v1/reconciliations/{id}',
+        '/v1/reconciliations/{id}/items', '/v1/reconciliation-breaks', '/v1/reconciliation-breaks/{id}', '/v1/reconciliation-breaks/{id}/acknowledge',
+        '/v1/reconciliation-breaks/{id}/comments', '/v1/reconciliation-breaks/{id}/resolve', '/v1/reconciliation-expectations',
+        '/v1/reconciliation-expectations/{id}',
       ].sort(),
     );
     // Every operation the document shows is served.

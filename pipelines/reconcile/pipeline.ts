@@ -1,12 +1,14 @@
-// pipelines/reconcile: canonical change records in; a reconciliation of the same tenant and asset
-// whose period holds a changed movement is marked stale, and stale ones are compared again on a
+// pipelines/reconcile: canonical change records in; a reconciliation whose scope can hold a changed
+// movement (markStale) is marked stale, and stale ones are compared again on a
 // short timer, a bounded number per tick, so a slow comparison never holds the bus back. Marking
-// is idempotent, and comparing again appends nothing when nothing changed.
+// is idempotent, and comparing again appends nothing when nothing changed. The same timer checks
+// the expected declarations that have come due (expectations.ts).
 import type { Clock } from '../../platform/clock.ts';
 import type { Bus, BusRecord } from '../../platform/bus/port.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
-import type { CanonicalChange } from '../../schemas/bus/canonical-change.ts';
+import type { CanonicalChange, MovementChange } from '../../schemas/bus/canonical-change.ts';
 import { RECONCILE } from '../groups.ts';
+import { sweepExpectations } from './expectations.ts';
 import { Reconciliations } from './reconciliations.ts';
 
 const RECHECK_EVERY_MS = 2000;
@@ -17,14 +19,16 @@ export async function startReconcilePipeline(options: { bus: Bus; pool: Pool; cl
   const handle = async (records: BusRecord[]) => {
     const moved = records.flatMap((record) => {
       const change = JSON.parse(record.value.toString('utf8')) as CanonicalChange;
-      return change.object === 'movement' ? [{ tenant: change.tenant_id, asset: change.amount.asset, at: change.occurred_at }] : [];
+      return change.object === 'movement' ? [change] : [];
     });
-    if (moved.length > 0) await markStale(options.pool, moved);
+    if (moved.length > 0) await markStale(options.pool, await withOriginals(options.pool, moved.map(touchOf)));
   };
   const consumer = await options.bus.consume({ ...RECONCILE, handle });
   let ticking: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
-    ticking = recheckStale(reconciliations, options.clock, RECHECKS_PER_TICK).catch((error) => options.onError?.(error));
+    ticking = recheckStale(reconciliations, options.clock, RECHECKS_PER_TICK)
+      .then(() => sweepExpectations(options.pool, options.clock.now(), RECHECKS_PER_TICK))
+      .catch((error) => options.onError?.(error));
   }, RECHECK_EVERY_MS);
   return {
     stop: async () => {
@@ -35,15 +39,92 @@ export async function startReconcilePipeline(options: { bus: Bus; pool: Pool; cl
   };
 }
 
-// Marks the reconciliations (not corrected since) whose tenant, asset and period hold a movement.
-export async function markStale(pool: Pool, moved: Array<{ tenant: string; asset: string; at: string }>): Promise<void> {
+// What a movement can change: the declarations of its tenant and asset whose period (on either
+// basis) holds it and whose scope names one of its legs, or the tenant.
+export interface Touch {
+  tenant: string;
+  asset: string;
+  at: string;
+  receivedAt?: string;
+  accounts?: Array<string | null>;
+  parties?: Array<string | null>;
+  type?: string;
+  rail?: string | null;
+  // The movements it corrects or reverses (their declarations change too).
+  originals?: string[];
+}
+
+export function touchOf(change: MovementChange): Touch {
+  const links = (change.data?.links ?? {}) as { correction_of?: string; reverses?: string };
+  return {
+    tenant: change.tenant_id,
+    asset: change.amount.asset,
+    at: change.occurred_at,
+    receivedAt: change.received_at,
+    accounts: [change.debit.account_id, change.credit.account_id],
+    parties: [change.debit.party_id, change.credit.party_id],
+    type: change.type,
+    rail: typeof change.data?.rail === 'string' ? change.data.rail : null,
+    originals: [links.correction_of, links.reverses].filter((id): id is string => typeof id === 'string'),
+  };
+}
+
+// A correction or a reversal also touches its original's declarations: the original's own time
+// and legs (it leaves or nets there), and its legs at the new movement's time (a reversal is
+// attributed to what it reverses). One indexed read for the batch.
+export async function withOriginals(pool: Pool, touches: Touch[]): Promise<Touch[]> {
+  const wanted = touches.flatMap((t) => (t.originals ?? []).map((id) => ({ tenant: t.tenant, id, touch: t })));
+  if (wanted.length === 0) return touches;
+  const { rows } = await pool.query<{ tenant_id: string; external_id: string; occurred_at: Date; received_at: Date; type: string; rail: string | null; accounts: Array<string | null>; parties: Array<string | null> }>(
+    `SELECT m.tenant_id, m.external_id, m.occurred_at, m.received_at, m.type, m.data->>'rail' AS rail,
+            ARRAY[m.debit_account_id, m.credit_account_id] AS accounts, ARRAY[m.debit_party_id, m.credit_party_id] AS parties
+       FROM canonical_movements m JOIN unnest($1::text[], $2::text[]) AS u(tenant_id, external_id)
+         ON m.tenant_id = u.tenant_id AND m.external_id = u.external_id`,
+    [wanted.map((w) => w.tenant), wanted.map((w) => w.id)],
+  );
+  const extra = wanted.flatMap(({ tenant, id, touch }) => {
+    const original = rows.find((r) => r.tenant_id === tenant && r.external_id === id);
+    if (!original) return [];
+    const legs = { tenant, asset: touch.asset, accounts: original.accounts, parties: original.parties, type: original.type, rail: original.rail };
+    return [
+      { ...legs, at: original.occurred_at.toISOString(), receivedAt: original.received_at.toISOString() },
+      { ...legs, at: touch.at, receivedAt: touch.receivedAt ?? touch.at },
+    ];
+  });
+  return [...touches, ...extra];
+}
+
+// Marks the reconciliations (not corrected since) that a movement can change. Conservative: both
+// period bounds inclusive, either leg, direction and the counterparty and import filters not
+// applied (a needless comparison appends nothing); only the tenant, asset, period, subject,
+// movement type and rail narrow. Leg, type and rail left out of a touch match every declaration.
+export async function markStale(pool: Pool, touches: Touch[]): Promise<void> {
+  const list = (values: Array<string | null> | undefined) => (values ? `{${values.map((v) => (v === null ? 'NULL' : JSON.stringify(v))).join(',')}}` : null);
   await pool.query(
     `UPDATE reconciliations r SET stale = true
-       FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS u(tenant_id, asset, at)
+       FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
+              AS u(tenant_id, asset, at, received_at, accounts, parties, type, rail, has_rail)
       WHERE r.tenant_id = u.tenant_id AND r.asset = u.asset AND NOT r.stale
-        AND u.at >= r.period_from AND u.at <= r.period_to
+        AND r.period_from <= greatest(u.at, u.received_at)
+        AND ((r.basis = 'occurred' AND u.at BETWEEN r.period_from AND r.period_to)
+             OR (r.basis = 'recorded' AND u.received_at BETWEEN r.period_from AND r.period_to))
+        AND (r.subject_kind = 'tenant'
+             OR (r.subject_kind = 'account' AND (u.accounts IS NULL OR r.subject_id = ANY (u.accounts::text[])))
+             OR (r.subject_kind = 'party' AND (u.parties IS NULL OR r.subject_id = ANY (u.parties::text[]))))
+        AND (r.movement_types IS NULL OR u.type IS NULL OR u.type = ANY (r.movement_types))
+        AND (r.rails IS NULL OR u.has_rail IS NULL OR u.rail = ANY (r.rails))
         AND NOT EXISTS (SELECT 1 FROM reconciliations c WHERE c.corrects = r.reconciliation_id)`,
-    [moved.map((m) => m.tenant), moved.map((m) => m.asset), moved.map((m) => m.at)],
+    [
+      touches.map((t) => t.tenant),
+      touches.map((t) => t.asset),
+      touches.map((t) => t.at),
+      touches.map((t) => t.receivedAt ?? t.at),
+      touches.map((t) => list(t.accounts)),
+      touches.map((t) => list(t.parties)),
+      touches.map((t) => t.type ?? null),
+      touches.map((t) => t.rail ?? null),
+      touches.map((t) => (t.rail === undefined ? null : 'known')),
+    ],
   );
 }
 

@@ -1,19 +1,26 @@
-// Reconciliations of a tenant: a declaration is checked (scope known, asset held by it, money in
-// the asset's scale), stored with its first result, and compared again whenever movements of its
-// period arrive (worker.ts). A result is appended only when it differs from the latest; a status
-// change is announced (coverage.degraded when it no longer matches, coverage.recovered when it
-// matches again). Every statement filters on the tenant.
+// Reconciliations of a tenant: a declaration is checked (declaration.ts), stored with its first
+// result, and compared again whenever movements of its scope arrive (pipeline.ts). A result is
+// appended only when it differs from the latest. A first result that mismatches, and every status
+// change, is announced (coverage.degraded when it does not match, coverage.recovered when it
+// matches again) and opens or resolves a break (breaks.ts). A declaration carrying a customer
+// reference already used answers the original when its content is the same and is refused
+// otherwise. Every statement filters on the tenant.
 import type { AssetRegistry } from '../../schemas/assets/registry.ts';
-import { ID_PREFIXES, parseId, uuidv7 } from '../../platform/ids.ts';
+import { ID_PREFIXES, uuidv7 } from '../../platform/ids.ts';
 import { withTransaction, type Pool, type PoolClient } from '../../platform/postgres/pool.ts';
 import type { ErrorCode } from '../../schemas/errors/catalog.ts';
-import { checkMoneyScale } from '../../schemas/primitives/money.ts';
-import { dateTimeMs } from '../../schemas/primitives/timestamp.ts';
 import type { FieldError } from '../../schemas/problem.ts';
-import { reconciliationRequestSchema, type Explanation, type ReconciliationResult, type ReconciliationView } from '../../schemas/reconciliations.ts';
-import { requestSchemaErrors } from '../../schemas/validation/request-errors.ts';
+import type { Explanation, ReconciliationResult, ReconciliationView } from '../../schemas/reconciliations.ts';
 import { enqueueEvents } from '../detect/outgoing-events.ts';
-import { observe, unsettled, type Definition, type Observed } from './observe.ts';
+import { Breaks, openBreak, resolveBySystem } from './breaks.ts';
+import { differenceItems, type DifferenceItem, type ItemsPosition } from './items.ts';
+import { parseDeclaration, type Declaration, type DeclaredStatuses } from './declaration.ts';
+import { Expectations, recoverMisses } from './expectations.ts';
+import { observe, type Definition, type Observed } from './observe.ts';
+import { countWithin, sumWithin, type Tolerance } from './tolerance.ts';
+import { unsettled } from './unsettled.ts';
+
+type Db = Pick<Pool | PoolClient, 'query'>;
 
 export interface ReconciliationRow {
   tenant_id: string;
@@ -29,11 +36,28 @@ export interface ReconciliationRow {
   to_inclusive: boolean;
   declared_count: bigint;
   declared_sum: string;
-  declared_statuses: Record<string, number> | null;
+  // {status: {count, sum (minor units as text) | null}}; before 0019, {status: count}.
+  declared_statuses: Record<string, number | { count: number; sum: string | null }> | null;
+  counted_statuses: string[];
+  basis: Definition['basis'];
+  movement_types: string[] | null;
+  rails: string[] | null;
+  counterparty: string | null;
+  import_id: string | null;
+  tolerance_minor: string | null;
+  tolerance_bps: number | null;
+  tolerance_count: string;
+  customer_reference: string | null;
+  request_hash: Buffer | null;
   corrects: string | null;
   created_at: Date;
   status: 'matched' | 'mismatched';
   checked_at: Date;
+}
+
+interface ObservedDetail {
+  status_sums: Record<string, string>;
+  base_sum: { value: string | null; asset: string; scale: number };
 }
 
 interface ResultRow {
@@ -43,16 +67,29 @@ interface ResultRow {
   observed_count: bigint;
   observed_sum: string;
   observed_statuses: Record<string, number>;
+  observed_detail: ObservedDetail | null;
+  explanation: Explanation;
+}
+
+interface Result {
+  status: 'matched' | 'mismatched';
+  observed: Observed;
   explanation: Explanation;
 }
 
 export type CreateOutcome =
   | { kind: 'created'; view: ReconciliationView }
+  | { kind: 'repeated'; view: ReconciliationView }
+  | { kind: 'conflict'; detail: string }
   | { kind: 'invalid'; code: ErrorCode; errors: FieldError[] }
   | { kind: 'not_found'; detail: string };
 
 const COLUMNS = `tenant_id, reconciliation_id, subject_kind, subject_id, direction, asset, scale, period_from, from_inclusive, period_to, to_inclusive,
-                 declared_count, declared_sum::text AS declared_sum, declared_statuses, corrects, created_at, status, checked_at`;
+                 declared_count, declared_sum::text AS declared_sum, declared_statuses, counted_statuses, basis, movement_types, rails, counterparty,
+                 import_id, tolerance_minor::text AS tolerance_minor, tolerance_bps, tolerance_count::text AS tolerance_count, customer_reference,
+                 request_hash, corrects, created_at, status, checked_at`;
+
+const RESULT_COLUMNS = `seq, computed_at, status, observed_count, observed_sum::text AS observed_sum, observed_statuses, observed_detail, explanation`;
 
 export function definitionOf(row: ReconciliationRow): Definition {
   return {
@@ -65,79 +102,120 @@ export function definitionOf(row: ReconciliationRow): Definition {
     fromInclusive: row.from_inclusive,
     to: row.period_to,
     toInclusive: row.to_inclusive,
+    basis: row.basis,
+    countedStatuses: row.counted_statuses,
+    types: row.movement_types,
+    rails: row.rails,
+    counterparty: row.counterparty,
+    importId: row.import_id,
   };
 }
 
-// Declared against observed: the status and what explains a difference.
-async function compare(db: Pick<Pool | PoolClient, 'query'>, def: Definition, declared: { count: number; sum: bigint; statuses: Record<string, number> | null }) {
+function declaredStatusesOf(row: ReconciliationRow): DeclaredStatuses | null {
+  if (!row.declared_statuses) return null;
+  return Object.fromEntries(
+    Object.entries(row.declared_statuses).map(([status, figure]) =>
+      typeof figure === 'number' ? [status, { count: figure, sum: null }] : [status, { count: figure.count, sum: figure.sum === null ? null : BigInt(figure.sum) }],
+    ),
+  );
+}
+
+function toleranceOf(row: ReconciliationRow): Tolerance {
+  return { sumMinor: row.tolerance_minor === null ? null : BigInt(row.tolerance_minor), sumBps: row.tolerance_bps, count: Number(row.tolerance_count) };
+}
+
+// Declared against observed: the status (within the tolerance) and what explains a difference.
+async function compare(db: Db, def: Definition, declared: { count: number; sum: bigint; statuses: DeclaredStatuses | null; tolerance: Tolerance }): Promise<Result> {
   const observed = await observe(db, def);
-  const statusesAgree = !declared.statuses || Object.entries(declared.statuses).every(([s, n]) => (observed.statuses[s] ?? 0) === n);
-  const matched = observed.count === declared.count && observed.sum === declared.sum && statusesAgree;
+  const figures = Object.entries(declared.statuses ?? {}).map(([status, figure]) => ({ figure, count: observed.statuses[status] ?? 0, sum: observed.statusSums[status] ?? 0n }));
+  const exact =
+    observed.count === declared.count &&
+    observed.sum === declared.sum &&
+    figures.every(({ figure, count, sum }) => count === figure.count && (figure.sum === null || sum === figure.sum));
+  const matched =
+    countWithin(declared.tolerance, declared.count, observed.count) &&
+    sumWithin(declared.tolerance, declared.sum, observed.sum) &&
+    figures.every(({ figure, count, sum }) => countWithin(declared.tolerance, figure.count, count) && (figure.sum === null || sumWithin(declared.tolerance, figure.sum, sum)));
+  const explained = matched ? { unsettled: [], truncated: false } : await unsettled(db, def);
   const explanation: Explanation = {
     count_difference: observed.count - declared.count,
     sum_difference: (observed.sum - declared.sum).toString(),
-    unsettled: matched ? [] : await unsettled(db, def),
+    ...(matched && !exact ? { within_tolerance: true } : {}),
+    ...(explained.truncated ? { unsettled_truncated: true } : {}),
+    unsettled: explained.unsettled,
   };
-  return { status: matched ? ('matched' as const) : ('mismatched' as const), observed, explanation };
+  return { status: matched ? 'matched' : 'mismatched', observed, explanation };
 }
 
 export class Reconciliations {
-  constructor(private readonly pool: Pool) {}
+  readonly breaks: Breaks;
+  readonly expectations: Expectations;
+
+  constructor(private readonly pool: Pool) {
+    this.breaks = new Breaks(pool);
+    this.expectations = new Expectations(pool);
+  }
+
+  // Every difference item of a reconciliation, a page at a time (items.ts).
+  async items(tenantId: string, id: string, after: ItemsPosition | null, limit: number): Promise<{ items: DifferenceItem[]; next: ItemsPosition | null } | undefined> {
+    const row = await this.row(tenantId, id);
+    return row && differenceItems(this.pool, definitionOf(row), row.scale, after, limit);
+  }
 
   async create(tenantId: string, body: unknown, registry: AssetRegistry, now: Date): Promise<CreateOutcome> {
-    const parsed = reconciliationRequestSchema.safeParse(body);
-    if (!parsed.success) return { kind: 'invalid', code: 'svc:validation/schema', errors: requestSchemaErrors(parsed.error) };
-    const request = parsed.data;
-    const errors: FieldError[] = [];
-    const schemaError = (path: string, message: string) => errors.push({ path, code: 'svc:validation/schema', message });
-    if (request.scope.kind === 'tenant' && request.direction !== 'both') schemaError('direction', 'a tenant scope counts every movement once: use both');
-    if (dateTimeMs(request.period.to) < dateTimeMs(request.period.from)) schemaError('period.to', 'must not be before period.from');
-    if (request.declared.sum.asset !== request.asset) schemaError('declared.sum.asset', 'must be the reconciliation\'s asset');
-    const corrects = request.corrects === undefined ? null : (parseId('reconciliation', request.corrects) ?? false);
-    if (corrects === false) schemaError('corrects', 'must be an rcn_ id');
-    if (errors.length > 0) return { kind: 'invalid', code: 'svc:validation/schema', errors };
-    const scale = checkMoneyScale(request.declared.sum, registry);
-    if (scale) return { kind: 'invalid', code: 'svc:validation/money_scale_mismatch', errors: [{ path: `declared.sum.${scale.field}`, code: 'svc:validation/money_scale_mismatch', message: scale.message }] };
-
-    const subjectId = request.scope.kind === 'tenant' ? null : request.scope.external_id;
-    const held = await this.assetHeld(tenantId, request.scope.kind, subjectId, request.asset);
-    if (held === 'unknown') return { kind: 'not_found', detail: `no ${request.scope.kind} with this external_id in this tenant` };
+    const parsed = parseDeclaration(body, registry);
+    if (!parsed.ok) return { kind: 'invalid', code: parsed.code, errors: parsed.errors };
+    const declaration = parsed.declaration;
+    if (declaration.customerReference !== null) {
+      const earlier = await this.byReference(tenantId, declaration);
+      if (earlier) return earlier;
+    }
+    const def: Definition = { tenantId, ...declaration.definition };
+    const held = await this.assetHeld(tenantId, def.subjectKind, def.subjectId, def.asset);
+    if (held === 'unknown') return { kind: 'not_found', detail: `no ${def.subjectKind} with this external_id in this tenant` };
     if (!held) {
       return {
         kind: 'invalid',
         code: 'svc:reconciliation/asset_not_held',
-        errors: [{ path: 'asset', code: 'svc:reconciliation/asset_not_held', message: `the ${request.scope.kind} holds no ${request.asset}: the declaration could only ever be compared with zero` }],
+        errors: [{ path: 'asset', code: 'svc:reconciliation/asset_not_held', message: `the ${def.subjectKind} holds no ${def.asset}: the declaration could only ever be compared with zero` }],
       };
     }
-    if (corrects && !(await this.exists(tenantId, corrects))) return { kind: 'not_found', detail: 'the corrected reconciliation does not exist in this tenant' };
+    if (declaration.corrects && !(await this.exists(tenantId, declaration.corrects))) return { kind: 'not_found', detail: 'the corrected reconciliation does not exist in this tenant' };
+    if (def.importId && !(await this.importExists(tenantId, def.importId))) return { kind: 'not_found', detail: 'no import with this id in this tenant' };
 
     const id = uuidv7(now.getTime());
-    // Born stale: a movement of the period landing while this transaction runs cannot mark a row
-    // it does not see yet, so the reconcile pipeline compares it once more after it commits.
-    const def: Definition = {
-      tenantId,
-      subjectKind: request.scope.kind,
-      subjectId,
-      direction: request.direction,
-      asset: request.asset,
-      from: new Date(dateTimeMs(request.period.from)),
-      fromInclusive: request.period.from_inclusive,
-      to: new Date(dateTimeMs(request.period.to)),
-      toInclusive: request.period.to_inclusive,
-    };
-    const declaredStatuses = request.declared.statuses ? (request.declared.statuses as Record<string, number>) : null;
-    await withTransaction(this.pool, async (db) => {
-      const result = await compare(db, def, { count: request.declared.count, sum: BigInt(request.declared.sum.value), statuses: declaredStatuses });
-      await db.query(
-        `INSERT INTO reconciliations (tenant_id, reconciliation_id, subject_kind, subject_id, direction, asset, scale, period_from, from_inclusive,
-                                      period_to, to_inclusive, declared_count, declared_sum, declared_statuses, corrects, created_at, status, checked_at, stale)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $16, true)`,
-        [tenantId, id, def.subjectKind, subjectId, def.direction, def.asset, request.declared.sum.scale, def.from, def.fromInclusive, def.to, def.toInclusive,
-          request.declared.count, request.declared.sum.value, declaredStatuses ? JSON.stringify(declaredStatuses) : null, corrects, now, result.status],
-      );
-      await appendResult(db, id, 1, now, result);
-    });
+    try {
+      await withTransaction(this.pool, async (db) => {
+        const result = await compare(db, def, declaration);
+        await insertDeclaration(db, id, def, declaration, now, result.status);
+        await appendResult(db, id, 1, now, result);
+        if (declaration.corrects) await resolveBySystem(db, tenantId, declaration.corrects, `superseded by correction ${ID_PREFIXES.reconciliation}${id}`, now);
+        if (result.status === 'mismatched') await announce(db, tenantId, id, def.asset, result, now);
+        await recoverMisses(db, def, id, now);
+      });
+    } catch (error) {
+      // Another request took the reference between our look-up and our insert.
+      if ((error as { code?: string; constraint?: string }).constraint === 'reconciliations_reference') {
+        const earlier = await this.byReference(tenantId, declaration);
+        if (earlier) return earlier;
+      }
+      throw error;
+    }
     return { kind: 'created', view: (await this.find(tenantId, id, { history: true }))! };
+  }
+
+  // The declaration already made under this customer reference: the same one again, or a conflict.
+  private async byReference(tenantId: string, declaration: Declaration): Promise<CreateOutcome | undefined> {
+    const { rows } = await this.pool.query<{ reconciliation_id: string; request_hash: Buffer }>(
+      `SELECT reconciliation_id, request_hash FROM reconciliations WHERE tenant_id = $1 AND customer_reference = $2`,
+      [tenantId, declaration.customerReference],
+    );
+    const earlier = rows[0];
+    if (!earlier) return undefined;
+    if (!earlier.request_hash.equals(declaration.hash)) {
+      return { kind: 'conflict', detail: `customer_reference ${declaration.customerReference} already names ${ID_PREFIXES.reconciliation}${earlier.reconciliation_id}, with other content` };
+    }
+    return { kind: 'repeated', view: (await this.find(tenantId, earlier.reconciliation_id, { history: true }))! };
   }
 
   // Takes the stale reconciliation compared longest ago, clears its mark and compares it again,
@@ -157,11 +235,15 @@ export class Reconciliations {
   }
 
   async find(tenantId: string, id: string, options: { history: boolean }): Promise<ReconciliationView | undefined> {
-    const { rows } = await this.pool.query<ReconciliationRow>(`SELECT ${COLUMNS} FROM reconciliations WHERE tenant_id = $1 AND reconciliation_id = $2`, [tenantId, id]);
-    const row = rows[0];
+    const row = await this.row(tenantId, id);
     if (!row) return undefined;
     const results = await this.results([id], options.history);
     return reconciliationView(row, results.get(id) ?? [], options.history);
+  }
+
+  async row(tenantId: string, id: string): Promise<ReconciliationRow | undefined> {
+    const { rows } = await this.pool.query<ReconciliationRow>(`SELECT ${COLUMNS} FROM reconciliations WHERE tenant_id = $1 AND reconciliation_id = $2`, [tenantId, id]);
+    return rows[0];
   }
 
   // Newest first; `after` is the (created_at, id) of the last row of the previous page.
@@ -190,7 +272,7 @@ export class Reconciliations {
 
   private async results(ids: string[], all: boolean): Promise<Map<string, ResultRow[]>> {
     const { rows } = await this.pool.query<ResultRow & { reconciliation_id: string }>(
-      `SELECT reconciliation_id, seq, computed_at, status, observed_count, observed_sum::text AS observed_sum, observed_statuses, explanation
+      `SELECT reconciliation_id, ${RESULT_COLUMNS}
          FROM reconciliation_results r
         WHERE reconciliation_id = ANY ($1::uuid[])
           AND ($2 OR seq = (SELECT max(seq) FROM reconciliation_results l WHERE l.reconciliation_id = r.reconciliation_id))
@@ -200,6 +282,11 @@ export class Reconciliations {
     const byId = new Map<string, ResultRow[]>();
     for (const row of rows) byId.set(row.reconciliation_id, [...(byId.get(row.reconciliation_id) ?? []), row]);
     return byId;
+  }
+
+  private async importExists(tenantId: string, id: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query(`SELECT 1 FROM imports WHERE tenant_id = $1 AND import_id = $2`, [tenantId, id]);
+    return (rowCount ?? 0) > 0;
   }
 
   private async exists(tenantId: string, id: string): Promise<boolean> {
@@ -237,32 +324,61 @@ export class Reconciliations {
   }
 }
 
-// Appends and announces a result that differs from the latest (the row is locked by the caller).
+async function insertDeclaration(db: Db, id: string, def: Definition, declaration: Declaration, now: Date, status: Result['status']): Promise<void> {
+  const statuses = declaration.statuses
+    ? JSON.stringify(Object.fromEntries(Object.entries(declaration.statuses).map(([s, f]) => [s, { count: f.count, sum: f.sum === null ? null : f.sum.toString() }])))
+    : null;
+  // Born stale: a movement of the period landing while this transaction runs cannot mark a row
+  // it does not see yet, so the reconcile pipeline compares it once more after it commits.
+  await db.query(
+    `INSERT INTO reconciliations (tenant_id, reconciliation_id, subject_kind, subject_id, direction, asset, scale, period_from, from_inclusive,
+                                  period_to, to_inclusive, declared_count, declared_sum, declared_statuses, corrects, created_at, status, checked_at, stale,
+                                  counted_statuses, basis, movement_types, rails, counterparty, import_id, tolerance_minor, tolerance_bps, tolerance_count,
+                                  customer_reference, request_hash)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $16, true, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)`,
+    [def.tenantId, id, def.subjectKind, def.subjectId, def.direction, def.asset, declaration.scale, def.from, def.fromInclusive, def.to, def.toInclusive,
+      declaration.count, declaration.sum.toString(), statuses, declaration.corrects, now, status,
+      def.countedStatuses, def.basis, def.types, def.rails, def.counterparty, def.importId, declaration.tolerance.sumMinor?.toString() ?? null,
+      declaration.tolerance.sumBps, declaration.tolerance.count, declaration.customerReference, declaration.hash],
+  );
+}
+
+// Appends a result that differs from the latest; a status change is announced and opens or
+// resolves the break (the row is locked by the caller).
 async function compareAgain(db: PoolClient, row: ReconciliationRow, now: Date): Promise<void> {
   const { rows: latest } = await db.query<ResultRow>(
-    `SELECT seq, computed_at, status, observed_count, observed_sum::text AS observed_sum, observed_statuses, explanation
-       FROM reconciliation_results WHERE reconciliation_id = $1 ORDER BY seq DESC LIMIT 1`,
+    `SELECT ${RESULT_COLUMNS} FROM reconciliation_results WHERE reconciliation_id = $1 ORDER BY seq DESC LIMIT 1`,
     [row.reconciliation_id],
   );
-  const result = await compare(db, definitionOf(row), { count: Number(row.declared_count), sum: BigInt(row.declared_sum), statuses: row.declared_statuses });
+  const declared = { count: Number(row.declared_count), sum: BigInt(row.declared_sum), statuses: declaredStatusesOf(row), tolerance: toleranceOf(row) };
+  const result = await compare(db, definitionOf(row), declared);
   const previous = latest[0];
   if (previous && sameResult(previous, result)) return;
   await appendResult(db, row.reconciliation_id, (previous?.seq ?? 0) + 1, now, result);
   if (previous?.status === result.status) return;
   await db.query(`UPDATE reconciliations SET status = $2 WHERE reconciliation_id = $1`, [row.reconciliation_id, result.status]);
+  if (result.status === 'matched') await resolveBySystem(db, row.tenant_id, row.reconciliation_id, 'matched on re-comparison', now);
+  await announce(db, row.tenant_id, row.reconciliation_id, row.asset, result, now);
+}
+
+// A result that does not match (first or again) opens a break; either status is announced.
+async function announce(db: Db, tenantId: string, id: string, asset: string, result: Result, now: Date): Promise<void> {
+  if (result.status === 'mismatched') {
+    await openBreak(db, tenantId, id, { count: result.explanation.count_difference, sum: result.explanation.sum_difference }, now);
+  }
   await enqueueEvents(
     db,
     [
       {
-        tenantId: row.tenant_id,
+        tenantId,
         type: result.status === 'mismatched' ? 'coverage.degraded' : 'coverage.recovered',
         data: {
           reason: 'reconciliation',
-          reconciliation_id: `${ID_PREFIXES.reconciliation}${row.reconciliation_id}`,
+          reconciliation_id: `${ID_PREFIXES.reconciliation}${id}`,
           status: result.status,
           count_difference: result.explanation.count_difference,
           sum_difference: result.explanation.sum_difference,
-          asset: row.asset,
+          asset,
         },
       },
     ],
@@ -270,44 +386,86 @@ async function compareAgain(db: PoolClient, row: ReconciliationRow, now: Date): 
   );
 }
 
-async function appendResult(db: PoolClient, id: string, seq: number, now: Date, result: { status: string; observed: Observed; explanation: Explanation }): Promise<void> {
+function detailOf(observed: Observed): ObservedDetail {
+  return {
+    status_sums: Object.fromEntries(Object.entries(observed.statusSums).map(([s, v]) => [s, v.toString()])),
+    base_sum: { value: observed.base.value === null ? null : observed.base.value.toString(), asset: observed.base.asset, scale: observed.base.scale },
+  };
+}
+
+async function appendResult(db: Db, id: string, seq: number, now: Date, result: Result): Promise<void> {
   await db.query(
-    `INSERT INTO reconciliation_results (reconciliation_id, seq, computed_at, status, observed_count, observed_sum, observed_statuses, explanation)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [id, seq, now, result.status, result.observed.count, result.observed.sum.toString(), JSON.stringify(result.observed.statuses), JSON.stringify(result.explanation)],
+    `INSERT INTO reconciliation_results (reconciliation_id, seq, computed_at, status, observed_count, observed_sum, observed_statuses, observed_detail, explanation)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [id, seq, now, result.status, result.observed.count, result.observed.sum.toString(), JSON.stringify(result.observed.statuses), JSON.stringify(detailOf(result.observed)), JSON.stringify(result.explanation)],
   );
 }
 
-function sameResult(previous: ResultRow, next: { status: string; observed: Observed; explanation: Explanation }): boolean {
+function sameResult(previous: ResultRow, next: Result): boolean {
   return (
     previous.status === next.status &&
     Number(previous.observed_count) === next.observed.count &&
     previous.observed_sum === next.observed.sum.toString() &&
     JSON.stringify(sortKeys(previous.observed_statuses)) === JSON.stringify(sortKeys(next.observed.statuses)) &&
+    JSON.stringify(sortKeys(previous.observed_detail?.status_sums ?? {})) === JSON.stringify(sortKeys(detailOf(next.observed).status_sums)) &&
+    previous.observed_detail?.base_sum.value === detailOf(next.observed).base_sum.value &&
     JSON.stringify(previous.explanation.unsettled.map((u) => [u.reason, u.count])) === JSON.stringify(next.explanation.unsettled.map((u) => [u.reason, u.count]))
   );
 }
 
-const sortKeys = (record: Record<string, number>) => Object.fromEntries(Object.entries(record).sort(([a], [b]) => a.localeCompare(b)));
+const sortKeys = <T>(record: Record<string, T>) => Object.fromEntries(Object.entries(record).sort(([a], [b]) => a.localeCompare(b)));
 
 function resultView(row: ResultRow, asset: string, scale: number): ReconciliationResult {
+  const detail = row.observed_detail;
   return {
     status: row.status,
     computed_at: row.computed_at.toISOString(),
-    observed: { count: Number(row.observed_count), sum: { value: row.observed_sum, asset, scale }, statuses: row.observed_statuses },
+    observed: {
+      count: Number(row.observed_count),
+      sum: { value: row.observed_sum, asset, scale },
+      statuses: row.observed_statuses,
+      ...(detail
+        ? {
+            status_sums: Object.fromEntries(Object.entries(detail.status_sums).map(([s, value]) => [s, { value, asset, scale }])),
+            base_sum: detail.base_sum.value === null ? null : { value: detail.base_sum.value, asset: detail.base_sum.asset, scale: detail.base_sum.scale },
+          }
+        : {}),
+    },
     explanation: row.explanation,
   };
 }
 
 export function reconciliationView(row: ReconciliationRow, results: ResultRow[], withHistory: boolean): ReconciliationView {
   const latest = results.at(-1)!;
+  const statuses = declaredStatusesOf(row);
+  const withSums = statuses && Object.entries(statuses).filter(([, f]) => f.sum !== null);
+  const filters = {
+    ...(row.movement_types ? { types: row.movement_types } : {}),
+    ...(row.rails ? { rails: row.rails } : {}),
+    ...(row.counterparty ? { counterparty: row.counterparty } : {}),
+    ...(row.import_id ? { import_id: `${ID_PREFIXES.import}${row.import_id}` } : {}),
+  };
   return {
     reconciliation_id: `${ID_PREFIXES.reconciliation}${row.reconciliation_id}`,
     scope: row.subject_kind === 'tenant' ? { kind: 'tenant' } : { kind: row.subject_kind, external_id: row.subject_id! },
     direction: row.direction,
     asset: row.asset,
     period: { from: row.period_from.toISOString(), to: row.period_to.toISOString(), from_inclusive: row.from_inclusive, to_inclusive: row.to_inclusive },
-    declared: { count: Number(row.declared_count), sum: { value: row.declared_sum, asset: row.asset, scale: row.scale }, statuses: row.declared_statuses },
+    declared: {
+      count: Number(row.declared_count),
+      sum: { value: row.declared_sum, asset: row.asset, scale: row.scale },
+      statuses: statuses ? Object.fromEntries(Object.entries(statuses).map(([s, f]) => [s, f.count])) : null,
+      status_sums: withSums && withSums.length > 0 ? Object.fromEntries(withSums.map(([s, f]) => [s, { value: f.sum!.toString(), asset: row.asset, scale: row.scale }])) : null,
+    },
+    counted_statuses: row.counted_statuses,
+    basis: row.basis,
+    ...(Object.keys(filters).length > 0 ? { filters } : {}),
+    tolerance: {
+      ...(row.tolerance_minor !== null ? { sum_minor: row.tolerance_minor } : {}),
+      ...(row.tolerance_bps !== null ? { sum_bps: row.tolerance_bps } : {}),
+      count: Number(row.tolerance_count),
+    },
+    customer_reference: row.customer_reference,
     corrects: row.corrects ? `${ID_PREFIXES.reconciliation}${row.corrects}` : null,
     created_at: row.created_at.toISOString(),
     status: row.status,

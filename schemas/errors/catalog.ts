@@ -40,6 +40,9 @@ export const ERROR_CATALOG = {
   'svc:console/csrf_failed': { status: 403, title: 'Missing or wrong CSRF token' },
   'svc:console/password_change_required': { status: 403, title: 'The password must be changed first' },
   'svc:console/locked': { status: 423, title: 'The console user is locked out after repeated failed logins' },
+  'svc:reconciliation/reference_conflict': { status: 409, title: 'The customer reference already names a different declaration' },
+  'svc:reconciliation/break_state': { status: 409, title: 'The break is not in a state that takes this action' },
+  'svc:reconciliation/expectation_exists': { status: 409, title: 'Declarations of this scope and asset are already expected' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

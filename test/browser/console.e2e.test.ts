@@ -3,15 +3,12 @@
 // through the web app, changes the one-time password, opens the alert from the queue with the
 // keyboard, finds the hub and its senders in the network view and a path from the hub's holder to a
 // sender's holder, dispositions the case and sees the audit entry. Screenshots of every key screen go to test-artifacts/console/.
-import type { FastifyInstance } from 'fastify';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureConsoleBuilt } from '../../console/web/ensure-built.ts';
-import { loadConfig } from '../../platform/config.ts';
-import { createConsoleUser } from '../../services/console/users.ts';
-import { createConsole } from '../../services/console/wiring.ts';
 import { startDetectionWorld, type DetectionWorld } from '../support/detection-world.ts';
-import { artifactPath, launchChromium } from './chromium.ts';
+import { artifactPath } from './chromium.ts';
+import { openConsoleInChromium, type ConsoleInChromium } from './console-in-chromium.ts';
 
 const HOUR = 3_600_000;
 const AT = Date.parse('2026-09-01T10:00:00Z');
@@ -20,12 +17,11 @@ const SENDERS = Array.from({ length: 12 }, (_, i) => `sender${i + 1}`);
 const NEW_PASSWORD = 'a long enough new password';
 
 let world: DetectionWorld;
-let consoleApp: FastifyInstance;
+let chromium: ConsoleInChromium | undefined;
 let base: string;
-let browser: Browser;
 let page: Page;
 let oneTimePassword: string;
-const pageErrors: string[] = [];
+let pageErrors: string[] = [];
 const shot = (name: string) => page.screenshot({ path: artifactPath(name), fullPage: true });
 
 beforeAll(async () => {
@@ -41,26 +37,12 @@ beforeAll(async () => {
   await world.movement({ id: 'fan-out', from: ['hub', 'hub-p'], to: ['onward', 'onward-p'], value: 300_000, at: before(2) });
   await world.settle();
 
-  ({ app: consoleApp } = await createConsole({ config: loadConfig({ LOG_LEVEL: 'silent' }), pool: world.api.db.pool, masterKey: world.api.masterKey, clock: world.api.clock, logger: false }));
-  await consoleApp.listen({ host: '127.0.0.1', port: 0 });
-  const address = consoleApp.server.address();
-  base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  const created = await createConsoleUser(world.api.db.pool, { tenantId: 'acme', email: 'ana@example.com', role: 'analyst' }, world.api.clock.now());
-  if (created.kind !== 'created') throw new Error(created.kind);
-  oneTimePassword = created.password;
-
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-  page.on('pageerror', (error) => pageErrors.push(error.message));
-  page.on('console', (message) => {
-    // A CSP violation is a console error; so is an uncaught one.
-    if (message.type() === 'error' && !/Failed to load resource/.test(message.text())) pageErrors.push(message.text());
-  });
+  chromium = await openConsoleInChromium(world.api, { email: 'ana@example.com', role: 'analyst' });
+  ({ base, oneTimePassword, page, pageErrors } = chromium);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await consoleApp?.close();
+  await chromium?.close();
   await world?.close();
 });
 

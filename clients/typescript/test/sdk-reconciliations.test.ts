@@ -52,7 +52,8 @@ const declaration = (overrides: Partial<ReconciliationRequest> = {}): Reconcilia
   direction: 'out',
   asset: 'USD',
   period: august,
-  declared: { count: 2, sum: usd('12550') },
+  // Pending movements are counted only when declared (completed alone by default).
+  declared: { count: 2, sum: usd('12550'), statuses: { completed: 1, pending: 1 } },
   ...overrides,
 });
 
@@ -75,11 +76,11 @@ describe('reconciliations', () => {
   it('create answers mismatched with the differences, and a correction names what it corrects', async () => {
     // Later, so the list's newest-first order is the order declared here.
     svc.api.clock.advance(1);
-    const mismatched = await ingest.reconciliations.create(declaration({ declared: { count: 3, sum: usd('13000') } }));
+    const mismatched = await ingest.reconciliations.create(declaration({ declared: { count: 3, sum: usd('13000'), statuses: { completed: 2, pending: 1 } } }));
     expect(mismatched).toMatchObject({ status: 'mismatched', result: { explanation: { count_difference: -1, sum_difference: '-450' } } });
     declared.push(mismatched);
     svc.api.clock.advance(1);
-    const corrected = await ingest.reconciliations.create(declaration({ period: { ...august, to_inclusive: true }, declared: { count: 3, sum: usd('13549') }, corrects: mismatched.reconciliation_id }));
+    const corrected = await ingest.reconciliations.create(declaration({ period: { ...august, to_inclusive: true }, declared: { count: 3, sum: usd('13549'), statuses: { completed: 2, pending: 1 } }, corrects: mismatched.reconciliation_id }));
     expect(corrected).toMatchObject({ status: 'matched', corrects: mismatched.reconciliation_id });
     declared.push(corrected);
   });
@@ -121,5 +122,33 @@ describe('reconciliations', () => {
     expect(await apiError(ingest.reconciliations.retrieve('rec_00000000-0000-7000-8000-000000000000'))).toMatchObject({ status: 404, code: 'svc:resource/not_found' });
     expect(await apiError(svc.client('compliance').reconciliations.list().firstPage())).toMatchObject({ status: 403, code: 'svc:auth/insufficient_scope' });
     expect(await apiError(svc.client('read').reconciliations.create(declaration()))).toMatchObject({ status: 403, code: 'svc:auth/insufficient_scope' });
+  });
+
+  it('a declaration with a customer_reference is safe to send again; its break is worked through the SDK', async () => {
+    const body = declaration({ period: { from: '2026-07-01T00:00:00Z', to: '2026-08-01T00:00:00Z' }, declared: { count: 1, sum: usd('5') }, customer_reference: 'sdk-july' });
+    const first = await ingest.reconciliations.create(body);
+    expect(first).toMatchObject({ status: 'mismatched', customer_reference: 'sdk-july' });
+    const again = await ingest.reconciliations.create(body);
+    expect(again.lastResponse.status).toBe(200);
+    expect(again.reconciliation_id).toBe(first.reconciliation_id);
+    expect(await apiError(ingest.reconciliations.create({ ...body, declared: { count: 0, sum: usd('0') } }))).toMatchObject({ status: 409, code: 'svc:reconciliation/reference_conflict', attempts: 1 });
+
+    const [opened] = await ingest.reconciliations.breaks.list({ reconciliation_id: first.reconciliation_id }).toArray();
+    expect(opened).toMatchObject({ state: 'open', opened_difference: { count: -1, sum: '-5' } });
+    expect(await ingest.reconciliations.breaks.acknowledge(opened!.break_id, { note: 'checking the July file' })).toMatchObject({ state: 'acknowledged' });
+    expect((await ingest.reconciliations.breaks.comment(opened!.break_id, { body: 'no July movements on our side either' })).comments).toHaveLength(2);
+    expect(await apiError(ingest.reconciliations.breaks.acknowledge(opened!.break_id))).toMatchObject({ status: 409, code: 'svc:reconciliation/break_state' });
+    const resolved = await ingest.reconciliations.breaks.resolve(opened!.break_id, { resolution: 'declared in error' });
+    expect(resolved).toMatchObject({ state: 'resolved', resolved: { resolution: 'declared in error' } });
+    expect((await svc.client('read').reconciliations.breaks.retrieve(opened!.break_id)).state).toBe('resolved');
+  });
+
+  it('lists every difference item and exports them as CSV', async () => {
+    const rcn = await ingest.reconciliations.create(declaration({ declared: { count: 1, sum: usd('10000') } }));
+    const items = await svc.client('read').reconciliations.items(rcn.reconciliation_id, { limit: 1 }).toArray();
+    expect(items.map((i) => [i.reason, i.external_id])).toEqual([['status_not_counted', 'mv-2']]);
+    const csv = await svc.client('read').reconciliations.itemsCsv(rcn.reconciliation_id);
+    expect(csv.split('\r\n')).toHaveLength(3);
+    expect(csv).toMatch(/^source,reason,external_id,/);
   });
 });

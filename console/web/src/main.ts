@@ -4,6 +4,7 @@ import { drawHeader } from './header.ts';
 import { navigate, render, route, startRouter } from './router.ts';
 import { alertQueueView } from './views/alerts.ts';
 import { alertView } from './views/alert.ts';
+import { breakQueueView, breakView } from './views/breaks.ts';
 import { episodeView } from './views/episode.ts';
 import { loginView, passwordView } from './views/login.ts';
 import { networkView } from './views/network.ts';
@@ -50,6 +51,8 @@ route(/^\/console\/episodes\/([^/]+)$/, guarded(episodeView));
 route(/^\/console\/parties\/([^/]+)$/, guarded(partyView));
 route(/^\/console\/network\/([^/]+)$/, guarded(networkView));
 route(/^\/console\/paths$/, guarded(pathsView));
+route(/^\/console\/breaks$/, guarded(breakQueueView));
+route(/^\/console\/breaks\/([^/]+)$/, guarded(breakView));
 
 drawHeader();
 startRouter();

@@ -61,12 +61,12 @@ describe('reconciliations', () => {
     });
     expect(view.history).toHaveLength(1);
     // The upper bound made inclusive takes in the movement at 2026-09-01T00:00:00Z.
-    const inclusive = reconciliationSchema.parse((await declare({ period: { ...august, to_inclusive: true }, declared: { count: 3, sum: usd('13549') } })).json());
+    const inclusive = reconciliationSchema.parse((await declare({ period: { ...august, to_inclusive: true }, declared: { count: 3, sum: usd('13549'), statuses: { completed: 2, pending: 1 } } })).json());
     expect(inclusive.status).toBe('matched');
     // Party scope, incoming side: party-2 received all three.
     const party = await api.client.post(
       '/v1/reconciliations',
-      { scope: { kind: 'party', external_id: 'party-2' }, direction: 'in', asset: 'USD', period: august, declared: { count: 2, sum: usd('12550') } },
+      { scope: { kind: 'party', external_id: 'party-2' }, direction: 'in', asset: 'USD', period: august, declared: { count: 2, sum: usd('12550'), statuses: { completed: 1, pending: 1 } } },
       api.keys.ingest,
     );
     expect(reconciliationSchema.parse(party.json()).status).toBe('matched');
@@ -78,7 +78,7 @@ describe('reconciliations', () => {
     await pipeline.drain();
     const res = await api.client.post(
       '/v1/reconciliations',
-      { scope: { kind: 'tenant' }, direction: 'both', asset: 'USD', period: august, declared: { count: 3, sum: usd('13050') } },
+      { scope: { kind: 'tenant' }, direction: 'both', asset: 'USD', period: august, declared: { count: 3, sum: usd('13050'), statuses: { completed: 2, pending: 1 } } },
       api.keys.ingest,
     );
     const view = reconciliationSchema.parse(res.json());

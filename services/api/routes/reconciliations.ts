@@ -10,9 +10,13 @@ import { refuseIdempotencyKey } from '../http/no-idempotency-key.ts';
 import { badCursor, page, paging, readCursor, single } from '../http/paging.ts';
 import { sendProblem } from '../http/problem-reply.ts';
 import { QueryReader } from '../http/query-params.ts';
+import { registerReconciliationBreakRoutes } from './reconciliations-breaks.ts';
+import { registerReconciliationExpectationRoutes } from './reconciliations-expectations.ts';
 
 // Reconciliations: declared with an ingest key (the feed's owner states what it sent), read with
-// an ingest or read key. No Idempotency-Key (the spec); a repeated declaration is a new one.
+// an ingest or read key. No Idempotency-Key (the spec): a declaration carrying a customer_reference
+// is safe to retry (the same content answers the original with 200; other content is a 409);
+// one without is a new declaration each time.
 export function registerReconciliationRoutes(
   app: FastifyInstance,
   deps: { clock: Clock; cursors: CursorCodec; assets: TenantAssetRegistry; reconciliations: Reconciliations },
@@ -21,6 +25,9 @@ export function registerReconciliationRoutes(
   const readers = { config: { scopes: ['ingest', 'read'] as const }, preHandler: noKey };
   const notFound = (request: FastifyRequest, reply: FastifyReply, detail = 'no reconciliation with this id in this tenant') =>
     sendProblem(request, reply, 'svc:resource/not_found', { detail });
+
+  registerReconciliationBreakRoutes(app, deps);
+  registerReconciliationExpectationRoutes(app, deps);
 
   app.post('/v1/reconciliations', { config: { scopes: ['ingest'] as const }, preHandler: noKey }, async (request, reply) => {
     const tenantId = request.apiKey!.tenantId;
@@ -32,6 +39,10 @@ export function registerReconciliationRoutes(
         return sendProblem(request, reply, outcome.code, { detail: 'the declaration is not valid', errors: outcome.errors });
       case 'not_found':
         return notFound(request, reply, outcome.detail);
+      case 'conflict':
+        return sendProblem(request, reply, 'svc:reconciliation/reference_conflict', { detail: outcome.detail });
+      case 'repeated':
+        return reply.code(200).send(outcome.view);
       case 'created':
         return reply.code(201).send(outcome.view);
     }

@@ -3,6 +3,7 @@ import { registerAlertRoutes } from './alerts.ts';
 import type { ConsoleRouteDeps } from './common.ts';
 import { registerEpisodeRoutes } from './episodes.ts';
 import { registerPartyRoutes } from './parties.ts';
+import { registerReconciliationBreakRoutes } from './reconciliation-breaks.ts';
 
 export type { ConsoleRouteDeps } from './common.ts';
 
@@ -12,4 +13,5 @@ export function registerConsoleRoutes(app: FastifyInstance, deps: ConsoleRouteDe
   registerAlertRoutes(app, deps);
   registerEpisodeRoutes(app, deps);
   registerPartyRoutes(app, deps);
+  registerReconciliationBreakRoutes(app, deps);
 }

@@ -950,7 +950,10 @@ export interface ProblemDetails {
     | 'svc:console/unauthenticated'
     | 'svc:console/csrf_failed'
     | 'svc:console/password_change_required'
-    | 'svc:console/locked';
+    | 'svc:console/locked'
+    | 'svc:reconciliation/reference_conflict'
+    | 'svc:reconciliation/break_state'
+    | 'svc:reconciliation/expectation_exists';
   detail: string;
   instance: string;
   correlation_id: string;
@@ -992,7 +995,10 @@ export interface ProblemDetails {
       | 'svc:console/unauthenticated'
       | 'svc:console/csrf_failed'
       | 'svc:console/password_change_required'
-      | 'svc:console/locked';
+      | 'svc:console/locked'
+      | 'svc:reconciliation/reference_conflict'
+      | 'svc:reconciliation/break_state'
+      | 'svc:reconciliation/expectation_exists';
     message: string;
   }[];
 }
@@ -1046,7 +1052,10 @@ export interface DryRunResponse {
         | 'svc:console/unauthenticated'
         | 'svc:console/csrf_failed'
         | 'svc:console/password_change_required'
-        | 'svc:console/locked';
+        | 'svc:console/locked'
+        | 'svc:reconciliation/reference_conflict'
+        | 'svc:reconciliation/break_state'
+        | 'svc:reconciliation/expectation_exists';
       detail: string;
       instance: string;
       correlation_id: string;
@@ -1088,7 +1097,10 @@ export interface DryRunResponse {
           | 'svc:console/unauthenticated'
           | 'svc:console/csrf_failed'
           | 'svc:console/password_change_required'
-          | 'svc:console/locked';
+          | 'svc:console/locked'
+          | 'svc:reconciliation/reference_conflict'
+          | 'svc:reconciliation/break_state'
+          | 'svc:reconciliation/expectation_exists';
         message: string;
       }[];
     };
@@ -1154,7 +1166,10 @@ export interface BatchResponse {
         | 'svc:console/unauthenticated'
         | 'svc:console/csrf_failed'
         | 'svc:console/password_change_required'
-        | 'svc:console/locked';
+        | 'svc:console/locked'
+        | 'svc:reconciliation/reference_conflict'
+        | 'svc:reconciliation/break_state'
+        | 'svc:reconciliation/expectation_exists';
       detail: string;
       instance: string;
       correlation_id: string;
@@ -1196,7 +1211,10 @@ export interface BatchResponse {
           | 'svc:console/unauthenticated'
           | 'svc:console/csrf_failed'
           | 'svc:console/password_change_required'
-          | 'svc:console/locked';
+          | 'svc:console/locked'
+          | 'svc:reconciliation/reference_conflict'
+          | 'svc:reconciliation/break_state'
+          | 'svc:reconciliation/expectation_exists';
         message: string;
       }[];
     };
@@ -1207,7 +1225,7 @@ export interface EventStatus {
   object: 'party' | 'account' | 'instrument' | 'movement' | 'relationship' | 'control_event';
   external_id: string;
   sequence: number | null;
-  status: 'pending' | 'processed' | 'held' | 'quarantined' | 'rejected';
+  status: 'pending' | 'held' | 'quarantined' | 'processed' | 'rejected';
   rejection: {
     [k: string]: unknown | undefined;
   } | null;
@@ -1223,7 +1241,7 @@ export interface EventStatus {
   content_hash: string;
   stage_history: {
     stage: string;
-    status: string;
+    status: 'ok' | 'held' | 'quarantined' | 'rejected' | 'failed';
     at: string;
     worker: string | null;
     duration_ms: number | null;
@@ -1965,7 +1983,10 @@ export interface ImportReject {
     | 'svc:console/unauthenticated'
     | 'svc:console/csrf_failed'
     | 'svc:console/password_change_required'
-    | 'svc:console/locked';
+    | 'svc:console/locked'
+    | 'svc:reconciliation/reference_conflict'
+    | 'svc:reconciliation/break_state'
+    | 'svc:reconciliation/expectation_exists';
   object_type: 'party' | 'account' | 'instrument' | 'movement' | 'relationship' | 'control_event';
   external_id: string | null;
   message: string;
@@ -2017,7 +2038,10 @@ export interface ImportDryRunReport {
       | 'svc:console/unauthenticated'
       | 'svc:console/csrf_failed'
       | 'svc:console/password_change_required'
-      | 'svc:console/locked';
+      | 'svc:console/locked'
+      | 'svc:reconciliation/reference_conflict'
+      | 'svc:reconciliation/break_state'
+      | 'svc:reconciliation/expectation_exists';
     object_type: 'party' | 'account' | 'instrument' | 'movement' | 'relationship' | 'control_event';
     external_id: string | null;
     message: string;
@@ -2101,7 +2125,10 @@ export interface ImportRejectPage {
       | 'svc:console/unauthenticated'
       | 'svc:console/csrf_failed'
       | 'svc:console/password_change_required'
-      | 'svc:console/locked';
+      | 'svc:console/locked'
+      | 'svc:reconciliation/reference_conflict'
+      | 'svc:reconciliation/break_state'
+      | 'svc:reconciliation/expectation_exists';
     object_type: 'party' | 'account' | 'instrument' | 'movement' | 'relationship' | 'control_event';
     external_id: string | null;
     message: string;
@@ -2131,6 +2158,36 @@ export interface ReconciliationRequest {
     from_inclusive?: boolean;
     to_inclusive?: boolean;
   };
+  basis?: 'occurred' | 'recorded';
+  filters?: {
+    /**
+     * @minItems 1
+     * @maxItems 14
+     */
+    types?: (
+      | 'p2p'
+      | 'merchant_payment'
+      | 'deposit'
+      | 'withdrawal'
+      | 'cash_in'
+      | 'cash_out'
+      | 'remittance'
+      | 'ach'
+      | 'wire'
+      | 'refund'
+      | 'reversal'
+      | 'settlement'
+      | 'internal_transfer'
+      | 'other'
+    )[];
+    /**
+     * @minItems 1
+     * @maxItems 50
+     */
+    rails?: string[];
+    counterparty?: string;
+    import_id?: string;
+  };
   declared: {
     count: number;
     sum: {
@@ -2139,9 +2196,25 @@ export interface ReconciliationRequest {
       scale: number;
     };
     statuses?: {
-      [k: string]: number | undefined;
+      [k: string]:
+        | number
+        | {
+            count: number;
+            sum: {
+              value: string;
+              asset: string;
+              scale: number;
+            };
+          }
+        | undefined;
     };
   };
+  tolerance?: {
+    sum_minor?: string;
+    sum_bps?: number;
+    count?: number;
+  };
+  customer_reference?: string;
   corrects?: string;
 }
 export interface Reconciliation {
@@ -2168,7 +2241,30 @@ export interface Reconciliation {
     statuses: {
       [k: string]: number | undefined;
     } | null;
+    status_sums?: {
+      [k: string]:
+        | {
+            value: string;
+            asset: string;
+            scale: number;
+          }
+        | undefined;
+    } | null;
   };
+  counted_statuses?: string[];
+  basis?: 'occurred' | 'recorded';
+  filters?: {
+    types?: string[];
+    rails?: string[];
+    counterparty?: string;
+    import_id?: string;
+  };
+  tolerance?: {
+    sum_minor?: string;
+    sum_bps?: number;
+    count: number;
+  };
+  customer_reference?: string | null;
   corrects: string | null;
   created_at: string;
   status: 'matched' | 'mismatched';
@@ -2185,10 +2281,26 @@ export interface Reconciliation {
       statuses: {
         [k: string]: number | undefined;
       };
+      status_sums?: {
+        [k: string]:
+          | {
+              value: string;
+              asset: string;
+              scale: number;
+            }
+          | undefined;
+      };
+      base_sum?: {
+        value: string;
+        asset: string;
+        scale: number;
+      } | null;
     };
     explanation: {
       count_difference: number;
       sum_difference: string;
+      within_tolerance?: boolean;
+      unsettled_truncated?: boolean;
       unsettled: {
         reason: 'pending' | 'held' | 'quarantined' | 'rejected';
         count: number;
@@ -2213,10 +2325,26 @@ export interface Reconciliation {
       statuses: {
         [k: string]: number | undefined;
       };
+      status_sums?: {
+        [k: string]:
+          | {
+              value: string;
+              asset: string;
+              scale: number;
+            }
+          | undefined;
+      };
+      base_sum?: {
+        value: string;
+        asset: string;
+        scale: number;
+      } | null;
     };
     explanation: {
       count_difference: number;
       sum_difference: string;
+      within_tolerance?: boolean;
+      unsettled_truncated?: boolean;
       unsettled: {
         reason: 'pending' | 'held' | 'quarantined' | 'rejected';
         count: number;
@@ -2254,7 +2382,30 @@ export interface ReconciliationPage {
       statuses: {
         [k: string]: number | undefined;
       } | null;
+      status_sums?: {
+        [k: string]:
+          | {
+              value: string;
+              asset: string;
+              scale: number;
+            }
+          | undefined;
+      } | null;
     };
+    counted_statuses?: string[];
+    basis?: 'occurred' | 'recorded';
+    filters?: {
+      types?: string[];
+      rails?: string[];
+      counterparty?: string;
+      import_id?: string;
+    };
+    tolerance?: {
+      sum_minor?: string;
+      sum_bps?: number;
+      count: number;
+    };
+    customer_reference?: string | null;
     corrects: string | null;
     created_at: string;
     status: 'matched' | 'mismatched';
@@ -2271,10 +2422,26 @@ export interface ReconciliationPage {
         statuses: {
           [k: string]: number | undefined;
         };
+        status_sums?: {
+          [k: string]:
+            | {
+                value: string;
+                asset: string;
+                scale: number;
+              }
+            | undefined;
+        };
+        base_sum?: {
+          value: string;
+          asset: string;
+          scale: number;
+        } | null;
       };
       explanation: {
         count_difference: number;
         sum_difference: string;
+        within_tolerance?: boolean;
+        unsettled_truncated?: boolean;
         unsettled: {
           reason: 'pending' | 'held' | 'quarantined' | 'rejected';
           count: number;
@@ -2299,10 +2466,26 @@ export interface ReconciliationPage {
         statuses: {
           [k: string]: number | undefined;
         };
+        status_sums?: {
+          [k: string]:
+            | {
+                value: string;
+                asset: string;
+                scale: number;
+              }
+            | undefined;
+        };
+        base_sum?: {
+          value: string;
+          asset: string;
+          scale: number;
+        } | null;
       };
       explanation: {
         count_difference: number;
         sum_difference: string;
+        within_tolerance?: boolean;
+        unsettled_truncated?: boolean;
         unsettled: {
           reason: 'pending' | 'held' | 'quarantined' | 'rejected';
           count: number;
@@ -2317,6 +2500,130 @@ export interface ReconciliationPage {
   }[];
   has_more: boolean;
   next_cursor?: string;
+}
+export interface ReconciliationItemPage {
+  data: {
+    source: 'movement' | 'event';
+    reason: 'superseded' | 'reversal_pair' | 'status_not_counted' | 'pending' | 'held' | 'quarantined' | 'rejected';
+    external_id: string;
+    event_id: string;
+    occurred_at: string;
+    received_at: string;
+    status: string;
+    type: string;
+    amount: {
+      value: string;
+      asset: string;
+      scale: number;
+    };
+    related: string | null;
+  }[];
+  has_more: boolean;
+  next_cursor?: string;
+}
+export interface ReconciliationBreak {
+  break_id: string;
+  reconciliation_id: string;
+  state: 'open' | 'acknowledged' | 'resolved';
+  opened_at: string;
+  opened_difference: {
+    count: number;
+    sum: string;
+  };
+  acknowledged: {
+    by: string;
+    at: string;
+  } | null;
+  resolved: {
+    by: string;
+    at: string;
+    resolution: string;
+  } | null;
+  comments: {
+    by: string;
+    at: string;
+    body: string;
+  }[];
+}
+export interface ReconciliationBreakPage {
+  data: {
+    break_id: string;
+    reconciliation_id: string;
+    state: 'open' | 'acknowledged' | 'resolved';
+    opened_at: string;
+    opened_difference: {
+      count: number;
+      sum: string;
+    };
+    acknowledged: {
+      by: string;
+      at: string;
+    } | null;
+    resolved: {
+      by: string;
+      at: string;
+      resolution: string;
+    } | null;
+    comments: {
+      by: string;
+      at: string;
+      body: string;
+    }[];
+  }[];
+  has_more: boolean;
+  next_cursor?: string;
+}
+export interface BreakAcknowledgeRequest {
+  note?: string;
+}
+export interface BreakCommentRequest {
+  body: string;
+}
+export interface BreakResolveRequest {
+  resolution: string;
+}
+export interface ReconciliationExpectationRequest {
+  scope:
+    | {
+        kind: 'tenant';
+      }
+    | {
+        kind: 'account';
+        external_id: string;
+      }
+    | {
+        kind: 'party';
+        external_id: string;
+      };
+  asset: string;
+  cadence?: 'daily';
+  due_after_minutes: number;
+}
+export interface ReconciliationExpectation {
+  expectation_id: string;
+  scope: {
+    kind: 'tenant' | 'account' | 'party';
+    external_id?: string;
+  };
+  asset: string;
+  cadence: 'daily';
+  due_after_minutes: number;
+  created_at: string;
+  next_due_at: string;
+}
+export interface ReconciliationExpectationList {
+  data: {
+    expectation_id: string;
+    scope: {
+      kind: 'tenant' | 'account' | 'party';
+      external_id?: string;
+    };
+    asset: string;
+    cadence: 'daily';
+    due_after_minutes: number;
+    created_at: string;
+    next_due_at: string;
+  }[];
 }
 /**
  * Query parameters of /v1/parties/{external_id}/movements.
@@ -2513,6 +2820,29 @@ export interface ReconciliationsQuery {
    */
   subject?: string;
   subject_kind?: 'tenant' | 'account' | 'party';
+  limit?: number;
+  cursor?: string;
+}
+/**
+ * Query parameters of /v1/reconciliations/{id}/items.
+ */
+export interface ReconciliationsItemsQuery {
+  /**
+   * csv: every item, RFC 4180, with a header row
+   */
+  format?: 'json' | 'csv';
+  limit?: number;
+  cursor?: string;
+}
+/**
+ * Query parameters of /v1/reconciliation-breaks.
+ */
+export interface ReconciliationBreaksQuery {
+  state?: 'open' | 'acknowledged' | 'resolved';
+  /**
+   * rcn_<uuid>
+   */
+  reconciliation_id?: string;
   limit?: number;
   cursor?: string;
 }

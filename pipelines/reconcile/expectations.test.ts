@@ -1,0 +1,85 @@
+// Expected declarations: a day whose declaration has not arrived when due is announced as
+// coverage.degraded, and recovered when it arrives; a day declared in time says nothing.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sweepExpectations } from './expectations.ts';
+import { problemSchema } from '../../schemas/problem.ts';
+import { expectationListSchema, expectationSchema } from '../../schemas/reconciliation-expectations.ts';
+import { accountEvent, partyEvent } from '../../test/fixtures/events.ts';
+import { startTestApi, type TestApi } from '../../test/support/test-api.ts';
+import { startTestPipeline, type TestPipeline } from '../../test/support/test-pipeline.ts';
+
+let api: TestApi;
+let pipeline: TestPipeline;
+beforeAll(async () => {
+  api = await startTestApi();
+  pipeline = await startTestPipeline(api);
+  expect((await api.client.post('/v1/parties', partyEvent('party-1'), api.keys.ingest)).statusCode).toBe(202);
+  expect((await api.client.post('/v1/accounts', accountEvent('acct-1', 'party-1'), api.keys.ingest)).statusCode).toBe(202);
+  await pipeline.drain();
+});
+afterAll(async () => {
+  await pipeline.stop();
+  await api.close();
+});
+
+const usd = (value: string) => ({ value, asset: 'USD', scale: 2 });
+const events = async (type: string) =>
+  (await api.db.pool.query(`SELECT data FROM outgoing_events WHERE type = $1 AND data->>'reason' = 'reconciliation_missing' ORDER BY created_at`, [type])).rows.map((r) => r.data);
+const declareDay = (day: string) =>
+  api.client.post(
+    '/v1/reconciliations',
+    { scope: { kind: 'account', external_id: 'acct-1' }, direction: 'both', asset: 'USD', period: { from: `${day}T00:00:00Z`, to: new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString() }, declared: { count: 0, sum: usd('0') } },
+    api.keys.ingest,
+  );
+
+describe('expected declarations', () => {
+  it('announces a day whose declaration is late, recovers it when it arrives, and is quiet for a day declared in time', async () => {
+    const today = api.clock.now().toISOString().slice(0, 10);
+    const created = await api.client.post('/v1/reconciliation-expectations', { scope: { kind: 'account', external_id: 'acct-1' }, asset: 'USD', due_after_minutes: 60 }, api.keys.ingest);
+    expect(created.statusCode, created.body).toBe(201);
+    const expectation = expectationSchema.parse(created.json());
+    const dayAfter = (day: string) => new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+    expect(expectation).toMatchObject({ cadence: 'daily', due_after_minutes: 60, next_due_at: `${dayAfter(today)}T01:00:00.000Z` });
+    const duplicate = await api.client.post('/v1/reconciliation-expectations', { scope: { kind: 'account', external_id: 'acct-1' }, asset: 'USD', due_after_minutes: 5 }, api.keys.ingest);
+    expect(problemSchema.parse(duplicate.json())).toMatchObject({ status: 409, code: 'svc:reconciliation/expectation_exists' });
+    const unknownAsset = await api.client.post('/v1/reconciliation-expectations', { scope: { kind: 'tenant' }, asset: 'ZZZ', due_after_minutes: 5 }, api.keys.ingest);
+    expect(problemSchema.parse(unknownAsset.json()).errors.map((e) => e.path)).toEqual(['asset']);
+
+    // Not due yet: nothing checked.
+    expect(await sweepExpectations(api.db.pool, api.clock.now(), 10)).toBe(0);
+    // Due, and nothing declared for today: a miss.
+    const due = Date.parse(`${dayAfter(today)}T01:00:00Z`) - api.clock.now().getTime();
+    api.clock.advance(due / 1000);
+    expect(await sweepExpectations(api.db.pool, api.clock.now(), 10)).toBe(1);
+    expect(await sweepExpectations(api.db.pool, api.clock.now(), 10)).toBe(0);
+    expect(await events('coverage.degraded')).toEqual([
+      {
+        reason: 'reconciliation_missing',
+        expectation_id: expectation.expectation_id,
+        scope: { kind: 'account', external_id: 'acct-1' },
+        asset: 'USD',
+        period: { from: `${today}T00:00:00.000Z`, to: `${dayAfter(today)}T00:00:00.000Z` },
+        due_at: `${dayAfter(today)}T01:00:00.000Z`,
+      },
+    ]);
+    // The late declaration recovers it.
+    const late = await declareDay(today);
+    expect(late.statusCode).toBe(201);
+    expect(await events('coverage.recovered')).toEqual([expect.objectContaining({ expectation_id: expectation.expectation_id, reconciliation_id: late.json().reconciliation_id })]);
+
+    // The next day declared in time: checked, nothing announced.
+    expect((await declareDay(dayAfter(today))).statusCode).toBe(201);
+    api.clock.advance(86_400);
+    expect(await sweepExpectations(api.db.pool, api.clock.now(), 10)).toBe(1);
+    expect(await events('coverage.degraded')).toHaveLength(1);
+
+    const listed = expectationListSchema.parse((await api.client.get('/v1/reconciliation-expectations', api.keys.read)).json());
+    expect(listed.data.map((e) => e.expectation_id)).toEqual([expectation.expectation_id]);
+    expect((await api.client.send({ method: 'DELETE', url: `/v1/reconciliation-expectations/${expectation.expectation_id}`, key: api.keys.ingest })).statusCode).toBe(204);
+    expect((await api.client.send({ method: 'DELETE', url: `/v1/reconciliation-expectations/${expectation.expectation_id}`, key: api.keys.ingest })).statusCode).toBe(404);
+    // No longer expected: a day passing without a declaration says nothing.
+    api.clock.advance(86_400);
+    expect(await sweepExpectations(api.db.pool, api.clock.now(), 10)).toBe(0);
+    expect(await events('coverage.degraded')).toHaveLength(1);
+  });
+});

@@ -1,0 +1,143 @@
+// The difference items of a reconciliation, every one, page by page: first the movements of its
+// definition the totals leave out (superseded by a correction, cancelled by a reversal pair, or in
+// a status not counted), then the accepted events not (yet) counted (pending, held, quarantined,
+// rejected). Each source is read in its index order from a position, so a page costs a bounded
+// read; the position says which source and where.
+import { ID_PREFIXES } from '../../platform/ids.ts';
+import type { Pool, PoolClient } from '../../platform/postgres/pool.ts';
+import { entriesSql, entryParams, timeColumn, type Definition } from './ledger.ts';
+import { readUnsettled } from './unsettled.ts';
+
+type Db = Pick<Pool | PoolClient, 'query'>;
+
+export interface DifferenceItem {
+  source: 'movement' | 'event';
+  reason: 'superseded' | 'reversal_pair' | 'status_not_counted' | 'pending' | 'held' | 'quarantined' | 'rejected';
+  external_id: string;
+  event_id: string;
+  occurred_at: string;
+  received_at: string;
+  status: string;
+  type: string;
+  // Signed as it nets in the totals (a reversal negative); as sent for an uncounted event.
+  amount: { value: string; asset: string; scale: number };
+  // The correction that superseded it, the movement a reversal takes back, or the reversal of a pair.
+  related: string | null;
+}
+
+export interface ItemsPosition {
+  source: 'movement' | 'event';
+  at: string | null;
+  id: string | null;
+}
+
+const UNSETTLED_ROWS_PER_READ = 500;
+
+export async function differenceItems(
+  db: Db,
+  def: Definition,
+  scale: number,
+  after: ItemsPosition | null,
+  limit: number,
+): Promise<{ items: DifferenceItem[]; next: ItemsPosition | null }> {
+  const items: DifferenceItem[] = [];
+  let position = after ?? { source: 'movement', at: null, id: null };
+  if (position.source === 'movement') {
+    const time = timeColumn(def, 'entries');
+    const { rows } = await db.query<{
+      external_id: string; event_id: string; occurred_at: Date; received_at: Date; status: string; type: string; value: string;
+      superseded: boolean; corrected_by: string | null; cancelled: boolean; reverses: string | null; reversed_by: string | null; at: Date;
+    }>(
+      `${entriesSql(def)}
+       SELECT external_id, event_id, occurred_at, received_at, status, type, (sign * amount_value)::text AS value,
+              superseded, corrected_by, cancelled, reverses, reversed_by, ${time} AS at
+         FROM entries
+        WHERE (superseded OR cancelled OR NOT (status = ANY ($10::text[])))
+          AND ($11::timestamptz IS NULL OR (${time}, event_id) > ($11::timestamptz, $12::uuid))
+        ORDER BY ${time}, event_id LIMIT $13`,
+      [...entryParams(def), def.countedStatuses, position.at, position.id, limit + 1],
+    );
+    for (const row of rows.slice(0, limit)) {
+      items.push({
+        source: 'movement',
+        reason: row.superseded ? 'superseded' : row.cancelled ? 'reversal_pair' : 'status_not_counted',
+        external_id: row.external_id,
+        event_id: `${ID_PREFIXES.event}${row.event_id}`,
+        occurred_at: row.occurred_at.toISOString(),
+        received_at: row.received_at.toISOString(),
+        status: row.status,
+        type: row.type,
+        amount: { value: row.value, asset: def.asset, scale },
+        related: row.corrected_by ?? row.reverses ?? row.reversed_by,
+      });
+    }
+    if (rows.length > limit) {
+      const last = rows[limit - 1]!;
+      return { items, next: { source: 'movement', at: last.at.toISOString(), id: last.event_id } };
+    }
+    position = { source: 'event', at: null, id: null };
+    if (items.length >= limit) return { items, next: position };
+  }
+  // Unsettled events: read on until the page is full or the period is exhausted.
+  let from = position.id ? { at: new Date(position.at!), id: position.id } : null;
+  for (;;) {
+    const room = limit - items.length;
+    const { events, next } = await readUnsettled(db, def, from, UNSETTLED_ROWS_PER_READ);
+    for (const event of events.slice(0, room)) {
+      items.push({
+        source: 'event',
+        reason: event.reason,
+        external_id: event.externalId,
+        event_id: `${ID_PREFIXES.event}${event.eventId}`,
+        occurred_at: event.occurredAt.toISOString(),
+        received_at: event.receivedAt.toISOString(),
+        status: event.status,
+        type: event.type,
+        amount: { value: event.value, asset: def.asset, scale },
+        related: null,
+      });
+    }
+    if (events.length > room) {
+      // The page is full inside this read: go on after its last item.
+      const last = events[room - 1]!;
+      const at = def.basis === 'recorded' ? last.receivedAt : last.occurredAt;
+      return { items, next: { source: 'event', at: at.toISOString(), id: last.eventId } };
+    }
+    if (!next) return { items, next: null };
+    if (items.length >= limit) return { items, next: { source: 'event', at: next.at.toISOString(), id: next.id } };
+    from = next;
+  }
+}
+
+// RFC 4180: CRLF line ends; a field with a comma, quote, CR or LF is quoted, quotes doubled. A
+// field that a spreadsheet would read as a formula is prefixed with an apostrophe.
+export function csvLine(fields: string[]): string {
+  return (
+    fields
+      .map((field) => {
+        const safe = /^[=+\-@\t\r]/.test(field) && !/^-?\d/.test(field) ? `'${field}` : field;
+        return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+      })
+      .join(',') + '\r\n'
+  );
+}
+
+export const CSV_HEADER = ['source', 'reason', 'external_id', 'event_id', 'occurred_at', 'received_at', 'status', 'type', 'amount_value', 'asset', 'scale', 'related'];
+
+export function csvRow(item: DifferenceItem): string {
+  return csvLine([item.source, item.reason, item.external_id, item.event_id, item.occurred_at, item.received_at, item.status, item.type, item.amount.value, item.amount.asset, String(item.amount.scale), item.related ?? '']);
+}
+
+// The CSV export as a stream of text: the header row, then every item, a page read at a time as
+// the client takes them.
+export async function* csvItems(
+  first: { items: DifferenceItem[]; next: ItemsPosition | null },
+  readOn: (after: ItemsPosition) => Promise<{ items: DifferenceItem[]; next: ItemsPosition | null } | undefined>,
+): AsyncGenerator<string> {
+  yield csvLine(CSV_HEADER);
+  let current: typeof first | undefined = first;
+  while (current) {
+    yield current.items.map(csvRow).join('');
+    current = current.next ? await readOn(current.next) : undefined;
+  }
+}

@@ -1,0 +1,299 @@
+// Reconciliations as a bank's operations team uses them: ledger semantics of the totals,
+// statuses counted and summed, tolerance, breaks worked to resolution, every difference item (and
+// CSV), the first mismatch announced, safe retries by customer reference, basis and filters, and
+// re-comparison marking only the declarations a movement can change.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { markStale, recheckStale, touchOf, withOriginals } from './pipeline.ts';
+import { Reconciliations } from './reconciliations.ts';
+import { problemSchema } from '../../schemas/problem.ts';
+import { breakPageSchema, breakSchema, differenceItemPageSchema } from '../../schemas/reconciliation-breaks.ts';
+import { reconciliationSchema } from '../../schemas/reconciliations.ts';
+import { accountEvent, movementEvent, partyEvent } from '../../test/fixtures/events.ts';
+import { startTestApi, type TestApi } from '../../test/support/test-api.ts';
+import { startTestPipeline, type TestPipeline } from '../../test/support/test-pipeline.ts';
+
+let api: TestApi;
+let pipeline: TestPipeline;
+
+interface Sent {
+  status?: string;
+  type?: string;
+  rail?: string;
+  links?: Record<string, string>;
+  debit?: string;
+  credit?: string;
+}
+
+async function send(id: string, at: string, value: string, options: Sent = {}) {
+  const event = movementEvent(id);
+  event.occurred_at = at;
+  const data = event.data as Record<string, unknown>;
+  data.status = options.status ?? 'completed';
+  data.type = options.type ?? 'p2p';
+  data.amount = { value, asset: 'USD', scale: 2 };
+  data.debit = { account_id: options.debit ?? 'acct-1' };
+  data.credit = { account_id: options.credit ?? 'acct-2', counterparty: { institution: 'Bank B' } };
+  if (options.rail) data.rail = options.rail;
+  if (options.links) data.links = options.links;
+  delete data.fees;
+  const res = await api.client.post('/v1/movements', event, api.keys.ingest);
+  expect(res.statusCode, res.body).toBe(202);
+}
+
+beforeAll(async () => {
+  api = await startTestApi();
+  pipeline = await startTestPipeline(api);
+  for (const [path, event] of [
+    ['/v1/parties', partyEvent('party-1')],
+    ['/v1/parties', partyEvent('party-2')],
+    ['/v1/parties', partyEvent('party-3')],
+    ['/v1/accounts', accountEvent('acct-1', 'party-1')],
+    ['/v1/accounts', accountEvent('acct-2', 'party-2')],
+    ['/v1/accounts', accountEvent('acct-3', 'party-3')],
+  ] as const) {
+    expect((await api.client.post(path, event, api.keys.ingest)).statusCode).toBe(202);
+  }
+  // The issue's day (1 May): a movement and its correction, a reversal pair, a failed movement.
+  await send('may-1', '2026-05-01T09:00:00Z', '1000');
+  await send('may-1-fix', '2026-05-01T10:00:00Z', '1100', { links: { correction_of: 'may-1' } });
+  await send('may-2', '2026-05-01T11:00:00Z', '500');
+  await send('may-2-rev', '2026-05-01T12:00:00Z', '500', { type: 'reversal', links: { reverses: 'may-2' }, debit: 'acct-2', credit: 'acct-1' });
+  await send('may-3', '2026-05-01T13:00:00Z', '777', { status: 'failed' });
+  await pipeline.drain();
+});
+afterAll(async () => {
+  await pipeline.stop();
+  await api.close();
+});
+
+const usd = (value: string) => ({ value, asset: 'USD', scale: 2 });
+const may1 = { from: '2026-05-01T00:00:00Z', to: '2026-05-02T00:00:00Z' };
+const declare = (body: Record<string, unknown>) =>
+  api.client.post('/v1/reconciliations', { scope: { kind: 'account', external_id: 'acct-1' }, direction: 'out', asset: 'USD', period: may1, ...body }, api.keys.ingest);
+const view = async (body: Record<string, unknown>) => {
+  const res = await declare(body);
+  expect(res.statusCode, res.body).toBe(201);
+  return reconciliationSchema.parse(res.json());
+};
+const outgoing = async (type: string, id: string) =>
+  (await api.db.pool.query(`SELECT data FROM outgoing_events WHERE type = $1 AND data->>'reconciliation_id' = $2`, [type, id])).rows.map((r) => r.data);
+
+describe('totals with ledger semantics', () => {
+  it('a correction supersedes, a reversal pair nets to nothing, a failed movement is not counted: 1 movement, 11.00', async () => {
+    const matched = await view({ declared: { count: 1, sum: usd('1100') } });
+    expect(matched.status).toBe('matched');
+    expect(matched.counted_statuses).toEqual(['completed']);
+    expect(matched.result.observed).toMatchObject({ count: 1, sum: usd('1100'), statuses: { completed: 1, failed: 1 }, status_sums: { completed: usd('1100'), failed: usd('777') }, base_sum: usd('1100') });
+    // The same day with failed movements counted, with a count and a sum for each status.
+    const both = await view({ declared: { count: 2, sum: usd('1877'), statuses: { completed: { count: 1, sum: usd('1100') }, failed: { count: 1, sum: usd('777') } } } });
+    expect(both).toMatchObject({ status: 'matched', counted_statuses: ['completed', 'failed'], declared: { statuses: { completed: 1, failed: 1 }, status_sums: { failed: usd('777') } } });
+    // A per-status sum that disagrees is a mismatch even when the totals agree.
+    const wrongStatusSum = await view({ declared: { count: 2, sum: usd('1877'), statuses: { completed: { count: 1, sum: usd('1000') }, failed: { count: 1, sum: usd('877') } } } });
+    expect(wrongStatusSum.status).toBe('mismatched');
+  });
+
+  it('a reversal whose original lies in an earlier period nets against that period\'s total', async () => {
+    await send('apr-30', '2026-04-30T10:00:00Z', '300');
+    await send('apr-30-rev', '2026-05-02T10:00:00Z', '300', { type: 'reversal', links: { reverses: 'apr-30' }, debit: 'acct-2', credit: 'acct-1' });
+    await pipeline.drain();
+    const may2 = await view({ period: { from: '2026-05-02T00:00:00Z', to: '2026-05-03T00:00:00Z' }, declared: { count: 1, sum: usd('-300') } });
+    expect(may2.status).toBe('matched');
+    const september30 = await view({ period: { from: '2026-04-30T00:00:00Z', to: '2026-05-01T00:00:00Z' }, declared: { count: 1, sum: usd('300') } });
+    expect(september30.status).toBe('matched');
+  });
+
+  it('refuses per-status figures that do not add up to the totals', async () => {
+    const res = await declare({ declared: { count: 3, sum: usd('1877'), statuses: { completed: { count: 1, sum: usd('1100') }, failed: { count: 1, sum: usd('777') } } } });
+    expect(res.statusCode).toBe(400);
+    expect(problemSchema.parse(res.json()).errors.map((e) => e.path)).toEqual(['declared.count']);
+    const sums = await declare({ declared: { count: 2, sum: usd('1'), statuses: { completed: { count: 1, sum: usd('1100') }, failed: { count: 1, sum: usd('777') } } } });
+    expect(problemSchema.parse(sums.json()).errors.map((e) => e.path)).toEqual(['declared.sum.value']);
+    const scale = await declare({ declared: { count: 1, sum: usd('1100'), statuses: { completed: { count: 1, sum: { value: '1100', asset: 'USD', scale: 3 } } } } });
+    expect(problemSchema.parse(scale.json()).code).toBe('svc:validation/money_scale_mismatch');
+  });
+});
+
+describe('tolerance', () => {
+  it('matches within an absolute or a relative threshold, showing the difference, and not beyond', async () => {
+    const absolute = await view({ declared: { count: 1, sum: usd('1105') }, tolerance: { sum_minor: '5' } });
+    expect(absolute).toMatchObject({ status: 'matched', tolerance: { sum_minor: '5', count: 0 }, result: { explanation: { sum_difference: '-5', within_tolerance: true } } });
+    expect((await view({ declared: { count: 1, sum: usd('1106') }, tolerance: { sum_minor: '5' } })).status).toBe('mismatched');
+    // 100 bps of 11.10 is 0.111: a 0.10 difference is within, 0.12 is not.
+    expect((await view({ declared: { count: 1, sum: usd('1110') }, tolerance: { sum_bps: 100 } })).status).toBe('matched');
+    expect((await view({ declared: { count: 1, sum: usd('1112') }, tolerance: { sum_bps: 100 } })).status).toBe('mismatched');
+    expect((await view({ declared: { count: 2, sum: usd('1100') }, tolerance: { count: 1 } })).status).toBe('matched');
+    const both = await declare({ declared: { count: 1, sum: usd('1100') }, tolerance: { sum_minor: '1', sum_bps: 1 } });
+    expect(problemSchema.parse(both.json()).errors.map((e) => e.path)).toEqual(['tolerance']);
+  });
+});
+
+describe('breaks and notice', () => {
+  it('a declaration mismatched from the start is announced and opens a break, worked to resolution', async () => {
+    const mismatched = await view({ declared: { count: 1, sum: usd('1000') } });
+    expect(mismatched.status).toBe('mismatched');
+    expect(await outgoing('coverage.degraded', mismatched.reconciliation_id)).toEqual([
+      { reason: 'reconciliation', reconciliation_id: mismatched.reconciliation_id, status: 'mismatched', count_difference: 0, sum_difference: '100', asset: 'USD' },
+    ]);
+    const open = breakPageSchema.parse((await api.client.get(`/v1/reconciliation-breaks?reconciliation_id=${mismatched.reconciliation_id}`, api.keys.read)).json());
+    expect(open.data).toHaveLength(1);
+    const opened = open.data[0]!;
+    expect(opened).toMatchObject({ state: 'open', opened_difference: { count: 0, sum: '100' }, acknowledged: null, resolved: null });
+
+    const act = (action: string, body: unknown) => api.client.post(`/v1/reconciliation-breaks/${opened.break_id}/${action}`, body, api.keys.ingest);
+    api.clock.advance(60);
+    const acknowledged = breakSchema.parse((await act('acknowledge', { note: 'looking at the correction of may-1' })).json());
+    expect(acknowledged).toMatchObject({ state: 'acknowledged', acknowledged: { by: expect.stringMatching(/^api_key:/), at: api.clock.now().toISOString() } });
+    expect(acknowledged.comments.map((c) => c.body)).toEqual(['looking at the correction of may-1']);
+    const again = await act('acknowledge', {});
+    expect(again.statusCode).toBe(409);
+    expect(problemSchema.parse(again.json()).code).toBe('svc:reconciliation/break_state');
+    expect(breakSchema.parse((await act('comments', { body: 'our file missed the correction' })).json()).comments).toHaveLength(2);
+    expect((await act('comments', {})).statusCode).toBe(400);
+    expect((await api.client.post(`/v1/reconciliation-breaks/${opened.break_id}/resolve`, { resolution: 'x' }, api.keys.read)).statusCode).toBe(403);
+    const resolved = breakSchema.parse((await act('resolve', { resolution: 'declared again with the correction' })).json());
+    expect(resolved).toMatchObject({ state: 'resolved', resolved: { by: acknowledged.acknowledged!.by, resolution: 'declared again with the correction' } });
+    expect((await act('resolve', { resolution: 'twice' })).statusCode).toBe(409);
+    const resolvedList = breakPageSchema.parse((await api.client.get('/v1/reconciliation-breaks?state=resolved', api.keys.read)).json());
+    expect(resolvedList.data.map((b) => b.break_id)).toContain(opened.break_id);
+    expect((await api.client.get('/v1/reconciliation-breaks/rbk_00000000-0000-7000-8000-000000000000', api.keys.read)).statusCode).toBe(404);
+  });
+
+  it('a break closes itself when its reconciliation matches again, and one corrected is resolved as superseded', async () => {
+    const mar = { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' };
+    const early = await view({ period: mar, declared: { count: 1, sum: usd('4200') } });
+    expect(early.status).toBe('mismatched');
+    await send('mar-1', '2026-03-01T10:00:00Z', '4200');
+    await pipeline.drain();
+    await markStale(api.db.pool, [{ tenant: 'acme', asset: 'USD', at: '2026-03-01T10:00:00Z' }]);
+    await recheckStale(new Reconciliations(api.db.pool), api.clock, 100);
+    const [closed] = breakPageSchema.parse((await api.client.get(`/v1/reconciliation-breaks?reconciliation_id=${early.reconciliation_id}`, api.keys.read)).json()).data;
+    expect(closed).toMatchObject({ state: 'resolved', resolved: { by: 'system', resolution: 'matched on re-comparison' } });
+    expect(await outgoing('coverage.recovered', early.reconciliation_id)).toHaveLength(1);
+
+    const wrong = await view({ period: mar, declared: { count: 1, sum: usd('1') } });
+    const fixed = await view({ period: mar, declared: { count: 1, sum: usd('4200') }, corrects: wrong.reconciliation_id });
+    expect(fixed.status).toBe('matched');
+    const [superseded] = breakPageSchema.parse((await api.client.get(`/v1/reconciliation-breaks?reconciliation_id=${wrong.reconciliation_id}`, api.keys.read)).json()).data;
+    expect(superseded).toMatchObject({ state: 'resolved', resolved: { by: 'system', resolution: `superseded by correction ${fixed.reconciliation_id}` } });
+  });
+
+  it('lists every difference item, paged, and exports them as CSV', async () => {
+    // Two movements held on an account the service has not received: unsettled.
+    await send('may-held-1', '2026-05-01T15:00:00Z', '10', { debit: 'acct-1', credit: 'acct-404' });
+    await send('may-held-3', '2026-05-01T16:00:00Z', '20', { debit: 'acct-1', credit: 'acct-404' });
+    await pipeline.drain();
+    const rcn = await view({ declared: { count: 3, sum: usd('1130') } });
+    expect(rcn.result.explanation.unsettled).toEqual([expect.objectContaining({ reason: 'held', count: 2 })]);
+    const items: Array<{ reason: string; external_id: string; related: string | null }> = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const res = await api.client.get(`/v1/reconciliations/${rcn.reconciliation_id}/items?limit=2${cursor ? `&cursor=${cursor}` : ''}`, api.keys.read);
+      expect(res.statusCode, res.body).toBe(200);
+      const page = differenceItemPageSchema.parse(res.json());
+      items.push(...page.data);
+      cursor = page.next_cursor;
+      pages += 1;
+    } while (cursor && pages < 10);
+    expect(items.map((i) => [i.reason, i.external_id, i.related])).toEqual([
+      ['superseded', 'may-1', 'may-1-fix'],
+      ['reversal_pair', 'may-2', 'may-2-rev'],
+      ['reversal_pair', 'may-2-rev', 'may-2'],
+      ['status_not_counted', 'may-3', null],
+      ['held', 'may-held-1', null],
+      ['held', 'may-held-3', null],
+    ]);
+    expect(pages).toBe(3);
+
+    const csv = await api.client.get(`/v1/reconciliations/${rcn.reconciliation_id}/items?format=csv`, api.keys.read);
+    expect(csv.statusCode).toBe(200);
+    expect(csv.headers['content-type']).toMatch(/^text\/csv/);
+    const lines = csv.body.split('\r\n');
+    expect(lines[0]).toBe('source,reason,external_id,event_id,occurred_at,received_at,status,type,amount_value,asset,scale,related');
+    expect(lines.slice(1, -1)).toHaveLength(6);
+    expect(lines[2]).toMatch(/^movement,reversal_pair,may-2,evt_[0-9a-f-]+,2026-05-01T11:00:00.000Z,[^,]+,completed,p2p,500,USD,2,may-2-rev$/);
+    expect(lines.at(-1)).toBe('');
+    expect((await api.client.get(`/v1/reconciliations/${rcn.reconciliation_id}/items?cursor=forged`, api.keys.read)).statusCode).toBe(400);
+  });
+});
+
+describe('safe retries by customer reference', () => {
+  it('answers the original for the same content and refuses other content', async () => {
+    const body = { declared: { count: 1, sum: usd('1100') }, customer_reference: 'eod-2026-05-01-acct-1' };
+    const first = await declare(body);
+    expect(first.statusCode).toBe(201);
+    // The same content, instants written differently.
+    const repeat = await declare({ ...body, period: { from: '2026-05-01T00:00:00.000Z', to: '2026-05-02T00:00:00+00:00' } });
+    expect(repeat.statusCode).toBe(200);
+    expect(reconciliationSchema.parse(repeat.json()).reconciliation_id).toBe(first.json().reconciliation_id);
+    const conflict = await declare({ ...body, declared: { count: 1, sum: usd('1101') } });
+    expect(conflict.statusCode).toBe(409);
+    expect(problemSchema.parse(conflict.json()).code).toBe('svc:reconciliation/reference_conflict');
+    const { rows } = await api.db.pool.query(`SELECT count(*)::int AS n FROM reconciliations WHERE customer_reference = $1`, [body.customer_reference]);
+    expect(rows[0].n).toBe(1);
+    // Concurrent first attempts: one declaration, both answered with it.
+    const racing = await Promise.all([declare({ ...body, customer_reference: 'race' }), declare({ ...body, customer_reference: 'race' })]);
+    expect(racing.map((r) => r.statusCode).sort()).toEqual([200, 201]);
+    expect(new Set(racing.map((r) => r.json().reconciliation_id)).size).toBe(1);
+  });
+});
+
+describe('basis and scope filters', () => {
+  it('counts by recorded time, and narrows by movement type, rail and counterparty', async () => {
+    await send('feb-wire', '2026-02-01T10:00:00Z', '900', { type: 'wire', rail: 'swift', credit: 'acct-3' });
+    await send('feb-ach', '2026-02-01T11:00:00Z', '100', { type: 'ach', rail: 'nacha' });
+    await pipeline.drain();
+    const february = { from: '2026-02-01T00:00:00Z', to: '2026-02-02T00:00:00Z' };
+    expect((await view({ period: february, declared: { count: 2, sum: usd('1000') } })).status).toBe('matched');
+    expect((await view({ period: february, filters: { types: ['wire'] }, declared: { count: 1, sum: usd('900') } })).status).toBe('matched');
+    expect((await view({ period: february, filters: { rails: ['nacha'] }, declared: { count: 1, sum: usd('100') } })).status).toBe('matched');
+    expect((await view({ period: february, filters: { counterparty: 'party-3' }, declared: { count: 1, sum: usd('900') } })).status).toBe('matched');
+    const byAccount = await view({ period: february, filters: { counterparty: 'acct-2' }, declared: { count: 1, sum: usd('100') } });
+    expect(byAccount).toMatchObject({ status: 'matched', filters: { counterparty: 'acct-2' } });
+    // Recorded time: everything sent in this test was recorded at the test clock's now, not in February.
+    const now = api.clock.now();
+    const recordedToday = { from: new Date(now.getTime() - 3600_000).toISOString(), to: new Date(now.getTime() + 3600_000).toISOString() };
+    const recorded = await view({ period: recordedToday, basis: 'recorded', filters: { types: ['wire', 'ach'] }, declared: { count: 2, sum: usd('1000') } });
+    expect(recorded).toMatchObject({ status: 'matched', basis: 'recorded' });
+    expect((await view({ period: february, basis: 'recorded', declared: { count: 0, sum: usd('0') } })).status).toBe('matched');
+    const unknownImport = await declare({ period: february, filters: { import_id: 'imp_00000000-0000-7000-8000-000000000000' }, declared: { count: 0, sum: usd('0') } });
+    expect(unknownImport.statusCode).toBe(404);
+    expect(problemSchema.parse((await declare({ period: february, filters: { import_id: 'nope' }, declared: { count: 0, sum: usd('0') } })).json()).errors.map((e) => e.path)).toEqual(['filters.import_id']);
+  });
+});
+
+describe('re-comparison touches only the declarations a movement can change', () => {
+  it('marks by subject, type and period, and a correction marks its original\'s declarations', async () => {
+    const jan = { from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z' };
+    const acct1 = await view({ period: jan, declared: { count: 0, sum: usd('0') } });
+    const acct3 = await view({ scope: { kind: 'account', external_id: 'acct-3' }, direction: 'both', period: jan, declared: { count: 0, sum: usd('0') } });
+    const party3 = await view({ scope: { kind: 'party', external_id: 'party-3' }, direction: 'both', period: jan, declared: { count: 0, sum: usd('0') } });
+    const wires = await view({ scope: { kind: 'tenant' }, direction: 'both', period: jan, filters: { types: ['wire'] }, declared: { count: 0, sum: usd('0') } });
+    // Declarations are born stale; compare them once so nothing is marked.
+    await recheckStale(new Reconciliations(api.db.pool), api.clock, 1000);
+    const stale = async () =>
+      (await api.db.pool.query(`SELECT reconciliation_id FROM reconciliations WHERE stale`)).rows.map((r) => `rcn_${r.reconciliation_id}`).sort();
+    expect(await stale()).toEqual([]);
+
+    await markStale(api.db.pool, [{ tenant: 'acme', asset: 'USD', at: '2026-01-01T10:00:00Z', receivedAt: '2026-01-01T10:00:00Z', accounts: ['acct-3', 'acct-2'], parties: ['party-3', 'party-2'], type: 'p2p', rail: null }]);
+    expect(await stale()).toEqual([acct3.reconciliation_id, party3.reconciliation_id].sort());
+    expect(await stale()).not.toContain(acct1.reconciliation_id);
+    expect(await stale()).not.toContain(wires.reconciliation_id);
+    await recheckStale(new Reconciliations(api.db.pool), api.clock, 1000);
+
+    // A correction sent in January of an May movement marks May's declarations too.
+    const mayAcct1 = (await api.db.pool.query(`SELECT reconciliation_id FROM reconciliations WHERE subject_id = 'acct-1' AND period_from = '2026-05-01T00:00:00Z' AND NOT EXISTS (SELECT 1 FROM reconciliations c WHERE c.corrects = reconciliations.reconciliation_id)`)).rows.length;
+    const touches = await withOriginals(api.db.pool, [touchOf({
+      object: 'movement', tenant_id: 'acme', event_id: '0', external_id: 'may-1-fix-2', occurred_at: '2026-01-01T12:00:00Z', received_at: '2026-01-01T12:00:00Z',
+      type: 'p2p', status: 'completed', amount: usd('1200'), base_amount: null,
+      debit: { account_id: 'acct-1', party_id: 'party-1', country: null }, credit: { account_id: 'acct-2', party_id: 'party-2', country: null },
+      data: { links: { correction_of: 'may-1-fix' } },
+    })]);
+    expect(touches.map((t) => t.at)).toEqual(['2026-01-01T12:00:00Z', '2026-05-01T10:00:00.000Z', '2026-01-01T12:00:00Z']);
+    await markStale(api.db.pool, touches);
+    const marked = await stale();
+    expect(marked).toContain(acct1.reconciliation_id);
+    expect(marked.length).toBeGreaterThanOrEqual(mayAcct1 + 1);
+    expect(marked).not.toContain(acct3.reconciliation_id);
+  });
+});
