@@ -50,12 +50,17 @@ export const batchResponseSchema = z.strictObject({
   ),
 });
 
+// An event's status, and the status of an entry of its stage history (stored under CHECK
+// constraints that test/schema-states.test.ts holds to these lists).
+export const EVENT_STATUSES = ['pending', 'held', 'quarantined', 'processed', 'rejected'] as const;
+export const STAGE_STATUSES = ['ok', 'held', 'quarantined', 'rejected', 'failed'] as const;
+
 export const eventStatusSchema = z.strictObject({
   event_id: eventId,
   object: z.enum(FAMILY_NAMES),
   external_id: z.string(),
   sequence: z.number().int().nullable(),
-  status: z.enum(['pending', 'processed', 'held', 'quarantined', 'rejected']),
+  status: z.enum(EVENT_STATUSES),
   rejection: z.record(z.string(), z.unknown()).nullable(),
   status_reason: z.record(z.string(), z.unknown()).nullable(),
   attempts: z.number().int(),
@@ -68,7 +73,7 @@ export const eventStatusSchema = z.strictObject({
   stage_history: z.array(
     z.strictObject({
       stage: z.string(),
-      status: z.string(),
+      status: z.enum(STAGE_STATUSES),
       at: instant,
       worker: z.string().nullable(),
       duration_ms: z.number().int().nullable(),

@@ -100,11 +100,11 @@ export class Imports {
   async stageChunk(tenantId: string, importId: string, chunkNo: number, body: Buffer, now: Date): Promise<StageOutcome> {
     const sha256 = createHash('sha256').update(body).digest();
     const { rows } = await this.pool.query<{ state: string; staged: boolean | null }>(
-      `WITH target AS (SELECT import_id, state FROM imports WHERE tenant_id = $1 AND import_id = $2 FOR UPDATE),
+      `WITH target AS (SELECT tenant_id, import_id, state FROM imports WHERE tenant_id = $1 AND import_id = $2 FOR UPDATE),
             staged AS (
-              INSERT INTO import_chunks (import_id, chunk_no, body, sha256, uploaded_at)
-              SELECT import_id, $3, $4, $5, $6 FROM target WHERE state = 'created'
-              ON CONFLICT (import_id, chunk_no) DO UPDATE SET body = EXCLUDED.body, sha256 = EXCLUDED.sha256, uploaded_at = EXCLUDED.uploaded_at
+              INSERT INTO import_chunks (tenant_id, import_id, chunk_no, body, sha256, uploaded_at)
+              SELECT tenant_id, import_id, $3, $4, $5, $6 FROM target WHERE state = 'created'
+              ON CONFLICT (tenant_id, import_id, chunk_no) DO UPDATE SET body = EXCLUDED.body, sha256 = EXCLUDED.sha256, uploaded_at = EXCLUDED.uploaded_at
               RETURNING 1
             )
        SELECT state, EXISTS (SELECT 1 FROM staged) AS staged FROM target`,
@@ -137,7 +137,7 @@ export class Imports {
       [tenantId, importId, now],
     );
     if (rows[0]) {
-      await this.pool.query(`DELETE FROM import_chunks WHERE import_id = $1`, [importId]);
+      await this.pool.query(`DELETE FROM import_chunks WHERE tenant_id = $1 AND import_id = $2`, [tenantId, importId]);
       return rows[0];
     }
     return (await this.find(tenantId, importId)) ? 'not_open' : 'not_found';
@@ -146,10 +146,9 @@ export class Imports {
   // Rejects in row order, after a position (seq); `limit` rows.
   async rejects(tenantId: string, importId: string, afterSeq: bigint, limit: number) {
     const { rows } = await this.pool.query<{ seq: bigint; row_no: bigint | null; chunk_no: number; code: string; external_id: string | null; message: string; raw: string | null }>(
-      `SELECT r.seq, r.row_no, r.chunk_no, r.code, r.external_id, r.message, r.raw
-         FROM import_rejects r JOIN imports i ON i.import_id = r.import_id
-        WHERE i.tenant_id = $1 AND r.import_id = $2 AND r.seq > $3
-        ORDER BY r.seq LIMIT $4`,
+      `SELECT seq, row_no, chunk_no, code, external_id, message, raw FROM import_rejects
+        WHERE tenant_id = $1 AND import_id = $2 AND seq > $3
+        ORDER BY seq LIMIT $4`,
       [tenantId, importId, afterSeq, limit],
     );
     return rows;

@@ -15,7 +15,7 @@ export async function dryRunStagedFile(pool: Pool, row: ImportRow & { tenant_id:
   if (!compiled.ok) throw new Error(`import ${row.import_id}: its stored mapping no longer compiles`);
   const report = emptyReport(compiled.mapping);
   const { rows: staged } = await pool.query<{ chunk_no: number }>(
-    `SELECT c.chunk_no FROM import_chunks c JOIN imports i ON i.import_id = c.import_id WHERE i.tenant_id = $1 AND c.import_id = $2 ORDER BY c.chunk_no`,
+    `SELECT chunk_no FROM import_chunks WHERE tenant_id = $1 AND import_id = $2 ORDER BY chunk_no`,
     [row.tenant_id, row.import_id],
   );
   const last = staged.at(-1)?.chunk_no ?? -1;
@@ -29,8 +29,7 @@ export async function dryRunStagedFile(pool: Pool, row: ImportRow & { tenant_id:
     }
     // One chunk's bytes at a time (each at most the payload cap).
     const { rows } = await pool.query<{ body: Buffer }>(
-      `SELECT c.body FROM import_chunks c JOIN imports i ON i.import_id = c.import_id
-        WHERE i.tenant_id = $1 AND c.import_id = $2 AND c.chunk_no = $3`,
+      `SELECT body FROM import_chunks WHERE tenant_id = $1 AND import_id = $2 AND chunk_no = $3`,
       [row.tenant_id, row.import_id, chunkNo],
     );
     const body = rows[0]?.body;

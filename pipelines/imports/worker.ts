@@ -119,13 +119,13 @@ export class ImportWorker {
       const batch = rejects;
       rejects = [];
       counts.rejected += batch.length;
-      await this.recordRejects(db, job.import_id, rejectSeq, batch);
+      await this.recordRejects(db, job, rejectSeq, batch);
       rejectSeq += batch.length;
     };
     let nextRowNo = Number(job.next_row_no);
     let fileHeader = job.file_header ?? undefined;
 
-    const { rows: chunks } = await db.query<{ body: Buffer }>(`SELECT body FROM import_chunks WHERE import_id = $1 AND chunk_no = $2`, [job.import_id, chunkNo]);
+    const { rows: chunks } = await db.query<{ body: Buffer }>(`SELECT body FROM import_chunks WHERE tenant_id = $1 AND import_id = $2 AND chunk_no = $3`, [job.tenant_id, job.import_id, chunkNo]);
     const body = chunks[0]?.body;
     if (!body) {
       chunkProblem = 'missing staged object: this chunk was never uploaded';
@@ -232,7 +232,7 @@ export class ImportWorker {
         RETURNING import_id, family, rows_read, accepted, duplicates, rejected, skipped, next_chunk, chunk_count`,
       [job.import_id, nextRowNo, fileHeader ?? null, counts.rowsRead, counts.accepted, counts.duplicates, counts.rejected, counts.skipped, now],
     );
-    await db.query(`DELETE FROM import_chunks WHERE import_id = $1 AND chunk_no = $2`, [job.import_id, chunkNo]);
+    await db.query(`DELETE FROM import_chunks WHERE tenant_id = $1 AND import_id = $2 AND chunk_no = $3`, [job.tenant_id, job.import_id, chunkNo]);
     const state = after[0]!;
     await enqueueEvents(db, [{ tenantId: job.tenant_id, type: 'import.progress', data: { ...progressData(state), chunk_no: chunkNo } }], now);
     // A first chunk that yields no row at all (its header or dialect does not fit the mapping)
@@ -242,15 +242,15 @@ export class ImportWorker {
     if (chunkNo === 0 && counts.rowsRead === 0 && unreadable && needsHeader) await this.finish(db, job, 'failed', `chunk 0: ${unreadable}`);
   }
 
-  private async recordRejects(db: PoolClient, importId: string, afterSeq: number, rejects: ImportReject[]): Promise<void> {
+  private async recordRejects(db: PoolClient, job: { tenant_id: string; import_id: string }, afterSeq: number, rejects: ImportReject[]): Promise<void> {
     // Rows of a batch come in order, and landing conflicts are found a batch later: sorted here so
     // the report reads in row order within each batch (chunk-level rejects without a row go last).
     rejects.sort((a, b) => (a.row_no ?? Number.MAX_SAFE_INTEGER) - (b.row_no ?? Number.MAX_SAFE_INTEGER));
     await db.query(
-      `INSERT INTO import_rejects (import_id, seq, row_no, chunk_no, code, external_id, message, raw)
-       SELECT $1, $2 + r.i, r.row_no, r.chunk_no, r.code, r.external_id, r.message, r.raw
-         FROM json_to_recordset($3::json) AS r(i bigint, row_no bigint, chunk_no int, code text, external_id text, message text, raw text)`,
-      [importId, afterSeq + 1, JSON.stringify(rejects.map((r, i) => ({ ...r, i })))],
+      `INSERT INTO import_rejects (tenant_id, import_id, seq, row_no, chunk_no, code, external_id, message, raw)
+       SELECT $1, $2, $3 + r.i, r.row_no, r.chunk_no, r.code, r.external_id, r.message, r.raw
+         FROM json_to_recordset($4::json) AS r(i bigint, row_no bigint, chunk_no int, code text, external_id text, message text, raw text)`,
+      [job.tenant_id, job.import_id, afterSeq + 1, JSON.stringify(rejects.map((r, i) => ({ ...r, i })))],
     );
   }
 
@@ -261,7 +261,7 @@ export class ImportWorker {
         RETURNING import_id, family, rows_read, accepted, duplicates, rejected, skipped, next_chunk, chunk_count`,
       [job.import_id, state, failure ?? null, now],
     );
-    await db.query(`DELETE FROM import_chunks WHERE import_id = $1`, [job.import_id]);
+    await db.query(`DELETE FROM import_chunks WHERE tenant_id = $1 AND import_id = $2`, [job.tenant_id, job.import_id]);
     await enqueueEvents(db, [{ tenantId: job.tenant_id, type: state === 'completed' ? 'import.completed' : 'import.failed', data: { ...progressData(rows[0]!), ...(failure ? { failure } : {}) } }], now);
   }
 }

@@ -188,7 +188,7 @@ export class Reconciliations {
       await withTransaction(this.pool, async (db) => {
         const result = await compare(db, def, declaration);
         await insertDeclaration(db, id, def, declaration, now, result.status);
-        await appendResult(db, id, 1, now, result);
+        await appendResult(db, tenantId, id, 1, now, result);
         if (declaration.corrects) await resolveBySystem(db, tenantId, declaration.corrects, `superseded by correction ${ID_PREFIXES.reconciliation}${id}`, now);
         if (result.status === 'mismatched') await announce(db, tenantId, id, def.asset, result, now);
         await recoverMisses(db, def, id, now);
@@ -237,7 +237,7 @@ export class Reconciliations {
   async find(tenantId: string, id: string, options: { history: boolean }): Promise<ReconciliationView | undefined> {
     const row = await this.row(tenantId, id);
     if (!row) return undefined;
-    const results = await this.results([id], options.history);
+    const results = await this.results(tenantId, [id], options.history);
     return reconciliationView(row, results.get(id) ?? [], options.history);
   }
 
@@ -265,19 +265,20 @@ export class Reconciliations {
     return rows;
   }
 
-  async views(rows: ReconciliationRow[]): Promise<ReconciliationView[]> {
-    const results = await this.results(rows.map((r) => r.reconciliation_id), false);
+  // Views of one tenant's rows (a listing), each with its latest result.
+  async views(tenantId: string, rows: ReconciliationRow[]): Promise<ReconciliationView[]> {
+    const results = await this.results(tenantId, rows.map((r) => r.reconciliation_id), false);
     return rows.map((row) => reconciliationView(row, results.get(row.reconciliation_id) ?? [], false));
   }
 
-  private async results(ids: string[], all: boolean): Promise<Map<string, ResultRow[]>> {
+  private async results(tenantId: string, ids: string[], all: boolean): Promise<Map<string, ResultRow[]>> {
     const { rows } = await this.pool.query<ResultRow & { reconciliation_id: string }>(
       `SELECT reconciliation_id, ${RESULT_COLUMNS}
          FROM reconciliation_results r
-        WHERE reconciliation_id = ANY ($1::uuid[])
-          AND ($2 OR seq = (SELECT max(seq) FROM reconciliation_results l WHERE l.reconciliation_id = r.reconciliation_id))
+        WHERE tenant_id = $1 AND reconciliation_id = ANY ($2::uuid[])
+          AND ($3 OR seq = (SELECT max(seq) FROM reconciliation_results l WHERE l.tenant_id = r.tenant_id AND l.reconciliation_id = r.reconciliation_id))
         ORDER BY reconciliation_id, seq`,
-      [ids, all],
+      [tenantId, ids, all],
     );
     const byId = new Map<string, ResultRow[]>();
     for (const row of rows) byId.set(row.reconciliation_id, [...(byId.get(row.reconciliation_id) ?? []), row]);
@@ -347,14 +348,14 @@ async function insertDeclaration(db: Db, id: string, def: Definition, declaratio
 // resolves the break (the row is locked by the caller).
 async function compareAgain(db: PoolClient, row: ReconciliationRow, now: Date): Promise<void> {
   const { rows: latest } = await db.query<ResultRow>(
-    `SELECT ${RESULT_COLUMNS} FROM reconciliation_results WHERE reconciliation_id = $1 ORDER BY seq DESC LIMIT 1`,
-    [row.reconciliation_id],
+    `SELECT ${RESULT_COLUMNS} FROM reconciliation_results WHERE tenant_id = $1 AND reconciliation_id = $2 ORDER BY seq DESC LIMIT 1`,
+    [row.tenant_id, row.reconciliation_id],
   );
   const declared = { count: Number(row.declared_count), sum: BigInt(row.declared_sum), statuses: declaredStatusesOf(row), tolerance: toleranceOf(row) };
   const result = await compare(db, definitionOf(row), declared);
   const previous = latest[0];
   if (previous && sameResult(previous, result)) return;
-  await appendResult(db, row.reconciliation_id, (previous?.seq ?? 0) + 1, now, result);
+  await appendResult(db, row.tenant_id, row.reconciliation_id, (previous?.seq ?? 0) + 1, now, result);
   if (previous?.status === result.status) return;
   await db.query(`UPDATE reconciliations SET status = $2 WHERE reconciliation_id = $1`, [row.reconciliation_id, result.status]);
   if (result.status === 'matched') await resolveBySystem(db, row.tenant_id, row.reconciliation_id, 'matched on re-comparison', now);
@@ -393,11 +394,11 @@ function detailOf(observed: Observed): ObservedDetail {
   };
 }
 
-async function appendResult(db: Db, id: string, seq: number, now: Date, result: Result): Promise<void> {
+async function appendResult(db: Db, tenantId: string, id: string, seq: number, now: Date, result: Result): Promise<void> {
   await db.query(
-    `INSERT INTO reconciliation_results (reconciliation_id, seq, computed_at, status, observed_count, observed_sum, observed_statuses, observed_detail, explanation)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [id, seq, now, result.status, result.observed.count, result.observed.sum.toString(), JSON.stringify(result.observed.statuses), JSON.stringify(detailOf(result.observed)), JSON.stringify(result.explanation)],
+    `INSERT INTO reconciliation_results (tenant_id, reconciliation_id, seq, computed_at, status, observed_count, observed_sum, observed_statuses, observed_detail, explanation)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    [tenantId, id, seq, now, result.status, result.observed.count, result.observed.sum.toString(), JSON.stringify(result.observed.statuses), JSON.stringify(detailOf(result.observed)), JSON.stringify(result.explanation)],
   );
 }
 

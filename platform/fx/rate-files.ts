@@ -86,7 +86,7 @@ export async function loadRateFile(pool: Pool, name: string, text: string, now: 
     ]);
     await client.query(
       `INSERT INTO fx_rates (file_id, base, quote, rate, rate_scale, valid_from, loaded_at)
-       SELECT $1, * , $7 FROM unnest($2::text[], $3::text[], $4::text[], $5::smallint[], $6::timestamptz[])`,
+       SELECT $1, * , $7 FROM unnest($2::text[], $3::text[], $4::numeric[], $5::smallint[], $6::timestamptz[])`,
       [
         fileId,
         check.rows.map((r) => r.base),

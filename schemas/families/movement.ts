@@ -15,12 +15,14 @@ const legSchema = z.strictObject({
   counterparty: counterpartySchema.optional(),
 });
 
+export const MOVEMENT_STATUSES = ['completed', 'pending', 'failed', 'reversed'] as const;
+
 export const movementDataSchema = z.strictObject({
   type: z.enum([
     'p2p', 'merchant_payment', 'deposit', 'withdrawal', 'cash_in', 'cash_out', 'remittance',
     'ach', 'wire', 'refund', 'reversal', 'settlement', 'internal_transfer', 'other',
   ]),
-  status: z.enum(['completed', 'pending', 'failed', 'reversed']),
+  status: z.enum(MOVEMENT_STATUSES),
   amount: moneySchema,
   debit: legSchema,
   credit: legSchema,

@@ -72,7 +72,7 @@ export function registerReconciliationRoutes(
       limit + 1,
       after,
     );
-    const views = new Map((await deps.reconciliations.views(rows.slice(0, limit))).map((v) => [v.reconciliation_id, v]));
+    const views = new Map((await deps.reconciliations.views(tenantId, rows.slice(0, limit))).map((v) => [v.reconciliation_id, v]));
     return page(rows, limit, (row) => views.get(`${ID_PREFIXES.reconciliation}${row.reconciliation_id}`)!, (last) =>
       deps.cursors.encode({ ...filters, o: last.created_at.toISOString(), e: last.reconciliation_id }),
     );
