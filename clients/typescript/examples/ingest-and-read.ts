@@ -2,7 +2,7 @@
 //   SVC_BASE_URL=https://… SVC_INGEST_KEY_ID=… SVC_INGEST_KEY_SECRET=… SVC_READ_KEY_ID=… SVC_READ_KEY_SECRET=… \
 //     npx tsx examples/ingest-and-read.ts
 import { pathToFileURL } from 'node:url';
-import { SvcApiError, SvcClient, type BatchItem, type PartyEvent } from '../src/index.ts'; // in your project: 'svc-client'
+import { SvcApiError, SvcClient, type BatchItem, type PartyEvent } from '../src/index.ts'; // in your project: '@svc-controlplane/client'
 
 const SCHEMA_VERSION = '2026-09-01';
 

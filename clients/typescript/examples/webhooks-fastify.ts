@@ -3,7 +3,7 @@
 //   SVC_WEBHOOK_SECRET=whsec_… npx tsx examples/webhooks-fastify.ts
 import Fastify, { type FastifyInstance } from 'fastify';
 import { pathToFileURL } from 'node:url';
-import { constructWebhookEvent } from '../src/webhooks.ts'; // in your project: 'svc-client/webhooks'
+import { constructWebhookEvent } from '../src/webhooks.ts'; // in your project: '@svc-controlplane/client/webhooks'
 import { MemoryInbox, secretsFromEnv, type WebhookInbox } from './inbox.ts';
 
 export function createWebhookApp(options: { secrets: () => string[]; inbox: WebhookInbox; path?: string }): FastifyInstance {

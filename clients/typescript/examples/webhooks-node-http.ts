@@ -2,7 +2,7 @@
 //   SVC_WEBHOOK_SECRET=whsec_… npx tsx examples/webhooks-node-http.ts
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { pathToFileURL } from 'node:url';
-import { constructWebhookEvent } from '../src/webhooks.ts'; // in your project: 'svc-client/webhooks'
+import { constructWebhookEvent } from '../src/webhooks.ts'; // in your project: '@svc-controlplane/client/webhooks'
 import { MemoryInbox, secretsFromEnv, type WebhookInbox } from './inbox.ts';
 
 const MAX_BODY_BYTES = 1024 * 1024;

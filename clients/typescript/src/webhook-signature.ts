@@ -30,7 +30,7 @@
  *
  * ```ts
  * import { createServer } from 'node:http';
- * import { verifyWebhookSignature } from 'svc-client/webhooks';
+ * import { verifyWebhookSignature } from '@svc-controlplane/client/webhooks';
  *
  * // During a rotation: [process.env.WEBHOOK_SECRET_NEW, process.env.WEBHOOK_SECRET_OLD].
  * const secrets = [process.env.WEBHOOK_SECRET!];

@@ -1,5 +1,5 @@
 // Receiving webhooks: signature verification over the raw body, and typed envelopes.
-// Importable alone as `svc-client/webhooks`.
+// Importable alone as `@svc-controlplane/client/webhooks`.
 export { verifyWebhookSignature, parseSignatureHeader, type VerifyOptions, type WebhookVerification } from './webhook-signature.ts';
 export { constructWebhookEvent, type WebhookEventResult } from './webhook-event.ts';
 export { WEBHOOK_CLASSIFICATIONS } from './generated/webhook-catalog.ts';

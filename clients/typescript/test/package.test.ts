@@ -1,7 +1,7 @@
 // The SDK is a package of its own: it builds alone, imports nothing from the service's code, its
 // exports resolve in the built output, and its generated types match the service's schemas.
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -14,6 +14,7 @@ const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url));
 const SRC_DIR = join(PACKAGE_DIR, 'src');
 const TSC = fileURLToPath(new URL('../../../node_modules/typescript/bin/tsc', import.meta.url));
 const manifest = JSON.parse(readFileSync(join(PACKAGE_DIR, 'package.json'), 'utf8')) as {
+  name: string;
   exports: Record<string, string | { types: string; default: string }>;
   files: string[];
   dependencies?: Record<string, string>;
@@ -66,6 +67,47 @@ describe('the built package', () => {
         if (path !== './package.json') expect(manifest.files.some((f) => path.replace(/^\.\//, '').startsWith(f)), `${path} is published`).toBe(true);
       }
     }
+  });
+
+  // A customer's project with the package installed under its name.
+  function consumer(files: Record<string, string>): string {
+    const project = mkdtempSync(join(tmpdir(), 'svc-client-consumer-'));
+    const installed = join(project, 'node_modules', ...manifest.name.split('/'));
+    cpSync(dir, installed, { recursive: true });
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(project, name), text);
+    return project;
+  }
+  const USES = `import { SvcClient, type BatchItem } from '${manifest.name}';
+import { constructWebhookEvent } from '${manifest.name}/webhooks';
+export const client: SvcClient = new SvcClient({ baseUrl: 'http://127.0.0.1', keyId: 'k', secret: 's' });
+export const item: BatchItem | undefined = undefined;
+export const verify: typeof constructWebhookEvent = constructWebhookEvent;
+`;
+
+  it.each([
+    ['node16', ['--module', 'node16', '--moduleResolution', 'node16']],
+    ['nodenext', ['--module', 'nodenext', '--moduleResolution', 'nodenext']],
+    ['bundler', ['--module', 'esnext', '--moduleResolution', 'bundler']],
+  ])('type-checks in a project with moduleResolution %s', async (_name, flags) => {
+    const project = consumer({ 'use.mts': USES });
+    try {
+      const file = 'use.mts';
+      await promisify(execFile)(process.execPath, [TSC, '--noEmit', '--strict', '--skipLibCheck', 'false', '--types', 'node', '--typeRoots', join(PACKAGE_DIR, '../../node_modules/@types'), ...flags, join(project, file)], { cwd: project });
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('loads with require() from CommonJS, and its source maps carry their sources', async () => {
+    const project = consumer({ 'use.cjs': `const { SvcClient } = require('${manifest.name}'); const { constructWebhookEvent } = require('${manifest.name}/webhooks'); process.stdout.write(typeof SvcClient + ' ' + typeof constructWebhookEvent);` });
+    try {
+      const { stdout } = await promisify(execFile)(process.execPath, [join(project, 'use.cjs')], { cwd: project });
+      expect(stdout).toBe('function function');
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
+    const map = JSON.parse(readFileSync(join(dir, 'dist', 'index.js.map'), 'utf8')) as { sources: string[]; sourcesContent?: string[] };
+    expect(map.sourcesContent?.[0]).toBe(readFileSync(join(SRC_DIR, 'index.ts'), 'utf8'));
   });
 
   it('runs as JavaScript, and signs exactly as the sources do', async () => {

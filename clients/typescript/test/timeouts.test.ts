@@ -67,7 +67,8 @@ describe('a per-attempt timeout', () => {
 describe('retry settings', () => {
   it('keep their defaults where given as undefined (3 retries, not endless)', async () => {
     seen = 0;
-    const error = await rejection(client(failingUrl, { retry: { maxRetries: undefined, baseDelayMs: undefined } }).parties.ingest(party));
+    // A generous timeout: under load a 50 ms attempt may time out before the server counts it.
+    const error = await rejection(client(failingUrl, { timeoutMs: 10_000, retry: { maxRetries: undefined, baseDelayMs: undefined } }).parties.ingest(party));
     expect(error).toMatchObject({ status: 503, attempts: 4 });
     expect(seen).toBe(4);
   });
