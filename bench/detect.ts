@@ -33,11 +33,12 @@ import { accountItem, batchBody, loadDataset, movementItem, partyItem } from './
 import type { SvcClient } from '../clients/typescript/src/index.ts';
 import { benchClient } from './lib/api.ts';
 import { batchesOf, ingestBatches, postBatch, startPipeline } from './lib/batches.ts';
-import { issueBenchKey, ROOT, startService } from './lib/bench-service.ts';
+import { issueBenchKey, ROOT, startService, svc, TENANT } from './lib/bench-service.ts';
 import { embeddedConnection } from './lib/embedded-pg.ts';
 import { newAgent } from './lib/load.ts';
 import { positiveInteger } from './lib/options.ts';
 import { cpuLedger, describeCpu } from './lib/proc-cpu.ts';
+import { statusKiB } from './lib/rss.ts';
 import { percentile } from './lib/stats.ts';
 import { runBench } from './lib/teardown.ts';
 
@@ -106,6 +107,8 @@ await runBench('detect', log, async (teardown) => {
   const dataset = await loadDataset(DATASET_DIR);
   const service = await startService(teardown, log, { name: 'api' });
   const complianceClient = benchClient(service, await issueBenchKey(service.env, 'compliance'));
+  // BENCH_MODEL=<id> (e.g. default): the learned model live beside the default ruleset's detectors.
+  if (process.env.BENCH_MODEL) log((await svc(service.env, ['models', 'activate', '--tenant', TENANT, '--model', process.env.BENCH_MODEL])).trim());
   const pool = new pg.Pool({ ...(await embeddedConnection(service.dataDir)), max: 2 });
   const bus = new PostgresLogBus(pool);
   // Whether detection is behind at all: a bounded count, so the check costs the run little.
@@ -190,6 +193,8 @@ await runBench('detect', log, async (teardown) => {
     }
     console.log(`records not yet taken when the load ended: ${backlogs.join(', ')}`);
     console.log(describeCpu(cpuAtStart, cpuAtEnd, availableParallelism()));
+    const detectPeak = statusKiB(pids.get('detect')!, 'VmHWM');
+    if (detectPeak !== undefined) console.log(`detect process peak RSS ${(detectPeak / 1024).toFixed(0)} MiB${process.env.BENCH_MODEL ? ` (model ${process.env.BENCH_MODEL} live)` : ''}`);
     console.log(`RESULT detection/ingest throughput ${spanRatio} over detection's own span (target >= 1.0; ${(detectRate / ingestRate).toFixed(2)} from the first request to the drain), p95 202→alert ${p95.toFixed(0)} ms`);
   } finally {
     await pool.end();

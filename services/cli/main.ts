@@ -68,7 +68,13 @@ const USAGE = `svc: the financial-crime control service
   svc rulesets activate --tenant <tenant_id> --version <n> [--json]
                                            make a candidate or the shadow ruleset live (the previous active one retires)
   svc rulesets rollback --tenant <tenant_id> [--json]
-                                           back to the previously active ruleset, or the built-in default (0)`;
+                                           back to the previously active ruleset, or the built-in default (0)
+  svc models train --tenant <tenant_id> --labels <labels.csv> [--json]
+                                           train a learned model from labels (CSV kind,external_id,label[,as_of]) and case dispositions
+  svc models list --tenant <tenant_id> [--json]
+  svc models show --tenant <tenant_id> --model <id> [--json]
+  svc models shadow|activate --tenant <tenant_id> --model <id> [--json]
+                                           run a model (default, m1, …) in shadow or live: the live ruleset plus the model`;
 
 const print = (line: string): void => {
   process.stdout.write(`${line}\n`);
@@ -107,6 +113,8 @@ async function main(argv: string[]): Promise<void> {
       return (await import('./commands/console-users.ts')).consoleUsersCommand(rest, print);
     case 'rulesets':
       return (await import('./commands/rulesets.ts')).rulesetsCommand(rest, print);
+    case 'models':
+      return (await import('./commands/models.ts')).modelsCommand(rest, print);
     case 'import':
       process.exitCode = await (await import('./commands/import.ts')).importCommand(rest, { print, progress: process.stderr, env: process.env });
       return;

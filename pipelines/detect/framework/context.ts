@@ -66,7 +66,8 @@ export class SubjectContext {
   private readonly accountMovements = new Map<string, AccountMovement[] | null>();
 
   constructor(
-    private readonly stores: DetectionStores,
+    // Public for detectors that read what no memoised read covers (a learned model, its loader).
+    readonly stores: DetectionStores,
     readonly tenantId: string,
     readonly baseAsset: string,
     readonly subject: SubjectRef,

@@ -95,6 +95,9 @@ export interface Detector<P extends z.ZodType = z.ZodType> {
   // Overrides the built-in default ruleset applies per customer segment (for example a higher
   // cash threshold for cash agents). Keys are party segments; values are partial parameters.
   segmentDefaults?: Partial<Record<string, Record<string, unknown>>>;
+  // Runs only in rulesets that name it: the built-in default ruleset leaves it out (a learned
+  // model needs a model chosen per tenant).
+  optIn?: boolean;
   evaluate(ctx: SubjectContext, params: z.infer<P>): Promise<DetectorOutcome>;
 }
 

@@ -106,7 +106,7 @@ export function defaultRulesetDocument(library: readonly AnyDetector[]): ParsedD
     name: 'default',
     description: 'Every detector of the library with its default parameters.',
     detectors: Object.fromEntries(
-      library.map((detector) => [detector.id, { enabled: true, params: {}, by_segment: { ...(detector.segmentDefaults ?? {}) }, by_risk_tier: {} }]),
+      library.filter((detector) => !detector.optIn).map((detector) => [detector.id, { enabled: true, params: {}, by_segment: { ...(detector.segmentDefaults ?? {}) }, by_risk_tier: {} }]),
     ),
   };
 }

@@ -1,0 +1,56 @@
+// A model reaches traffic the way every detector configuration does: inside a ruleset. Putting a
+// model in shadow or activating it writes the tenant's live ruleset document (its active one, else
+// the built-in default) with the learned detector added for that model, as the next candidate,
+// then runs the ruleset step (startShadow / activate). Activating the model that the shadow
+// ruleset already runs activates that very ruleset, so what was watched in shadow is what goes
+// live. Rolling back is the ruleset's rollback (`svc rulesets rollback`).
+import type { Pool } from '../../../platform/postgres/pool.ts';
+import type { AnyDetector } from '../framework/detector.ts';
+import { defaultRulesetDocument, type RulesetDocument } from '../framework/ruleset.ts';
+import { activate, createCandidate, startShadow, type Outcome } from '../rulesets/lifecycle.ts';
+import { LEARNED_DETECTOR_ID } from './detector.ts';
+import { activeRulesetDocument, loadModel, shadowRulesetModel } from './store.ts';
+
+export interface ModelStep {
+  model: string;
+  // The ruleset version that runs the model, and whether it was written for this step.
+  rulesetVersion: number;
+  created: boolean;
+}
+
+async function liveDocument(pool: Pool, tenantId: string, library: readonly AnyDetector[]): Promise<RulesetDocument> {
+  return ((await activeRulesetDocument(pool, tenantId)) as RulesetDocument | null) ?? defaultRulesetDocument(library);
+}
+
+function withModel(document: RulesetDocument, modelId: string): RulesetDocument {
+  const detectors = { ...document.detectors, [LEARNED_DETECTOR_ID]: { enabled: true, params: { model: modelId }, by_segment: {}, by_risk_tier: {} } };
+  const base = document.name.replace(/ \+ model \S+$/, '');
+  return { ...document, name: `${base} + model ${modelId}`.slice(0, 128), detectors };
+}
+
+async function candidateWithModel(pool: Pool, tenantId: string, modelId: string, library: readonly AnyDetector[], now: Date): Promise<Outcome<{ version: number }>> {
+  if (!(await loadModel(pool, tenantId, modelId))) return { kind: 'not_found', message: `tenant ${tenantId} has no model ${modelId} (svc models list)` };
+  return createCandidate(pool, tenantId, withModel(await liveDocument(pool, tenantId, library), modelId), library, now);
+}
+
+export async function shadowModel(pool: Pool, tenantId: string, modelId: string, library: readonly AnyDetector[], now: Date): Promise<Outcome<ModelStep>> {
+  const candidate = await candidateWithModel(pool, tenantId, modelId, library, now);
+  if (candidate.kind !== 'done') return candidate;
+  const shadow = await startShadow(pool, tenantId, candidate.version, library, now);
+  if (shadow.kind !== 'done') return shadow;
+  return { kind: 'done', model: modelId, rulesetVersion: candidate.version, created: true };
+}
+
+export async function activateModel(pool: Pool, tenantId: string, modelId: string, library: readonly AnyDetector[], now: Date): Promise<Outcome<ModelStep & { previousVersion: number }>> {
+  const shadow = await shadowRulesetModel(pool, tenantId, LEARNED_DETECTOR_ID);
+  const inShadow = shadow?.model === modelId ? shadow.version : undefined;
+  let version = inShadow;
+  if (version === undefined) {
+    const candidate = await candidateWithModel(pool, tenantId, modelId, library, now);
+    if (candidate.kind !== 'done') return candidate;
+    version = candidate.version;
+  }
+  const activated = await activate(pool, tenantId, version, library, now);
+  if (activated.kind !== 'done') return activated;
+  return { kind: 'done', model: modelId, rulesetVersion: version, created: inShadow === undefined, previousVersion: activated.previousVersion };
+}

@@ -1,0 +1,124 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDetectionWorld, type DetectionWorld } from '../../../test/support/detection-world.ts';
+import { applyCaseAction } from '../cases.ts';
+import { defaultRulesetDocument } from '../framework/ruleset.ts';
+import { learnedModel, LEARNED_DETECTOR_ID } from './detector.ts';
+import { dispositionLabels } from './label-store.ts';
+import { parseLabelFile } from './labels.ts';
+import { activateModel, shadowModel } from './lifecycle.ts';
+import { FEATURE_NAMES } from './features.ts';
+import { listModels, loadModel } from './store.ts';
+import { buildBank, day, labelRows, MULES, mulePattern, NORMALS, ordinary, TENANT } from './test-kit.ts';
+import { trainModel } from './training.ts';
+
+let world: DetectionWorld;
+
+const deps = () => ({ ...world.stores, clock: world.api.clock });
+const labelFile = (rows: string[]) => {
+  const parsed = parseLabelFile(['kind,external_id,label', ...rows].join('\n'));
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+  return parsed.labels;
+};
+
+beforeAll(async () => {
+  world = await startDetectionWorld({ SVC_RATE_LIMIT_CAPACITY: '100000', SVC_RATE_LIMIT_REFILL_PER_S: '100000' });
+  await buildBank(world);
+}, 120_000);
+afterAll(async () => world?.close());
+
+describe('training', () => {
+  it('learns from a label file and keeps a held-back report with the model', async () => {
+    const labels = labelFile([...labelRows(), 'account,never-seen,0']);
+    const outcome = await trainModel(deps(), TENANT, labels);
+    expect(outcome.kind).toBe('done');
+    if (outcome.kind !== 'done') return;
+    expect(outcome.model.id).toBe('m1');
+    const t = outcome.model.document.training;
+    expect(t).toMatchObject({ examples: MULES + NORMALS, positives: MULES, labels: { file: MULES + NORMALS + 1, dispositions: 0, skipped: 1 } });
+    // 25 % of each class held back: 2 mules and 6 ordinary accounts.
+    expect(t.held_out).toMatchObject({ examples: 8, positives: 2 });
+    for (const metric of ['precision', 'recall', 'f1', 'pr_auc'] as const) expect(t.held_out[metric]).toBeGreaterThanOrEqual(0.99);
+    expect(t.library).toMatch(/tfjs/);
+    expect((await loadModel(world.api.db.pool, TENANT, 'm1'))?.document).toEqual(outcome.model.document);
+    expect((await listModels(world.api.db.pool, TENANT)).map((m) => m.id)).toEqual(['default', 'm1']);
+  });
+
+  it('ships a default model every tenant can run', async () => {
+    const shipped = await loadModel(world.api.db.pool, TENANT, 'default');
+    expect(shipped).toMatchObject({ id: 'default', version: 0, document: { format: 'logistic-regression/v1' } });
+    expect(shipped!.document.features.map((f) => f.name)).toEqual(FEATURE_NAMES);
+    expect(shipped!.document.training.held_out.examples).toBeGreaterThan(0);
+  });
+
+  it('refuses too few labels of a class, and an unknown tenant', async () => {
+    expect(await trainModel(deps(), TENANT, labelFile(['account,mule-0,1', 'account,normal-0,0']))).toMatchObject({ kind: 'too_few' });
+    expect(await trainModel(deps(), 'nobody', [])).toMatchObject({ kind: 'not_found' });
+  });
+});
+
+describe('the learned detector', () => {
+  it('flags an account it never saw labelled, and explains why', async () => {
+    await world.movements(mulePattern('mule-8', 20));
+    await world.movements(ordinary('normal-24', 3, 20, 'normal-0'));
+    await world.settle();
+    const outcome = await world.evaluate(learnedModel, { kind: 'account', id: 'mule-8' }, day(20, 17), { params: { model: 'm1' } });
+    expect(outcome.outcome).toBe('hit');
+    if (outcome.outcome !== 'hit') return;
+    const facts = outcome.evidence.facts as { model: { id: string; version: number }; score: number; top_features: Array<{ feature: string; value: string; own_baseline: string }> };
+    expect(facts.model).toMatchObject({ id: 'm1', version: 1 });
+    expect(facts.score).toBeCloseTo(outcome.score, 3);
+    expect(facts.top_features.length).toBeGreaterThan(0);
+    // mule-8 had no activity before: its own earlier values are zero.
+    expect(facts.top_features.every((f) => f.own_baseline === '0' || f.own_baseline.startsWith('0.00'))).toBe(true);
+    expect(outcome.summary).toMatch(/Model m1 scored/);
+    expect(outcome.evidence.movements).toHaveLength(7);
+    expect(await world.evaluate(learnedModel, { kind: 'account', id: 'normal-24' }, day(20, 17), { params: { model: 'm1' } })).toEqual({ outcome: 'no_hit' });
+  });
+
+  it('sees nothing after the instant it judges', async () => {
+    // Before its pattern, mule-8 had no payments at all.
+    expect(await world.evaluate(learnedModel, { kind: 'account', id: 'mule-8' }, day(19), { params: { model: 'm1' } })).toEqual({ outcome: 'no_hit' });
+  });
+
+  it('answers not_applicable for a model the tenant does not have', async () => {
+    expect(await world.evaluate(learnedModel, { kind: 'account', id: 'mule-8' }, day(20, 17), { params: { model: 'm99' } })).toMatchObject({ outcome: 'not_applicable' });
+  });
+
+  it('is left out of the built-in default ruleset', () => {
+    expect(Object.keys(defaultRulesetDocument([learnedModel]).detectors)).toEqual([]);
+  });
+});
+
+describe('through the ruleset lifecycle', () => {
+  it('runs in shadow, goes live as the same ruleset, raises explained alerts, and its dispositions become labels', async () => {
+    const pool = world.api.db.pool;
+    const library = [learnedModel];
+    expect(await shadowModel(pool, TENANT, 'm7', library, world.api.clock.now())).toMatchObject({ kind: 'not_found' });
+    const shadow = await shadowModel(pool, TENANT, 'm1', library, world.api.clock.now());
+    expect(shadow).toMatchObject({ kind: 'done', rulesetVersion: 1 });
+    const live = await activateModel(pool, TENANT, 'm1', library, world.api.clock.now());
+    expect(live).toMatchObject({ kind: 'done', rulesetVersion: 1, created: false, previousVersion: 0 });
+    const { rows: rulesets } = await pool.query(`SELECT version, state, document FROM rulesets WHERE tenant_id = $1`, [TENANT]);
+    expect(rulesets).toMatchObject([{ version: 1, state: 'active', document: { detectors: { [LEARNED_DETECTOR_ID]: { params: { model: 'm1' } } } } }]);
+
+    await world.startDetection({ library });
+    await world.movements(mulePattern('mule-8', 25));
+    await world.settle();
+    const { rows: alerts } = await pool.query(
+      `SELECT a.subject_id, a.detector_id, a.explanation, a.episode_id, e.evidence FROM alerts a JOIN alert_evidence e USING (tenant_id, alert_id)
+        WHERE a.tenant_id = $1 AND a.mode = 'live' ORDER BY e.seq`,
+      [TENANT],
+    );
+    const mule = alerts.filter((a) => a.subject_id === 'mule-8');
+    expect(mule.length).toBeGreaterThan(0);
+    expect(mule[0]).toMatchObject({ detector_id: LEARNED_DETECTOR_ID, evidence: { facts: { model: { id: 'm1' } } } });
+    expect(mule[0].explanation).toMatch(/Model m1 scored .* most weight: /);
+    expect(alerts.every((a) => a.detector_id === LEARNED_DETECTOR_ID)).toBe(true);
+
+    const episode = mule[0].episode_id as string;
+    expect(episode).toBeTruthy();
+    const disposed = await applyCaseAction(pool, { tenantId: TENANT, episodeId: episode, disposition: 'false_positive', actor: 'test' }, world.api.clock.now());
+    expect(disposed.kind).toBe('applied');
+    expect(await dispositionLabels(pool, TENANT)).toEqual(expect.arrayContaining([expect.objectContaining({ kind: 'account', externalId: 'mule-8', label: false, source: 'disposition' })]));
+  });
+});

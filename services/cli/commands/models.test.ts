@@ -1,0 +1,73 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildBank, labelRows, TENANT } from '../../../pipelines/detect/models/test-kit.ts';
+import { startDetectionWorld, type DetectionWorld } from '../../../test/support/detection-world.ts';
+import { runSvc } from '../../../test/support/svc-process.ts';
+
+// `svc models` as an operator runs it, against the test database of a small bank.
+let world: DetectionWorld;
+let env: NodeJS.ProcessEnv;
+let dir: string;
+
+beforeAll(async () => {
+  world = await startDetectionWorld({ SVC_RATE_LIMIT_CAPACITY: '100000', SVC_RATE_LIMIT_REFILL_PER_S: '100000' });
+  await buildBank(world);
+  const { SVC_DATA_DIR: _ignored, ...rest } = process.env;
+  env = { ...rest, DATABASE_URL: world.api.db.url, SVC_MASTER_KEY: randomBytes(32).toString('base64url'), LOG_LEVEL: 'warn' };
+  dir = await mkdtemp(join(tmpdir(), 'svc-models-'));
+}, 120_000);
+afterAll(async () => {
+  await world?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const svc = (...args: string[]) => runSvc(['models', ...args], env);
+const file = async (name: string, text: string) => {
+  const path = join(dir, name);
+  await writeFile(path, text);
+  return path;
+};
+
+describe('svc models', () => {
+  it('trains from a label file and prints the held-back report', async () => {
+    const labels = await file('labels.csv', ['kind,external_id,label', ...labelRows()].join('\n'));
+    const trained = await svc('train', '--tenant', TENANT, '--labels', labels, '--json');
+    expect(trained.code, trained.stderr).toBe(0);
+    const model = JSON.parse(trained.stdout);
+    expect(model).toMatchObject({ id: 'm1', version: 1, built_in: false, held_out: { f1: 1 }, training: { examples: 32, positives: 8 } });
+
+    const text = await svc('train', '--tenant', TENANT, '--labels', labels);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/model m2 trained for acme/);
+    expect(text.stdout).toMatch(/held back \(stratified, 8 accounts, 2 positive\): precision 1\.000, recall 1\.000, F1 1\.000, PR-AUC 1\.000/);
+  }, 60_000);
+
+  it('names the bad lines of a label file and refuses it', async () => {
+    const bad = await file('bad.csv', 'kind,external_id,label\naccount,mule-0,yes\nvendor,x,1\n');
+    const refused = await svc('train', '--tenant', TENANT, '--labels', bad);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/line 2: label must be/);
+    expect(refused.stderr).toMatch(/line 3: kind must be account or party/);
+  });
+
+  it('lists and shows models, and runs one live through a ruleset', async () => {
+    const listed = JSON.parse((await svc('list', '--tenant', TENANT, '--json')).stdout) as Array<{ id: string }>;
+    expect(listed.map((m) => m.id)).toEqual(expect.arrayContaining(['m1', 'm2']));
+    const shown = await svc('show', '--tenant', TENANT, '--model', 'm1', '--json');
+    expect(JSON.parse(shown.stdout)).toMatchObject({ id: 'm1', document: { format: 'logistic-regression/v1' } });
+
+    const missing = await svc('activate', '--tenant', TENANT, '--model', 'm9');
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/has no model m9/);
+    expect((await svc('activate', '--tenant', TENANT, '--model', 'nine')).code).toBe(2);
+
+    const live = await svc('activate', '--tenant', TENANT, '--model', 'm1', '--json');
+    expect(live.code, live.stderr).toBe(0);
+    expect(JSON.parse(live.stdout)).toEqual({ model: 'm1', ruleset_version: 1, previous_version: 0, from_shadow: false });
+    const { rows } = await world.api.db.pool.query(`SELECT state, document #>> '{detectors,learned_model,params,model}' AS model FROM rulesets WHERE tenant_id = $1`, [TENANT]);
+    expect(rows).toEqual([{ state: 'active', model: 'm1' }]);
+  }, 60_000);
+});
