@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { z } from 'zod';
 import { withTransaction } from '../../platform/postgres/pool.ts';
+import { ALERT_COLUMNS } from '../../services/api/compliance/render.ts';
 import { startDetectionWorld, type DetectionWorld } from '../../test/support/detection-world.ts';
 import { recordHits, type HitToRecord } from './alerts.ts';
 import { defineDetector, noHit, type Severity } from './framework/detector.ts';
@@ -107,4 +108,40 @@ it('widens and opens several alerts in one call, each with its own window, sever
     { subject_id: 'B-2', seq: 2, severity: 'low', movements: ['b2', 'b4'] },
     { subject_id: 'B-3', seq: 1, severity: 'critical', movements: ['b9'] },
   ]);
+});
+
+// The reported case: a hit recorded later but earlier in event time, and weaker, extends an alert.
+// The alert kept the strong hit's score and severity but showed the weak one's summary and
+// explanation ("high 0.80" over "medium, score 0.59").
+it('keeps headline, explanation and evidence of one hit when a weaker, earlier hit extends the alert', async () => {
+  const strong = hitOn('C-1', '12:00:00', '12:30:00', ['c1', 'c2']);
+  strong.hit = { ...strong.hit, score: 0.8, severity: 'high', summary: 'strong hit' };
+  strong.explanation = 'high, score 0.80';
+  const weak = hitOn('C-1', '11:50:00', '12:10:00', ['c0', 'c1']);
+  weak.hit = { ...weak.hit, score: 0.59, severity: 'medium', summary: 'weak hit' };
+  weak.explanation = 'medium, score 0.59';
+  weak.eventAt = new Date('2026-03-01T12:10:00Z');
+  await record([strong]);
+  const result = await record([weak]);
+  expect(result.updated).toBe(1);
+
+  const read = async () =>
+    (await world.api.db.pool.query(`SELECT ${ALERT_COLUMNS} FROM alerts a WHERE a.tenant_id = $1 AND a.subject_id = 'C-1'`, [world.api.tenantId])).rows.map((row) => ({
+      severity: row.severity,
+      score: row.score,
+      summary: row.summary,
+      explanation: row.explanation,
+      movements: row.evidence.movements,
+      from: row.window_from.toISOString().slice(11, 19),
+      hits: row.hits,
+    }));
+  // The window takes the weak hit in, its facts are kept in the history, but the alert reads as the strong hit.
+  expect(await read()).toEqual([{ severity: 'high', score: 0.8, summary: 'strong hit', explanation: 'high, score 0.80', movements: ['c1', 'c2'], from: '11:50:00', hits: 2 }]);
+
+  // A stronger hit, later in event time, takes the headline with its own words and evidence.
+  const stronger = hitOn('C-1', '12:20:00', '12:40:00', ['c2', 'c3'], 'critical');
+  stronger.hit = { ...stronger.hit, score: 0.9, summary: 'stronger hit' };
+  stronger.explanation = 'critical, score 0.90';
+  await record([stronger]);
+  expect(await read()).toEqual([{ severity: 'critical', score: 0.9, summary: 'stronger hit', explanation: 'critical, score 0.90', movements: ['c2', 'c3'], from: '11:50:00', hits: 3 }]);
 });

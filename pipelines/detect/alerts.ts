@@ -1,6 +1,10 @@
 // Alerts: one per detector, subject and overlapping event-time window. A hit whose window overlaps
-// an open alert of the same detector on the same subject updates that alert (window widened,
-// score and severity never lowered) and appends its evidence; a hit with nothing new (no movement,
+// an open alert of the same detector on the same subject updates that alert (window widened) and
+// appends its evidence. The alert's headline (score, severity, summary, explanation, versions) is
+// that of its strongest hit (highest severity, then highest score; the later recorded on a tie), so
+// score and severity are never lowered, and a weaker hit recorded later (one earlier in event time,
+// say) adds its facts without lending the alert its own words; readers show the evidence row of the
+// headline hit (the latest with the alert's score and severity). A hit with nothing new (no movement,
 // counterparty or fact beyond the last evidence recorded) changes nothing, and neither does one
 // whose facts a closed (disposed) alert already holds. Evidence rows are never edited (rule 5).
 // Windows that only touch count as overlapping: a hit on a single fact has from = to.
@@ -55,6 +59,7 @@ interface OpenAlertRow {
   alert_id: string;
   episode_id: string | null;
   severity: Severity;
+  score: number;
   status: 'open' | 'closed';
   unchanged: boolean;
   last_seq: number;
@@ -69,7 +74,7 @@ const factsOf = (hit: Hit): string =>
 // detector on its subject whose window overlaps the hit's, open ones first, with whether its
 // latest evidence already holds the hit's facts.
 const OPEN_ALERT_SQL = `
-  SELECT h.i, a.alert_id, a.episode_id, a.severity, a.status,
+  SELECT h.i, a.alert_id, a.episode_id, a.severity, a.score, a.status,
          coalesce((SELECT e.evidence @> h.facts FROM alert_evidence e
                     WHERE e.tenant_id = a.tenant_id AND e.alert_id = a.alert_id ORDER BY e.seq DESC LIMIT 1), false) AS unchanged,
          (SELECT max(e.seq) FROM alert_evidence e WHERE e.tenant_id = a.tenant_id AND e.alert_id = a.alert_id) AS last_seq
@@ -112,9 +117,14 @@ async function findOpenAlerts(db: PoolClient, tenantId: string, hits: Array<{ in
 interface Extension {
   entry: HitToRecord;
   alertId: string;
-  severity: Severity;
+  // Whether the hit becomes the alert's headline.
+  headline: boolean;
   seq: number;
 }
+
+// Whether a hit is at least as strong as the alert's headline: it then takes the headline.
+const outranks = (hit: Hit, alert: { severity: Severity; score: number }): boolean =>
+  severityRank(hit.severity) > severityRank(alert.severity) || (severityRank(hit.severity) === severityRank(alert.severity) && hit.score >= alert.score);
 
 interface Opening {
   entry: HitToRecord;
@@ -152,8 +162,9 @@ export async function recordHits(db: PoolClient, hits: HitToRecord[], now: Date)
     if (found?.unchanged && (found.status === 'closed' || severityRank(hit.severity) <= severityRank(found.severity))) continue;
     const open = found?.status === 'open' ? found : undefined;
     if (open) {
-      const severity = severityRank(hit.severity) > severityRank(open.severity) ? hit.severity : open.severity;
-      writes.extensions.push({ entry, alertId: open.alert_id, severity, seq: open.last_seq + 1 });
+      const headline = outranks(hit, open);
+      const severity = headline ? hit.severity : open.severity;
+      writes.extensions.push({ entry, alertId: open.alert_id, headline, seq: open.last_seq + 1 });
       result.updated += 1;
       if (severity !== open.severity && open.episode_id) {
         result.raised.push({ alertId: open.alert_id, tenantId: entry.tenantId, episodeId: open.episode_id, severity });
@@ -200,7 +211,7 @@ const EVIDENCE_INSERT = (written: string): string =>
      FROM ${written} w JOIN h ON h.alert_id = w.alert_id`;
 
 // What a hit sets on the alert it widens or opens, and its evidence row, as the statements'
-// JSON rows carry them (severity apart: a widened alert keeps the higher of its own and the hit's).
+// JSON rows carry them (a widened alert takes the headline fields only from a hit that outranks it).
 const hitFields = (entry: HitToRecord, seq: number) => ({
   window_from: entry.hit.evidence.window.from,
   window_to: entry.hit.evidence.window.to,
@@ -236,14 +247,19 @@ class AlertWrites {
         // The alerts are found by key (= ANY), then matched to their rows: a join of the table
         // with rows the planner cannot count could otherwise scan the tenant's alerts.
         text: `WITH h AS MATERIALIZED (
-                 SELECT * FROM json_to_recordset($3::json) AS h(alert_id uuid, window_from timestamptz, window_to timestamptz, score float8,
+                 SELECT * FROM json_to_recordset($3::json) AS h(alert_id uuid, headline boolean, window_from timestamptz, window_to timestamptz, score float8,
                    severity text, summary text, explanation text, detector_version int, ruleset_version int,
                    seq int, event_at timestamptz, hit_score float8, hit_severity text, evidence jsonb)
                ),
                extended AS (
                  UPDATE alerts a SET window_from = least(a.window_from, h.window_from), window_to = greatest(a.window_to, h.window_to),
-                                     score = greatest(a.score, h.score), severity = h.severity, summary = h.summary, explanation = h.explanation,
-                                     hits = a.hits + 1, updated_at = $2, detector_version = h.detector_version, ruleset_version = h.ruleset_version
+                                     score = CASE WHEN h.headline THEN h.score ELSE a.score END,
+                                     severity = CASE WHEN h.headline THEN h.severity ELSE a.severity END,
+                                     summary = CASE WHEN h.headline THEN h.summary ELSE a.summary END,
+                                     explanation = CASE WHEN h.headline THEN h.explanation ELSE a.explanation END,
+                                     detector_version = CASE WHEN h.headline THEN h.detector_version ELSE a.detector_version END,
+                                     ruleset_version = CASE WHEN h.headline THEN h.ruleset_version ELSE a.ruleset_version END,
+                                     hits = a.hits + 1, updated_at = $2
                    FROM h
                   WHERE a.tenant_id = $1 AND a.alert_id = ANY($4::uuid[]) AND a.alert_id = h.alert_id
                  RETURNING a.tenant_id, a.alert_id
@@ -253,9 +269,10 @@ class AlertWrites {
           this.tenantId,
           this.now,
           JSON.stringify(
-            extensions.map(({ entry, alertId, severity, seq }) => ({
+            extensions.map(({ entry, alertId, headline, seq }) => ({
               alert_id: alertId,
-              severity,
+              headline,
+              severity: entry.hit.severity,
               ...hitFields(entry, seq),
             })),
           ),

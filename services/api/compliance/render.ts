@@ -40,9 +40,11 @@ export interface AlertRow extends AlertSummaryRow {
 export const ALERT_SUMMARY_COLUMNS = `a.alert_id, a.status, a.detector_id, a.typology, a.subject_kind, a.subject_id, a.severity, a.score,
   a.window_from, a.window_to, a.episode_id, a.created_at, a.updated_at, a.created_at::text AS cursor_at`;
 
-// The columns of AlertRow from `alerts a`, with its latest evidence.
+// The columns of AlertRow from `alerts a`, with the evidence of its headline hit: the latest row
+// with the alert's score and severity (pipelines/detect/alerts.ts), so headline and evidence agree.
 export const ALERT_COLUMNS = `${ALERT_SUMMARY_COLUMNS}, a.detector_version, a.ruleset_version, a.party_id, a.summary, a.explanation, a.hits,
-  (SELECT e.evidence FROM alert_evidence e WHERE e.tenant_id = a.tenant_id AND e.alert_id = a.alert_id ORDER BY e.seq DESC LIMIT 1) AS evidence`;
+  (SELECT e.evidence FROM alert_evidence e WHERE e.tenant_id = a.tenant_id AND e.alert_id = a.alert_id
+    ORDER BY (e.score = a.score AND e.severity = a.severity) DESC, e.seq DESC LIMIT 1) AS evidence`;
 
 export function alertSummaryView(row: AlertSummaryRow): Record<string, unknown> {
   return {
