@@ -58,6 +58,7 @@ describe('mule_network', () => {
       { name: 'pass_through_inflow', threshold: '100000', observed: '200000' },
       { name: 'pass_through_ratio', threshold: 0.8, observed: 0.95 },
       { name: 'flagged_linked_parties', threshold: 1, observed: 1 },
+      { name: 'indicators', threshold: 2, observed: 4 },
     ]);
     expect(hit.evidence.counterparties[0]).toBe('party:mn-bad-p');
     expect(hit.evidence.counterparties).toEqual(expect.arrayContaining(senders.map((s) => `account:${s}`)));
@@ -66,10 +67,37 @@ describe('mule_network', () => {
     expect(hit.summary).toContain('4 money-mule indicators');
   });
 
+  // Changed with the network context (issue 32): fan-in passed on is, alone, what any busy account of
+  // a random payment network does; it takes ties to flagged parties to make a mule.
+  it('does not hit on the two flow indicators alone, and hits when parties on the flows are flagged', async () => {
+    await holders(world, ['mn-flow', 'mn-flow-out']);
+    const senders = await fanIn('mn-flow', 'mn-flow-s', 5, 40_000);
+    await world.movement({ id: 'mn-flow-out1', from: side('mn-flow'), to: side('mn-flow-out'), value: 190_000, at: before(AT, 5) });
+    await world.settle();
+    expect(await world.evaluate(muleNetwork, { kind: 'account', id: 'mn-flow' }, AT)).toEqual({ outcome: 'no_hit' });
+
+    // One sender under an open alert: below two.
+    const two = { params: { minLinkedCounterparties: 2 } };
+    await alertOn(`${senders[0]}-p`, 'open');
+    expect(await world.evaluate(muleNetwork, { kind: 'account', id: 'mn-flow' }, AT, two)).toEqual({ outcome: 'no_hit' });
+    // The payee the money went on to as well: two parties on the flows are flagged.
+    await alertOn('mn-flow-out-p', 'open');
+    const hit = (await world.evaluate(muleNetwork, { kind: 'account', id: 'mn-flow' }, AT, two)) as Hit;
+    expect(hit).toMatchObject({
+      outcome: 'hit',
+      severity: 'high',
+      evidence: { facts: { indicators: ['unrelated_fan_in', 'pass_through', 'deals_with_flagged'], flagged_counterparties: ['mn-flow-out-p', `${senders[0]}-p`] } },
+    });
+    expect(hit.evidence.thresholds).toContainEqual({ name: 'linked_counterparties', threshold: 2, observed: 2 });
+    expect(hit.evidence.counterparties).toEqual(expect.arrayContaining([`party:${senders[0]}-p`, 'party:mn-flow-out-p']));
+    expect(hit.summary).toContain('2 of the parties it was paid by or paid on to are under an open alert');
+  });
+
   it('scores two strong indicators medium and a young account with one other low', async () => {
-    // An old account: fan-in from new senders, then passed on.
+    // An old account: fan-in from new senders (one of them flagged), then passed on.
     await holders(world, ['mn-old', 'mn-old-out']);
-    await fanIn('mn-old', 'mn-old-s', 5, 40_000);
+    const senders = await fanIn('mn-old', 'mn-old-s', 5, 40_000);
+    await alertOn(`${senders[0]}-p`, 'open');
     await world.movement({ id: 'mn-old-out1', from: side('mn-old'), to: side('mn-old-out'), value: 190_000, at: before(AT, 5) });
     // A young account sharing a national id with a party under an open alert.
     await world.party('mn-y-p', { identifiers: [{ type: 'national_id', value: 'ID-77' }] });
@@ -78,8 +106,10 @@ describe('mule_network', () => {
     await alertOn('mn-y-bad-p', 'open');
     await world.settle();
 
-    const medium = (await world.evaluate(muleNetwork, { kind: 'account', id: 'mn-old' }, AT)) as Hit;
-    expect(medium).toMatchObject({ outcome: 'hit', severity: 'medium', evidence: { facts: { indicators: ['unrelated_fan_in', 'pass_through'] } } });
+    // Two flow indicators and one flagged sender (enough at minLinkedCounterparties 1): the context
+    // makes the hit, the flows its strength.
+    const medium = (await world.evaluate(muleNetwork, { kind: 'account', id: 'mn-old' }, AT, { params: { minIndicators: 3, minLinkedCounterparties: 1 } })) as Hit;
+    expect(medium).toMatchObject({ outcome: 'hit', severity: 'high', evidence: { facts: { indicators: ['unrelated_fan_in', 'pass_through', 'deals_with_flagged'] } } });
     const low = (await world.evaluate(muleNetwork, { kind: 'account', id: 'mn-y' }, AT)) as Hit;
     expect(low).toMatchObject({ outcome: 'hit', severity: 'low', evidence: { facts: { indicators: ['young_account', 'shares_with_flagged'] } } });
     expect(low.score).toBeLessThan(medium.score);

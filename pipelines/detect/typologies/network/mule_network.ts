@@ -5,10 +5,15 @@
 //   pass_through      most of a material inflow left again within hours or days
 //   shares_with_flagged  the holder shares an identifier, device or ip with a party that has an
 //                     open alert
-// A hit needs minIndicators of them. A young account alone is common, so it weighs half.
+//   deals_with_flagged   at least minLinkedCounterparties of the parties on the two flows above
+//                     (the new senders, the payees the money went on to) have an open alert
+// A hit needs minIndicators of them, at least one of which is context (the account's age or its
+// ties to flagged parties): the two flow indicators alone describe any busy account that is paid
+// by people it does not know and pays on, which is most of ordinary traffic in a random payment
+// network; what makes a mule is who it is tied to. A young account alone is common, so it weighs half.
 //
 // Score: 0.25 per indicator (0.125 for a young account) minus 0.02: a young account and one
-// other is low; two strong ones medium; three high; all four critical.
+// other is low; two strong ones medium; three high; four or more critical.
 import { z } from 'zod';
 import type { ThresholdCrossed } from '../../framework/detector.ts';
 import { defineDetector, noHit } from '../../framework/detector.ts';
@@ -31,9 +36,17 @@ const params = z.strictObject({
   passThroughMaxRatio: z.number().min(0).default(1.25),
   passThroughMinInflow: moneyParam('100000'),
   sharedAttributeLimit: z.number().int().min(1).max(200).default(50),
+  // Distinct parties with an open alert among the flows' counterparties (chosen cross-dataset,
+  // docs/decisions/0026).
+  minLinkedCounterparties: z.number().int().min(1).default(3),
 });
 
-type Indicator = 'young_account' | 'unrelated_fan_in' | 'pass_through' | 'shares_with_flagged';
+type Indicator = 'young_account' | 'unrelated_fan_in' | 'pass_through' | 'shares_with_flagged' | 'deals_with_flagged';
+
+// The indicators that say who the account is rather than how much flows through it.
+const CONTEXT: ReadonlySet<Indicator> = new Set(['young_account', 'shares_with_flagged', 'deals_with_flagged']);
+// Counterparties of the flows whose holders are looked up, most relevant first.
+const LINKED_CHECKED = 50;
 
 interface Flagged {
   via: { kind: string; key: string };
@@ -92,15 +105,22 @@ export const muleNetwork = defineDetector({
       thresholds.push({ name: 'pass_through_ratio', threshold: p.passThroughRatio, observed: ratio(pass.ratio) });
     }
 
-    // The last indicator is the dearest (a network read and an alert lookup): skipped when even
-    // with it the account could not reach minIndicators.
-    const flagged = fired.size + 1 >= p.minIndicators ? await flaggedLinks(ctx, p.sharedAttributeLimit) : [];
+    // The context indicators are the dearest (network reads and alert lookups): each is skipped
+    // when even with it the account could not reach minIndicators (the flows' one needs a flow).
+    const flows = fanSide || pass ? 1 : 0;
+    const flagged = fired.size + 1 + flows >= p.minIndicators ? await flaggedLinks(ctx, p.sharedAttributeLimit) : [];
     if (flagged.length > 0) {
       fired.add('shares_with_flagged');
       thresholds.push({ name: 'flagged_linked_parties', threshold: 1, observed: new Set(flagged.flatMap((f) => f.parties)).size });
     }
+    const flowParties = flows > 0 && fired.size + 1 >= p.minIndicators ? await flaggedCounterparties(ctx, fanSide, pass) : [];
+    if (flowParties.length >= p.minLinkedCounterparties) {
+      fired.add('deals_with_flagged');
+      thresholds.push({ name: 'linked_counterparties', threshold: p.minLinkedCounterparties, observed: flowParties.length });
+    }
 
-    if (fired.size < p.minIndicators) return noHit();
+    if (fired.size < p.minIndicators || ![...fired].some((indicator) => CONTEXT.has(indicator))) return noHit();
+    thresholds.push({ name: 'indicators', threshold: p.minIndicators, observed: fired.size });
     const weight = [...fired].reduce((sum, indicator) => sum + (indicator === 'young_account' ? 0.5 : 1), 0);
     const score = finalScore(0.25 * weight - 0.02);
     const span = spanOf(ctx, p, fanSide, pass);
@@ -112,11 +132,12 @@ export const muleNetwork = defineDetector({
       score,
       severity: severityOf(score),
       summary:
-        `${indicators.length} money-mule indicators on the account (threshold ${p.minIndicators}): ${indicators.map(describe(ageDays, fanSide, pass, flagged)).join('; ')}.`,
+        `${indicators.length} money-mule indicators on the account (threshold ${p.minIndicators}): ${indicators.map(describe(ageDays, fanSide, pass, flagged, flowParties)).join('; ')}.`,
       evidence: {
         movements: listed(movements.map((m) => m.movementId)),
         counterparties: listed([
           ...flagged.flatMap((f) => f.parties.map((party) => `party:${party}`)),
+          ...(fired.has('deals_with_flagged') ? flowParties.map((party) => `party:${party}`) : []),
           ...(fanSide?.fresh.map((c) => accountKey(c.account)) ?? []),
           ...(pass?.outs.flatMap((a) => (a.counterparty === null ? [] : [a.counterparty])) ?? []),
         ]),
@@ -135,6 +156,7 @@ export const muleNetwork = defineDetector({
           ...(fanSide ? { new_senders: fanSide.fresh.length, senders: fanSide.counterparties.length } : {}),
           ...(pass ? { pass_through: { hours: pass.hours, inflow: pass.inflow.toString(), outflow: pass.outflow.toString(), ratio: ratio(pass.ratio) } } : {}),
           ...(flagged.length > 0 ? { shared_with_flagged: flagged } : {}),
+          ...(fired.has('deals_with_flagged') ? { flagged_counterparties: flowParties } : {}),
         },
       },
     };
@@ -163,6 +185,20 @@ async function flaggedLinks(ctx: SubjectContext, limit: number): Promise<Flagged
     .filter((s) => s.parties.length > 0);
 }
 
+// The parties with an open alert that hold the accounts on the flows: the new senders of the fan-in
+// and the payees the pass-through went on to. Sorted.
+async function flaggedCounterparties(ctx: SubjectContext, fan: FanSide | null, pass: PassThrough | null): Promise<string[]> {
+  const accounts = [
+    ...(fan?.fresh.map((c) => c.account) ?? []),
+    ...(pass?.ins ?? []).concat(pass?.outs ?? []).flatMap((a) => (a.counterparty?.startsWith('account:') ? [a.counterparty.slice('account:'.length)] : [])),
+  ];
+  const unique = [...new Set(accounts)].filter((account) => account !== ctx.subject.id).slice(0, LINKED_CHECKED);
+  const self = await ctx.partyId();
+  const holders = await Promise.all(unique.map(async (account) => (await ctx.entity('account', account))?.data.holder_party_id));
+  const parties = [...new Set(holders.filter((h): h is string => typeof h === 'string' && h !== self))];
+  return (await ctx.flaggedParties(parties)).sort();
+}
+
 // The evidence window: the widest of the windows the fired indicators looked at.
 function spanOf(ctx: SubjectContext, p: { fanInWindowDays: number }, fan: FanSide | null, pass: PassThrough | null): Span {
   const starts = [fan?.span.from, pass?.span.from].filter((d): d is Date => d !== undefined);
@@ -170,7 +206,7 @@ function spanOf(ctx: SubjectContext, p: { fanInWindowDays: number }, fan: FanSid
   return { from: new Date(Math.min(...starts.map((d) => d.getTime()))), to: ctx.at };
 }
 
-function describe(ageDays: number | null, fan: FanSide | null, pass: PassThrough | null, flagged: Flagged[]) {
+function describe(ageDays: number | null, fan: FanSide | null, pass: PassThrough | null, flagged: Flagged[], flowParties: string[]) {
   return (indicator: Indicator): string => {
     switch (indicator) {
       case 'young_account':
@@ -181,6 +217,8 @@ function describe(ageDays: number | null, fan: FanSide | null, pass: PassThrough
         return `${percent(pass!.ratio)} of the inflow left again within ${pass!.hours} hours`;
       case 'shares_with_flagged':
         return `the holder shares ${flagged.length} identifier${flagged.length === 1 ? '' : 's'}, device${flagged.length === 1 ? '' : 's'} or ip${flagged.length === 1 ? '' : 's'} with a party under an open alert`;
+      case 'deals_with_flagged':
+        return `${flowParties.length} of the parties it was paid by or paid on to are under an open alert`;
     }
   };
 }

@@ -24,7 +24,8 @@ describe('pass_through', () => {
     ]);
     await world.settle();
 
-    const hit = (await world.evaluate(passThrough, { kind: 'account', id: 'pt-a' }, AT)) as Hit;
+    // Two payees (an account and a cash withdrawal): a pass at most two wide.
+    const hit = (await world.evaluate(passThrough, { kind: 'account', id: 'pt-a' }, AT, { params: { maxCounterpartiesPerSide: 2 } })) as Hit;
     expect(hit.outcome).toBe('hit');
     expect(hit.evidence.movements).toEqual(['pt-in', 'pt-out2', 'pt-out1']);
     expect(hit.evidence.counterparties).toEqual(['account:pt-dst', 'account:pt-src']);
@@ -32,10 +33,27 @@ describe('pass_through', () => {
     expect(hit.evidence.thresholds).toEqual([
       { name: 'inflow', threshold: '100000', observed: '500000' },
       { name: 'out_in_ratio', threshold: 0.8, observed: 0.94 },
+      // The cash withdrawal names no counterparty: it counts as one of its own.
+      { name: 'counterparties_per_side', threshold: 2, observed: 2 },
     ]);
     expect(hit.evidence.window).toEqual({ from: before(AT, 48), to: new Date(AT).toISOString() });
     expect(hit.evidence.facts).toMatchObject({ window_hours: 48, retained: '30000' });
     expect(hit.severity).toBe('medium');
+  });
+
+  // Issue 32: an account paid by several and paying several others in the same days is spending
+  // its income; a chain's link passes money from few accounts to few.
+  it('does not hit a wide pass, from three payers to three payees, at the default', async () => {
+    await holders(world, ['pt-wide', 'pt-w-s1', 'pt-w-s2', 'pt-w-s3', 'pt-w-d1', 'pt-w-d2', 'pt-w-d3']);
+    await world.movements([
+      ...[1, 2, 3].map((i) => ({ id: `pt-w-in${i}`, from: side(`pt-w-s${i}`), to: side('pt-wide'), value: 200_000, at: before(AT, 30 - i) })),
+      ...[1, 2, 3].map((i) => ({ id: `pt-w-out${i}`, from: side('pt-wide'), to: side(`pt-w-d${i}`), value: 190_000, at: before(AT, 10 - i) })),
+    ]);
+    await world.settle();
+    expect(await world.evaluate(passThrough, { kind: 'account', id: 'pt-wide' }, AT)).toEqual({ outcome: 'no_hit' });
+    const wide = (await world.evaluate(passThrough, { kind: 'account', id: 'pt-wide' }, AT, { params: { maxCounterpartiesPerSide: 3 } })) as Hit;
+    expect(wide).toMatchObject({ outcome: 'hit', evidence: { facts: { in_counterparties: 3, out_counterparties: 3 } } });
+    expect(wide.evidence.thresholds).toContainEqual({ name: 'counterparties_per_side', threshold: 3, observed: 3 });
   });
 
   it('falls back to the week-long window when the pass was slower, at a lower score', async () => {
@@ -47,7 +65,7 @@ describe('pass_through', () => {
     await world.settle();
     const hit = (await world.evaluate(passThrough, { kind: 'account', id: 'pt-slow' }, AT)) as Hit;
     expect(hit).toMatchObject({ outcome: 'hit', evidence: { facts: { window_hours: 168 }, movements: ['pt-slow-in', 'pt-slow-out'] } });
-    const rapid = (await world.evaluate(passThrough, { kind: 'account', id: 'pt-a' }, AT)) as Hit;
+    const rapid = (await world.evaluate(passThrough, { kind: 'account', id: 'pt-a' }, AT, { params: { maxCounterpartiesPerSide: 2 } })) as Hit;
     expect(hit.score).toBeLessThan(rapid.score);
   });
 

@@ -2,6 +2,12 @@
 // hours or days, leaving little behind, on an account for which that inflow is not normal. The
 // calculation is in pass-through-flow.ts (shared with mule_network).
 //
+// Judged on the network around it too: a link in a laundering chain passes money from few
+// accounts to few (one in, one out, most often), whereas an account paid by several people and
+// paying several others in the same days is spending its income, however the sums happen to
+// balance. So the pass must be narrow: at most maxCounterpartiesPerSide distinct counterparties
+// on either side (chosen cross-dataset, docs/decisions/0026).
+//
 // Score: 0.45 when the shortest window qualifies (medium), 0.35 when only a longer one does
 // (low: slower is weaker); +0.08 per doubling of the inflow over its minimum (at most +0.4);
 // +0.05 when at least 95 % was forwarded. Critical needs a very large, complete and rapid pass.
@@ -23,6 +29,7 @@ const params = z.strictObject({
   // window that long (its daily mean over 90 days), when it has baselineMinDays of history; 0: off.
   baselineMultiple: z.number().min(0).default(2),
   baselineMinDays: z.number().int().min(1).default(30),
+  maxCounterpartiesPerSide: z.number().int().min(1).default(2),
 });
 
 const LISTED_PER_SIDE = 25;
@@ -50,11 +57,14 @@ export const passThrough = defineDetector({
     const minInflow = BigInt(p.minInflow);
     const found = await findPassThrough(ctx, { ...p, minInflow });
     if (!found) return noHit();
+    const width = Math.max(distinctCounterparties(found.ins), distinctCounterparties(found.outs));
+    if (width > p.maxCounterpartiesPerSide) return noHit();
     const thresholds: ThresholdCrossed[] = [
       { name: 'inflow', threshold: minInflow.toString(), observed: found.inflow.toString() },
       { name: 'out_in_ratio', threshold: p.minRatio, observed: ratio(found.ratio) },
     ];
     if (found.baseline.compared) thresholds.push(found.baseline.threshold);
+    thresholds.push({ name: 'counterparties_per_side', threshold: p.maxCounterpartiesPerSide, observed: width });
     const score = finalScore(
       (found.shortest ? 0.45 : 0.35) + excess(Number(found.inflow), Number(minInflow), 0.08, 0.4) + (found.ratio >= 0.95 ? 0.05 : 0),
     );
@@ -87,9 +97,17 @@ export const passThrough = defineDetector({
           retained: (found.inflow - found.outflow).toString(),
           in_count: found.ins.length,
           out_count: found.outs.length,
+          in_counterparties: distinctCounterparties(found.ins),
+          out_counterparties: distinctCounterparties(found.outs),
           partial: found.partial,
         },
       },
     };
   },
 });
+
+// Movements with no identifiable counterparty count as one each: nothing says they are alike.
+function distinctCounterparties(activities: ReadonlyArray<{ counterparty: string | null }>): number {
+  const known = new Set(activities.flatMap((a) => (a.counterparty === null ? [] : [a.counterparty])));
+  return known.size + activities.filter((a) => a.counterparty === null).length;
+}
