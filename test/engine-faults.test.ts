@@ -96,5 +96,6 @@ describe('an engine that does not answer at start', () => {
     expect(report.groups.every((g) => g.lag === null)).toBe(true);
     expect(text.stdout).toMatch(/^engine kafka: DOWN \(KAFKA_BROKERS 127\.0\.0\.1:\d+\): .*ECONNREFUSED/m);
     expect(text.stdout).toMatch(/^group canonical: lag unknown \(kafka does not answer\)/m);
-  });
+    // Three processes started one after another, each waiting out its probes' timeouts.
+  }, 90_000);
 });

@@ -2,7 +2,7 @@
 // clear sentence naming it (not a Java stack trace or ENOENT from spawn half-way through `up`).
 import { execFile as execFileCallback } from 'node:child_process';
 import { constants } from 'node:fs';
-import { access, readdir, realpath } from 'node:fs/promises';
+import { access, readdir, readFile, realpath } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -67,8 +67,32 @@ export async function javaMajor(javaBinary: string): Promise<number | undefined>
   }
 }
 
-// A free port on 127.0.0.1, chosen by the kernel.
-export function freePort(): Promise<number> {
+// A free port on 127.0.0.1 for an engine, below the kernel's ephemeral range: a port from that
+// range can be taken, while its engine is stopped for a restart, by any outgoing connection on
+// the machine (the service's own clients retrying that very address can connect to themselves),
+// and the engine could not come back on its recorded port. Where no such range is known, or no
+// port below it is free after a few draws, the kernel chooses.
+export async function freePort(): Promise<number> {
+  const below = await ephemeralStart();
+  if (below !== undefined && below - 1 > FIRST_ENGINE_PORT) {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const port = FIRST_ENGINE_PORT + Math.floor(Math.random() * (below - FIRST_ENGINE_PORT));
+      if (!(await portTaken(port))) return port;
+    }
+  }
+  return kernelPort();
+}
+
+// Above the well-known and most registered service ports.
+const FIRST_ENGINE_PORT = 20_000;
+
+async function ephemeralStart(): Promise<number | undefined> {
+  const range = await readFile('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').catch(() => '');
+  const low = Number(range.trim().split(/\s+/)[0]);
+  return Number.isInteger(low) && low > 0 ? low : undefined;
+}
+
+function kernelPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
