@@ -127,7 +127,8 @@ const acceptedEventKey = (row: { tenant_id: string; event_id: string }): string 
 // one statement. A partition's lane never changes, so its records are handled in order, one batch
 // at a time. Read a partition at a time, a group's batches were a few records each at 1,000
 // movements/s (the records of one partition since its last poll), and every batch costs each
-// pipeline a transaction of several statements: a third of the machine's CPU in bench:detect.
+// pipeline a transaction of several statements: a large share of the machine's CPU in
+// bench:detect (docs/benchmarks.md).
 class LogConsumer implements Consumer {
   private readonly memberId = randomUUID();
   private leaseClient: PoolClient | undefined;
@@ -306,8 +307,8 @@ class LogConsumer implements Consumer {
   // Every IDLE_POLL_MS, one statement asks, for every partition of the idle lanes at once, whether
   // its next record may be taken, and wakes the lanes of those whose can. Polling each idle
   // partition on its own cost a statement per partition per tick: 16 partitions per group, so
-  // most of the log's reads found nothing (57,000 of 66,000 in bench:detect, about 170 µs of CPU
-  // each). Should the statement fail, every idle lane is woken to poll for itself.
+  // most of the log's reads found nothing (docs/benchmarks.md). Should the statement fail, every
+  // idle lane is woken to poll for itself.
   private async watch(): Promise<void> {
     while (!this.stopped) {
       await sleep(IDLE_POLL_MS);

@@ -133,7 +133,7 @@ let reachable: Promise<string> | undefined;
 // installation (bin, lib, share: relocatable) is copied once to a directory of its own under the
 // system temporary directory, readable by everyone, named by the package's version and the
 // server binary's content: every checkout of the same release shares one copy (named by the
-// source's path, each clean clone left 60 MB behind).
+// source's path, each clean clone left a whole copy behind).
 function installationFor(user: { uid: number; gid: number }, native: string): Promise<string> {
   reachable ??= (async () => {
     const probe = join(native, 'bin', 'pg_ctl');

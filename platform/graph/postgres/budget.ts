@@ -8,8 +8,8 @@ const QUERY_CANCELED = '57014';
 // statement run past the deadline by the time spent since it was set. Up to this much overrun is
 // accepted instead of a round trip to set it again: detection makes tens of thousands of reads a
 // minute, and on a busy machine a traversal's next level often starts more than 10 ms after the
-// last (at 10 ms, bench:detect set it again about 43,000 times in 40,000 reads). 50 ms is
-// 2.5 % of the default 2 s budget.
+// last (at 10 ms, bench:detect set it again more often than it made reads; docs/benchmarks.md).
+// 50 ms is 2.5 % of the default 2 s budget.
 export const TIMEOUT_SLACK_MS = 50;
 
 // The time one graph read may take in all. Each statement runs with at most the time left as its
@@ -51,7 +51,7 @@ export class ReadBudget {
       // alone too: the connection's own timeout (the whole budget) lets it overrun the deadline
       // by at most the slack. Most multi-statement reads (a cycle search, a statement per
       // length) are over that quickly, and a snapshot opened and rolled back cost each two more
-      // round trips (in a replay of bench:detect's detection: 12,500 of 52,000 statements).
+      // round trips (a large share of detection's statements; docs/benchmarks.md).
       if (!this.inTransaction && this.statements > 0 && now - this.timeoutSetAt > TIMEOUT_SLACK_MS) {
         await this.client.query(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL statement_timeout = ${left}`);
         this.inTransaction = true;
@@ -78,13 +78,13 @@ export interface ReadPool {
 }
 
 // Unlike a read on a pool of any use, statements on a read pool are left to the planner's own
-// choice between a plan for the values at hand and a generic one kept with the prepared
-// statement. Detection sends tens of thousands of small reads a minute, and planning each anew
-// cost more than running most of them (bench:detect: about 3 of the 10 CPU seconds PostgreSQL
-// spent on them). A generic plan is used only where the planner costs it no more than the custom
-// ones: reads that bind arrays of frontier nodes or optional filters keep custom plans (a generic
-// plan cannot use a range it does not know), and the reads of one account's scatter-gather paths
-// and shared identifiers take the generic one (an equality on an account or party key is
+// choice between a plan for the values at hand and a generic one kept with the prepared statement.
+// Detection sends tens of thousands of small reads a minute, and planning each anew cost more than
+// running most of them (a good part of PostgreSQL's CPU time on them in bench:detect;
+// docs/benchmarks.md). A generic plan is used only where the planner costs it no more than the
+// custom ones: reads that bind arrays of frontier nodes or optional filters keep custom plans (a
+// generic plan cannot use a range it does not know), and the reads of one account's scatter-gather
+// paths and shared identifiers take the generic one (an equality on an account or party key is
 // selective whatever its value; not so the embedded log's stream and partition, whose reads stay
 // custom). Planned while the tables were small, a generic plan does not outlive them: the graph
 // writer runs ANALYZE as they grow (analyze-on-growth.ts), and an ANALYZE discards every cached

@@ -134,7 +134,7 @@ async function withStore<S>(open: Promise<Opened<S>>, start: (store: S) => Promi
 
 // How each pipeline starts, given its pool and bus. Each part's code is imported when it starts,
 // so a process holds in memory only the parts it runs (the API's and the detectors' modules
-// were about 60 MB of a lone canonical pipeline's RSS).
+// were a large share of a lone canonical pipeline's RSS; see docs/benchmarks.md).
 export function pipelineStarters(options: {
   config: Pick<Config, 'SVC_COVERAGE_MOVEMENT_SILENCE_MIN' | 'SVC_COVERAGE_CONTROL_EVENT_SILENCE_MIN' | 'SVC_OCCURRED_AT_FUTURE_SKEW_S' | 'SVC_DETECT_CACHED_ROWS'> & EngineSettings;
   masterKey: Buffer;
