@@ -83,16 +83,42 @@ export const eventStatusSchema = z.strictObject({
 });
 
 // Canonical views: the current data (identifiers only as keyed hashes) and version metadata.
-export const canonicalViewSchema = z.looseObject({
-  object: z.enum(['party', 'account', 'instrument', 'movement']),
+// The family's data members sit beside these (loose): what each holds is the family's schema.
+const viewMetadata = {
   external_id: z.string(),
   event_id: eventId,
   occurred_at: instant,
   received_at: instant,
+};
+
+export const entityViewSchema = z.looseObject({
+  object: z.enum(['party', 'account', 'instrument']),
+  ...viewMetadata,
+  sequence: z.number().int().nullable(),
+  // How many versions the entity has had (this one included).
+  version_count: z.number().int().min(1),
 });
 
+export const movementViewSchema = z.looseObject({
+  object: z.literal('movement'),
+  ...viewMetadata,
+  // The parties on each side: the party a leg names, else its account's holder.
+  parties: z.strictObject({ debit: z.string().nullable(), credit: z.string().nullable() }),
+  // In the tenant's base asset, with the FX rate used; null unless normalised.
+  normalized_amount: z.record(z.string(), z.unknown()).nullable(),
+  normalization: z.discriminatedUnion('status', [
+    z.strictObject({ status: z.literal('not_needed') }),
+    z.strictObject({ status: z.literal('normalized') }),
+    z.strictObject({ status: z.literal('unavailable'), reason: z.unknown(), pair: z.unknown(), at: z.unknown() }),
+  ]),
+  // Movements that point at this one (a reversal, a refund...).
+  linked_from: z.array(z.strictObject({ relation: z.string(), external_id: z.string() })),
+});
+
+export const canonicalViewSchema = z.union([entityViewSchema, movementViewSchema]);
+
 export const movementPageSchema = z.strictObject({
-  data: z.array(canonicalViewSchema),
+  data: z.array(movementViewSchema),
   has_more: z.boolean(),
   next_cursor: z.string().optional(),
 });

@@ -71,7 +71,7 @@ const RUN_SUBCOMMANDS = [...DISPATCH.matchAll(/rest\[0\] === '([^']+)'/g)].map((
 
 // The API's health routes, from services/api/routes/health.ts, and the console's, from
 // services/console/app.ts (served on SVC_CONSOLE_PORT, not PORT).
-const API_HEALTH_ROUTES = [...read('services/api/routes/health.ts').matchAll(/app\.get\('([^']+)'/g)].map((m) => m[1]!);
+const API_HEALTH_ROUTES = [...read('services/api/routes/health.ts').matchAll(/\.get\(\s*'(\/[^']+)'/g)].map((m) => m[1]!);
 const CONSOLE_HEALTH_ROUTES = [...read('services/console/app.ts').matchAll(/app\.get\('(\/console\/v1\/health)'/g)].map((m) => m[1]!);
 const HEALTH_ROUTES = [...API_HEALTH_ROUTES, ...CONSOLE_HEALTH_ROUTES];
 // The port a health route is served on, given a process's environment.
@@ -305,7 +305,7 @@ function kustomize(dir: string, files: Files = INFRA_FILES): Kustomized {
   const kfile = `${dir}/kustomization.yaml`;
   const text = files.get(kfile);
   if (text === undefined) return { ...out, problems: [`${dir}: no kustomization.yaml`] };
-  const k = parse(text) as Json;
+  const k = parse(text);
   for (const resource of (k.resources ?? []) as string[]) {
     const path = normalize(join(dir, resource));
     if (files.has(path)) out.objects.push(...(yamlDocs(files.get(path)!) as K8sObject[]));

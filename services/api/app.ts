@@ -12,6 +12,7 @@ import type { Pool } from '../../platform/postgres/pool.ts';
 import { ParkedRecordStore } from '../../platform/bus/parking/store.ts';
 import type { TokenBuckets } from '../../platform/rate-limit/token-buckets.ts';
 import { registerAuthentication } from './http/authentication.ts';
+import { registerContracts } from './http/contracts.ts';
 import type { CursorCodec } from './http/cursor.ts';
 import { createEdgeApp } from './http/edge-app.ts';
 import './http/fastify-types.ts';
@@ -67,9 +68,12 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   // Bodies stay the raw bytes (createEdgeApp): the signature covers them, and they are parsed only
   // after the request is authenticated.
   registerAuthentication(app, deps);
+  // Each route's declared zod contract validates its parameters (answered after authentication)
+  // and generates the OpenAPI document, which collects the routes registered after it.
+  registerContracts(app);
+  await registerDocsRoutes(app);
   registerHealthRoutes(app, deps);
   registerMetricsRoute(app, { bus: deps.bus, groups: deps.consumerGroups, parked: new ParkedRecordStore(deps.pool), engines: deps.engines });
-  await registerDocsRoutes(app);
   registerValidateRoute(app, {
     clock: deps.clock,
     assets: deps.assets,

@@ -1,10 +1,9 @@
 import { compile } from 'json-schema-to-typescript';
-import { buildOpenApiDocument } from '../../../schemas/openapi.ts';
+import { generateOpenApiDocument } from '../../../services/api/http/openapi-offline.ts';
 import { WEBHOOK_EVENT_CATALOG } from '../../../schemas/webhooks/catalog.ts';
 
 // The SDK's request and response types, generated from the OpenAPI document (which is itself
-// generated from the zod schemas that validate requests), so the SDK cannot drift from the
-// service. Each component schema becomes a type of the same name; each operation's query
+// generated from the routes' declared zod contracts), so the SDK cannot drift from the service. Each component schema becomes a type of the same name; each operation's query
 // parameters become `<Path>Query` (e.g. GET /v1/alerts → AlertsQuery).
 
 type Json = Record<string, any>;
@@ -46,7 +45,7 @@ function queryDefinitions(document: Json): Json {
 }
 
 export async function generateApiTypes(): Promise<string> {
-  const document = buildOpenApiDocument() as Json;
+  const document = (await generateOpenApiDocument()) as Json;
   const definitions = JSON.parse(JSON.stringify({ ...document.components.schemas, ...queryDefinitions(document) }).replaceAll('#/components/schemas/', '#/definitions/'));
   const text = await compile({ title: 'Definitions', type: 'object', additionalProperties: false, definitions }, 'Definitions', {
     bannerComment: BANNER,

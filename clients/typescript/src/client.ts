@@ -20,7 +20,7 @@ export class SvcClient {
   readonly parties: Parties;
   readonly accounts: ReadableFamily<Api.AccountEvent>;
   readonly instruments: ReadableFamily<Api.InstrumentEvent>;
-  readonly movements: ReadableFamily<Api.MovementEvent>;
+  readonly movements: ReadableFamily<Api.MovementEvent, Api.MovementView>;
   readonly relationships: IngestEndpoint<Api.RelationshipEvent>;
   readonly controlEvents: IngestEndpoint<Api.ControlEventEvent>;
   readonly batches: Batches;

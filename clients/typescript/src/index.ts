@@ -7,5 +7,5 @@ export { DEFAULT_RETRY_POLICY, RETRYABLE_STATUSES, type RetryPolicy } from './re
 export { signRequest, canonicalString, SIGNING_SCHEME } from './signing.ts';
 export * from './webhooks.ts';
 export type { ValidateRequest } from './resources/ingest.ts';
-export type { CanonicalView, MovementView } from './resources/canonical.ts';
+export type { CanonicalView, EntityView, MovementView } from './resources/canonical.ts';
 export type * from './generated/api-types.ts';

@@ -2,20 +2,28 @@
 // and the reads behind the single-record views, shared by the API and `svc cases show`.
 // Every read filters on the tenant; only live alerts are ever shown (shadow alerts are recorded
 // to compare rulesets, never published).
+import type { z } from 'zod';
 import { ID_PREFIXES } from '../../../platform/ids.ts';
 import type { Pool } from '../../../platform/postgres/pool.ts';
+import type { alertDetailSchema, alertSchema, episodeDetailSchema, episodeSchema } from '../../../schemas/responses.ts';
 
 type Queryable = Pick<Pool, 'query'>;
+export type AlertView = z.infer<typeof alertSchema>;
+export type AlertDetail = z.infer<typeof alertDetailSchema>;
+export type EpisodeView = z.infer<typeof episodeSchema>;
+export type EpisodeDetail = z.infer<typeof episodeDetailSchema>;
+type Subject = AlertView['subject'];
 
 // What a list of alerts shows (the console's alert queue): no narrative, no evidence.
+// Statuses and kinds as stored, under CHECK constraints that hold them to the published lists.
 export interface AlertSummaryRow {
   alert_id: string;
-  status: string;
+  status: AlertView['status'];
   detector_id: string;
   typology: string;
-  subject_kind: string;
+  subject_kind: Subject['kind'];
   subject_id: string;
-  severity: string;
+  severity: AlertView['severity'];
   score: number;
   window_from: Date;
   window_to: Date;
@@ -46,7 +54,7 @@ export const ALERT_COLUMNS = `${ALERT_SUMMARY_COLUMNS}, a.detector_version, a.ru
   (SELECT e.evidence FROM alert_evidence e WHERE e.tenant_id = a.tenant_id AND e.alert_id = a.alert_id
     ORDER BY (e.score = a.score AND e.severity = a.severity) DESC, e.seq DESC LIMIT 1) AS evidence`;
 
-export function alertSummaryView(row: AlertSummaryRow): Record<string, unknown> {
+export function alertSummaryView(row: AlertSummaryRow) {
   return {
     alert_id: ID_PREFIXES.alert + row.alert_id,
     status: row.status,
@@ -62,7 +70,7 @@ export function alertSummaryView(row: AlertSummaryRow): Record<string, unknown> 
   };
 }
 
-export function alertView(row: AlertRow): Record<string, unknown> {
+export function alertView(row: AlertRow): AlertView {
   return {
     ...alertSummaryView(row),
     detector_version: row.detector_version,
@@ -80,12 +88,12 @@ interface EvidenceRow {
   recorded_at: Date;
   event_at: Date;
   score: number;
-  severity: string;
+  severity: AlertView['severity'];
   evidence: Record<string, unknown>;
 }
 
 // One live alert with every evidence entry, oldest first; undefined when the tenant has none with this id.
-export async function loadAlertDetail(db: Queryable, tenantId: string, alertId: string): Promise<Record<string, unknown> | undefined> {
+export async function loadAlertDetail(db: Queryable, tenantId: string, alertId: string): Promise<AlertDetail | undefined> {
   const { rows } = await db.query<AlertRow>(`SELECT ${ALERT_COLUMNS} FROM alerts a WHERE a.tenant_id = $1 AND a.alert_id = $2 AND a.mode = 'live'`, [
     tenantId,
     alertId,
@@ -110,17 +118,17 @@ export async function loadAlertDetail(db: Queryable, tenantId: string, alertId: 
 
 export interface EpisodeRow {
   episode_id: string;
-  status: string;
-  severity: string;
-  case_status: string;
-  disposition: string | null;
+  status: EpisodeView['status'];
+  severity: EpisodeView['severity'];
+  case_status: EpisodeView['case_status'];
+  disposition: EpisodeView['disposition'];
   first_alert_at: Date;
   last_alert_at: Date;
   alert_count: number;
   created_at: Date;
   updated_at: Date;
-  members: Array<{ kind: string; external_id: string }>;
-  related: Array<{ kind: string; external_id: string }>;
+  members: Subject[];
+  related: Subject[];
   // updated_at at full precision, for page cursors.
   cursor_at: string;
 }
@@ -135,7 +143,7 @@ const episodeEntities = (role: 'subject' | 'counterparty', name: string) => `
 export const EPISODE_COLUMNS = `e.episode_id, e.status, e.severity, e.case_status, e.disposition, e.first_alert_at, e.last_alert_at, e.alert_count,
   e.created_at, e.updated_at, e.updated_at::text AS cursor_at, ${episodeEntities('subject', 'members')}, ${episodeEntities('counterparty', 'related')}`;
 
-export function episodeView(row: EpisodeRow): Record<string, unknown> {
+export function episodeView(row: EpisodeRow): EpisodeView {
   return {
     episode_id: ID_PREFIXES.episode + row.episode_id,
     status: row.status,
@@ -156,14 +164,14 @@ interface CaseActionRow {
   seq: number;
   at: Date;
   actor: string;
-  case_status: string;
-  disposition: string | null;
+  case_status: EpisodeView['case_status'];
+  disposition: EpisodeView['disposition'];
   note: string | null;
 }
 
 // One episode with its live alerts (newest first) and its case history (oldest first); undefined
 // when the tenant has no episode with this id.
-export async function loadEpisodeDetail(db: Queryable, tenantId: string, episodeId: string): Promise<Record<string, unknown> | undefined> {
+export async function loadEpisodeDetail(db: Queryable, tenantId: string, episodeId: string): Promise<EpisodeDetail | undefined> {
   const { rows } = await db.query<EpisodeRow>(`SELECT ${EPISODE_COLUMNS} FROM episodes e WHERE e.tenant_id = $1 AND e.episode_id = $2`, [tenantId, episodeId]);
   if (!rows[0]) return undefined;
   const alerts = await db.query<AlertRow>(

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { ErrorCode } from '../../../schemas/errors/catalog.ts';
 import { sendProblem } from './problem-reply.ts';
+import { isContractViolation, sendContractViolation } from './validation-problem.ts';
 
 // Fastify's own failures as governed problems. Only client errors are explained to the client;
 // anything else is logged with its context and answered with a bare internal error.
@@ -31,6 +32,9 @@ function codeFor(error: FastifyError): ErrorCode {
 
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    // A declared route's zod schema refused a parameter (contracts.ts answers these after
+    // authentication; this is for a route that validates without attaching).
+    if (isContractViolation(error)) return sendContractViolation(request, reply, error);
     const code = codeFor(error);
     if (code === 'svc:internal/error') {
       request.log.error({ err: error }, 'request failed');

@@ -1,5 +1,6 @@
 import type { ApiKey, Scope } from '../../../platform/keys/api-keys.ts';
 import type { RouteAccess } from './authentication.ts';
+import type { RouteContract } from './contracts.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -16,6 +17,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     // What each registered route admits, as declared (authentication.ts).
     routeAccess: readonly RouteAccess[];
+    // The contract (zod schemas) each registered route declared, as declared (contracts.ts).
+    routeContracts: readonly RouteContract[];
   }
 }
 

@@ -39,7 +39,7 @@ export function badCursor(request: FastifyRequest, reply: FastifyReply): Fastify
   });
 }
 
-export function page<R>(rows: R[], limit: number, view: (row: R) => Record<string, unknown>, cursorAfter: (last: R) => string) {
+export function page<R, V>(rows: R[], limit: number, view: (row: R) => V, cursorAfter: (last: R) => string) {
   const data = rows.slice(0, limit);
   const last = data[data.length - 1];
   const hasMore = rows.length > limit;

@@ -44,6 +44,12 @@ export async function partyNetwork(deps: GraphDeps, tenantId: string, party: str
   const nodeCap = reader.integer('limit', limits.nodes);
   const filter = edgeFilter(reader);
   if (reader.errors.length > 0) return { kind: 'invalid', errors: reader.errors } as const;
+  return networkOf(deps, tenantId, party, { depth, nodeCap, filter });
+}
+
+// The network of checked parameters (partyNetwork's, or a route's declared query schema).
+export async function networkOf(deps: GraphDeps, tenantId: string, party: string, query: { depth: number; nodeCap: number; filter: EdgeFilter }) {
+  const { depth, nodeCap, filter } = query;
   if (!(await partyExists(deps.pool, tenantId, party))) return { kind: 'not_found' } as const;
   const subgraph = await deps.graph.egoNetwork(tenantId, { kind: 'party', key: party }, { depth, filter, nodeCap });
   return {
@@ -60,6 +66,12 @@ export async function partyPaths(deps: GraphDeps, tenantId: string, query: Recor
   const limit = reader.integer('limit', GRAPH_LIMITS.paths);
   const filter = edgeFilter(reader);
   if (reader.errors.length > 0 || from === undefined || to === undefined) return { kind: 'invalid', errors: reader.errors } as const;
+  return pathsBetween(deps, tenantId, { from, to, maxDepth, limit, filter });
+}
+
+// The shortest paths for checked parameters (partyPaths's, or a route's declared query schema).
+export async function pathsBetween(deps: GraphDeps, tenantId: string, query: { from: string; to: string; maxDepth: number; limit: number; filter: EdgeFilter }) {
+  const { from, to, maxDepth, limit, filter } = query;
   const missing: FieldError[] = [];
   for (const [path, party] of [
     ['from', from],

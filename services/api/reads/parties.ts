@@ -4,7 +4,9 @@ import type { CursorCodec } from '../http/cursor.ts';
 import { sendProblem } from '../http/problem-reply.ts';
 import { QueryReader } from '../http/query-params.ts';
 import type { FieldError } from '../../../schemas/problem.ts';
-import { MOVEMENT_COLUMNS, movementView, type EntityRow, type MovementRow } from './views.ts';
+import type { postureSchema } from '../../../schemas/responses.ts';
+import type { z } from 'zod';
+import { MOVEMENT_COLUMNS, movementView, type EntityRow, type MovementRow, type MovementView } from './views.ts';
 
 // Reads of one canonical party shared by the /v1 API and the console: the entity, its posture
 // band and its movements. Every query filters on the tenant.
@@ -44,12 +46,7 @@ interface PostureRow {
   degraded: boolean;
 }
 
-export interface PostureBand {
-  band: string;
-  computed_at: string;
-  staleness_seconds: number;
-  coverage: string;
-}
+export type PostureBand = Omit<z.infer<typeof postureSchema>, 'external_id'>;
 
 // A party's posture band. A band is written when it changes; the party's latest live evaluation
 // confirmed it since, so the band was computed as of the later of the two.
@@ -84,14 +81,28 @@ export type MovementPage =
   | { kind: 'invalid'; errors: FieldError[] }
   | { kind: 'bad_cursor' }
   | { kind: 'not_found' }
-  | { kind: 'page'; body: { data: Record<string, unknown>[]; has_more: boolean; next_cursor?: string } };
+  | { kind: 'page'; body: { data: MovementView[]; has_more: boolean; next_cursor?: string } };
+
+// The filters of a party's movement page, as checked (by parseListQuery, or by a route's
+// declared query schema).
+export interface MovementFilters {
+  direction: 'in' | 'out' | 'both';
+  from?: string;
+  to?: string;
+  limit: number;
+  cursor?: string;
+}
 
 // A party's movements, newest first, either side or one (direction in: credits, out: debits),
 // optionally within [from, to], in keyset pages bound to the tenant, the party and the filters.
 export async function partyMovements(pool: Queryable, cursors: CursorCodec, tenantId: string, partyId: string, query: MovementQuery): Promise<MovementPage> {
   const parsed = parseListQuery(query);
   if (!parsed.ok) return { kind: 'invalid', errors: parsed.errors };
-  const { direction, from, to, limit } = parsed;
+  return movementPage(pool, cursors, tenantId, partyId, { ...parsed, cursor: query.cursor });
+}
+
+export async function movementPage(pool: Queryable, cursors: CursorCodec, tenantId: string, partyId: string, query: MovementFilters): Promise<MovementPage> {
+  const { direction, from, to, limit } = query;
   const filters = { t: tenantId, p: partyId, d: direction, f: from ?? null, u: to ?? null };
   let after: { at: string; eventId: string } | undefined;
   if (query.cursor !== undefined) {

@@ -1,10 +1,15 @@
+import type { z } from 'zod';
 import { ID_PREFIXES } from '../../../platform/ids.ts';
+import type { entityViewSchema, movementViewSchema } from '../../../schemas/responses.ts';
+
+export type EntityView = z.infer<typeof entityViewSchema>;
+export type MovementView = z.infer<typeof movementViewSchema>;
 
 // Canonical views: the current data with identifying values only as keyed hashes, plus where the
 // version came from. Field names beyond the spec's notes are ours (docs/decisions/0006).
 
 export interface EntityRow {
-  object: string;
+  object: EntityView['object'];
   external_id: string;
   sequence: bigint | null;
   event_id: string;
@@ -14,7 +19,7 @@ export interface EntityRow {
   version_count: number;
 }
 
-export function entityView(row: EntityRow): Record<string, unknown> {
+export function entityView(row: EntityRow): EntityView {
   return {
     object: row.object,
     external_id: row.external_id,
@@ -40,10 +45,10 @@ export interface MovementRow {
   cursor_at?: string;
 }
 
-export function movementView(row: MovementRow): Record<string, unknown> {
+export function movementView(row: MovementRow): MovementView {
   const normalized = row.normalized;
   return {
-    object: 'movement',
+    object: 'movement' as const,
     external_id: row.external_id,
     ...row.data,
     // The parties on each side: the party a leg names, else its account's holder.

@@ -1,37 +1,65 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import type { Clock } from '../../../platform/clock.ts';
 import { parseId } from '../../../platform/ids.ts';
 import type { Pool } from '../../../platform/postgres/pool.ts';
 import { applyCaseAction, validateCaseAction } from '../../../pipelines/detect/cases.ts';
-import { ALERT_STATUSES, EPISODE_STATUSES } from '../../../schemas/responses.ts';
+import { ALERT_STATUSES, alertDetailSchema, alertPageSchema, caseActionRequestSchema, EPISODE_STATUSES, episodeDetailSchema, episodePageSchema } from '../../../schemas/responses.ts';
 import { ALERT_COLUMNS, alertView, EPISODE_COLUMNS, episodeView, loadAlertDetail, loadEpisodeDetail, type AlertRow, type EpisodeRow } from '../compliance/render.ts';
 import type { CursorCodec } from '../http/cursor.ts';
 import { bodyRefusal, readJsonBody } from '../http/json-body.ts';
 import { sendProblem } from '../http/problem-reply.ts';
-import { QueryReader } from '../http/query-params.ts';
-import { badCursor, page, paging, readCursor, single } from '../http/paging.ts';
+import { badCursor, page, readCursor } from '../http/paging.ts';
+import { dateTime, needs, optionalText, pagingShape, single } from '../http/query-schema.ts';
+import { idParam, invalidQuery, json, notFound as unknownId, problem } from '../http/route-schema.ts';
 
 const SUBJECT_KINDS = ['account', 'party'] as const;
 
-type ListQuery = Record<string, string | string[] | undefined>;
+const subjectShape = {
+  subject: optionalText().meta({ description: 'external_id of an account or party' }),
+  subject_kind: single(SUBJECT_KINDS).meta({ description: 'account or party; only with subject' }),
+};
+const alertsQuery = z
+  .object({
+    status: single(ALERT_STATUSES),
+    ...subjectShape,
+    detector: optionalText({ max: 128 }),
+    since: dateTime().meta({ description: 'alerts created at or after' }),
+    ...pagingShape(),
+  })
+  .refine(...needs('subject_kind', 'subject'));
+const episodesQuery = z
+  .object({
+    status: single(EPISODE_STATUSES),
+    ...subjectShape,
+    since: dateTime().meta({ description: 'episodes changed at or after' }),
+    ...pagingShape(),
+  })
+  .refine(...needs('subject_kind', 'subject'));
+const alertParams = z.object({ alert_id: idParam('alrt_') });
+const episodeParams = z.object({ episode_id: idParam('epsd_') });
 
 // Alerts, episodes and case actions (scope compliance: restricted AML content a read key never
 // sees). Every query filters on the caller's tenant; only live alerts are visible. An id that is
 // not an alrt_/epsd_ id is answered like an unknown one: a governed 404.
 export function registerComplianceRoutes(app: FastifyInstance, deps: { pool: Pool; clock: Clock; cursors: CursorCodec }): void {
-  const compliance = { config: { scopes: ['compliance'] as const } };
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+  const config = { scopes: ['compliance'] as const };
+  const tags = ['detection and cases'];
   const notFound = (request: FastifyRequest, reply: FastifyReply, what: string) =>
     sendProblem(request, reply, 'svc:resource/not_found', { detail: `no ${what} with this id in this tenant` });
 
-  app.get<{ Querystring: ListQuery }>('/v1/alerts', compliance, async (request, reply) => {
+  const alertList = {
+    tags,
+    summary: 'Live alerts, newest first, by opaque cursor (scope compliance)',
+    querystring: alertsQuery,
+    response: { 200: json(alertPageSchema, 'a page'), 400: invalidQuery },
+  };
+  routes.get('/v1/alerts', { config, schema: alertList }, async (request, reply) => {
     const tenantId = request.apiKey!.tenantId;
-    const reader = new QueryReader(request.query);
-    const status = single(reader, 'status', ALERT_STATUSES);
-    const subject = subjectFilter(reader);
-    const detector = reader.text('detector', { max: 128 });
-    const since = reader.dateTime('since');
-    const { limit, cursorText } = paging(reader);
-    if (reader.errors.length > 0) return sendProblem(request, reply, 'svc:request/invalid_parameter', { detail: 'invalid query parameters', errors: reader.errors });
+    const { status, detector, since, limit, cursor: cursorText } = request.query;
+    const subject = { id: request.query.subject, kind: request.query.subject_kind };
     const filters = { r: 'alerts', t: tenantId, s: status ?? null, q: subject.id ?? null, k: subject.kind ?? null, d: detector ?? null, f: since?.toISOString() ?? null };
     const after = readCursor(deps.cursors, cursorText, filters);
     if (after === false) return badCursor(request, reply);
@@ -49,20 +77,28 @@ export function registerComplianceRoutes(app: FastifyInstance, deps: { pool: Poo
     return page(rows, limit, alertView, (last) => deps.cursors.encode({ ...filters, o: last.cursor_at, e: last.alert_id }));
   });
 
-  app.get<{ Params: { alert_id: string } }>('/v1/alerts/:alert_id', compliance, async (request, reply) => {
+  const alertRead = {
+    tags,
+    summary: 'An alert with every evidence entry (scope compliance)',
+    params: alertParams,
+    response: { 200: json(alertDetailSchema, 'found'), 404: unknownId() },
+  };
+  routes.get('/v1/alerts/:alert_id', { config, schema: alertRead }, async (request, reply) => {
     const id = parseId('alert', request.params.alert_id);
     const alert = id && (await loadAlertDetail(deps.pool, request.apiKey!.tenantId, id));
     return alert || notFound(request, reply, 'alert');
   });
 
-  app.get<{ Querystring: ListQuery }>('/v1/episodes', compliance, async (request, reply) => {
+  const episodeList = {
+    tags,
+    summary: 'Episodes, most recently changed first, by opaque cursor (scope compliance)',
+    querystring: episodesQuery,
+    response: { 200: json(episodePageSchema, 'a page'), 400: invalidQuery },
+  };
+  routes.get('/v1/episodes', { config, schema: episodeList }, async (request, reply) => {
     const tenantId = request.apiKey!.tenantId;
-    const reader = new QueryReader(request.query);
-    const status = single(reader, 'status', EPISODE_STATUSES);
-    const subject = subjectFilter(reader);
-    const since = reader.dateTime('since');
-    const { limit, cursorText } = paging(reader);
-    if (reader.errors.length > 0) return sendProblem(request, reply, 'svc:request/invalid_parameter', { detail: 'invalid query parameters', errors: reader.errors });
+    const { status, since, limit, cursor: cursorText } = request.query;
+    const subject = { id: request.query.subject, kind: request.query.subject_kind };
     const filters = { r: 'episodes', t: tenantId, s: status ?? null, q: subject.id ?? null, k: subject.kind ?? null, f: since?.toISOString() ?? null };
     const after = readCursor(deps.cursors, cursorText, filters);
     if (after === false) return badCursor(request, reply);
@@ -83,13 +119,35 @@ export function registerComplianceRoutes(app: FastifyInstance, deps: { pool: Poo
     return page(rows, limit, episodeView, (last) => deps.cursors.encode({ ...filters, o: last.cursor_at, e: last.episode_id }));
   });
 
-  app.get<{ Params: { episode_id: string } }>('/v1/episodes/:episode_id', compliance, async (request, reply) => {
+  const episodeRead = {
+    tags,
+    summary: 'An episode with its alerts and case history (scope compliance)',
+    params: episodeParams,
+    response: { 200: json(episodeDetailSchema, 'found'), 404: unknownId() },
+  };
+  routes.get('/v1/episodes/:episode_id', { config, schema: episodeRead }, async (request, reply) => {
     const id = parseId('episode', request.params.episode_id);
     const episode = id && (await loadEpisodeDetail(deps.pool, request.apiKey!.tenantId, id));
     return episode || notFound(request, reply, 'episode');
   });
 
-  app.post<{ Params: { episode_id: string } }>('/v1/episodes/:episode_id/case', compliance, async (request, reply) => {
+  // The body is read after authentication from the signed bytes (contracts.ts).
+  const caseAction = {
+    tags,
+    summary: 'Set the case status and/or disposition of an episode (scope compliance)',
+    description:
+      'A disposition closes the case (status omitted or closed) and resolves the episode; closed needs a disposition; ' +
+      'escalated escalates the episode; open or investigating reopens a resolved episode. Setting what is already set changes nothing.',
+    params: episodeParams,
+    body: caseActionRequestSchema,
+    response: {
+      200: json(episodeDetailSchema, 'the episode after the action'),
+      400: problem('svc:validation/schema with field paths, or a malformed body'),
+      404: unknownId('no such episode in this tenant'),
+      415: problem('the body is not application/json'),
+    },
+  };
+  routes.post('/v1/episodes/:episode_id/case', { config, schema: caseAction }, async (request, reply) => {
     const tenantId = request.apiKey!.tenantId;
     const id = parseId('episode', request.params.episode_id);
     if (!id) return notFound(request, reply, 'episode');
@@ -107,12 +165,4 @@ export function registerComplianceRoutes(app: FastifyInstance, deps: { pool: Poo
         return (await loadEpisodeDetail(deps.pool, tenantId, id)) ?? notFound(request, reply, 'episode');
     }
   });
-}
-
-// subject (an external id) and optionally its kind; a kind alone filters nothing, so it is refused.
-function subjectFilter(reader: QueryReader): { id?: string; kind?: (typeof SUBJECT_KINDS)[number] } {
-  const id = reader.text('subject');
-  const kind = single(reader, 'subject_kind', SUBJECT_KINDS);
-  if (kind && id === undefined) reader.errors.push({ path: 'subject_kind', code: 'svc:request/invalid_parameter', message: 'needs subject' });
-  return { id, kind };
 }

@@ -1,18 +1,26 @@
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import { ID_PREFIXES, parseId } from '../../../platform/ids.ts';
 import type { Pool } from '../../../platform/postgres/pool.ts';
 import type { TokenBuckets } from '../../../platform/rate-limit/token-buckets.ts';
 import { applyRateLimitHeaders } from '../http/rate-limit-headers.ts';
 import { sendProblem } from '../http/problem-reply.ts';
+import { idParam, json, notFound } from '../http/route-schema.ts';
+import { eventStatusSchema } from '../../../schemas/responses.ts';
 
+type EventStatus = z.infer<typeof eventStatusSchema>;
+type Detail = Record<string, unknown> | null;
+
+// As stored (CHECK constraints hold status and object to the published lists).
 interface InboxRow {
   event_id: string;
-  object: string;
+  object: EventStatus['object'];
   external_id: string;
   sequence: bigint | null;
-  status: string;
-  rejection: unknown;
-  status_reason: unknown;
+  status: EventStatus['status'];
+  rejection: Detail;
+  status_reason: Detail;
   attempts: number;
   received_at: Date;
   occurred_at: Date | null;
@@ -24,17 +32,23 @@ interface InboxRow {
 
 interface StageRow {
   stage: string;
-  status: string;
+  status: EventStatus['stage_history'][number]['status'];
   at: Date;
   worker: string | null;
   duration_ms: number | null;
-  detail: unknown;
+  detail: Detail;
 }
 
 // GET /v1/events/{event_id}: where an accepted event is, queryable from the moment of the 202.
 // Accepts evt_<uuid> and a bare uuid; anything else, or another tenant's event, is a 404.
 export function registerEventRoutes(app: FastifyInstance, deps: { pool: Pool; buckets: TokenBuckets }): void {
-  app.get<{ Params: { event_id: string } }>('/v1/events/:event_id', { config: { scopes: ['ingest'] } }, async (request, reply) => {
+  const schema = {
+    tags: ['ingest'],
+    summary: 'Where an accepted event is (scope ingest)',
+    params: z.object({ event_id: idParam('evt_') }),
+    response: { 200: json(eventStatusSchema, 'the event status record'), 404: notFound('no such event in this tenant') },
+  };
+  app.withTypeProvider<ZodTypeProvider>().get('/v1/events/:event_id', { config: { scopes: ['ingest'] }, schema }, async (request, reply) => {
     const tenantId = request.apiKey!.tenantId;
     applyRateLimitHeaders(reply, await deps.buckets.peek(tenantId));
     const id = parseId('event', request.params.event_id);

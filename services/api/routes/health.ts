@@ -1,16 +1,31 @@
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Pool } from '../../../platform/postgres/pool.ts';
+import { healthSchema } from '../../../schemas/responses.ts';
+import { json, problem } from '../http/route-schema.ts';
 import { sendProblem } from '../http/problem-reply.ts';
 
 // Liveness needs no signature and touches nothing; readiness also checks the database.
 export function registerHealthRoutes(app: FastifyInstance, deps: { pool: Pool }): void {
-  app.get('/health', { config: { public: true } }, async () => ({ status: 'ok' as const }));
-  app.get('/ready', { config: { public: true } }, async (request, reply) => {
-    try {
-      await deps.pool.query('SELECT 1');
-      return { status: 'ok' as const };
-    } catch {
-      return sendProblem(request, reply, 'svc:internal/error', { detail: 'the database is not reachable' });
-    }
-  });
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+  routes.get(
+    '/health',
+    { config: { public: true }, schema: { tags: ['health'], summary: 'Liveness (unauthenticated)', response: { 200: json(healthSchema, 'alive') } } },
+    async () => ({ status: 'ok' as const }),
+  );
+  routes.get(
+    '/ready',
+    {
+      config: { public: true },
+      schema: { summary: 'Readiness: the database answers', response: { 200: json(healthSchema, 'ready'), 500: problem('the database is not reachable') } },
+    },
+    async (request, reply) => {
+      try {
+        await deps.pool.query('SELECT 1');
+        return { status: 'ok' as const };
+      } catch {
+        return sendProblem(request, reply, 'svc:internal/error', { detail: 'the database is not reachable' });
+      }
+    },
+  );
 }

@@ -1,17 +1,29 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import type { TenantAssetRegistry } from '../../../platform/assets/tenant-registry.ts';
 import type { Clock } from '../../../platform/clock.ts';
 import { parseId } from '../../../platform/ids.ts';
 import { dryRunImport } from '../../../pipelines/imports/dry-run.ts';
 import { dryRunStagedFile } from '../../../pipelines/imports/staged-dry-run.ts';
 import { importView, type Imports } from '../../../pipelines/imports/imports.ts';
-import { importSubmitRequestSchema, type StagedChunk } from '../../../schemas/imports/reports.ts';
+import { importCreateRequestContract, importDryRunRequestContract } from '../../../schemas/api-components.ts';
+import {
+  importDryRunReportSchema,
+  importRejectPageSchema,
+  importSubmitRequestSchema,
+  importViewSchema,
+  stagedChunkSchema,
+  type StagedChunk,
+} from '../../../schemas/imports/reports.ts';
+import type { ErrorCode } from '../../../schemas/errors/catalog.ts';
 import { requestSchemaErrors } from '../../../schemas/validation/request-errors.ts';
 import type { CursorCodec } from '../http/cursor.ts';
 import { rawBody, bodyRefusal, readJsonBody } from '../http/json-body.ts';
 import { sendProblem } from '../http/problem-reply.ts';
-import { QueryReader } from '../http/query-params.ts';
+import { integer, optionalText, single } from '../http/query-schema.ts';
+import { csvStream, idParam, invalidQuery, json, notFound as unknownId, problem } from '../http/route-schema.ts';
 import type { Pool } from '../../../platform/postgres/pool.ts';
 
 export interface ImportRouteDeps {
@@ -23,7 +35,16 @@ export interface ImportRouteDeps {
   occurredAtFutureSkewS: number;
 }
 
-type IdParams = { Params: { id: string } };
+const params = z.object({ id: idParam('imp_') });
+// The chunk number is checked by the route after the id, so an unknown import is a 404 first.
+const chunkParams = params.extend({ chunk: z.string().meta({ description: 'the chunk number, an integer 0-99999 (0 starts the file)' }) });
+const rejectsQuery = z.object({
+  format: single(['csv', 'json'] as const, 'must be csv or json').meta({ description: 'csv (the default) or json' }),
+  limit: integer({ min: 1, max: 1000, fallback: 100 }).meta({ description: 'json only' }),
+  cursor: optionalText({ max: 4096 }).meta({ description: 'json only' }),
+});
+const unknownImport = unknownId('no such import in this tenant');
+const notOpen = problem('svc:import/not_open: the import no longer takes this action');
 const REJECT_COLUMNS = ['row_no', 'chunk_no', 'code', 'object_type', 'external_id', 'message', 'raw'] as const;
 const CSV_PAGE = 1000;
 const MAX_CHUNK_NO = 99_999;
@@ -34,7 +55,10 @@ const MAX_CHUNK_NO = 99_999;
 // The dry-runs store nothing; their work is bounded by the payload cap (the sample) or the staged
 // chunks, so they are not charged to the rate limit.
 export function registerImportRoutes(app: FastifyInstance, deps: ImportRouteDeps): void {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
   const scoped = { config: { scopes: ['ingest'] as const } };
+  const tags = ['imports'];
+  const summary = (what: string) => `${what} (scope ingest)`;
   const notFound = (request: FastifyRequest, reply: FastifyReply) => sendProblem(request, reply, 'svc:resource/not_found', { detail: 'no import with this id in this tenant' });
   const validation = async (tenantId: string) => ({
     registry: await deps.assets.forTenant(tenantId),
@@ -42,7 +66,18 @@ export function registerImportRoutes(app: FastifyInstance, deps: ImportRouteDeps
     futureSkewMs: deps.occurredAtFutureSkewS * 1000,
   });
 
-  app.post('/v1/imports/dry-run', scoped, async (request, reply) => {
+  // Bodies are read after authentication from the signed bytes (contracts.ts).
+  const sampleDryRun = {
+    tags,
+    summary: summary('Run a mapping over a sample of a file: the reject report, nothing stored, no import created'),
+    body: importDryRunRequestContract,
+    response: {
+      200: json(importDryRunReportSchema, 'counts, rejects (row_no, chunk_no, code, object_type, external_id, message, raw) and the first valid events'),
+      400: problem('svc:validation/schema: the request, or the mapping (paths under mapping.; a bad target lists the nearest real fields)'),
+      415: problem('the body is not application/json'),
+    },
+  };
+  routes.post('/v1/imports/dry-run', { ...scoped, schema: sampleDryRun }, async (request, reply) => {
     const body = readJsonBody(request);
     if (!body.ok) return sendProblem(request, reply, body.code, bodyRefusal(body));
     const outcome = await dryRunImport(body.value, await validation(request.apiKey!.tenantId));
@@ -50,7 +85,13 @@ export function registerImportRoutes(app: FastifyInstance, deps: ImportRouteDeps
     return outcome.report;
   });
 
-  app.post('/v1/imports', scoped, async (request, reply) => {
+  const create = {
+    tags,
+    summary: summary('Create an import: its mapping (compiled now), go-live watermark and backfill window'),
+    body: importCreateRequestContract,
+    response: { 201: json(importViewSchema, 'created; upload its chunks next'), 400: problem('svc:validation/schema (mapping findings under mapping.)') },
+  };
+  routes.post('/v1/imports', { ...scoped, schema: create }, async (request, reply) => {
     const body = readJsonBody(request);
     if (!body.ok) return sendProblem(request, reply, body.code, bodyRefusal(body));
     const outcome = await deps.imports.create(request.apiKey!.tenantId, body.value, deps.clock.now());
@@ -58,13 +99,33 @@ export function registerImportRoutes(app: FastifyInstance, deps: ImportRouteDeps
     return reply.code(201).send(importView(outcome.row, outcome.warnings));
   });
 
-  app.get<IdParams>('/v1/imports/:id', scoped, async (request, reply) => {
+  const read = {
+    tags,
+    summary: summary('State and counts: rows read, accepted, duplicates, rejected, skipped by the filter'),
+    params,
+    response: { 200: json(importViewSchema, 'found'), 404: unknownImport },
+  };
+  routes.get('/v1/imports/:id', { ...scoped, schema: read }, async (request, reply) => {
     const id = parseId('import', request.params.id);
     const row = id && (await deps.imports.find(request.apiKey!.tenantId, id));
     return row ? importView(row) : notFound(request, reply);
   });
 
-  app.put<{ Params: { id: string; chunk: string } }>('/v1/imports/:id/chunks/:chunk', scoped, async (request, reply) => {
+  // The body is the raw bytes of whole records (no JSON): declared for the document only.
+  const stage = {
+    tags,
+    summary: summary('Stage chunk n of the file (the raw bytes of whole records; chunk 0 starts the file); replaces it before submission'),
+    params: chunkParams,
+    consumes: ['application/octet-stream'],
+    body: z.string().meta({ format: 'binary' }),
+    response: {
+      201: json(stagedChunkSchema, 'staged'),
+      400: problem('an empty chunk (svc:import/invalid_chunk) or a bad chunk number'),
+      404: unknownImport,
+      409: notOpen,
+    },
+  };
+  routes.put('/v1/imports/:id/chunks/:chunk', { ...scoped, schema: stage }, async (request, reply) => {
     const id = parseId('import', request.params.id);
     if (!id) return notFound(request, reply);
     if (!/^(0|[1-9][0-9]{0,4})$/.test(request.params.chunk) || Number(request.params.chunk) > MAX_CHUNK_NO) {
@@ -86,7 +147,13 @@ export function registerImportRoutes(app: FastifyInstance, deps: ImportRouteDeps
     }
   });
 
-  app.post<IdParams>('/v1/imports/:id/dry-run', scoped, async (request, reply) => {
+  const fileDryRun = {
+    tags,
+    summary: summary('Whole-file dry-run over the staged chunks: the reject report, nothing stored'),
+    params,
+    response: { 200: json(importDryRunReportSchema, 'the report'), 404: unknownImport, 409: notOpen },
+  };
+  routes.post('/v1/imports/:id/dry-run', { ...scoped, schema: fileDryRun }, async (request, reply) => {
     const id = parseId('import', request.params.id);
     const row = id && (await deps.imports.find(request.apiKey!.tenantId, id));
     if (!row) return notFound(request, reply);
@@ -95,7 +162,14 @@ export function registerImportRoutes(app: FastifyInstance, deps: ImportRouteDeps
     return dryRunStagedFile(deps.pool, row, await validation(request.apiKey!.tenantId));
   });
 
-  app.post<IdParams>('/v1/imports/:id/submit', scoped, async (request, reply) => {
+  const submit = {
+    tags,
+    summary: summary('Close the upload (chunks 0 .. chunk_count-1) and queue the import for landing'),
+    params,
+    body: importSubmitRequestSchema,
+    response: { 202: json(importViewSchema, 'submitted'), 400: problem('svc:validation/schema'), 404: unknownImport, 409: notOpen },
+  };
+  routes.post('/v1/imports/:id/submit', { ...scoped, schema: submit }, async (request, reply) => {
     const id = parseId('import', request.params.id);
     if (!id) return notFound(request, reply);
     const body = readJsonBody(request);
@@ -115,7 +189,13 @@ export function registerImportRoutes(app: FastifyInstance, deps: ImportRouteDeps
     }
   });
 
-  app.post<IdParams>('/v1/imports/:id/cancel', scoped, async (request, reply) => {
+  const cancel = {
+    tags,
+    summary: summary('Cancel an import not yet landing'),
+    params,
+    response: { 200: json(importViewSchema, 'cancelled'), 404: unknownImport, 409: notOpen },
+  };
+  routes.post('/v1/imports/:id/cancel', { ...scoped, schema: cancel }, async (request, reply) => {
     const id = parseId('import', request.params.id);
     const outcome = id ? await deps.imports.cancel(request.apiKey!.tenantId, id, deps.clock.now()) : 'not_found';
     if (outcome === 'not_found') return notFound(request, reply);
@@ -125,28 +205,38 @@ export function registerImportRoutes(app: FastifyInstance, deps: ImportRouteDeps
 
   // The reject report: CSV streamed page by page (the header the spec gives), or with
   // format=json a page of records and a cursor.
-  app.get<IdParams & { Querystring: Record<string, string | string[] | undefined> }>('/v1/imports/:id/rejects', scoped, async (request, reply) => {
+  const rejects = {
+    tags,
+    summary: summary('The reject report: CSV (row_no,chunk_no,code,object_type,external_id,message,raw), or with format=json a page'),
+    params,
+    querystring: rejectsQuery,
+    response: {
+      200: {
+        description: 'the rejects in row order',
+        content: { 'text/csv': { schema: csvStream }, 'application/json': { schema: importRejectPageSchema } },
+      },
+      400: invalidQuery,
+      404: unknownImport,
+    },
+  };
+  routes.get('/v1/imports/:id/rejects', { ...scoped, schema: rejects }, async (request, reply) => {
     const tenantId = request.apiKey!.tenantId;
     const id = parseId('import', request.params.id);
     const row = id && (await deps.imports.find(tenantId, id));
     if (!row) return notFound(request, reply);
-    const reader = new QueryReader(request.query);
-    const format = reader.list('format', ['csv', 'json'] as const);
-    const limit = reader.integer('limit', { min: 1, max: 1000, fallback: 100 });
-    const cursorText = reader.text('cursor', { max: 4096 });
-    if (format && format.length !== 1) reader.errors.push({ path: 'format', code: 'svc:request/invalid_parameter', message: 'must be csv or json' });
-    if (reader.errors.length > 0) return sendProblem(request, reply, 'svc:request/invalid_parameter', { detail: 'invalid query parameters', errors: reader.errors });
+    const { format, limit, cursor: cursorText } = request.query;
     const view = (r: Awaited<ReturnType<Imports['rejects']>>[number]) => ({
       row_no: r.row_no === null ? null : Number(r.row_no),
       chunk_no: r.chunk_no,
-      code: r.code,
+      // Written only from the error catalog (pipelines/imports).
+      code: r.code as ErrorCode,
       object_type: row.family,
       external_id: r.external_id,
       message: r.message,
       raw: r.raw,
     });
 
-    if (format?.[0] === 'json') {
+    if (format === 'json') {
       let after = 0n;
       if (cursorText !== undefined) {
         const payload = deps.cursors.decode(cursorText);

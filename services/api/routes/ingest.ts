@@ -11,6 +11,7 @@ import { FAMILIES, FAMILY_NAMES, type Family } from '../../../schemas/families/i
 import { bodyRefusal, readJsonBody, rawBody } from '../http/json-body.ts';
 import { chargeEvents } from '../http/rate-limit-headers.ts';
 import { requestPath } from '../http/problem-reply.ts';
+import { batchContract, ingestContract } from '../http/ingest-contracts.ts';
 import {
   claimIdempotencyKey,
   IDEMPOTENCY_KEY,
@@ -39,11 +40,11 @@ type Shape = { kind: 'single'; family: Family } | { kind: 'batch' };
 // response for replay.
 export function registerIngestRoutes(app: FastifyInstance, deps: IngestDeps): void {
   for (const family of FAMILY_NAMES) {
-    app.post(FAMILIES[family].path, { config: { scopes: ['ingest'] } }, (request, reply) =>
+    app.post(FAMILIES[family].path, { config: { scopes: ['ingest'] }, schema: ingestContract(family) }, (request, reply) =>
       handle(request, reply, { kind: 'single', family }, deps),
     );
   }
-  app.post('/v1/batches', { config: { scopes: ['ingest'] } }, (request, reply) => handle(request, reply, { kind: 'batch' }, deps));
+  app.post('/v1/batches', { config: { scopes: ['ingest'] }, schema: batchContract }, (request, reply) => handle(request, reply, { kind: 'batch' }, deps));
 }
 
 async function handle(request: FastifyRequest, reply: FastifyReply, shape: Shape, deps: IngestDeps): Promise<FastifyReply> {

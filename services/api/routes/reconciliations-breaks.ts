@@ -1,18 +1,46 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import type { Clock } from '../../../platform/clock.ts';
 import { parseId } from '../../../platform/ids.ts';
 import type { BreakActionOutcome } from '../../../pipelines/reconcile/breaks.ts';
 import { csvItems, type ItemsPosition } from '../../../pipelines/reconcile/items.ts';
 import type { Reconciliations } from '../../../pipelines/reconcile/reconciliations.ts';
-import { acknowledgeRequestSchema, BREAK_STATES, commentRequestSchema, resolveRequestSchema } from '../../../schemas/reconciliation-breaks.ts';
+import {
+  acknowledgeRequestSchema,
+  BREAK_STATES,
+  breakPageSchema,
+  breakSchema,
+  commentRequestSchema,
+  differenceItemPageSchema,
+  resolveRequestSchema,
+} from '../../../schemas/reconciliation-breaks.ts';
 import { requestSchemaErrors } from '../../../schemas/validation/request-errors.ts';
 import type { CursorCodec } from '../http/cursor.ts';
 import { bodyRefusal, readJsonBody } from '../http/json-body.ts';
 import { refuseIdempotencyKey } from '../http/no-idempotency-key.ts';
-import { badCursor, page, paging, readCursor, single } from '../http/paging.ts';
+import { badCursor, page, readCursor } from '../http/paging.ts';
 import { sendProblem } from '../http/problem-reply.ts';
-import { QueryReader } from '../http/query-params.ts';
+import { pagingShape, single, text } from '../http/query-schema.ts';
+import { csvStream, idParam, invalidQuery, json, notFound as unknownId, problem } from '../http/route-schema.ts';
+
+const reconciliationParams = z.object({ id: idParam('rcn_') });
+const breakParams = z.object({ id: idParam('rbk_') });
+const itemsQuery = z.object({
+  format: single(['json', 'csv'] as const).meta({ description: 'json (the default), or csv: every item, RFC 4180, with a header row' }),
+  ...pagingShape(),
+});
+const breaksQuery = z.object({
+  state: single(BREAK_STATES),
+  reconciliation_id: text()
+    .refine((value) => parseId('reconciliation', value) !== undefined, { error: 'must be an rcn_ id', abort: true })
+    .transform((value) => parseId('reconciliation', value)!)
+    .optional()
+    .meta({ description: 'rcn_<uuid>' }),
+  ...pagingShape(),
+});
+const unknownBreak = unknownId('no such break in this tenant');
 
 // Working a reconciliation's differences: every difference item (paged, or all as CSV), and the
 // breaks a mismatch opens, acknowledged, commented and resolved by the caller (recorded as its
@@ -23,19 +51,30 @@ export function registerReconciliationBreakRoutes(
   app: FastifyInstance,
   deps: { clock: Clock; cursors: CursorCodec; reconciliations: Reconciliations },
 ): void {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+  const tags = ['reconciliations'];
   const noKey = refuseIdempotencyKey('reconciliation breaks');
   const readers = { config: { scopes: ['ingest', 'read'] as const }, preHandler: noKey };
   const writers = { config: { scopes: ['ingest'] as const }, preHandler: noKey };
   const breaks = deps.reconciliations.breaks;
   const notFound = (request: FastifyRequest, reply: FastifyReply, what: string) => sendProblem(request, reply, 'svc:resource/not_found', { detail: `no ${what} with this id in this tenant` });
 
-  app.get<{ Params: { id: string }; Querystring: Record<string, string | string[] | undefined> }>('/v1/reconciliations/:id/items', readers, async (request, reply) => {
+  const items = {
+    tags,
+    summary: 'Every difference item of a reconciliation, paged, or all as CSV (scope ingest or read)',
+    params: reconciliationParams,
+    querystring: itemsQuery,
+    response: {
+      200: { description: 'a page of items, or the CSV', content: { 'application/json': { schema: differenceItemPageSchema }, 'text/csv': { schema: csvStream } } },
+      400: invalidQuery,
+      404: unknownId('no such reconciliation in this tenant'),
+    },
+  };
+  routes.get('/v1/reconciliations/:id/items', { ...readers, schema: items }, async (request, reply) => {
     const tenantId = request.apiKey!.tenantId;
     const id = parseId('reconciliation', request.params.id);
-    const reader = new QueryReader(request.query);
-    const format = single(reader, 'format', ['json', 'csv'] as const) ?? 'json';
-    const { limit, cursorText } = paging(reader);
-    if (reader.errors.length > 0) return sendProblem(request, reply, 'svc:request/invalid_parameter', { detail: 'invalid query parameters', errors: reader.errors });
+    const { limit, cursor: cursorText } = request.query;
+    const format = request.query.format ?? 'json';
     if (!id) return notFound(request, reply, 'reconciliation');
     if (format === 'csv') {
       const first = await deps.reconciliations.items(tenantId, id, null, 500);
@@ -60,15 +99,15 @@ export function registerReconciliationBreakRoutes(
     };
   });
 
-  app.get<{ Querystring: Record<string, string | string[] | undefined> }>('/v1/reconciliation-breaks', readers, async (request, reply) => {
+  const list = {
+    tags,
+    summary: 'Breaks, newest first, by opaque cursor (scope ingest or read)',
+    querystring: breaksQuery,
+    response: { 200: json(breakPageSchema, 'a page'), 400: invalidQuery },
+  };
+  routes.get('/v1/reconciliation-breaks', { ...readers, schema: list }, async (request, reply) => {
     const tenantId = request.apiKey!.tenantId;
-    const reader = new QueryReader(request.query);
-    const state = single(reader, 'state', BREAK_STATES);
-    const reconciliation = reader.text('reconciliation_id');
-    const reconciliationId = reconciliation === undefined ? undefined : parseId('reconciliation', reconciliation);
-    if (reconciliation !== undefined && !reconciliationId) reader.errors.push({ path: 'reconciliation_id', code: 'svc:request/invalid_parameter', message: 'must be an rcn_ id' });
-    const { limit, cursorText } = paging(reader);
-    if (reader.errors.length > 0) return sendProblem(request, reply, 'svc:request/invalid_parameter', { detail: 'invalid query parameters', errors: reader.errors });
+    const { state, reconciliation_id: reconciliationId, limit, cursor: cursorText } = request.query;
     const filters = { r: 'reconciliation-breaks', t: tenantId, s: state ?? null, q: reconciliationId ?? null };
     const after = readCursor(deps.cursors, cursorText, filters);
     if (after === false) return badCursor(request, reply);
@@ -76,18 +115,38 @@ export function registerReconciliationBreakRoutes(
     return page(rows, limit, ({ cursor: _cursor, ...view }) => view, (last) => deps.cursors.encode({ ...filters, o: last.cursor.at, e: last.cursor.id }));
   });
 
-  app.get<{ Params: { id: string } }>('/v1/reconciliation-breaks/:id', readers, async (request, reply) => {
+  const read = {
+    tags,
+    summary: 'A break with who acknowledged, commented on and resolved it, and when (scope ingest or read)',
+    params: breakParams,
+    response: { 200: json(breakSchema, 'found'), 404: unknownBreak },
+  };
+  routes.get('/v1/reconciliation-breaks/:id', { ...readers, schema: read }, async (request, reply) => {
     const id = parseId('reconciliationBreak', request.params.id);
     const view = id && (await breaks.find(request.apiKey!.tenantId, id));
     return view || notFound(request, reply, 'break');
   });
 
-  const action = <T>(
+  // Bodies are read after authentication from the signed bytes (contracts.ts).
+  const action = <S extends z.ZodType>(
     path: string,
-    schema: { safeParse: (v: unknown) => { success: true; data: T } | { success: false; error: Parameters<typeof requestSchemaErrors>[0] } },
-    act: (tenantId: string, breakId: string, by: string, body: T, now: Date) => Promise<BreakActionOutcome>,
-  ) =>
-    app.post<{ Params: { id: string } }>(path, writers, async (request, reply) => {
+    summary: string,
+    schema: S,
+    act: (tenantId: string, breakId: string, by: string, body: z.output<S>, now: Date) => Promise<BreakActionOutcome>,
+  ) => {
+    const contract = {
+      tags,
+      summary,
+      params: breakParams,
+      body: schema,
+      response: {
+        200: json(breakSchema, 'the break after the action'),
+        400: problem('svc:validation/schema, or an Idempotency-Key (svc:request/bad_request)'),
+        404: unknownBreak,
+        409: problem('svc:reconciliation/break_state: the break\'s state does not take this action'),
+      },
+    };
+    routes.post(path, { ...writers, schema: contract }, async (request, reply) => {
       const body = readJsonBody(request);
       if (!body.ok) return sendProblem(request, reply, body.code, bodyRefusal(body));
       const parsed = schema.safeParse(body.value);
@@ -99,11 +158,12 @@ export function registerReconciliationBreakRoutes(
       if (outcome.kind === 'invalid_state') return sendProblem(request, reply, 'svc:reconciliation/break_state', { detail: `the break is ${outcome.state}` });
       return outcome.view;
     });
+  };
 
-  action('/v1/reconciliation-breaks/:id/acknowledge', acknowledgeRequestSchema, async (tenantId, id, by, body, now) => {
+  action('/v1/reconciliation-breaks/:id/acknowledge', 'Acknowledge an open break, with an optional note kept as a comment (scope ingest)', acknowledgeRequestSchema, async (tenantId, id, by, body, now) => {
     const outcome = await breaks.acknowledge(tenantId, id, by, now);
     return outcome.kind === 'done' && body.note ? breaks.comment(tenantId, id, by, body.note, now) : outcome;
   });
-  action('/v1/reconciliation-breaks/:id/comments', commentRequestSchema, (tenantId, id, by, body, now) => breaks.comment(tenantId, id, by, body.body, now));
-  action('/v1/reconciliation-breaks/:id/resolve', resolveRequestSchema, (tenantId, id, by, body, now) => breaks.resolve(tenantId, id, by, body.resolution, now));
+  action('/v1/reconciliation-breaks/:id/comments', 'Comment on a break in any state (scope ingest)', commentRequestSchema, (tenantId, id, by, body, now) => breaks.comment(tenantId, id, by, body.body, now));
+  action('/v1/reconciliation-breaks/:id/resolve', 'Resolve an open or acknowledged break, saying how (scope ingest)', resolveRequestSchema, (tenantId, id, by, body, now) => breaks.resolve(tenantId, id, by, body.resolution, now));
 }

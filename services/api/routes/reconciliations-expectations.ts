@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import type { TenantAssetRegistry } from '../../../platform/assets/tenant-registry.ts';
 import type { Clock } from '../../../platform/clock.ts';
 import { parseId } from '../../../platform/ids.ts';
@@ -6,15 +8,30 @@ import type { Reconciliations } from '../../../pipelines/reconcile/reconciliatio
 import { bodyRefusal, readJsonBody } from '../http/json-body.ts';
 import { refuseIdempotencyKey } from '../http/no-idempotency-key.ts';
 import { sendProblem } from '../http/problem-reply.ts';
+import { empty, idParam, json, notFound, problem } from '../http/route-schema.ts';
+import { expectationListSchema, expectationRequestSchema, expectationSchema } from '../../../schemas/reconciliation-expectations.ts';
 
 // Expected declarations: the feed's owner (ingest key) says which daily declarations it sends and
 // by when; ingest and read keys list them. A day whose declaration is late is announced as
 // coverage.degraded by the reconcile pipeline.
 export function registerReconciliationExpectationRoutes(app: FastifyInstance, deps: { clock: Clock; assets: TenantAssetRegistry; reconciliations: Reconciliations }): void {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+  const tags = ['reconciliations'];
   const noKey = refuseIdempotencyKey('reconciliation expectations');
   const expectations = deps.reconciliations.expectations;
 
-  app.post('/v1/reconciliation-expectations', { config: { scopes: ['ingest'] as const }, preHandler: noKey }, async (request, reply) => {
+  // The body is read after authentication from the signed bytes (contracts.ts).
+  const expect = {
+    tags,
+    summary: 'Expect a declaration every UTC day for a scope and asset, due minutes after the day ends (scope ingest)',
+    body: expectationRequestSchema,
+    response: {
+      201: json(expectationSchema, 'expected from the day in progress on'),
+      400: problem('svc:validation/schema, or an Idempotency-Key (svc:request/bad_request)'),
+      409: problem('svc:reconciliation/expectation_exists: this scope and asset are already expected'),
+    },
+  };
+  routes.post('/v1/reconciliation-expectations', { config: { scopes: ['ingest'] as const }, preHandler: noKey, schema: expect }, async (request, reply) => {
     const body = readJsonBody(request);
     if (!body.ok) return sendProblem(request, reply, body.code, bodyRefusal(body));
     const tenantId = request.apiKey!.tenantId;
@@ -24,11 +41,18 @@ export function registerReconciliationExpectationRoutes(app: FastifyInstance, de
     return reply.code(201).send(outcome.view);
   });
 
-  app.get('/v1/reconciliation-expectations', { config: { scopes: ['ingest', 'read'] as const }, preHandler: noKey }, async (request) => ({
+  const list = { tags, summary: 'The expected declarations (scope ingest or read)', response: { 200: json(expectationListSchema, 'every expectation of the tenant') } };
+  routes.get('/v1/reconciliation-expectations', { config: { scopes: ['ingest', 'read'] as const }, preHandler: noKey, schema: list }, async (request) => ({
     data: await expectations.list(request.apiKey!.tenantId),
   }));
 
-  app.delete<{ Params: { id: string } }>('/v1/reconciliation-expectations/:id', { config: { scopes: ['ingest'] as const }, preHandler: noKey }, async (request, reply) => {
+  const remove = {
+    tags,
+    summary: 'Stop expecting a declaration (scope ingest)',
+    params: z.object({ id: idParam('rce_') }),
+    response: { 204: empty('no longer expected'), 404: notFound('no such expectation in this tenant') },
+  };
+  routes.delete('/v1/reconciliation-expectations/:id', { config: { scopes: ['ingest'] as const }, preHandler: noKey, schema: remove }, async (request, reply) => {
     const id = parseId('reconciliationExpectation', request.params.id);
     if (id && (await expectations.remove(request.apiKey!.tenantId, id, deps.clock.now()))) return reply.code(204).send();
     return sendProblem(request, reply, 'svc:resource/not_found', { detail: 'no expectation with this id in this tenant' });

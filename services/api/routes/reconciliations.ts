@@ -1,17 +1,31 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import type { TenantAssetRegistry } from '../../../platform/assets/tenant-registry.ts';
 import type { Clock } from '../../../platform/clock.ts';
 import { ID_PREFIXES, parseId } from '../../../platform/ids.ts';
 import type { Reconciliations } from '../../../pipelines/reconcile/reconciliations.ts';
-import { RECONCILIATION_STATUSES } from '../../../schemas/reconciliations.ts';
+import { RECONCILIATION_STATUSES, reconciliationPageSchema, reconciliationRequestSchema, reconciliationSchema } from '../../../schemas/reconciliations.ts';
 import type { CursorCodec } from '../http/cursor.ts';
 import { bodyRefusal, readJsonBody } from '../http/json-body.ts';
 import { refuseIdempotencyKey } from '../http/no-idempotency-key.ts';
-import { badCursor, page, paging, readCursor, single } from '../http/paging.ts';
+import { badCursor, page, readCursor } from '../http/paging.ts';
 import { sendProblem } from '../http/problem-reply.ts';
-import { QueryReader } from '../http/query-params.ts';
+import { dateTime, optionalText, pagingShape, single, windowCheck } from '../http/query-schema.ts';
+import { idParam, invalidQuery, json, notFound as unknownId, problem } from '../http/route-schema.ts';
 import { registerReconciliationBreakRoutes } from './reconciliations-breaks.ts';
 import { registerReconciliationExpectationRoutes } from './reconciliations-expectations.ts';
+
+const listQuery = z
+  .object({
+    status: single(RECONCILIATION_STATUSES),
+    from: dateTime().meta({ description: 'periods ending at or after' }),
+    to: dateTime().meta({ description: 'periods starting at or before' }),
+    subject: optionalText().meta({ description: 'external_id of the scope\'s account or party' }),
+    subject_kind: single(['tenant', 'account', 'party'] as const),
+    ...pagingShape(),
+  })
+  .refine(...windowCheck('from', 'to'));
 
 // Reconciliations: declared with an ingest key (the feed's owner states what it sent), read with
 // an ingest or read key. No Idempotency-Key (the spec): a declaration carrying a customer_reference
@@ -21,15 +35,30 @@ export function registerReconciliationRoutes(
   app: FastifyInstance,
   deps: { clock: Clock; cursors: CursorCodec; assets: TenantAssetRegistry; reconciliations: Reconciliations },
 ): void {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
   const noKey = refuseIdempotencyKey('reconciliations');
   const readers = { config: { scopes: ['ingest', 'read'] as const }, preHandler: noKey };
+  const tags = ['reconciliations'];
   const notFound = (request: FastifyRequest, reply: FastifyReply, detail = 'no reconciliation with this id in this tenant') =>
     sendProblem(request, reply, 'svc:resource/not_found', { detail });
 
   registerReconciliationBreakRoutes(app, deps);
   registerReconciliationExpectationRoutes(app, deps);
 
-  app.post('/v1/reconciliations', { config: { scopes: ['ingest'] as const }, preHandler: noKey }, async (request, reply) => {
+  // The body is read after authentication from the signed bytes (contracts.ts).
+  const declare = {
+    tags,
+    summary: 'Declare a control total and get its first comparison (scope ingest)',
+    body: reconciliationRequestSchema,
+    response: {
+      200: json(reconciliationSchema, 'the declaration already made with this customer_reference and the same content'),
+      201: json(reconciliationSchema, 'declared; result and history included'),
+      400: problem('svc:validation/schema, svc:validation/money_scale_mismatch, svc:reconciliation/asset_not_held, or an Idempotency-Key (svc:request/bad_request)'),
+      404: unknownId('the scope\'s account or party (or the corrected reconciliation, or the import) is unknown in this tenant'),
+      409: problem('svc:reconciliation/reference_conflict: the customer_reference names a declaration of other content'),
+    },
+  };
+  routes.post('/v1/reconciliations', { config: { scopes: ['ingest'] as const }, preHandler: noKey, schema: declare }, async (request, reply) => {
     const tenantId = request.apiKey!.tenantId;
     const body = readJsonBody(request);
     if (!body.ok) return sendProblem(request, reply, body.code, bodyRefusal(body));
@@ -48,21 +77,27 @@ export function registerReconciliationRoutes(
     }
   });
 
-  app.get<{ Params: { id: string } }>('/v1/reconciliations/:id', readers, async (request, reply) => {
+  const read = {
+    tags,
+    summary: 'A reconciliation with every distinct result (scope ingest or read)',
+    params: z.object({ id: idParam('rcn_') }),
+    response: { 200: json(reconciliationSchema, 'found'), 404: unknownId('no such reconciliation in this tenant') },
+  };
+  routes.get('/v1/reconciliations/:id', { ...readers, schema: read }, async (request, reply) => {
     const id = parseId('reconciliation', request.params.id);
     const view = id && (await deps.reconciliations.find(request.apiKey!.tenantId, id, { history: true }));
     return view || notFound(request, reply);
   });
 
-  app.get<{ Querystring: Record<string, string | string[] | undefined> }>('/v1/reconciliations', readers, async (request, reply) => {
+  const list = {
+    tags,
+    summary: 'Reconciliations, newest first, by opaque cursor (scope ingest or read)',
+    querystring: listQuery,
+    response: { 200: json(reconciliationPageSchema, 'a page (latest result each)'), 400: invalidQuery },
+  };
+  routes.get('/v1/reconciliations', { ...readers, schema: list }, async (request, reply) => {
     const tenantId = request.apiKey!.tenantId;
-    const reader = new QueryReader(request.query);
-    const status = single(reader, 'status', RECONCILIATION_STATUSES);
-    const { since: from, until: to } = reader.window('from', 'to');
-    const subject = reader.text('subject');
-    const subjectKind = single(reader, 'subject_kind', ['tenant', 'account', 'party'] as const);
-    const { limit, cursorText } = paging(reader);
-    if (reader.errors.length > 0) return sendProblem(request, reply, 'svc:request/invalid_parameter', { detail: 'invalid query parameters', errors: reader.errors });
+    const { status, from, to, subject, subject_kind: subjectKind, limit, cursor: cursorText } = request.query;
     const filters = { r: 'reconciliations', t: tenantId, s: status ?? null, f: from?.toISOString() ?? null, u: to?.toISOString() ?? null, q: subject ?? null, k: subjectKind ?? null };
     const after = readCursor(deps.cursors, cursorText, filters);
     if (after === false) return badCursor(request, reply);

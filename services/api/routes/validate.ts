@@ -6,6 +6,7 @@ import type { TokenBuckets } from '../../../platform/rate-limit/token-buckets.ts
 import { bodyRefusal, readJsonBody } from '../http/json-body.ts';
 import { chargeEvents } from '../http/rate-limit-headers.ts';
 import { problemFor, sendProblem } from '../http/problem-reply.ts';
+import { validateContract } from '../http/ingest-contracts.ts';
 import { validateRequestItems, wrapperRefusal } from '../ingest/request-items.ts';
 import type { DryRunResponse, DryRunResult } from '../../../schemas/responses.ts';
 
@@ -15,7 +16,7 @@ export function registerValidateRoute(
   app: FastifyInstance,
   deps: { clock: Clock; assets: TenantAssetRegistry; buckets: TokenBuckets; occurredAtFutureSkewS: number },
 ): void {
-  app.post('/v1/validate', { config: { scopes: ['ingest', 'read'] } }, async (request, reply) => {
+  app.post('/v1/validate', { config: { scopes: ['ingest', 'read'] }, schema: validateContract }, async (request, reply) => {
     const body = readJsonBody(request);
     if (!body.ok) return sendProblem(request, reply, body.code, bodyRefusal(body));
 

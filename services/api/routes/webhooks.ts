@@ -1,18 +1,32 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import type { Clock } from '../../../platform/clock.ts';
 import { ID_PREFIXES, parseId } from '../../../platform/ids.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../../schemas/webhooks/catalog.ts';
-import { DELIVERY_STATUSES, ROTATION_OVERLAP_DEFAULT_S, rotationRequestSchema } from '../../../schemas/webhooks/resources.ts';
+import { webhookRegistrationContract } from '../../../schemas/api-components.ts';
+import {
+  DELIVERY_STATUSES,
+  ROTATION_OVERLAP_DEFAULT_S,
+  rotationRequestSchema,
+  secretRotationSchema,
+  webhookDeliveryPageSchema,
+  webhookDeliverySchema,
+  webhookEndpointCreatedSchema,
+  webhookEndpointPageSchema,
+  webhookEndpointSchema,
+} from '../../../schemas/webhooks/resources.ts';
 import type { WebhookDeliveries } from '../../webhooks/deliveries.ts';
 import type { DestinationPolicy } from '../../webhooks/destination.ts';
 import { endpointView, type WebhookEndpoints } from '../../webhooks/endpoints.ts';
 import { checkRegistration } from '../../webhooks/registration.ts';
 import type { CursorCodec } from '../http/cursor.ts';
 import { rawBody, bodyRefusal, readJsonBody } from '../http/json-body.ts';
-import { badCursor, page, paging, readCursor, single } from '../http/paging.ts';
+import { badCursor, page, readCursor } from '../http/paging.ts';
 import { refuseIdempotencyKey } from '../http/no-idempotency-key.ts';
 import { sendProblem } from '../http/problem-reply.ts';
-import { QueryReader } from '../http/query-params.ts';
+import { dateTime, pagingShape, single, text } from '../http/query-schema.ts';
+import { empty, idParam, invalidQuery, json, notFound, problem } from '../http/route-schema.ts';
 import { requestSchemaErrors } from '../../../schemas/validation/request-errors.ts';
 
 export interface WebhookRouteDeps {
@@ -24,21 +38,57 @@ export interface WebhookRouteDeps {
   testWaitMs: number;
 }
 
-type Query = Record<string, string | string[] | undefined>;
-type IdParams = { Params: { id: string } };
+const endpointParams = z.object({ id: idParam('whk_') });
+const deliveryParams = z.object({ id: idParam('whd_') });
+const endpointsQuery = z.object(pagingShape());
+const deliveriesQuery = z.object({
+  endpoint_id: text()
+    .refine((value) => parseId('webhookEndpoint', value) !== undefined, { error: 'must be a whk_ id', abort: true })
+    .transform((value) => parseId('webhookEndpoint', value)!)
+    .optional()
+    .meta({ description: 'whk_ id' }),
+  status: single(DELIVERY_STATUSES),
+  event_type: single(WEBHOOK_EVENT_TYPES),
+  since: dateTime().meta({ description: 'deliveries created at or after' }),
+  ...pagingShape(),
+});
+const unknownEndpoint = notFound();
 
 // Webhook management (scope webhook_mgmt): endpoints, their secrets and test probe, the delivery
 // log and replay. None of these takes an Idempotency-Key (the spec: only ingest honours one), and
 // a request carrying one is refused rather than have a client believe a retry is safe. An id that
 // is not a whk_/whd_ id is answered like an unknown one: a governed 404.
 export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): void {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
   const scoped = { config: { scopes: ['webhook_mgmt'] as const }, preHandler: refuseIdempotencyKey('webhook management and delivery replay') };
+  const tags = ['webhooks'];
+  const summary = (what: string) => `${what} (scope webhook_mgmt)`;
+  const endpointAction = (what: string) => ({
+    tags,
+    summary: summary(what),
+    params: endpointParams,
+    response: { 200: json(webhookEndpointSchema, 'the endpoint after the action'), 404: unknownEndpoint },
+  });
   const endpointNotFound = (request: FastifyRequest, reply: FastifyReply) =>
     sendProblem(request, reply, 'svc:resource/not_found', { detail: 'no webhook endpoint with this id in this tenant' });
   const deliveryNotFound = (request: FastifyRequest, reply: FastifyReply) =>
     sendProblem(request, reply, 'svc:resource/not_found', { detail: 'no webhook delivery with this id in this tenant' });
 
-  app.post('/v1/webhook-endpoints', scoped, async (request, reply) => {
+  // Bodies are read after authentication from the signed bytes (contracts.ts).
+  const register = {
+    tags,
+    summary: summary('Register an endpoint; its secret is shown once'),
+    body: webhookRegistrationContract,
+    response: {
+      201: json(webhookEndpointCreatedSchema, 'registered and enabled'),
+      400: problem(
+        'svc:validation/schema; svc:webhook/event_not_deliverable (an event type the channel may not carry); ' +
+          'svc:webhook/destination_refused (not HTTPS, credentials in the URL, or an address that is not public, also after resolution)',
+      ),
+      415: problem('the body is not application/json'),
+    },
+  };
+  routes.post('/v1/webhook-endpoints', { ...scoped, schema: register }, async (request, reply) => {
     const body = readJsonBody(request);
     if (!body.ok) return sendProblem(request, reply, body.code, bodyRefusal(body));
     const checked = await checkRegistration(body.value, deps.destinations);
@@ -48,11 +98,15 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
     return reply.code(201).send({ ...endpointView(row, now), secret });
   });
 
-  app.get<{ Querystring: Query }>('/v1/webhook-endpoints', scoped, async (request, reply) => {
+  const listEndpoints = {
+    tags,
+    summary: summary('Endpoints, oldest first, by opaque cursor'),
+    querystring: endpointsQuery,
+    response: { 200: json(webhookEndpointPageSchema, 'a page'), 400: invalidQuery },
+  };
+  routes.get('/v1/webhook-endpoints', { ...scoped, schema: listEndpoints }, async (request, reply) => {
     const tenantId = request.apiKey!.tenantId;
-    const reader = new QueryReader(request.query);
-    const { limit, cursorText } = paging(reader);
-    if (reader.errors.length > 0) return sendProblem(request, reply, 'svc:request/invalid_parameter', { detail: 'invalid query parameters', errors: reader.errors });
+    const { limit, cursor: cursorText } = request.query;
     const filters = { r: 'webhook-endpoints', t: tenantId };
     const after = readCursor(deps.cursors, cursorText, filters);
     if (after === false) return badCursor(request, reply);
@@ -63,14 +117,24 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
     );
   });
 
-  app.get<IdParams>('/v1/webhook-endpoints/:id', scoped, async (request, reply) => {
+  const readEndpoint = {
+    tags,
+    summary: summary('An endpoint (never its secret)'),
+    params: endpointParams,
+    response: { 200: json(webhookEndpointSchema, 'found'), 404: unknownEndpoint },
+  };
+  routes.get('/v1/webhook-endpoints/:id', { ...scoped, schema: readEndpoint }, async (request, reply) => {
     const id = parseId('webhookEndpoint', request.params.id);
     const row = id && (await deps.endpoints.find(request.apiKey!.tenantId, id));
     return row ? endpointView(row, deps.clock.now()) : endpointNotFound(request, reply);
   });
 
-  for (const [action, status] of [['disable', 'disabled'], ['enable', 'enabled']] as const) {
-    app.post<IdParams>(`/v1/webhook-endpoints/:id/${action}`, scoped, async (request, reply) => {
+  const toggles = [
+    ['disable', 'disabled', 'Disable an endpoint: nothing is delivered to it and its pending deliveries are cancelled'],
+    ['enable', 'enabled', 'Enable a disabled endpoint'],
+  ] as const;
+  for (const [action, status, what] of toggles) {
+    routes.post(`/v1/webhook-endpoints/:id/${action}`, { ...scoped, schema: endpointAction(what) }, async (request, reply) => {
       const id = parseId('webhookEndpoint', request.params.id);
       const now = deps.clock.now();
       const row = id && (await deps.endpoints.setStatus(request.apiKey!.tenantId, id, status, now));
@@ -78,13 +142,27 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
     });
   }
 
-  app.delete<IdParams>('/v1/webhook-endpoints/:id', scoped, async (request, reply) => {
+  const remove = {
+    tags,
+    summary: summary('Delete an endpoint; its pending deliveries are cancelled, its delivery log stays'),
+    params: endpointParams,
+    response: { 204: empty('deleted'), 404: unknownEndpoint },
+  };
+  routes.delete('/v1/webhook-endpoints/:id', { ...scoped, schema: remove }, async (request, reply) => {
     const id = parseId('webhookEndpoint', request.params.id);
     const deleted = id && (await deps.endpoints.delete(request.apiKey!.tenantId, id, deps.clock.now()));
     return deleted ? reply.code(204).send() : endpointNotFound(request, reply);
   });
 
-  app.post<IdParams>('/v1/webhook-endpoints/:id/rotate-secret', scoped, async (request, reply) => {
+  const rotate = {
+    tags,
+    summary: summary('Rotate the secret: the new one is shown once; the previous one keeps signing (a second v1) until previous_secret_valid_until'),
+    description: 'The body is optional: none, or {"previous_secret_valid_for_s": n}.',
+    params: endpointParams,
+    body: rotationRequestSchema,
+    response: { 200: json(secretRotationSchema, 'rotated'), 400: problem('svc:validation/schema'), 404: unknownEndpoint },
+  };
+  routes.post('/v1/webhook-endpoints/:id/rotate-secret', { ...scoped, schema: rotate }, async (request, reply) => {
     const id = parseId('webhookEndpoint', request.params.id);
     if (!id) return endpointNotFound(request, reply);
     // The body is optional: none, or {"previous_secret_valid_for_s": n}.
@@ -106,7 +184,19 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
     return { endpoint_id: `${ID_PREFIXES.webhookEndpoint}${id}`, secret: rotated.secret, previous_secret_valid_until: rotated.previousValidUntil.toISOString() };
   });
 
-  app.post<IdParams>('/v1/webhook-endpoints/:id/test', scoped, async (request, reply) => {
+  const probe = {
+    tags,
+    summary: summary('Send a signed webhook.test through the delivery worker and wait for its one attempt'),
+    params: endpointParams,
+    response: {
+      200: json(webhookDeliverySchema, 'the endpoint answered 2xx (verified; stamped as verified_at)'),
+      404: unknownEndpoint,
+      409: problem('svc:webhook/endpoint_inactive: the endpoint is disabled'),
+      502: problem('svc:webhook/endpoint_failed: the endpoint did not answer 2xx (the detail names the delivery and why)'),
+      504: problem('svc:webhook/test_timeout: queued, outcome not observed in time; it appears in the delivery list'),
+    },
+  };
+  routes.post('/v1/webhook-endpoints/:id/test', { ...scoped, schema: probe }, async (request, reply) => {
     const tenantId = request.apiKey!.tenantId;
     const id = parseId('webhookEndpoint', request.params.id);
     const endpoint = id && (await deps.endpoints.find(tenantId, id));
@@ -132,17 +222,15 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
     }
   });
 
-  app.get<{ Querystring: Query }>('/v1/webhook-deliveries', scoped, async (request, reply) => {
+  const listDeliveries = {
+    tags,
+    summary: summary('Deliveries, newest first, each with every attempt (response status, latency, next scheduled retry)'),
+    querystring: deliveriesQuery,
+    response: { 200: json(webhookDeliveryPageSchema, 'a page'), 400: invalidQuery },
+  };
+  routes.get('/v1/webhook-deliveries', { ...scoped, schema: listDeliveries }, async (request, reply) => {
     const tenantId = request.apiKey!.tenantId;
-    const reader = new QueryReader(request.query);
-    const endpointText = reader.text('endpoint_id');
-    const endpointId = endpointText === undefined ? undefined : parseId('webhookEndpoint', endpointText);
-    if (endpointText !== undefined && !endpointId) reader.errors.push({ path: 'endpoint_id', code: 'svc:request/invalid_parameter', message: 'must be a whk_ id' });
-    const status = single(reader, 'status', DELIVERY_STATUSES);
-    const eventType = single(reader, 'event_type', WEBHOOK_EVENT_TYPES);
-    const since = reader.dateTime('since');
-    const { limit, cursorText } = paging(reader);
-    if (reader.errors.length > 0) return sendProblem(request, reply, 'svc:request/invalid_parameter', { detail: 'invalid query parameters', errors: reader.errors });
+    const { endpoint_id: endpointId, status, event_type: eventType, since, limit, cursor: cursorText } = request.query;
     const filters = { r: 'webhook-deliveries', t: tenantId, n: endpointId ?? null, s: status ?? null, y: eventType ?? null, f: since?.toISOString() ?? null };
     const after = readCursor(deps.cursors, cursorText, filters);
     if (after === false) return badCursor(request, reply);
@@ -150,13 +238,29 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
     return page(rows, limit, (view) => view, (last) => deps.cursors.encode({ ...filters, o: last.created_at, e: last.delivery_id.slice(ID_PREFIXES.webhookDelivery.length) }));
   });
 
-  app.get<IdParams>('/v1/webhook-deliveries/:id', scoped, async (request, reply) => {
+  const readDelivery = {
+    tags,
+    summary: summary('A delivery with every attempt'),
+    params: deliveryParams,
+    response: { 200: json(webhookDeliverySchema, 'found'), 404: notFound() },
+  };
+  routes.get('/v1/webhook-deliveries/:id', { ...scoped, schema: readDelivery }, async (request, reply) => {
     const id = parseId('webhookDelivery', request.params.id);
     const delivery = id && (await deps.deliveries.find(request.apiKey!.tenantId, id));
     return delivery || deliveryNotFound(request, reply);
   });
 
-  app.post<IdParams>('/v1/webhook-deliveries/:id/replay', scoped, async (request, reply) => {
+  const replay = {
+    tags,
+    summary: summary('Send the same envelope (same whe_ id) again to the same endpoint, as a new delivery'),
+    params: deliveryParams,
+    response: {
+      202: json(webhookDeliverySchema, 'the new delivery, due now'),
+      404: notFound(),
+      409: problem('svc:webhook/endpoint_inactive: the endpoint is disabled or deleted'),
+    },
+  };
+  routes.post('/v1/webhook-deliveries/:id/replay', { ...scoped, schema: replay }, async (request, reply) => {
     const id = parseId('webhookDelivery', request.params.id);
     if (!id) return deliveryNotFound(request, reply);
     const outcome = await deps.deliveries.replay(request.apiKey!.tenantId, id, deps.clock.now());

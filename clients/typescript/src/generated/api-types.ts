@@ -5,336 +5,29 @@
 export type BatchItem =
   | {
       object: 'party';
-      event: {
-        external_id: string;
-        schema_version: '2026-09-01';
-        occurred_at: string;
-        recorded_at?: string;
-        sequence?: number;
-        data: {
-          type:
-            | 'person'
-            | 'business'
-            | 'merchant'
-            | 'agent'
-            | 'financial_institution'
-            | 'internal'
-            | 'government'
-            | 'ngo'
-            | 'trust'
-            | 'other';
-          status: string;
-          created_at: string;
-          /**
-           * @maxItems 20
-           */
-          legal_names?: string[];
-          birth_or_inc_date?: string;
-          /**
-           * @maxItems 50
-           */
-          identifiers?: {
-            type: 'national_id' | 'tax_id' | 'passport' | 'phone' | 'email' | 'other';
-            value: string;
-            verification_status?: 'verified' | 'unverified' | 'pending' | 'failed';
-          }[];
-          jurisdictions?: {
-            nationality?: string;
-            residency?: string;
-            registration?: string;
-          };
-          /**
-           * @maxItems 20
-           */
-          addresses?: {
-            line1?: string;
-            line2?: string;
-            city?: string;
-            region?: string;
-            postal_code?: string;
-            country?: string;
-          }[];
-          occupation?: string;
-          industry_code?: string;
-          expected_profile?: {
-            declared_monthly_volume?: {
-              value: string;
-              asset: string;
-              scale: number;
-            };
-            /**
-             * @maxItems 50
-             */
-            corridors?: string[];
-            cash_intensity?: 'low' | 'medium' | 'high';
-          };
-          kyc?: {
-            tier?: string;
-            updated_at?: string;
-          };
-          screening_status_reported?: {
-            status: 'clear' | 'potential_match' | 'confirmed_match' | 'pending' | 'unknown';
-            pep?: boolean;
-            as_of?: string;
-            provider?: string;
-          };
-          segment?:
-            | 'consumer'
-            | 'merchant'
-            | 'remittance_agent'
-            | 'cash_agent'
-            | 'payroll'
-            | 'marketplace'
-            | 'financial_institution'
-            | 'other';
-          external_ref?: string;
-          correction_reason?: string;
-        };
-      };
+      event: PartyEvent;
     }
   | {
       object: 'account';
-      event: {
-        external_id: string;
-        schema_version: '2026-09-01';
-        occurred_at: string;
-        recorded_at?: string;
-        sequence?: number;
-        data: {
-          type:
-            | 'wallet'
-            | 'checking'
-            | 'savings'
-            | 'merchant'
-            | 'settlement'
-            | 'stored_value'
-            | 'loan'
-            | 'remittance'
-            | 'other';
-          holder_party_id: string;
-          asset: string;
-          status:
-            | 'active'
-            | 'dormant'
-            | 'closed'
-            | 'restricted'
-            | 'frozen'
-            | 'unrestricted'
-            | 'withdrawals_restricted'
-            | 'account_restricted'
-            | 'transfers_suspended';
-          opened_at: string;
-          product_code?: string;
-          purpose?: string;
-          expected_use?: string;
-          agent_of_opening_party_id?: string;
-          jurisdiction?: string;
-          closed_at?: string;
-          closure_reason?: string;
-          external_ref?: string;
-          correction_reason?: string;
-        };
-      };
+      event: AccountEvent;
     }
   | {
       object: 'instrument';
-      event: {
-        external_id: string;
-        schema_version: '2026-09-01';
-        occurred_at: string;
-        recorded_at?: string;
-        sequence?: number;
-        data: {
-          type:
-            | 'external_bank_account'
-            | 'card_token'
-            | 'mobile_wallet'
-            | 'payment_credential'
-            | 'virtual_account'
-            | 'other';
-          status: string;
-          first_seen_at: string;
-          issuer_ref?: string;
-          masked_identifier?: string;
-          country?: string;
-          holder_name_as_entered?: string;
-          verification_status?: 'verified' | 'unverified' | 'pending' | 'failed';
-          fingerprint?: string;
-          external_ref?: string;
-        };
-      };
+      event: InstrumentEvent;
     }
   | {
       object: 'movement';
-      event: {
-        external_id: string;
-        schema_version: '2026-09-01';
-        occurred_at: string;
-        recorded_at?: string;
-        data: {
-          type:
-            | 'p2p'
-            | 'merchant_payment'
-            | 'deposit'
-            | 'withdrawal'
-            | 'cash_in'
-            | 'cash_out'
-            | 'remittance'
-            | 'ach'
-            | 'wire'
-            | 'refund'
-            | 'reversal'
-            | 'settlement'
-            | 'internal_transfer'
-            | 'other';
-          status: 'completed' | 'pending' | 'failed' | 'reversed';
-          amount: {
-            value: string;
-            asset: string;
-            scale: number;
-          };
-          debit: {
-            account_id?: string;
-            party_id?: string;
-            counterparty?: {
-              institution?: string;
-              country?: string;
-              name_as_given?: string;
-              instrument_ref?: string;
-            };
-          };
-          credit: {
-            account_id?: string;
-            party_id?: string;
-            counterparty?: {
-              institution?: string;
-              country?: string;
-              name_as_given?: string;
-              instrument_ref?: string;
-            };
-          };
-          links?: {
-            reverses?: string;
-            refunds?: string;
-            settles?: string;
-            part_of_batch?: string;
-            correction_of?: string;
-          };
-          cash?: boolean;
-          memo?: string;
-          channel?: string;
-          rail?: string;
-          product?: string;
-          agent_party_id?: string;
-          instrument_ref?: string;
-          device_ref?: string;
-          ip?: string;
-          geo?: {
-            country?: string;
-            region?: string;
-            lat?: number;
-            lon?: number;
-          };
-          /**
-           * @maxItems 20
-           */
-          fees?: {
-            value: string;
-            asset: string;
-            scale: number;
-          }[];
-          external_ref?: string;
-          correction_reason?: string;
-        };
-      };
+      event: MovementEvent;
     }
   | {
       object: 'relationship';
-      event: {
-        external_id: string;
-        schema_version: '2026-09-01';
-        occurred_at: string;
-        recorded_at?: string;
-        sequence?: number;
-        data: {
-          type:
-            | 'beneficial_owner'
-            | 'authorized_signer'
-            | 'joint_holder'
-            | 'employer'
-            | 'household_member'
-            | 'parent_org'
-            | 'merchant_owner'
-            | 'agent'
-            | 'referral'
-            | 'onboarding'
-            | 'owns_instrument'
-            | 'funds_account'
-            | 'same_as'
-            | 'other';
-          from: {
-            kind: 'party' | 'account' | 'instrument';
-            external_id: string;
-          };
-          to: {
-            kind: 'party' | 'account' | 'instrument';
-            external_id: string;
-          };
-          valid_from: string;
-          valid_to?: string;
-          ownership_pct?: number;
-          source?: 'kyc' | 'declared' | 'derived_by_customer';
-          confidence?: number;
-          external_ref?: string;
-          correction_reason?: string;
-        };
-      };
+      event: RelationshipEvent;
     }
   | {
       object: 'control_event';
-      event: {
-        external_id: string;
-        schema_version: '2026-09-01';
-        occurred_at: string;
-        recorded_at?: string;
-        data: {
-          type:
-            | 'transfer.failed'
-            | 'withdrawal.blocked'
-            | 'velocity_check.failed'
-            | 'sanctions.hit_reported'
-            | 'screening.status_changed'
-            | 'kyc.upgraded'
-            | 'kyc.downgraded'
-            | 'kyc.verification_failed'
-            | 'auth.failed'
-            | 'auth.suspicious_login'
-            | 'device.changed'
-            | 'password.reset'
-            | 'beneficiary.added'
-            | 'account.restricted_by_customer'
-            | 'transfer.retried_repeatedly'
-            | 'limit.changed';
-          subject: {
-            kind: 'party' | 'account' | 'instrument';
-            external_id: string;
-          };
-          outcome?: string;
-          reason_code?: string;
-          device_ref?: string;
-          ip?: string;
-          actor_kind?: 'customer_system' | 'end_user';
-          customer_severity?: string;
-          linked_movement_id?: string;
-          amount?: {
-            value: string;
-            asset: string;
-            scale: number;
-          };
-          external_ref?: string;
-        };
-      };
+      event: ControlEventEvent;
     };
+export type CanonicalView = EntityView | MovementView;
 export type WebhookEnvelope =
   | {
       id: string;
@@ -603,6 +296,110 @@ export type WebhookEnvelope =
       };
     };
 
+export interface AccountEvent {
+  external_id: string;
+  schema_version: '2026-09-01';
+  occurred_at: string;
+  recorded_at?: string;
+  sequence?: number;
+  data: {
+    type:
+      'wallet' | 'checking' | 'savings' | 'merchant' | 'settlement' | 'stored_value' | 'loan' | 'remittance' | 'other';
+    holder_party_id: string;
+    asset: string;
+    status:
+      | 'active'
+      | 'dormant'
+      | 'closed'
+      | 'restricted'
+      | 'frozen'
+      | 'unrestricted'
+      | 'withdrawals_restricted'
+      | 'account_restricted'
+      | 'transfers_suspended';
+    opened_at: string;
+    product_code?: string;
+    purpose?: string;
+    expected_use?: string;
+    agent_of_opening_party_id?: string;
+    jurisdiction?: string;
+    closed_at?: string;
+    closure_reason?: string;
+    external_ref?: string;
+    correction_reason?: string;
+  };
+}
+export interface Alert {
+  alert_id: string;
+  status: 'open' | 'closed';
+  detector: string;
+  detector_version: number;
+  typology: string;
+  ruleset_version: number;
+  subject: {
+    kind: 'account' | 'party';
+    external_id: string;
+  };
+  party_id: string | null;
+  severity: 'low' | 'medium' | 'high' | 'critical';
+  score: number;
+  window: {
+    from: string;
+    to: string;
+  };
+  summary: string;
+  explanation: string;
+  hits: number;
+  episode_id: string | null;
+  created_at: string;
+  updated_at: string;
+  evidence: {
+    [k: string]: unknown | undefined;
+  };
+}
+export interface AlertDetail {
+  alert_id: string;
+  status: 'open' | 'closed';
+  detector: string;
+  detector_version: number;
+  typology: string;
+  ruleset_version: number;
+  subject: {
+    kind: 'account' | 'party';
+    external_id: string;
+  };
+  party_id: string | null;
+  severity: 'low' | 'medium' | 'high' | 'critical';
+  score: number;
+  window: {
+    from: string;
+    to: string;
+  };
+  summary: string;
+  explanation: string;
+  hits: number;
+  episode_id: string | null;
+  created_at: string;
+  updated_at: string;
+  evidence: {
+    [k: string]: unknown | undefined;
+  };
+  evidence_history: {
+    seq: number;
+    recorded_at: string;
+    event_at: string;
+    score: number;
+    severity: 'low' | 'medium' | 'high' | 'critical';
+    evidence: {
+      [k: string]: unknown | undefined;
+    };
+  }[];
+}
+export interface AlertPage {
+  data: Alert[];
+  has_more: boolean;
+  next_cursor?: string;
+}
 export interface PartyEvent {
   external_id: string;
   schema_version: '2026-09-01';
@@ -685,39 +482,6 @@ export interface PartyEvent {
       | 'marketplace'
       | 'financial_institution'
       | 'other';
-    external_ref?: string;
-    correction_reason?: string;
-  };
-}
-export interface AccountEvent {
-  external_id: string;
-  schema_version: '2026-09-01';
-  occurred_at: string;
-  recorded_at?: string;
-  sequence?: number;
-  data: {
-    type:
-      'wallet' | 'checking' | 'savings' | 'merchant' | 'settlement' | 'stored_value' | 'loan' | 'remittance' | 'other';
-    holder_party_id: string;
-    asset: string;
-    status:
-      | 'active'
-      | 'dormant'
-      | 'closed'
-      | 'restricted'
-      | 'frozen'
-      | 'unrestricted'
-      | 'withdrawals_restricted'
-      | 'account_restricted'
-      | 'transfers_suspended';
-    opened_at: string;
-    product_code?: string;
-    purpose?: string;
-    expected_use?: string;
-    agent_of_opening_party_id?: string;
-    jurisdiction?: string;
-    closed_at?: string;
-    closure_reason?: string;
     external_ref?: string;
     correction_reason?: string;
   };
@@ -910,6 +674,23 @@ export interface BatchRequest {
    */
   events: BatchItem[];
 }
+export interface BatchResponse {
+  accepted: number;
+  rejected: number;
+  results: {
+    index: number;
+    outcome: 'accepted' | 'rejected';
+    receipt?: IngestReceipt;
+    problem?: ProblemDetails;
+  }[];
+}
+export interface IngestReceipt {
+  event_id: string;
+  object: 'party' | 'account' | 'instrument' | 'movement' | 'relationship' | 'control_event';
+  external_id: string;
+  received_at: string;
+  idempotent_replay: boolean;
+}
 export interface ProblemDetails {
   type: string;
   title: string;
@@ -1002,6 +783,62 @@ export interface ProblemDetails {
     message: string;
   }[];
 }
+export interface BreakAcknowledgeRequest {
+  note?: string;
+}
+export interface BreakCommentRequest {
+  body: string;
+}
+export interface BreakResolveRequest {
+  resolution: string;
+}
+export interface EntityView {
+  object: 'party' | 'account' | 'instrument';
+  external_id: string;
+  event_id: string;
+  occurred_at: string;
+  received_at: string;
+  sequence: number | null;
+  version_count: number;
+  [k: string]: unknown | undefined;
+}
+export interface MovementView {
+  object: 'movement';
+  external_id: string;
+  event_id: string;
+  occurred_at: string;
+  received_at: string;
+  parties: {
+    debit: string | null;
+    credit: string | null;
+  };
+  normalized_amount: {
+    [k: string]: unknown | undefined;
+  } | null;
+  normalization:
+    | {
+        status: 'not_needed';
+      }
+    | {
+        status: 'normalized';
+      }
+    | {
+        status: 'unavailable';
+        reason: unknown;
+        pair: unknown;
+        at: unknown;
+      };
+  linked_from: {
+    relation: string;
+    external_id: string;
+  }[];
+  [k: string]: unknown | undefined;
+}
+export interface CaseActionRequest {
+  status?: 'open' | 'investigating' | 'escalated' | 'closed';
+  disposition?: 'suspicious_activity_reported' | 'no_further_action' | 'false_positive' | 'inconclusive';
+  note?: string;
+}
 export interface DryRunResponse {
   valid: boolean;
   checked: number;
@@ -1012,213 +849,62 @@ export interface DryRunResponse {
     outcome: 'valid' | 'rejected';
     object?: 'party' | 'account' | 'instrument' | 'movement' | 'relationship' | 'control_event';
     external_id?: string;
-    problem?: {
-      type: string;
-      title: string;
-      status: number;
-      code:
-        | 'svc:validation/schema'
-        | 'svc:validation/unsupported_schema_version'
-        | 'svc:validation/timestamp_out_of_range'
-        | 'svc:validation/money_scale_mismatch'
-        | 'svc:validation/pan_detected'
-        | 'svc:auth/unauthenticated'
-        | 'svc:auth/timestamp_skew'
-        | 'svc:auth/invalid_signature'
-        | 'svc:auth/nonce_replayed'
-        | 'svc:auth/insufficient_scope'
-        | 'svc:sequence/conflict'
-        | 'svc:idempotency/key_conflict'
-        | 'svc:request/payload_too_large'
-        | 'svc:batch/too_large'
-        | 'svc:rate_limit/exceeded'
-        | 'svc:import/invalid_chunk'
-        | 'svc:webhook/test_timeout'
-        | 'svc:auth/unsupported_scheme'
-        | 'svc:request/malformed_json'
-        | 'svc:request/unsupported_media_type'
-        | 'svc:request/bad_request'
-        | 'svc:request/invalid_parameter'
-        | 'svc:request/not_found'
-        | 'svc:resource/not_found'
-        | 'svc:internal/error'
-        | 'svc:webhook/destination_refused'
-        | 'svc:webhook/event_not_deliverable'
-        | 'svc:webhook/endpoint_inactive'
-        | 'svc:reconciliation/asset_not_held'
-        | 'svc:import/not_open'
-        | 'svc:webhook/endpoint_failed'
-        | 'svc:console/invalid_credentials'
-        | 'svc:console/unauthenticated'
-        | 'svc:console/csrf_failed'
-        | 'svc:console/password_change_required'
-        | 'svc:console/locked'
-        | 'svc:reconciliation/reference_conflict'
-        | 'svc:reconciliation/break_state'
-        | 'svc:reconciliation/expectation_exists';
-      detail: string;
-      instance: string;
-      correlation_id: string;
-      errors: {
-        path: string;
-        code:
-          | 'svc:validation/schema'
-          | 'svc:validation/unsupported_schema_version'
-          | 'svc:validation/timestamp_out_of_range'
-          | 'svc:validation/money_scale_mismatch'
-          | 'svc:validation/pan_detected'
-          | 'svc:auth/unauthenticated'
-          | 'svc:auth/timestamp_skew'
-          | 'svc:auth/invalid_signature'
-          | 'svc:auth/nonce_replayed'
-          | 'svc:auth/insufficient_scope'
-          | 'svc:sequence/conflict'
-          | 'svc:idempotency/key_conflict'
-          | 'svc:request/payload_too_large'
-          | 'svc:batch/too_large'
-          | 'svc:rate_limit/exceeded'
-          | 'svc:import/invalid_chunk'
-          | 'svc:webhook/test_timeout'
-          | 'svc:auth/unsupported_scheme'
-          | 'svc:request/malformed_json'
-          | 'svc:request/unsupported_media_type'
-          | 'svc:request/bad_request'
-          | 'svc:request/invalid_parameter'
-          | 'svc:request/not_found'
-          | 'svc:resource/not_found'
-          | 'svc:internal/error'
-          | 'svc:webhook/destination_refused'
-          | 'svc:webhook/event_not_deliverable'
-          | 'svc:webhook/endpoint_inactive'
-          | 'svc:reconciliation/asset_not_held'
-          | 'svc:import/not_open'
-          | 'svc:webhook/endpoint_failed'
-          | 'svc:console/invalid_credentials'
-          | 'svc:console/unauthenticated'
-          | 'svc:console/csrf_failed'
-          | 'svc:console/password_change_required'
-          | 'svc:console/locked'
-          | 'svc:reconciliation/reference_conflict'
-          | 'svc:reconciliation/break_state'
-          | 'svc:reconciliation/expectation_exists';
-        message: string;
-      }[];
-    };
+    problem?: ProblemDetails;
   }[];
 }
-export interface IngestReceipt {
-  event_id: string;
-  object: 'party' | 'account' | 'instrument' | 'movement' | 'relationship' | 'control_event';
-  external_id: string;
-  received_at: string;
-  idempotent_replay: boolean;
-}
-export interface BatchResponse {
-  accepted: number;
-  rejected: number;
-  results: {
-    index: number;
-    outcome: 'accepted' | 'rejected';
-    receipt?: {
-      event_id: string;
-      object: 'party' | 'account' | 'instrument' | 'movement' | 'relationship' | 'control_event';
-      external_id: string;
-      received_at: string;
-      idempotent_replay: boolean;
-    };
-    problem?: {
-      type: string;
-      title: string;
-      status: number;
-      code:
-        | 'svc:validation/schema'
-        | 'svc:validation/unsupported_schema_version'
-        | 'svc:validation/timestamp_out_of_range'
-        | 'svc:validation/money_scale_mismatch'
-        | 'svc:validation/pan_detected'
-        | 'svc:auth/unauthenticated'
-        | 'svc:auth/timestamp_skew'
-        | 'svc:auth/invalid_signature'
-        | 'svc:auth/nonce_replayed'
-        | 'svc:auth/insufficient_scope'
-        | 'svc:sequence/conflict'
-        | 'svc:idempotency/key_conflict'
-        | 'svc:request/payload_too_large'
-        | 'svc:batch/too_large'
-        | 'svc:rate_limit/exceeded'
-        | 'svc:import/invalid_chunk'
-        | 'svc:webhook/test_timeout'
-        | 'svc:auth/unsupported_scheme'
-        | 'svc:request/malformed_json'
-        | 'svc:request/unsupported_media_type'
-        | 'svc:request/bad_request'
-        | 'svc:request/invalid_parameter'
-        | 'svc:request/not_found'
-        | 'svc:resource/not_found'
-        | 'svc:internal/error'
-        | 'svc:webhook/destination_refused'
-        | 'svc:webhook/event_not_deliverable'
-        | 'svc:webhook/endpoint_inactive'
-        | 'svc:reconciliation/asset_not_held'
-        | 'svc:import/not_open'
-        | 'svc:webhook/endpoint_failed'
-        | 'svc:console/invalid_credentials'
-        | 'svc:console/unauthenticated'
-        | 'svc:console/csrf_failed'
-        | 'svc:console/password_change_required'
-        | 'svc:console/locked'
-        | 'svc:reconciliation/reference_conflict'
-        | 'svc:reconciliation/break_state'
-        | 'svc:reconciliation/expectation_exists';
-      detail: string;
-      instance: string;
-      correlation_id: string;
-      errors: {
-        path: string;
-        code:
-          | 'svc:validation/schema'
-          | 'svc:validation/unsupported_schema_version'
-          | 'svc:validation/timestamp_out_of_range'
-          | 'svc:validation/money_scale_mismatch'
-          | 'svc:validation/pan_detected'
-          | 'svc:auth/unauthenticated'
-          | 'svc:auth/timestamp_skew'
-          | 'svc:auth/invalid_signature'
-          | 'svc:auth/nonce_replayed'
-          | 'svc:auth/insufficient_scope'
-          | 'svc:sequence/conflict'
-          | 'svc:idempotency/key_conflict'
-          | 'svc:request/payload_too_large'
-          | 'svc:batch/too_large'
-          | 'svc:rate_limit/exceeded'
-          | 'svc:import/invalid_chunk'
-          | 'svc:webhook/test_timeout'
-          | 'svc:auth/unsupported_scheme'
-          | 'svc:request/malformed_json'
-          | 'svc:request/unsupported_media_type'
-          | 'svc:request/bad_request'
-          | 'svc:request/invalid_parameter'
-          | 'svc:request/not_found'
-          | 'svc:resource/not_found'
-          | 'svc:internal/error'
-          | 'svc:webhook/destination_refused'
-          | 'svc:webhook/event_not_deliverable'
-          | 'svc:webhook/endpoint_inactive'
-          | 'svc:reconciliation/asset_not_held'
-          | 'svc:import/not_open'
-          | 'svc:webhook/endpoint_failed'
-          | 'svc:console/invalid_credentials'
-          | 'svc:console/unauthenticated'
-          | 'svc:console/csrf_failed'
-          | 'svc:console/password_change_required'
-          | 'svc:console/locked'
-          | 'svc:reconciliation/reference_conflict'
-          | 'svc:reconciliation/break_state'
-          | 'svc:reconciliation/expectation_exists';
-        message: string;
-      }[];
-    };
+export interface Episode {
+  episode_id: string;
+  status: 'open' | 'escalated' | 'resolved' | 'reopened';
+  severity: 'low' | 'medium' | 'high' | 'critical';
+  case_status: 'open' | 'investigating' | 'escalated' | 'closed';
+  disposition: ('suspicious_activity_reported' | 'no_further_action' | 'false_positive' | 'inconclusive') | null;
+  first_alert_at: string;
+  last_alert_at: string;
+  alert_count: number;
+  members: {
+    kind: 'account' | 'party';
+    external_id: string;
   }[];
+  related: {
+    kind: 'account' | 'party';
+    external_id: string;
+  }[];
+  created_at: string;
+  updated_at: string;
+}
+export interface EpisodeDetail {
+  episode_id: string;
+  status: 'open' | 'escalated' | 'resolved' | 'reopened';
+  severity: 'low' | 'medium' | 'high' | 'critical';
+  case_status: 'open' | 'investigating' | 'escalated' | 'closed';
+  disposition: ('suspicious_activity_reported' | 'no_further_action' | 'false_positive' | 'inconclusive') | null;
+  first_alert_at: string;
+  last_alert_at: string;
+  alert_count: number;
+  members: {
+    kind: 'account' | 'party';
+    external_id: string;
+  }[];
+  related: {
+    kind: 'account' | 'party';
+    external_id: string;
+  }[];
+  created_at: string;
+  updated_at: string;
+  alerts: Alert[];
+  case_history: {
+    seq: number;
+    at: string;
+    actor: string;
+    case_status: 'open' | 'investigating' | 'escalated' | 'closed';
+    disposition: ('suspicious_activity_reported' | 'no_further_action' | 'false_positive' | 'inconclusive') | null;
+    note: string | null;
+  }[];
+}
+export interface EpisodePage {
+  data: Episode[];
+  has_more: boolean;
+  next_cursor?: string;
 }
 export interface EventStatus {
   event_id: string;
@@ -1249,36 +935,6 @@ export interface EventStatus {
       [k: string]: unknown | undefined;
     } | null;
   }[];
-}
-export interface CanonicalView {
-  object: 'party' | 'account' | 'instrument' | 'movement';
-  external_id: string;
-  event_id: string;
-  occurred_at: string;
-  received_at: string;
-  [k: string]: unknown | undefined;
-}
-export interface MovementPage {
-  data: {
-    object: 'party' | 'account' | 'instrument' | 'movement';
-    external_id: string;
-    event_id: string;
-    occurred_at: string;
-    received_at: string;
-    [k: string]: unknown | undefined;
-  }[];
-  has_more: boolean;
-  next_cursor?: string;
-}
-export interface Posture {
-  external_id: string;
-  band: 'unknown' | 'low' | 'medium' | 'high' | 'critical' | 'incomplete';
-  computed_at: string;
-  staleness_seconds: number;
-  coverage: 'none' | 'partial' | 'degraded' | 'complete';
-}
-export interface Health {
-  status: 'ok';
 }
 export interface GraphNetwork {
   center: string;
@@ -1386,431 +1042,38 @@ export interface GraphPaths {
     }[];
   }[];
 }
-export interface Alert {
-  alert_id: string;
-  status: 'open' | 'closed';
-  detector: string;
-  detector_version: number;
-  typology: string;
-  ruleset_version: number;
-  subject: {
-    kind: 'account' | 'party';
-    external_id: string;
-  };
-  party_id: string | null;
-  severity: 'low' | 'medium' | 'high' | 'critical';
-  score: number;
-  window: {
-    from: string;
-    to: string;
-  };
-  summary: string;
-  explanation: string;
-  hits: number;
-  episode_id: string | null;
+export interface Health {
+  status: 'ok';
+}
+export interface Import {
+  import_id: string;
+  family: 'party' | 'account' | 'instrument' | 'movement' | 'relationship' | 'control_event';
+  state: 'created' | 'submitted' | 'processing' | 'completed' | 'failed' | 'cancelled';
+  go_live_at: string;
+  backfill_from: string;
+  chunk_count: number | null;
+  chunks_landed: number;
+  rows_read: number;
+  accepted: number;
+  duplicates: number;
+  rejected: number;
+  skipped: number;
+  failure: string | null;
+  warnings: string[];
   created_at: string;
   updated_at: string;
-  evidence: {
-    [k: string]: unknown | undefined;
-  };
-}
-export interface AlertDetail {
-  alert_id: string;
-  status: 'open' | 'closed';
-  detector: string;
-  detector_version: number;
-  typology: string;
-  ruleset_version: number;
-  subject: {
-    kind: 'account' | 'party';
-    external_id: string;
-  };
-  party_id: string | null;
-  severity: 'low' | 'medium' | 'high' | 'critical';
-  score: number;
-  window: {
-    from: string;
-    to: string;
-  };
-  summary: string;
-  explanation: string;
-  hits: number;
-  episode_id: string | null;
-  created_at: string;
-  updated_at: string;
-  evidence: {
-    [k: string]: unknown | undefined;
-  };
-  evidence_history: {
-    seq: number;
-    recorded_at: string;
-    event_at: string;
-    score: number;
-    severity: 'low' | 'medium' | 'high' | 'critical';
-    evidence: {
-      [k: string]: unknown | undefined;
-    };
-  }[];
-}
-export interface AlertPage {
-  data: {
-    alert_id: string;
-    status: 'open' | 'closed';
-    detector: string;
-    detector_version: number;
-    typology: string;
-    ruleset_version: number;
-    subject: {
-      kind: 'account' | 'party';
-      external_id: string;
-    };
-    party_id: string | null;
-    severity: 'low' | 'medium' | 'high' | 'critical';
-    score: number;
-    window: {
-      from: string;
-      to: string;
-    };
-    summary: string;
-    explanation: string;
-    hits: number;
-    episode_id: string | null;
-    created_at: string;
-    updated_at: string;
-    evidence: {
-      [k: string]: unknown | undefined;
-    };
-  }[];
-  has_more: boolean;
-  next_cursor?: string;
-}
-export interface Episode {
-  episode_id: string;
-  status: 'open' | 'escalated' | 'resolved' | 'reopened';
-  severity: 'low' | 'medium' | 'high' | 'critical';
-  case_status: 'open' | 'investigating' | 'escalated' | 'closed';
-  disposition: ('suspicious_activity_reported' | 'no_further_action' | 'false_positive' | 'inconclusive') | null;
-  first_alert_at: string;
-  last_alert_at: string;
-  alert_count: number;
-  members: {
-    kind: 'account' | 'party';
-    external_id: string;
-  }[];
-  related: {
-    kind: 'account' | 'party';
-    external_id: string;
-  }[];
-  created_at: string;
-  updated_at: string;
-}
-export interface EpisodeDetail {
-  episode_id: string;
-  status: 'open' | 'escalated' | 'resolved' | 'reopened';
-  severity: 'low' | 'medium' | 'high' | 'critical';
-  case_status: 'open' | 'investigating' | 'escalated' | 'closed';
-  disposition: ('suspicious_activity_reported' | 'no_further_action' | 'false_positive' | 'inconclusive') | null;
-  first_alert_at: string;
-  last_alert_at: string;
-  alert_count: number;
-  members: {
-    kind: 'account' | 'party';
-    external_id: string;
-  }[];
-  related: {
-    kind: 'account' | 'party';
-    external_id: string;
-  }[];
-  created_at: string;
-  updated_at: string;
-  alerts: {
-    alert_id: string;
-    status: 'open' | 'closed';
-    detector: string;
-    detector_version: number;
-    typology: string;
-    ruleset_version: number;
-    subject: {
-      kind: 'account' | 'party';
-      external_id: string;
-    };
-    party_id: string | null;
-    severity: 'low' | 'medium' | 'high' | 'critical';
-    score: number;
-    window: {
-      from: string;
-      to: string;
-    };
-    summary: string;
-    explanation: string;
-    hits: number;
-    episode_id: string | null;
-    created_at: string;
-    updated_at: string;
-    evidence: {
-      [k: string]: unknown | undefined;
-    };
-  }[];
-  case_history: {
-    seq: number;
-    at: string;
-    actor: string;
-    case_status: 'open' | 'investigating' | 'escalated' | 'closed';
-    disposition: ('suspicious_activity_reported' | 'no_further_action' | 'false_positive' | 'inconclusive') | null;
-    note: string | null;
-  }[];
-}
-export interface EpisodePage {
-  data: {
-    episode_id: string;
-    status: 'open' | 'escalated' | 'resolved' | 'reopened';
-    severity: 'low' | 'medium' | 'high' | 'critical';
-    case_status: 'open' | 'investigating' | 'escalated' | 'closed';
-    disposition: ('suspicious_activity_reported' | 'no_further_action' | 'false_positive' | 'inconclusive') | null;
-    first_alert_at: string;
-    last_alert_at: string;
-    alert_count: number;
-    members: {
-      kind: 'account' | 'party';
-      external_id: string;
-    }[];
-    related: {
-      kind: 'account' | 'party';
-      external_id: string;
-    }[];
-    created_at: string;
-    updated_at: string;
-  }[];
-  has_more: boolean;
-  next_cursor?: string;
-}
-export interface CaseActionRequest {
-  status?: 'open' | 'investigating' | 'escalated' | 'closed';
-  disposition?: 'suspicious_activity_reported' | 'no_further_action' | 'false_positive' | 'inconclusive';
-  note?: string;
-}
-export interface WebhookEndpointRegistration {
-  url: string;
-  channel: 'compliance' | 'operational';
-  /**
-   * @minItems 1
-   * @maxItems 19
-   */
-  event_types: (
-    | 'alert.opened'
-    | 'episode.updated'
-    | 'episode.escalated'
-    | 'episode.resolved'
-    | 'episode.reopened'
-    | 'case.status_changed'
-    | 'case.disposed'
-    | 'risk_state.changed'
-    | 'recommendation.issued'
-    | 'coverage.degraded'
-    | 'coverage.recovered'
-    | 'import.progress'
-    | 'import.completed'
-    | 'import.failed'
-    | 'ruleset.candidate_ready'
-    | 'ruleset.activated'
-    | 'ruleset.rolled_back'
-    | 'conformance.drift_detected'
-    | 'webhook.test'
-  )[];
-  description?: string;
-}
-export interface WebhookEndpoint {
-  endpoint_id: string;
-  url: string;
-  channel: 'compliance' | 'operational';
-  event_types: (
-    | 'alert.opened'
-    | 'episode.updated'
-    | 'episode.escalated'
-    | 'episode.resolved'
-    | 'episode.reopened'
-    | 'case.status_changed'
-    | 'case.disposed'
-    | 'risk_state.changed'
-    | 'recommendation.issued'
-    | 'coverage.degraded'
-    | 'coverage.recovered'
-    | 'import.progress'
-    | 'import.completed'
-    | 'import.failed'
-    | 'ruleset.candidate_ready'
-    | 'ruleset.activated'
-    | 'ruleset.rolled_back'
-    | 'conformance.drift_detected'
-    | 'webhook.test'
-  )[];
-  description: string | null;
-  status: 'enabled' | 'disabled';
-  previous_secret_valid_until: string | null;
-  verified_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
-export interface WebhookEndpointCreated {
-  endpoint_id: string;
-  url: string;
-  channel: 'compliance' | 'operational';
-  event_types: (
-    | 'alert.opened'
-    | 'episode.updated'
-    | 'episode.escalated'
-    | 'episode.resolved'
-    | 'episode.reopened'
-    | 'case.status_changed'
-    | 'case.disposed'
-    | 'risk_state.changed'
-    | 'recommendation.issued'
-    | 'coverage.degraded'
-    | 'coverage.recovered'
-    | 'import.progress'
-    | 'import.completed'
-    | 'import.failed'
-    | 'ruleset.candidate_ready'
-    | 'ruleset.activated'
-    | 'ruleset.rolled_back'
-    | 'conformance.drift_detected'
-    | 'webhook.test'
-  )[];
-  description: string | null;
-  status: 'enabled' | 'disabled';
-  previous_secret_valid_until: string | null;
-  verified_at: string | null;
-  created_at: string;
-  updated_at: string;
-  secret: string;
-}
-export interface WebhookEndpointPage {
-  data: {
-    endpoint_id: string;
-    url: string;
-    channel: 'compliance' | 'operational';
-    event_types: (
-      | 'alert.opened'
-      | 'episode.updated'
-      | 'episode.escalated'
-      | 'episode.resolved'
-      | 'episode.reopened'
-      | 'case.status_changed'
-      | 'case.disposed'
-      | 'risk_state.changed'
-      | 'recommendation.issued'
-      | 'coverage.degraded'
-      | 'coverage.recovered'
-      | 'import.progress'
-      | 'import.completed'
-      | 'import.failed'
-      | 'ruleset.candidate_ready'
-      | 'ruleset.activated'
-      | 'ruleset.rolled_back'
-      | 'conformance.drift_detected'
-      | 'webhook.test'
-    )[];
-    description: string | null;
-    status: 'enabled' | 'disabled';
-    previous_secret_valid_until: string | null;
-    verified_at: string | null;
-    created_at: string;
-    updated_at: string;
-  }[];
-  has_more: boolean;
-  next_cursor?: string;
-}
-export interface SecretRotationRequest {
-  previous_secret_valid_for_s?: number;
-}
-export interface SecretRotation {
-  endpoint_id: string;
-  secret: string;
-  previous_secret_valid_until: string;
-}
-export interface WebhookDelivery {
-  delivery_id: string;
-  endpoint_id: string;
-  envelope_id: string;
-  event_type:
-    | 'alert.opened'
-    | 'episode.updated'
-    | 'episode.escalated'
-    | 'episode.resolved'
-    | 'episode.reopened'
-    | 'case.status_changed'
-    | 'case.disposed'
-    | 'risk_state.changed'
-    | 'recommendation.issued'
-    | 'coverage.degraded'
-    | 'coverage.recovered'
-    | 'import.progress'
-    | 'import.completed'
-    | 'import.failed'
-    | 'ruleset.candidate_ready'
-    | 'ruleset.activated'
-    | 'ruleset.rolled_back'
-    | 'conformance.drift_detected'
-    | 'webhook.test';
-  status: 'pending' | 'succeeded' | 'failed' | 'dead_lettered' | 'cancelled';
-  attempt_count: number;
-  next_retry_at: string | null;
-  created_at: string;
+  submitted_at: string | null;
   completed_at: string | null;
-  replay_of: string | null;
-  attempts: {
-    attempt: number;
-    started_at: string;
-    latency_ms: number;
-    response_status: number | null;
-    error: string | null;
-    response_excerpt: string | null;
-    next_retry_at: string | null;
-  }[];
 }
-export interface WebhookDeliveryPage {
-  data: {
-    delivery_id: string;
-    endpoint_id: string;
-    envelope_id: string;
-    event_type:
-      | 'alert.opened'
-      | 'episode.updated'
-      | 'episode.escalated'
-      | 'episode.resolved'
-      | 'episode.reopened'
-      | 'case.status_changed'
-      | 'case.disposed'
-      | 'risk_state.changed'
-      | 'recommendation.issued'
-      | 'coverage.degraded'
-      | 'coverage.recovered'
-      | 'import.progress'
-      | 'import.completed'
-      | 'import.failed'
-      | 'ruleset.candidate_ready'
-      | 'ruleset.activated'
-      | 'ruleset.rolled_back'
-      | 'conformance.drift_detected'
-      | 'webhook.test';
-    status: 'pending' | 'succeeded' | 'failed' | 'dead_lettered' | 'cancelled';
-    attempt_count: number;
-    next_retry_at: string | null;
-    created_at: string;
-    completed_at: string | null;
-    replay_of: string | null;
-    attempts: {
-      attempt: number;
-      started_at: string;
-      latency_ms: number;
-      response_status: number | null;
-      error: string | null;
-      response_excerpt: string | null;
-      next_retry_at: string | null;
-    }[];
-  }[];
-  has_more: boolean;
-  next_cursor?: string;
+export interface ImportChunk {
+  chunk_no: number;
+  bytes: number;
+  sha256: string;
+}
+export interface ImportCreateRequest {
+  mapping: ImportMapping;
+  go_live_at: string;
+  backfill_from?: string;
 }
 export interface ImportMapping {
   mapping_version: 1;
@@ -1940,9 +1203,18 @@ export interface ImportMapping {
     values: string[];
   };
 }
-export interface ImportDryRunRequest {
-  mapping: ImportMapping;
-  sample: string;
+export interface ImportDryRunReport {
+  family: 'party' | 'account' | 'instrument' | 'movement' | 'relationship' | 'control_event';
+  warnings: string[];
+  rows_read: number;
+  valid: number;
+  rejected: number;
+  skipped: number;
+  rejects: ImportReject[];
+  rejects_truncated: boolean;
+  preview: {
+    [k: string]: unknown | undefined;
+  }[];
 }
 export interface ImportReject {
   row_no: number | null;
@@ -1992,230 +1264,29 @@ export interface ImportReject {
   message: string;
   raw: string | null;
 }
-export interface ImportDryRunReport {
-  family: 'party' | 'account' | 'instrument' | 'movement' | 'relationship' | 'control_event';
-  warnings: string[];
-  rows_read: number;
-  valid: number;
-  rejected: number;
-  skipped: number;
-  rejects: {
-    row_no: number | null;
-    chunk_no: number;
-    code:
-      | 'svc:validation/schema'
-      | 'svc:validation/unsupported_schema_version'
-      | 'svc:validation/timestamp_out_of_range'
-      | 'svc:validation/money_scale_mismatch'
-      | 'svc:validation/pan_detected'
-      | 'svc:auth/unauthenticated'
-      | 'svc:auth/timestamp_skew'
-      | 'svc:auth/invalid_signature'
-      | 'svc:auth/nonce_replayed'
-      | 'svc:auth/insufficient_scope'
-      | 'svc:sequence/conflict'
-      | 'svc:idempotency/key_conflict'
-      | 'svc:request/payload_too_large'
-      | 'svc:batch/too_large'
-      | 'svc:rate_limit/exceeded'
-      | 'svc:import/invalid_chunk'
-      | 'svc:webhook/test_timeout'
-      | 'svc:auth/unsupported_scheme'
-      | 'svc:request/malformed_json'
-      | 'svc:request/unsupported_media_type'
-      | 'svc:request/bad_request'
-      | 'svc:request/invalid_parameter'
-      | 'svc:request/not_found'
-      | 'svc:resource/not_found'
-      | 'svc:internal/error'
-      | 'svc:webhook/destination_refused'
-      | 'svc:webhook/event_not_deliverable'
-      | 'svc:webhook/endpoint_inactive'
-      | 'svc:reconciliation/asset_not_held'
-      | 'svc:import/not_open'
-      | 'svc:webhook/endpoint_failed'
-      | 'svc:console/invalid_credentials'
-      | 'svc:console/unauthenticated'
-      | 'svc:console/csrf_failed'
-      | 'svc:console/password_change_required'
-      | 'svc:console/locked'
-      | 'svc:reconciliation/reference_conflict'
-      | 'svc:reconciliation/break_state'
-      | 'svc:reconciliation/expectation_exists';
-    object_type: 'party' | 'account' | 'instrument' | 'movement' | 'relationship' | 'control_event';
-    external_id: string | null;
-    message: string;
-    raw: string | null;
-  }[];
-  rejects_truncated: boolean;
-  preview: {
-    [k: string]: unknown | undefined;
-  }[];
-}
-export interface ImportCreateRequest {
+export interface ImportDryRunRequest {
   mapping: ImportMapping;
-  go_live_at: string;
-  backfill_from?: string;
+  sample: string;
+}
+export interface ImportRejectPage {
+  data: ImportReject[];
+  has_more: boolean;
+  next_cursor?: string;
 }
 export interface ImportSubmitRequest {
   chunk_count: number;
 }
-export interface ImportChunk {
-  chunk_no: number;
-  bytes: number;
-  sha256: string;
-}
-export interface Import {
-  import_id: string;
-  family: 'party' | 'account' | 'instrument' | 'movement' | 'relationship' | 'control_event';
-  state: 'created' | 'submitted' | 'processing' | 'completed' | 'failed' | 'cancelled';
-  go_live_at: string;
-  backfill_from: string;
-  chunk_count: number | null;
-  chunks_landed: number;
-  rows_read: number;
-  accepted: number;
-  duplicates: number;
-  rejected: number;
-  skipped: number;
-  failure: string | null;
-  warnings: string[];
-  created_at: string;
-  updated_at: string;
-  submitted_at: string | null;
-  completed_at: string | null;
-}
-export interface ImportRejectPage {
-  data: {
-    row_no: number | null;
-    chunk_no: number;
-    code:
-      | 'svc:validation/schema'
-      | 'svc:validation/unsupported_schema_version'
-      | 'svc:validation/timestamp_out_of_range'
-      | 'svc:validation/money_scale_mismatch'
-      | 'svc:validation/pan_detected'
-      | 'svc:auth/unauthenticated'
-      | 'svc:auth/timestamp_skew'
-      | 'svc:auth/invalid_signature'
-      | 'svc:auth/nonce_replayed'
-      | 'svc:auth/insufficient_scope'
-      | 'svc:sequence/conflict'
-      | 'svc:idempotency/key_conflict'
-      | 'svc:request/payload_too_large'
-      | 'svc:batch/too_large'
-      | 'svc:rate_limit/exceeded'
-      | 'svc:import/invalid_chunk'
-      | 'svc:webhook/test_timeout'
-      | 'svc:auth/unsupported_scheme'
-      | 'svc:request/malformed_json'
-      | 'svc:request/unsupported_media_type'
-      | 'svc:request/bad_request'
-      | 'svc:request/invalid_parameter'
-      | 'svc:request/not_found'
-      | 'svc:resource/not_found'
-      | 'svc:internal/error'
-      | 'svc:webhook/destination_refused'
-      | 'svc:webhook/event_not_deliverable'
-      | 'svc:webhook/endpoint_inactive'
-      | 'svc:reconciliation/asset_not_held'
-      | 'svc:import/not_open'
-      | 'svc:webhook/endpoint_failed'
-      | 'svc:console/invalid_credentials'
-      | 'svc:console/unauthenticated'
-      | 'svc:console/csrf_failed'
-      | 'svc:console/password_change_required'
-      | 'svc:console/locked'
-      | 'svc:reconciliation/reference_conflict'
-      | 'svc:reconciliation/break_state'
-      | 'svc:reconciliation/expectation_exists';
-    object_type: 'party' | 'account' | 'instrument' | 'movement' | 'relationship' | 'control_event';
-    external_id: string | null;
-    message: string;
-    raw: string | null;
-  }[];
+export interface MovementPage {
+  data: MovementView[];
   has_more: boolean;
   next_cursor?: string;
 }
-export interface ReconciliationRequest {
-  scope:
-    | {
-        kind: 'tenant';
-      }
-    | {
-        kind: 'account';
-        external_id: string;
-      }
-    | {
-        kind: 'party';
-        external_id: string;
-      };
-  direction: 'in' | 'out' | 'both';
-  asset: string;
-  period: {
-    from: string;
-    to: string;
-    from_inclusive?: boolean;
-    to_inclusive?: boolean;
-  };
-  basis?: 'occurred' | 'recorded';
-  filters?: {
-    /**
-     * @minItems 1
-     * @maxItems 14
-     */
-    types?: (
-      | 'p2p'
-      | 'merchant_payment'
-      | 'deposit'
-      | 'withdrawal'
-      | 'cash_in'
-      | 'cash_out'
-      | 'remittance'
-      | 'ach'
-      | 'wire'
-      | 'refund'
-      | 'reversal'
-      | 'settlement'
-      | 'internal_transfer'
-      | 'other'
-    )[];
-    /**
-     * @minItems 1
-     * @maxItems 50
-     */
-    rails?: string[];
-    counterparty?: string;
-    import_id?: string;
-  };
-  declared: {
-    count: number;
-    sum: {
-      value: string;
-      asset: string;
-      scale: number;
-    };
-    statuses?: {
-      [k: string]:
-        | number
-        | {
-            count: number;
-            sum: {
-              value: string;
-              asset: string;
-              scale: number;
-            };
-          }
-        | undefined;
-    };
-  };
-  tolerance?: {
-    sum_minor?: string;
-    sum_bps?: number;
-    count?: number;
-  };
-  customer_reference?: string;
-  corrects?: string;
+export interface Posture {
+  external_id: string;
+  band: 'unknown' | 'low' | 'medium' | 'high' | 'critical' | 'incomplete';
+  computed_at: string;
+  staleness_seconds: number;
+  coverage: 'none' | 'partial' | 'degraded' | 'complete';
 }
 export interface Reconciliation {
   reconciliation_id: string;
@@ -2357,170 +1428,6 @@ export interface Reconciliation {
     };
   }[];
 }
-export interface ReconciliationPage {
-  data: {
-    reconciliation_id: string;
-    scope: {
-      kind: 'tenant' | 'account' | 'party';
-      external_id?: string;
-    };
-    direction: 'in' | 'out' | 'both';
-    asset: string;
-    period: {
-      from: string;
-      to: string;
-      from_inclusive: boolean;
-      to_inclusive: boolean;
-    };
-    declared: {
-      count: number;
-      sum: {
-        value: string;
-        asset: string;
-        scale: number;
-      };
-      statuses: {
-        [k: string]: number | undefined;
-      } | null;
-      status_sums?: {
-        [k: string]:
-          | {
-              value: string;
-              asset: string;
-              scale: number;
-            }
-          | undefined;
-      } | null;
-    };
-    counted_statuses?: string[];
-    basis?: 'occurred' | 'recorded';
-    filters?: {
-      types?: string[];
-      rails?: string[];
-      counterparty?: string;
-      import_id?: string;
-    };
-    tolerance?: {
-      sum_minor?: string;
-      sum_bps?: number;
-      count: number;
-    };
-    customer_reference?: string | null;
-    corrects: string | null;
-    created_at: string;
-    status: 'matched' | 'mismatched';
-    result: {
-      status: 'matched' | 'mismatched';
-      computed_at: string;
-      observed: {
-        count: number;
-        sum: {
-          value: string;
-          asset: string;
-          scale: number;
-        };
-        statuses: {
-          [k: string]: number | undefined;
-        };
-        status_sums?: {
-          [k: string]:
-            | {
-                value: string;
-                asset: string;
-                scale: number;
-              }
-            | undefined;
-        };
-        base_sum?: {
-          value: string;
-          asset: string;
-          scale: number;
-        } | null;
-      };
-      explanation: {
-        count_difference: number;
-        sum_difference: string;
-        within_tolerance?: boolean;
-        unsettled_truncated?: boolean;
-        unsettled: {
-          reason: 'pending' | 'held' | 'quarantined' | 'rejected';
-          count: number;
-          sample: {
-            event_id: string;
-            external_id: string;
-            occurred_at: string;
-          }[];
-        }[];
-      };
-    };
-    history?: {
-      status: 'matched' | 'mismatched';
-      computed_at: string;
-      observed: {
-        count: number;
-        sum: {
-          value: string;
-          asset: string;
-          scale: number;
-        };
-        statuses: {
-          [k: string]: number | undefined;
-        };
-        status_sums?: {
-          [k: string]:
-            | {
-                value: string;
-                asset: string;
-                scale: number;
-              }
-            | undefined;
-        };
-        base_sum?: {
-          value: string;
-          asset: string;
-          scale: number;
-        } | null;
-      };
-      explanation: {
-        count_difference: number;
-        sum_difference: string;
-        within_tolerance?: boolean;
-        unsettled_truncated?: boolean;
-        unsettled: {
-          reason: 'pending' | 'held' | 'quarantined' | 'rejected';
-          count: number;
-          sample: {
-            event_id: string;
-            external_id: string;
-            occurred_at: string;
-          }[];
-        }[];
-      };
-    }[];
-  }[];
-  has_more: boolean;
-  next_cursor?: string;
-}
-export interface ReconciliationItemPage {
-  data: {
-    source: 'movement' | 'event';
-    reason: 'superseded' | 'reversal_pair' | 'status_not_counted' | 'pending' | 'held' | 'quarantined' | 'rejected';
-    external_id: string;
-    event_id: string;
-    occurred_at: string;
-    received_at: string;
-    status: string;
-    type: string;
-    amount: {
-      value: string;
-      asset: string;
-      scale: number;
-    };
-    related: string | null;
-  }[];
-  has_more: boolean;
-  next_cursor?: string;
-}
 export interface ReconciliationBreak {
   break_id: string;
   reconciliation_id: string;
@@ -2546,41 +1453,24 @@ export interface ReconciliationBreak {
   }[];
 }
 export interface ReconciliationBreakPage {
-  data: {
-    break_id: string;
-    reconciliation_id: string;
-    state: 'open' | 'acknowledged' | 'resolved';
-    opened_at: string;
-    opened_difference: {
-      count: number;
-      sum: string;
-    };
-    acknowledged: {
-      by: string;
-      at: string;
-    } | null;
-    resolved: {
-      by: string;
-      at: string;
-      resolution: string;
-    } | null;
-    comments: {
-      by: string;
-      at: string;
-      body: string;
-    }[];
-  }[];
+  data: ReconciliationBreak[];
   has_more: boolean;
   next_cursor?: string;
 }
-export interface BreakAcknowledgeRequest {
-  note?: string;
+export interface ReconciliationExpectation {
+  expectation_id: string;
+  scope: {
+    kind: 'tenant' | 'account' | 'party';
+    external_id?: string;
+  };
+  asset: string;
+  cadence: 'daily';
+  due_after_minutes: number;
+  created_at: string;
+  next_due_at: string;
 }
-export interface BreakCommentRequest {
-  body: string;
-}
-export interface BreakResolveRequest {
-  resolution: string;
+export interface ReconciliationExpectationList {
+  data: ReconciliationExpectation[];
 }
 export interface ReconciliationExpectationRequest {
   scope:
@@ -2599,37 +1489,272 @@ export interface ReconciliationExpectationRequest {
   cadence?: 'daily';
   due_after_minutes: number;
 }
-export interface ReconciliationExpectation {
-  expectation_id: string;
-  scope: {
-    kind: 'tenant' | 'account' | 'party';
-    external_id?: string;
-  };
-  asset: string;
-  cadence: 'daily';
-  due_after_minutes: number;
-  created_at: string;
-  next_due_at: string;
-}
-export interface ReconciliationExpectationList {
+export interface ReconciliationItemPage {
   data: {
-    expectation_id: string;
-    scope: {
-      kind: 'tenant' | 'account' | 'party';
-      external_id?: string;
+    source: 'movement' | 'event';
+    reason: 'superseded' | 'reversal_pair' | 'status_not_counted' | 'pending' | 'held' | 'quarantined' | 'rejected';
+    external_id: string;
+    event_id: string;
+    occurred_at: string;
+    received_at: string;
+    status: string;
+    type: string;
+    amount: {
+      value: string;
+      asset: string;
+      scale: number;
     };
-    asset: string;
-    cadence: 'daily';
-    due_after_minutes: number;
-    created_at: string;
-    next_due_at: string;
+    related: string | null;
   }[];
+  has_more: boolean;
+  next_cursor?: string;
+}
+export interface ReconciliationPage {
+  data: Reconciliation[];
+  has_more: boolean;
+  next_cursor?: string;
+}
+export interface ReconciliationRequest {
+  scope:
+    | {
+        kind: 'tenant';
+      }
+    | {
+        kind: 'account';
+        external_id: string;
+      }
+    | {
+        kind: 'party';
+        external_id: string;
+      };
+  direction: 'in' | 'out' | 'both';
+  asset: string;
+  period: {
+    from: string;
+    to: string;
+    from_inclusive?: boolean;
+    to_inclusive?: boolean;
+  };
+  basis?: 'occurred' | 'recorded';
+  filters?: {
+    /**
+     * @minItems 1
+     * @maxItems 14
+     */
+    types?: (
+      | 'p2p'
+      | 'merchant_payment'
+      | 'deposit'
+      | 'withdrawal'
+      | 'cash_in'
+      | 'cash_out'
+      | 'remittance'
+      | 'ach'
+      | 'wire'
+      | 'refund'
+      | 'reversal'
+      | 'settlement'
+      | 'internal_transfer'
+      | 'other'
+    )[];
+    /**
+     * @minItems 1
+     * @maxItems 50
+     */
+    rails?: string[];
+    counterparty?: string;
+    import_id?: string;
+  };
+  declared: {
+    count: number;
+    sum: {
+      value: string;
+      asset: string;
+      scale: number;
+    };
+    statuses?: {
+      [k: string]:
+        | number
+        | {
+            count: number;
+            sum: {
+              value: string;
+              asset: string;
+              scale: number;
+            };
+          }
+        | undefined;
+    };
+  };
+  tolerance?: {
+    sum_minor?: string;
+    sum_bps?: number;
+    count?: number;
+  };
+  customer_reference?: string;
+  corrects?: string;
+}
+export interface SecretRotation {
+  endpoint_id: string;
+  secret: string;
+  previous_secret_valid_until: string;
+}
+export interface SecretRotationRequest {
+  previous_secret_valid_for_s?: number;
+}
+export interface WebhookDelivery {
+  delivery_id: string;
+  endpoint_id: string;
+  envelope_id: string;
+  event_type:
+    | 'alert.opened'
+    | 'episode.updated'
+    | 'episode.escalated'
+    | 'episode.resolved'
+    | 'episode.reopened'
+    | 'case.status_changed'
+    | 'case.disposed'
+    | 'risk_state.changed'
+    | 'recommendation.issued'
+    | 'coverage.degraded'
+    | 'coverage.recovered'
+    | 'import.progress'
+    | 'import.completed'
+    | 'import.failed'
+    | 'ruleset.candidate_ready'
+    | 'ruleset.activated'
+    | 'ruleset.rolled_back'
+    | 'conformance.drift_detected'
+    | 'webhook.test';
+  status: 'pending' | 'succeeded' | 'failed' | 'dead_lettered' | 'cancelled';
+  attempt_count: number;
+  next_retry_at: string | null;
+  created_at: string;
+  completed_at: string | null;
+  replay_of: string | null;
+  attempts: {
+    attempt: number;
+    started_at: string;
+    latency_ms: number;
+    response_status: number | null;
+    error: string | null;
+    response_excerpt: string | null;
+    next_retry_at: string | null;
+  }[];
+}
+export interface WebhookDeliveryPage {
+  data: WebhookDelivery[];
+  has_more: boolean;
+  next_cursor?: string;
+}
+export interface WebhookEndpoint {
+  endpoint_id: string;
+  url: string;
+  channel: 'compliance' | 'operational';
+  event_types: (
+    | 'alert.opened'
+    | 'episode.updated'
+    | 'episode.escalated'
+    | 'episode.resolved'
+    | 'episode.reopened'
+    | 'case.status_changed'
+    | 'case.disposed'
+    | 'risk_state.changed'
+    | 'recommendation.issued'
+    | 'coverage.degraded'
+    | 'coverage.recovered'
+    | 'import.progress'
+    | 'import.completed'
+    | 'import.failed'
+    | 'ruleset.candidate_ready'
+    | 'ruleset.activated'
+    | 'ruleset.rolled_back'
+    | 'conformance.drift_detected'
+    | 'webhook.test'
+  )[];
+  description: string | null;
+  status: 'enabled' | 'disabled';
+  previous_secret_valid_until: string | null;
+  verified_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+export interface WebhookEndpointCreated {
+  endpoint_id: string;
+  url: string;
+  channel: 'compliance' | 'operational';
+  event_types: (
+    | 'alert.opened'
+    | 'episode.updated'
+    | 'episode.escalated'
+    | 'episode.resolved'
+    | 'episode.reopened'
+    | 'case.status_changed'
+    | 'case.disposed'
+    | 'risk_state.changed'
+    | 'recommendation.issued'
+    | 'coverage.degraded'
+    | 'coverage.recovered'
+    | 'import.progress'
+    | 'import.completed'
+    | 'import.failed'
+    | 'ruleset.candidate_ready'
+    | 'ruleset.activated'
+    | 'ruleset.rolled_back'
+    | 'conformance.drift_detected'
+    | 'webhook.test'
+  )[];
+  description: string | null;
+  status: 'enabled' | 'disabled';
+  previous_secret_valid_until: string | null;
+  verified_at: string | null;
+  created_at: string;
+  updated_at: string;
+  secret: string;
+}
+export interface WebhookEndpointPage {
+  data: WebhookEndpoint[];
+  has_more: boolean;
+  next_cursor?: string;
+}
+export interface WebhookEndpointRegistration {
+  url: string;
+  channel: 'compliance' | 'operational';
+  /**
+   * @minItems 1
+   * @maxItems 19
+   */
+  event_types: (
+    | 'alert.opened'
+    | 'episode.updated'
+    | 'episode.escalated'
+    | 'episode.resolved'
+    | 'episode.reopened'
+    | 'case.status_changed'
+    | 'case.disposed'
+    | 'risk_state.changed'
+    | 'recommendation.issued'
+    | 'coverage.degraded'
+    | 'coverage.recovered'
+    | 'import.progress'
+    | 'import.completed'
+    | 'import.failed'
+    | 'ruleset.candidate_ready'
+    | 'ruleset.activated'
+    | 'ruleset.rolled_back'
+    | 'conformance.drift_detected'
+    | 'webhook.test'
+  )[];
+  description?: string;
 }
 /**
  * Query parameters of /v1/parties/{external_id}/movements.
  */
 export interface PartiesMovementsQuery {
   cursor?: string;
+  /**
+   * default 50
+   */
   limit?: number;
   direction?: 'in' | 'out' | 'both';
   from?: string;
@@ -2653,7 +1778,7 @@ export interface GraphPartiesNetworkQuery {
   since?: string;
   until?: string;
   /**
-   * comma-separated: holds, uses, transfer, shares, beneficial_owner, authorized_signer, joint_holder, employer, household_member, parent_org, merchant_owner, agent, referral, onboarding, owns_instrument, funds_account, same_as, other
+   * comma-separated, of: holds, uses, transfer, shares, beneficial_owner, authorized_signer, joint_holder, employer, household_member, parent_org, merchant_owner, agent, referral, onboarding, owns_instrument, funds_account, same_as, other
    */
   edge_types?: string;
   /**
@@ -2673,6 +1798,9 @@ export interface GraphPathsQuery {
    * party external_id
    */
   to: string;
+  /**
+   * default 6
+   */
   max_depth?: number;
   /**
    * most paths returned
@@ -2684,7 +1812,7 @@ export interface GraphPathsQuery {
   since?: string;
   until?: string;
   /**
-   * comma-separated: holds, uses, transfer, shares, beneficial_owner, authorized_signer, joint_holder, employer, household_member, parent_org, merchant_owner, agent, referral, onboarding, owns_instrument, funds_account, same_as, other
+   * comma-separated, of: holds, uses, transfer, shares, beneficial_owner, authorized_signer, joint_holder, employer, household_member, parent_org, merchant_owner, agent, referral, onboarding, owns_instrument, funds_account, same_as, other
    */
   edge_types?: string;
   /**
@@ -2697,24 +1825,27 @@ export interface GraphPathsQuery {
  */
 export interface AlertsQuery {
   status?: 'open' | 'closed';
+  /**
+   * external_id of an account or party
+   */
+  subject?: string;
+  /**
+   * account or party; only with subject
+   */
+  subject_kind?: 'account' | 'party';
   detector?: string;
   /**
    * alerts created at or after
    */
   since?: string;
   /**
-   * external_id of an account or party
-   */
-  subject?: string;
-  /**
-   * only with subject
-   */
-  subject_kind?: 'account' | 'party';
-  limit?: number;
-  /**
    * next_cursor of the previous page, with the same filters
    */
   cursor?: string;
+  /**
+   * default 50
+   */
+  limit?: number;
 }
 /**
  * Query parameters of /v1/episodes.
@@ -2722,32 +1853,38 @@ export interface AlertsQuery {
 export interface EpisodesQuery {
   status?: 'open' | 'escalated' | 'resolved' | 'reopened';
   /**
-   * episodes changed at or after
-   */
-  since?: string;
-  /**
    * external_id of an account or party
    */
   subject?: string;
   /**
-   * only with subject
+   * account or party; only with subject
    */
   subject_kind?: 'account' | 'party';
-  limit?: number;
+  /**
+   * episodes changed at or after
+   */
+  since?: string;
   /**
    * next_cursor of the previous page, with the same filters
    */
   cursor?: string;
+  /**
+   * default 50
+   */
+  limit?: number;
 }
 /**
  * Query parameters of /v1/webhook-endpoints.
  */
 export interface WebhookEndpointsQuery {
-  limit?: number;
   /**
    * next_cursor of the previous page, with the same filters
    */
   cursor?: string;
+  /**
+   * default 50
+   */
+  limit?: number;
 }
 /**
  * Query parameters of /v1/webhook-deliveries.
@@ -2782,25 +1919,49 @@ export interface WebhookDeliveriesQuery {
    * deliveries created at or after
    */
   since?: string;
-  limit?: number;
   /**
    * next_cursor of the previous page, with the same filters
    */
   cursor?: string;
-}
-/**
- * Query parameters of /v1/imports/{id}/rejects.
- */
-export interface ImportsRejectsQuery {
-  format?: 'csv' | 'json';
   /**
-   * json only
+   * default 50
    */
   limit?: number;
+}
+/**
+ * Query parameters of /v1/reconciliations/{id}/items.
+ */
+export interface ReconciliationsItemsQuery {
   /**
-   * json only
+   * json (the default), or csv: every item, RFC 4180, with a header row
+   */
+  format?: 'json' | 'csv';
+  /**
+   * next_cursor of the previous page, with the same filters
    */
   cursor?: string;
+  /**
+   * default 50
+   */
+  limit?: number;
+}
+/**
+ * Query parameters of /v1/reconciliation-breaks.
+ */
+export interface ReconciliationBreaksQuery {
+  state?: 'open' | 'acknowledged' | 'resolved';
+  /**
+   * rcn_<uuid>
+   */
+  reconciliation_id?: string;
+  /**
+   * next_cursor of the previous page, with the same filters
+   */
+  cursor?: string;
+  /**
+   * default 50
+   */
+  limit?: number;
 }
 /**
  * Query parameters of /v1/reconciliations.
@@ -2820,29 +1981,29 @@ export interface ReconciliationsQuery {
    */
   subject?: string;
   subject_kind?: 'tenant' | 'account' | 'party';
-  limit?: number;
+  /**
+   * next_cursor of the previous page, with the same filters
+   */
   cursor?: string;
+  /**
+   * default 50
+   */
+  limit?: number;
 }
 /**
- * Query parameters of /v1/reconciliations/{id}/items.
+ * Query parameters of /v1/imports/{id}/rejects.
  */
-export interface ReconciliationsItemsQuery {
+export interface ImportsRejectsQuery {
   /**
-   * csv: every item, RFC 4180, with a header row
+   * csv (the default) or json
    */
-  format?: 'json' | 'csv';
-  limit?: number;
-  cursor?: string;
-}
-/**
- * Query parameters of /v1/reconciliation-breaks.
- */
-export interface ReconciliationBreaksQuery {
-  state?: 'open' | 'acknowledged' | 'resolved';
+  format?: 'csv' | 'json';
   /**
-   * rcn_<uuid>
+   * json only
    */
-  reconciliation_id?: string;
   limit?: number;
+  /**
+   * json only
+   */
   cursor?: string;
 }

@@ -6,9 +6,11 @@ import { IngestEndpoint } from './ingest.ts';
 // Canonical reads (scope read), beside the ingest call of the same family.
 
 export type CanonicalView = Api.CanonicalView;
-export type MovementView = Api.MovementPage['data'][number];
+export type EntityView = Api.EntityView;
+export type MovementView = Api.MovementView;
 
-export class ReadableFamily<E> extends IngestEndpoint<E> {
+// V: the view this family's reads answer (an entity's, or a movement's).
+export class ReadableFamily<E, V extends CanonicalView = EntityView> extends IngestEndpoint<E> {
   constructor(
     http: HttpClient,
     protected readonly collectionPath: string,
@@ -17,7 +19,7 @@ export class ReadableFamily<E> extends IngestEndpoint<E> {
   }
 
   /** The current version; a governed 404 (SvcApiError) when unknown in this tenant. */
-  retrieve(externalId: string, options?: RequestOptions): Promise<WithResponse<CanonicalView>> {
+  retrieve(externalId: string, options?: RequestOptions): Promise<WithResponse<V>> {
     return this.http.json({ method: 'GET', path: `${this.collectionPath}${pathOf`/${externalId}`}`, expect: [200], options });
   }
 }

@@ -1,0 +1,78 @@
+// An example for each operation's JSON answers, built from the published schema itself, so it
+// cannot disagree with it (contracts.test.ts parses every one with the route's zod schema).
+// Values are plain and deterministic: the first of an enum, one item per list, every member.
+type Json = Record<string, any>;
+const PREFIX = '#/components/schemas/';
+const UUID = '01a05cd7-2a00-7262-9e2e-d21aeabced42';
+const INSTANT = '2026-09-01T12:00:00Z';
+
+// What a patterned string looks like; the pattern is checked on the value chosen.
+function patterned(pattern: string): string {
+  const prefixed = /^\^([a-z0-9]+_)/.exec(pattern);
+  const candidates = [
+    prefixed ? `${prefixed[1]}${UUID}` : undefined,
+    'sha256:' + 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+    INSTANT,
+    'USD',
+    'GB',
+    '125000',
+  ];
+  const chosen = candidates.find((c) => c !== undefined && new RegExp(pattern).test(c));
+  if (chosen === undefined) throw new Error(`no example for the pattern ${pattern}`);
+  return chosen;
+}
+
+function text(schema: Json, name: string): string {
+  if (schema.format === 'date-time') return INSTANT;
+  if (typeof schema.pattern === 'string') return patterned(schema.pattern);
+  const word = name === 'external_id' || name.endsWith('_id') ? 'cust-1001' : name || 'text';
+  const min = schema.minLength ?? 0;
+  const padded = word.length >= min ? word : word.padEnd(min, 'x');
+  return schema.maxLength !== undefined ? padded.slice(0, Math.max(schema.maxLength, min)) : padded;
+}
+
+export function exampleOf(schema: Json | undefined, components: Json, name = '', depth = 0): unknown {
+  if (!schema || depth > 12) return null;
+  if (typeof schema.$ref === 'string') return exampleOf(components[schema.$ref.slice(PREFIX.length)], components, name, depth + 1);
+  if ('const' in schema) return schema.const;
+  if (Array.isArray(schema.enum)) return schema.enum[0];
+  const union = schema.anyOf ?? schema.oneOf;
+  if (Array.isArray(union)) return exampleOf(union.find((branch: Json) => branch.type !== 'null') ?? union[0], components, name, depth + 1);
+  const type = Array.isArray(schema.type) ? schema.type.find((t: string) => t !== 'null') : schema.type;
+  switch (type) {
+    case 'string':
+      return text(schema, name);
+    case 'integer':
+    case 'number': {
+      // 1 where the range allows it (zod bounds every integer to the safe range).
+      const low = schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : -Infinity);
+      return Math.min(Math.max(1, low), schema.maximum ?? Infinity);
+    }
+    case 'boolean':
+      return false;
+    case 'null':
+      return null;
+    case 'array': {
+      const item = exampleOf(schema.items, components, name, depth + 1);
+      return Array.from({ length: Math.max(1, schema.minItems ?? 1) }, () => item);
+    }
+    case 'object':
+      return Object.fromEntries(Object.entries<Json>(schema.properties ?? {}).map(([key, member]) => [key, exampleOf(member, components, key, depth + 1)]));
+    default:
+      return null;
+  }
+}
+
+// Each operation's JSON success answers get an example of their schema.
+export function withExamples(document: Json): Json {
+  const components = document.components?.schemas ?? {};
+  for (const operations of Object.values<Json>(document.paths ?? {})) {
+    for (const operation of Object.values<Json>(operations)) {
+      for (const [status, response] of Object.entries<Json>(operation.responses ?? {})) {
+        const media = response.content?.['application/json'];
+        if (/^2/.test(status) && media?.schema && media.example === undefined) media.example = exampleOf(media.schema, components);
+      }
+    }
+  }
+  return document;
+}
