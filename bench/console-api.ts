@@ -27,7 +27,7 @@ import { createTenant } from '../platform/tenants/tenants.ts';
 import { CSRF_HEADER, SESSION_COOKIE } from '../services/console/app.ts';
 import { createConsoleUser } from '../services/console/users.ts';
 import { createConsole } from '../services/console/wiring.ts';
-import { percentile } from './lib/stats.ts';
+import { percentile, printAgainstBaseline } from './lib/stats.ts';
 
 const ALERTS = Number(process.env.BENCH_ALERTS ?? 100_000);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 300);
@@ -91,12 +91,7 @@ try {
     filtered: await measure('/console/v1/alerts?status=open&severity=high&max_age_h=720&sort=severity&limit=50'),
     severity: await measure('/console/v1/alerts?sort=severity&limit=50'),
   };
-  console.log(`baseline (session)  p50 ${baseline.p50.toFixed(2)} ms  p95 ${baseline.p95.toFixed(2)} ms`);
-  for (const [name, r] of Object.entries(cases)) {
-    console.log(
-      `${name.padEnd(19)} p50 ${r.p50.toFixed(2)} ms  p95 ${r.p95.toFixed(2)} ms  (${(r.p95 / baseline.p95).toFixed(1)}x baseline p95)  ${r.p95 <= TARGET_P95_MS ? 'PASS' : 'FAIL'} (target p95 <= ${TARGET_P95_MS} ms)`,
-    );
-  }
+  printAgainstBaseline(baseline, cases, TARGET_P95_MS);
   await app.close();
 } finally {
   await pool.end();

@@ -33,3 +33,14 @@ export function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
   return rows.map((row) => row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ')).join('\n');
 }
+
+// Each case's p50 and p95 beside the baseline route's, measured in the same run, with the p95
+// against its target.
+export function printAgainstBaseline(baseline: { p50: number; p95: number }, cases: Record<string, { p50: number; p95: number }>, targetP95Ms: number): void {
+  console.log(`baseline (session)  p50 ${baseline.p50.toFixed(2)} ms  p95 ${baseline.p95.toFixed(2)} ms`);
+  for (const [name, r] of Object.entries(cases)) {
+    console.log(
+      `${name.padEnd(19)} p50 ${r.p50.toFixed(2)} ms  p95 ${r.p95.toFixed(2)} ms  (${(r.p95 / baseline.p95).toFixed(1)}x baseline p95)  ${r.p95 <= targetP95Ms ? 'PASS' : 'FAIL'} (target p95 <= ${targetP95Ms} ms)`,
+    );
+  }
+}

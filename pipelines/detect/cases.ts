@@ -9,6 +9,7 @@ import { withTransaction, type Pool, type PoolClient } from '../../platform/post
 import type { FieldError } from '../../schemas/problem.ts';
 import { caseActionRequestSchema, type CASE_STATUSES, type DISPOSITIONS, type EPISODE_STATUSES } from '../../schemas/responses.ts';
 import { requestSchemaErrors } from '../../schemas/validation/request-errors.ts';
+import { refreshCaseInbox } from './case-inbox.ts';
 import { lockTenantDetection } from './detection-lock.ts';
 import type { Severity } from './framework/detector.ts';
 import { enqueueEvents, type OutgoingEvent } from './outgoing-events.ts';
@@ -180,6 +181,7 @@ export async function applyCaseAction(pool: Pool, input: CaseActionInput, now: D
     );
     events.push(...(await recomputePostures(db, tenantId, parties.rows.map((p) => p.subject_id), now)));
     const envelopes = await enqueueEvents(db, events, now);
+    await refreshCaseInbox(db, tenantId, [episodeId]);
     await record?.(db, { changed: true, envelopes });
     return { kind: 'applied', episode: episode({ status: next.status, case_status: next.caseStatus, disposition: next.disposition }), changed: true, envelopes };
   });

@@ -8,6 +8,7 @@ import type { GraphStore } from '../../platform/graph/port.ts';
 import { ID_PREFIXES, uuidv7 } from '../../platform/ids.ts';
 import type { PoolClient } from '../../platform/postgres/pool.ts';
 import type { OpenedAlert, RaisedAlert } from './alerts.ts';
+import { refreshCaseInbox } from './case-inbox.ts';
 import { severityRank, type Severity } from './framework/detector.ts';
 import type { OutgoingEvent } from './outgoing-events.ts';
 
@@ -47,6 +48,7 @@ export async function assignEpisodes(
   policy: EpisodePolicy = DEFAULT_EPISODE_POLICY,
 ): Promise<AssignedEpisodes> {
   const out: AssignedEpisodes = { events: [], parties: new Set() };
+  const touched = new Map<string, string[]>();
   for (const alert of alerts) {
     const since = new Date(alert.eventAt.getTime() - policy.horizonDays * DAY_MS);
     const reach = await neighbourhood(graph, alert, since, policy.hops);
@@ -108,6 +110,7 @@ export async function assignEpisodes(
       text: 'UPDATE alerts SET episode_id = $3 WHERE tenant_id = $1 AND alert_id = $2',
       values: [alert.tenantId, alert.alertId, episodeId],
     });
+    touched.set(alert.tenantId, [...(touched.get(alert.tenantId) ?? []), episodeId]);
     const members = membersOf(alert);
     await db.query({
       name: 'episodes-members',
@@ -142,6 +145,7 @@ export async function assignEpisodes(
     out.events.push({ tenantId: alert.tenantId, type: 'episode.updated', data: { ...reference, change, alert_id: alertRef } });
     if (escalate) out.events.push({ tenantId: alert.tenantId, type: 'episode.escalated', data: { ...reference, reason: 'threshold', alert_id: alertRef } });
   }
+  for (const [tenantId, episodeIds] of touched) await refreshCaseInbox(db, tenantId, episodeIds);
   return out;
 }
 
@@ -211,6 +215,7 @@ export async function raiseEpisodes(db: PoolClient, raised: RaisedAlert[], now: 
     const alertRef = `${ID_PREFIXES.alert}${alert.alertId}`;
     out.events.push({ tenantId: alert.tenantId, type: 'episode.updated', data: { ...reference, change: 'severity_raised', alert_id: alertRef } });
     if (escalate) out.events.push({ tenantId: alert.tenantId, type: 'episode.escalated', data: { ...reference, reason: 'threshold', alert_id: alertRef } });
+    await refreshCaseInbox(db, alert.tenantId, [alert.episodeId]);
   }
   return out;
 }

@@ -6,22 +6,32 @@ const CACHE_TTL_MS = 30_000;
 // Each tenant's asset registry: ISO 4217 plus the X- assets its operator registered. Cached per
 // process; a newly registered asset is seen everywhere within CACHE_TTL_MS.
 export class TenantAssetRegistry {
-  private readonly cache = new Map<string, { registry: AssetRegistry; expiresAt: number }>();
+  private readonly cache = new Map<string, { registry: AssetRegistry; registered: ReadonlyMap<string, number>; expiresAt: number }>();
 
   constructor(private readonly pool: Pool) {}
 
   // `db` lets a caller inside a transaction read through its own connection.
   async forTenant(tenantId: string, db: Pick<Pool, 'query'> = this.pool): Promise<AssetRegistry> {
+    return (await this.load(tenantId, db)).registry;
+  }
+
+  // The tenant's own (X-) assets with their scales, for callers that list rather than look up.
+  async registeredFor(tenantId: string): Promise<ReadonlyMap<string, number>> {
+    return (await this.load(tenantId, this.pool)).registered;
+  }
+
+  private async load(tenantId: string, db: Pick<Pool, 'query'>) {
     const now = Date.now();
     const cached = this.cache.get(tenantId);
-    if (cached && cached.expiresAt > now) return cached.registry;
+    if (cached && cached.expiresAt > now) return cached;
     const { rows } = await db.query<{ asset: string; scale: number }>(
       'SELECT asset, scale FROM tenant_assets WHERE tenant_id = $1',
       [tenantId],
     );
-    const registry = registryWith(new Map(rows.map((r) => [r.asset, r.scale])));
-    this.cache.set(tenantId, { registry, expiresAt: now + CACHE_TTL_MS });
-    return registry;
+    const registered = new Map(rows.map((r) => [r.asset, r.scale]));
+    const entry = { registry: registryWith(registered), registered, expiresAt: now + CACHE_TTL_MS };
+    this.cache.set(tenantId, entry);
+    return entry;
   }
 }
 

@@ -53,6 +53,9 @@ const USAGE = `svc: the financial-crime control service
                                            set an episode's case (a disposition closes it); prints the episode as JSON
   svc cases show --tenant <tenant_id> --episode <epsd_…>
                                            an episode with its alerts and case history, as JSON
+  svc goaml set --tenant <tenant_id> --file <reporting-entity.json>
+                                           set the tenant's goAML reporting entity (rentity id, branch, reporting person, FIU codes)
+  svc goaml show --tenant <tenant_id>      the tenant's goAML reporting entity, as JSON
   svc rulesets create --tenant <tenant_id> --file <ruleset.json> [--json]
                                            store a ruleset document as the next candidate version (refused with its issues if it does not compile)
   svc rulesets list --tenant <tenant_id> [--json]
@@ -109,6 +112,8 @@ async function main(argv: string[]): Promise<void> {
       return (await admin()).assetsCommand(rest, print);
     case 'cases':
       return (await import('./commands/cases.ts')).casesCommand(rest, print);
+    case 'goaml':
+      return (await import('./commands/goaml.ts')).goamlCommand(rest, print);
     case 'console-users':
       return (await import('./commands/console-users.ts')).consoleUsersCommand(rest, print);
     case 'rulesets':

@@ -4,12 +4,12 @@ import type { TenantAssetRegistry } from '../../platform/assets/tenant-registry.
 import type { Clock } from '../../platform/clock.ts';
 import type { GraphStore } from '../../platform/graph/port.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
-import { loginRequestSchema, passwordChangeRequestSchema } from '../../schemas/console/requests.ts';
-import { requestSchemaErrors } from '../../schemas/validation/request-errors.ts';
+import { loginRequestSchema, passwordChangeRequestSchema, type LoginRequest, type PasswordChangeRequest } from '../../schemas/console/requests.ts';
+import { consoleHealthSchema, consoleSessionSchema } from '../../schemas/console/routes.ts';
 import { CursorCodec } from '../api/http/cursor.ts';
 import { createEdgeApp } from '../api/http/edge-app.ts';
-import { bodyRefusal, readJsonBody } from '../api/http/json-body.ts';
 import { sendProblem } from '../api/http/problem-reply.ts';
+import { contractRefusal, useConsoleContract } from './contract.ts';
 import { registerConsoleRoutes } from './routes/index.ts';
 import { dummyVerify, hashPassword, needsRehash, verifyPassword } from './password.ts';
 import {
@@ -121,6 +121,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
   const csrfHashOf = (sessionToken: string) => sha256(csrfTokenOf(sessionToken));
 
   const app = createEdgeApp({ logger: deps.logger, bodyLimit: settings.maxBodyBytes, trustProxy: settings.trustProxy });
+  useConsoleContract(app);
   app.addHook('onRequest', async (_request, reply) => {
     // Nothing of the console is cached or framed.
     reply.header('Cache-Control', 'no-store');
@@ -170,6 +171,8 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
     if (now.getTime() - session.last_seen_at.getTime() >= TOUCH_EVERY_MS) await touchSession(pool, session.session_id, now);
     request.console = { user, session, token };
   });
+  // Requests that do not match their route's schemas are refused here, once the session is known.
+  app.addHook('preHandler', contractRefusal);
 
   const sessionBody = (context: { user: ConsoleUser; session: ConsoleSession; token: string }, now: Date) => ({
     user: userView(context.user),
@@ -191,16 +194,14 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
     return sendProblem(request, reply, 'svc:console/locked', { detail: 'too many failed password attempts: try again later or ask the operator to unlock the user' });
   };
 
-  app.get('/console/v1/health', { config: { consoleAccess: 'public' } }, async () => ({ status: 'ok' as const }));
+  app.get('/console/v1/health', { config: { consoleAccess: 'public' }, schema: { response: { 200: consoleHealthSchema } } }, async () => ({ status: 'ok' as const }));
 
   // Login. Every failure answers the same 401 whether the tenant, the email or the password was
   // wrong (or the user is disabled), after the same scrypt work; a locked user gets 423.
-  app.post('/console/v1/session', { config: { consoleAccess: 'public' } }, async (request, reply) => {
-    const body = readJsonBody(request);
-    if (!body.ok) return sendProblem(request, reply, body.code, bodyRefusal(body));
-    const parsed = loginRequestSchema.safeParse(body.value);
-    if (!parsed.success) return sendProblem(request, reply, 'svc:validation/schema', { detail: 'the login is not valid', errors: requestSchemaErrors(parsed.error) });
-    const { tenant, email, password } = parsed.data;
+  // The body is checked against its schema before the handler (contract.ts).
+  const sessionRoute = { response: { 200: consoleSessionSchema } };
+  app.post('/console/v1/session', { config: { consoleAccess: 'public' }, schema: { body: loginRequestSchema, ...sessionRoute } }, async (request, reply) => {
+    const { tenant, email, password } = request.body as LoginRequest;
     const now = clock.now();
     const invalid = () => sendProblem(request, reply, 'svc:console/invalid_credentials', { detail: 'the tenant, email or password is wrong' });
 
@@ -233,7 +234,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
   });
 
   // Who am I, with the session's CSRF token again (for a reloaded page).
-  app.get('/console/v1/session', { config: { duringPasswordChange: true } }, async (request) => sessionBody(request.console!, clock.now()));
+  app.get('/console/v1/session', { config: { duringPasswordChange: true }, schema: sessionRoute }, async (request) => sessionBody(request.console!, clock.now()));
 
   app.delete('/console/v1/session', { config: { duringPasswordChange: true } }, async (request, reply) => {
     const { user, session } = request.console!;
@@ -246,11 +247,8 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
 
   // Changing the password ends every other session of the user. A wrong current password counts
   // as a failed login (a stolen session cannot guess it without locking the user out).
-  app.post('/console/v1/password', { config: { duringPasswordChange: true } }, async (request, reply) => {
-    const body = readJsonBody(request);
-    if (!body.ok) return sendProblem(request, reply, body.code, bodyRefusal(body));
-    const parsed = passwordChangeRequestSchema.safeParse(body.value);
-    if (!parsed.success) return sendProblem(request, reply, 'svc:validation/schema', { detail: 'the password change is not valid', errors: requestSchemaErrors(parsed.error) });
+  app.post('/console/v1/password', { config: { duringPasswordChange: true }, schema: { body: passwordChangeRequestSchema, ...sessionRoute } }, async (request, reply) => {
+    const change = request.body as PasswordChangeRequest;
     const { user, session } = request.console!;
     const now = clock.now();
     const actor = { kind: 'user', userId: user.user_id } as const;
@@ -259,7 +257,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
       await audit(user.tenant_id, actor, 'password.change_refused_locked', now, user.user_id);
       return locked(request, reply, user.user_id, now);
     }
-    if (!(await verifyPassword(parsed.data.current_password, user.password_hash))) {
+    if (!(await verifyPassword(change.current_password, user.password_hash))) {
       await audit(user.tenant_id, actor, 'password.change_failed', now, user.user_id, { reason: 'wrong_current_password' });
       if (attempt.locksNow) {
         await revokeUserSessions(pool, user.user_id, now);
@@ -268,7 +266,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
       return sendProblem(request, reply, 'svc:console/invalid_credentials', { detail: 'the current password is wrong' });
     }
     await recordSuccess(pool, user.user_id);
-    await setPassword(pool, user.user_id, await hashPassword(parsed.data.new_password), now);
+    await setPassword(pool, user.user_id, await hashPassword(change.new_password), now);
     const revoked = await revokeUserSessions(pool, user.user_id, now, session.session_id);
     await audit(user.tenant_id, actor, 'password.changed', now, user.user_id, { other_sessions_revoked: revoked, was_one_time: user.must_change_password });
     return sessionBody({ ...request.console!, user: { ...user, must_change_password: false } }, now);

@@ -4,12 +4,12 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { ensureDebianPackage } from '../../platform/local-engines/debian-packages.ts';
 
-export const CHROMIUM = '/usr/bin/chromium';
-export const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/console/', import.meta.url));
-export const CHROMIUM_FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking'];
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/console/', import.meta.url));
+const CHROMIUM_FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking'];
 
 // Installs Debian's chromium when missing. The global test set-up calls it once before any test
 // file runs (two files installing at once would fight over apt's lock).
@@ -26,4 +26,28 @@ export async function launchChromium(): Promise<Browser> {
 export function artifactPath(name: string): string {
   mkdirSync(ARTIFACTS, { recursive: true });
   return join(ARTIFACTS, name);
+}
+
+// A real click on a drawn node: its position read from the Cytoscape instance the container holds
+// (Cytoscape's own registration, not something the page publishes), then the details panel naming
+// it. Retried: a layout still settling on a busy machine can move the node between reading its
+// position and the click.
+export async function tapNode(page: Page, id: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const at = await page.evaluate((nodeId) => {
+      const container = (globalThis as any).document.getElementById('cy');
+      const node = container._cyreg.cy.getElementById(nodeId);
+      node.cy().center(node);
+      const p = node.renderedPosition();
+      const box = container.getBoundingClientRect();
+      return { x: box.left + p.x, y: box.top + p.y };
+    }, id);
+    await page.mouse.click(at.x, at.y);
+    try {
+      await page.waitForSelector(`.details dd:text-is("${id}")`, { timeout: 5_000 });
+      return;
+    } catch (error) {
+      if (attempt === 3) throw error;
+    }
+  }
 }

@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { artifactPath, launchChromium } from './chromium.ts';
+import { artifactPath, launchChromium, tapNode } from './chromium.ts';
 import { SESSION, stubConsoleApi } from './fixtures.ts';
 import { serveBuiltConsole } from './serve-built.ts';
 
@@ -49,7 +49,7 @@ describe('console screens (stubbed API)', () => {
     await page.waitForURL(/\/console\/alerts\/alert-1$/);
     await page.waitForSelector('[data-testid=evidence]');
     await page.click('text=Network view');
-    await page.waitForURL(/\/console\/network\/hub-p$/);
+    await page.waitForURL(/\/console\/network\/hub-p\?focus=account%3Ahub$/);
   });
 
   it('draws a 200-node network with the hub, its senders and edge amounts', async () => {
@@ -65,21 +65,21 @@ describe('console screens (stubbed API)', () => {
   });
 
   it('expands an account around its holder, or says why it cannot', async () => {
-    await tapNode('account:sender2');
+    await tapNode(page, 'account:sender2');
     const expand = page.locator('.details button', { hasText: 'Expand here' });
     expect(await expand.getAttribute('title')).toContain('sender2-p');
     await expand.click();
     await expect.poll(() => stub.reads).toContain('/network/sender2-p?depth=1&limit=200');
     await page.waitForFunction(() => (globalThis as any).__svcNetwork?.ready);
     // A filler account has no holder in the drawing: the action is there, disabled, with the reason.
-    await tapNode('account:payer1');
+    await tapNode(page, 'account:payer1');
     const disabled = page.locator('.details button', { hasText: 'Expand here' });
     expect(await disabled.isDisabled()).toBe(true);
     expect(await disabled.getAttribute('title')).toMatch(/No holder party/);
   });
 
   it('opens the paths from the centre to a selected party with "Paths to…"', async () => {
-    await tapNode('party:sender1-p');
+    await tapNode(page, 'party:sender1-p');
     await page.waitForSelector('.details h2:has-text("party sender1-p")');
     await page.click('.details >> text=Paths to…');
     await page.waitForURL(/\/console\/paths\?from=hub-p&to=sender1-p$/);
@@ -146,25 +146,3 @@ describe('console screens (stubbed API)', () => {
 
 const shot = (name: string) => page.screenshot({ path: artifactPath(name), fullPage: true });
 
-// A real click on a drawn node: its position is read from the Cytoscape instance the container
-// holds (Cytoscape's own registration, not something the page publishes). Retried: a layout still
-// settling on a busy machine can move the node between reading its position and the click.
-async function tapNode(id: string): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    const at = await page.evaluate((nodeId) => {
-      const container = (globalThis as any).document.getElementById('cy');
-      const node = container._cyreg.cy.getElementById(nodeId);
-      node.cy().center(node);
-      const p = node.renderedPosition();
-      const box = container.getBoundingClientRect();
-      return { x: box.left + p.x, y: box.top + p.y };
-    }, id);
-    await page.mouse.click(at.x, at.y);
-    try {
-      await page.waitForSelector(`.details dd:text-is("${id}")`, { timeout: 5_000 });
-      return;
-    } catch (error) {
-      if (attempt === 3) throw error;
-    }
-  }
-}

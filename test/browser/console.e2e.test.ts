@@ -123,10 +123,11 @@ describe('the analysts console in Chromium', () => {
     await page.waitForSelector('form[aria-label=Disposition]');
     await shot('06-episode.png');
     const form = page.locator('form[aria-label=Disposition]');
-    await form.locator('select').selectOption('suspicious_activity_reported');
-    await form.locator('textarea').fill('Twelve new senders in three days, money moved on at once: reported.');
+    // A report (suspicious activity reported) needs a second user's approval: see the cases suite.
+    await form.locator('select').selectOption('no_further_action');
+    await form.locator('textarea').fill('Twelve new senders in three days, all known club members.');
     await form.locator('button').click();
-    await expect.poll(() => page.textContent('[data-testid=disposition]'), { timeout: 10_000 }).toContain('suspicious activity reported');
+    await expect.poll(() => page.textContent('[data-testid=disposition]'), { timeout: 10_000 }).toContain('no further action');
     await page.waitForSelector('[data-testid=audit]');
     expect(await page.textContent('[data-testid=audit]')).toMatch(/ana@example\.com[\s\S]*dispos/i);
     await shot('07-episode-disposed.png');

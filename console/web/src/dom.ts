@@ -1,5 +1,8 @@
 // A small DOM helper: h('a', { href, class, onclick }, ...children). Text is always set as text,
 // never parsed as HTML; there is no `style` attribute (the CSP forbids inline styles).
+import { scaleOf } from './format/assets.ts';
+import { formatMinor } from './format/money.ts';
+
 export type Child = Node | string | number | null | undefined | false | Child[];
 type Handler = (event: any) => void;
 export type Props = Record<string, string | number | boolean | Handler | null | undefined>;
@@ -40,17 +43,12 @@ export const when = (at: unknown) => {
   return Number.isNaN(d.getTime()) ? at : d.toISOString().replace('T', ' ').replace(/:\d\d\.\d+Z$|:\d\dZ$/, 'Z');
 };
 
-// Minor units to a decimal string: money(12345, 2) = "123.45".
+// A money object of the API ({ value, asset, scale }) as text, through the console's formatter.
 export function money(amount: unknown): string {
   if (!amount || typeof amount !== 'object') return '—';
   const { value, asset, scale } = amount as { value?: string; asset?: string; scale?: number };
   if (value === undefined) return '—';
-  const s = Number(scale ?? 0);
-  const neg = value.startsWith('-');
-  const digits = (neg ? value.slice(1) : value).padStart(s + 1, '0');
-  const whole = digits.slice(0, digits.length - s).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  const frac = s > 0 ? `.${digits.slice(digits.length - s)}` : '';
-  return `${neg ? '-' : ''}${whole}${frac}${asset ? ` ${asset}` : ''}`;
+  return formatMinor(value, scale ?? (asset ? scaleOf(asset) : undefined), asset ?? '');
 }
 
 // A definition list from label/value pairs; values may be nodes.

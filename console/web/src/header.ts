@@ -8,7 +8,7 @@ export function drawHeader(): void {
   const s = currentSession();
   replace(
     top,
-    h('nav', { class: 'bar', 'aria-label': 'main' }, h('a', { href: '/console/alerts', class: 'brand' }, 'svc console'), s && !s.user.must_change_password ? [h('a', { href: '/console/alerts' }, 'Alerts'), h('a', { href: '/console/paths' }, 'Paths'), h('a', { href: '/console/breaks' }, 'Breaks')] : null),
+    h('nav', { class: 'bar', 'aria-label': 'main' }, h('a', { href: '/console/cases', class: 'brand' }, 'svc console'), s && !s.user.must_change_password ? [h('a', { href: '/console/cases' }, 'Cases'), h('a', { href: '/console/alerts' }, 'Alerts'), h('a', { href: '/console/paths' }, 'Paths'), h('a', { href: '/console/breaks' }, 'Breaks')] : null),
     s
       ? h(
           'div',

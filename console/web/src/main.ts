@@ -1,10 +1,13 @@
 import './style.css';
 import { ApiError, currentSession, get, handleAuthProblems, setSession, type SessionBody } from './api.ts';
+import { ensureAssets } from './format/assets.ts';
 import { drawHeader } from './header.ts';
 import { navigate, render, route, startRouter } from './router.ts';
 import { alertQueueView } from './views/alerts.ts';
 import { alertView } from './views/alert.ts';
 import { breakQueueView, breakView } from './views/breaks.ts';
+import { caseView } from './views/case.ts';
+import { caseInboxView } from './views/cases.ts';
 import { episodeView } from './views/episode.ts';
 import { loginView, passwordView } from './views/login.ts';
 import { networkView } from './views/network.ts';
@@ -40,12 +43,17 @@ const guarded =
       navigate('/console/password', { replace: true });
       return;
     }
+    // Until the one-time password is changed the API answers nothing else (the asset list
+    // included), and a refusal there would send the user back here without the ?next= target.
+    if (!currentSession()!.user.must_change_password) await ensureAssets();
     return view(params, query);
   };
 
 route(/^\/console\/login$/, loginView);
 route(/^\/console\/password$/, guarded(passwordView));
-route(/^\/console(?:\/alerts)?$/, guarded(alertQueueView));
+route(/^\/console(?:\/cases)?$/, guarded(caseInboxView));
+route(/^\/console\/cases\/([^/]+)$/, guarded(caseView));
+route(/^\/console\/alerts$/, guarded(alertQueueView));
 route(/^\/console\/alerts\/([^/]+)$/, guarded(alertView));
 route(/^\/console\/episodes\/([^/]+)$/, guarded(episodeView));
 route(/^\/console\/parties\/([^/]+)$/, guarded(partyView));

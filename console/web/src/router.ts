@@ -32,7 +32,7 @@ export async function render(): Promise<void> {
     else if (typeof result === 'function') result();
     return;
   }
-  navigate('/console/alerts', { replace: true });
+  navigate('/console/cases', { replace: true });
 }
 
 export function startRouter(): void {

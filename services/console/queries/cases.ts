@@ -19,8 +19,10 @@ export async function findAssignee(db: Db, tenantId: string, episodeId: string):
   return rows[0] ?? null;
 }
 
-// Sets (or, with null, clears) the assignee; call after lockAssignment, in its transaction.
+// Sets (or, with null, clears) the assignee; call after lockAssignment, in its transaction. The
+// case inbox's copy changes with it.
 export async function setAssignee(db: Db, tenantId: string, episodeId: string, userId: string | null, by: string, at: Date): Promise<void> {
+  await db.query('UPDATE case_inbox SET assignee_user_id = $3 WHERE tenant_id = $1 AND episode_id = $2', [tenantId, episodeId, userId]);
   if (userId === null) {
     await db.query('DELETE FROM console_assignments WHERE tenant_id = $1 AND episode_id = $2', [tenantId, episodeId]);
     return;
@@ -45,6 +47,15 @@ export async function lockAssignment(db: Db, tenantId: string, episodeId: string
 export async function activeUserOfTenant(db: Db, tenantId: string, userId: string): Promise<Assignee | undefined> {
   const { rows } = await db.query<Assignee>('SELECT user_id, email FROM console_users WHERE tenant_id = $1 AND user_id = $2 AND NOT disabled', [tenantId, userId]);
   return rows[0];
+}
+
+// The tenant's users a case may be assigned to: every one not disabled, by email.
+export async function assignableUsers(db: Db, tenantId: string): Promise<Array<Assignee & { role: 'analyst' | 'supervisor' }>> {
+  const { rows } = await db.query<Assignee & { role: 'analyst' | 'supervisor' }>(
+    'SELECT user_id, email, role FROM console_users WHERE tenant_id = $1 AND NOT disabled ORDER BY lower(email), user_id',
+    [tenantId],
+  );
+  return rows;
 }
 
 export interface AuditRow {

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { ID_PREFIXES, parseId } from '../../../platform/ids.ts';
 import { ALERT_STATUSES } from '../../../schemas/responses.ts';
 import { ALERT_QUEUE_SORTS, SEVERITIES } from '../../../schemas/console/cases.ts';
+import { alertParamsSchema, alertQueuePageSchema, alertQueueQuerySchema, consoleAlertDetailSchema } from '../../../schemas/console/routes.ts';
 import { alertSummaryView, loadAlertDetail } from '../../api/compliance/render.ts';
 import { badCursor, page, paging, readCursor, single } from '../../api/http/paging.ts';
 import { QueryReader } from '../../api/http/query-params.ts';
@@ -15,7 +16,7 @@ const MAX_AGE_H = 87_600;
 
 // The alert queue and one alert (docs/decisions/0018-console-api.md).
 export function registerAlertRoutes(app: FastifyInstance, deps: ConsoleRouteDeps): void {
-  app.get<{ Querystring: Query }>('/console/v1/alerts', async (request, reply) => {
+  app.get<{ Querystring: Query }>('/console/v1/alerts', { schema: { querystring: alertQueueQuerySchema, response: { 200: alertQueuePageSchema } } }, async (request, reply) => {
     const tenantId = consoleContext(request).user.tenant_id;
     const reader = new QueryReader(request.query);
     const status = single(reader, 'status', ALERT_STATUSES);
@@ -52,7 +53,7 @@ export function registerAlertRoutes(app: FastifyInstance, deps: ConsoleRouteDeps
   });
 
   // Viewing an alert is audited (alert.viewed, with its episode so the case's log shows it).
-  app.get<{ Params: { alert_id: string } }>('/console/v1/alerts/:alert_id', async (request, reply) => {
+  app.get<{ Params: { alert_id: string } }>('/console/v1/alerts/:alert_id', { schema: { params: alertParamsSchema, response: { 200: consoleAlertDetailSchema } } }, async (request, reply) => {
     const tenantId = consoleContext(request).user.tenant_id;
     const id = parseId('alert', request.params.alert_id);
     const alert = id && (await loadAlertDetail(deps.pool, tenantId, id));

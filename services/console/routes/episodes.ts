@@ -1,16 +1,18 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { ID_PREFIXES, parseId } from '../../../platform/ids.ts';
 import { withTransaction, type Pool } from '../../../platform/postgres/pool.ts';
 import { applyCaseAction } from '../../../pipelines/detect/cases.ts';
-import { assignRequestSchema, caseDispositionRequestSchema, caseStatusRequestSchema } from '../../../schemas/console/cases.ts';
-import { requestSchemaErrors } from '../../../schemas/validation/request-errors.ts';
+import { assignRequestSchema, auditPageSchema, caseDispositionRequestSchema, caseStatusRequestSchema, consoleEpisodeDetailSchema } from '../../../schemas/console/cases.ts';
+import { auditQuerySchema, episodeParamsSchema } from '../../../schemas/console/routes.ts';
 import { loadEpisodeDetail } from '../../api/compliance/render.ts';
-import { bodyRefusal, readJsonBody } from '../../api/http/json-body.ts';
 import { badCursor, page, paging, readCursor } from '../../api/http/paging.ts';
 import { sendProblem } from '../../api/http/problem-reply.ts';
 import { QueryReader } from '../../api/http/query-params.ts';
 import { consoleContext } from '../app.ts';
+import { mayAssign } from '../case-rights.ts';
+import { REPORT_DISPOSITION } from '../four-eyes.ts';
+import { subjectParties } from '../queries/case-timeline.ts';
 import { activeUserOfTenant, auditView, caseAudit, findAssignee, lockAssignment, setAssignee } from '../queries/cases.ts';
 import { auditAs, invalidQuery, notFound, type ConsoleRouteDeps, type Query } from './common.ts';
 
@@ -26,20 +28,21 @@ export function registerEpisodeRoutes(app: FastifyInstance, deps: ConsoleRouteDe
     const episode = await loadEpisodeDetail(deps.pool, tenantId, episodeId);
     if (!episode) return undefined;
     const audit = await caseAudit(deps.pool, tenantId, ID_PREFIXES.episode + episodeId, undefined, EMBEDDED_AUDIT);
-    return { ...episode, assignee: await findAssignee(deps.pool, tenantId, episodeId), audit: audit.map(auditView) };
+    return {
+      ...episode,
+      assignee: await findAssignee(deps.pool, tenantId, episodeId),
+      audit: audit.map(auditView),
+      // The parties behind account members too (the members list accounts and parties alike).
+      parties: await subjectParties(deps.pool, tenantId, episodeId),
+    };
   };
 
-  // A body read and checked against its schema, or the problem already sent.
-  const bodyOf = <S extends z.ZodType>(request: FastifyRequest, reply: FastifyReply, schema: S, what: string): z.infer<S> | FastifyReply => {
-    const body = readJsonBody(request);
-    if (!body.ok) return sendProblem(request, reply, body.code, bodyRefusal(body));
-    const parsed = schema.safeParse(body.value);
-    if (!parsed.success) return sendProblem(request, reply, 'svc:validation/schema', { detail: `the ${what} is not valid`, errors: requestSchemaErrors(parsed.error) });
-    return parsed.data;
-  };
+  // Bodies are checked against the route's schema before the handler (services/console/contract.ts).
+  const bodyOf = <S extends z.ZodType>(request: FastifyRequest, _schema: S): z.infer<S> => request.body as z.infer<S>;
+  const detailRoute = (body?: z.ZodType) => ({ schema: { params: episodeParamsSchema, ...(body ? { body } : {}), response: { 200: consoleEpisodeDetailSchema } } });
 
   // Viewing a case is audited (episode.viewed) before its log is read, so the view is in it.
-  app.get<Params>('/console/v1/episodes/:episode_id', async (request, reply) => {
+  app.get<Params>('/console/v1/episodes/:episode_id', detailRoute(), async (request, reply) => {
     const tenantId = consoleContext(request).user.tenant_id;
     const id = parseId('episode', request.params.episode_id);
     if (!id || !(await episodeExists(deps.pool, tenantId, id))) return notFound(request, reply, 'episode');
@@ -49,23 +52,18 @@ export function registerEpisodeRoutes(app: FastifyInstance, deps: ConsoleRouteDe
 
   // An analyst may take an unassigned case (or one of their own) and give it up; a supervisor
   // assigns any case to any active user of the tenant, or to nobody.
-  app.post<Params>('/console/v1/episodes/:episode_id/assign', async (request, reply) => {
+  app.post<Params>('/console/v1/episodes/:episode_id/assign', detailRoute(assignRequestSchema), async (request, reply) => {
     const { user } = consoleContext(request);
     const tenantId = user.tenant_id;
     const id = parseId('episode', request.params.episode_id);
     if (!id) return notFound(request, reply, 'episode');
-    const body = bodyOf(request, reply, assignRequestSchema, 'assignment');
-    if (body === reply) return reply;
-    const target = (body as z.infer<typeof assignRequestSchema>).user_id;
+    const target = bodyOf(request, assignRequestSchema).user_id;
     const outcome = await withTransaction(deps.pool, async (db) => {
       if (!(await episodeExists(db, tenantId, id))) return 'not_found' as const;
       const assignee = target === null ? null : await activeUserOfTenant(db, tenantId, target);
       if (assignee === undefined) return 'unknown_user' as const;
       const current = await lockAssignment(db, tenantId, id);
-      if (user.role !== 'supervisor') {
-        const mine = current === null || current === user.user_id;
-        if (!mine || (target !== null && target !== user.user_id)) return 'forbidden' as const;
-      }
+      if (!mayAssign(user, current, target)) return 'forbidden' as const;
       if (current === target) return 'unchanged' as const;
       const now = deps.clock.now();
       await setAssignee(db, tenantId, id, target, user.user_id, now);
@@ -91,14 +89,19 @@ export function registerEpisodeRoutes(app: FastifyInstance, deps: ConsoleRouteDe
   // rules, case history and outgoing events (case.status_changed, case.disposed) as /v1. The
   // reason is the case action's note and is kept in the console audit log.
   const caseAction = (path: string, what: string, schema: typeof caseStatusRequestSchema | typeof caseDispositionRequestSchema, action: string) =>
-    app.post<Params>(`/console/v1/episodes/:episode_id/${path}`, async (request, reply) => {
+    app.post<Params>(`/console/v1/episodes/:episode_id/${path}`, detailRoute(schema), async (request, reply) => {
       const { user } = consoleContext(request);
       const tenantId = user.tenant_id;
       const id = parseId('episode', request.params.episode_id);
       if (!id) return notFound(request, reply, 'episode');
-      const body = bodyOf(request, reply, schema, what);
-      if (body === reply) return reply;
-      const { reason, ...change } = body as { reason: string; status?: string; disposition?: string };
+      const { reason, ...change } = bodyOf(request, schema) as { reason: string; status?: string; disposition?: string };
+      // Filing a report needs a second pair of eyes (four-eyes.ts): it is proposed, not applied.
+      if (change.disposition === REPORT_DISPOSITION) {
+        return sendProblem(request, reply, 'svc:validation/schema', {
+          detail: `the ${what} is not valid`,
+          errors: [{ path: 'disposition', code: 'svc:validation/schema', message: 'a report is proposed for approval: POST /console/v1/cases/{id}/report' }],
+        });
+      }
       const now = deps.clock.now();
       // The audit row is written in the action's own transaction: no action without its row.
       const outcome = await applyCaseAction(deps.pool, { tenantId, episodeId: id, ...change, note: reason, actor: `console:${user.user_id}` }, now, (db, applied) =>
@@ -116,7 +119,7 @@ export function registerEpisodeRoutes(app: FastifyInstance, deps: ConsoleRouteDe
   caseAction('status', 'status change', caseStatusRequestSchema, 'case.status_changed');
   caseAction('disposition', 'disposition', caseDispositionRequestSchema, 'case.disposed');
 
-  app.get<{ Querystring: Query }>('/console/v1/audit', async (request, reply) => {
+  app.get<{ Querystring: Query }>('/console/v1/audit', { schema: { querystring: auditQuerySchema, response: { 200: auditPageSchema } } }, async (request, reply) => {
     const tenantId = consoleContext(request).user.tenant_id;
     const reader = new QueryReader(request.query);
     const episodeText = reader.text('episode_id', { required: true });

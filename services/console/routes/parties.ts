@@ -6,6 +6,16 @@ import { consoleContext } from '../app.ts';
 import { openAlertCounts, postureReasons } from '../queries/cases.ts';
 import { auditAs, type ConsoleRouteDeps, type Query } from './common.ts';
 import { sendProblem } from '../../api/http/problem-reply.ts';
+import {
+  consoleMovementPageSchema,
+  consoleNetworkSchema,
+  consolePathsSchema,
+  networkQuerySchema,
+  partyMovementsQuerySchema,
+  partyPageSchema,
+  partyParamsSchema,
+  pathsQuerySchema,
+} from '../../../schemas/console/routes.ts';
 
 // Accounts shown with a party; a party holding more is rare and says so (accounts_truncated).
 const MAX_ACCOUNTS = 200;
@@ -28,7 +38,7 @@ function hashedIdentifiers(value: unknown): unknown {
 // The party view, its movements, and the network explorer (docs/decisions/0018-console-api.md).
 export function registerPartyRoutes(app: FastifyInstance, deps: ConsoleRouteDeps): void {
   // Viewing a party is audited (party.viewed).
-  app.get<Params>('/console/v1/parties/:external_id', async (request, reply) => {
+  app.get<Params>('/console/v1/parties/:external_id', { schema: { params: partyParamsSchema, response: { 200: partyPageSchema } } }, async (request, reply) => {
     const tenantId = consoleContext(request).user.tenant_id;
     const partyId = request.params.external_id;
     const row = await findEntity(deps.pool, tenantId, 'party', partyId);
@@ -48,14 +58,18 @@ export function registerPartyRoutes(app: FastifyInstance, deps: ConsoleRouteDeps
     };
   });
 
-  app.get<Params & { Querystring: MovementQuery }>('/console/v1/parties/:external_id/movements', async (request, reply) => {
-    const outcome = await partyMovements(deps.pool, deps.cursors, consoleContext(request).user.tenant_id, request.params.external_id, request.query);
-    return sendMovementPage(request, reply, outcome);
-  });
+  app.get<Params & { Querystring: MovementQuery }>(
+    '/console/v1/parties/:external_id/movements',
+    { schema: { params: partyParamsSchema, querystring: partyMovementsQuerySchema, response: { 200: consoleMovementPageSchema } } },
+    async (request, reply) => {
+      const outcome = await partyMovements(deps.pool, deps.cursors, consoleContext(request).user.tenant_id, request.params.external_id, request.query);
+      return sendMovementPage(request, reply, outcome);
+    },
+  );
 
   // Each node of a party or an account carries open_alerts: how many open alerts have it as
   // their subject. Expanding a node is another call with that party at the centre.
-  app.get<Params & { Querystring: Query }>('/console/v1/network/:external_id', async (request, reply) => {
+  app.get<Params & { Querystring: Query }>('/console/v1/network/:external_id', { schema: { params: partyParamsSchema, querystring: networkQuerySchema, response: { 200: consoleNetworkSchema } } }, async (request, reply) => {
     const tenantId = consoleContext(request).user.tenant_id;
     const outcome = await partyNetwork(deps, tenantId, request.params.external_id, request.query, CONSOLE_GRAPH_LIMITS);
     if (outcome.kind !== 'ok') return sendGraphProblem(request, reply, outcome);
@@ -65,7 +79,7 @@ export function registerPartyRoutes(app: FastifyInstance, deps: ConsoleRouteDeps
     return { ...outcome.body, nodes: outcome.body.nodes.map((n) => ({ ...n, open_alerts: counts.get(subjectOf(n) ?? '') ?? 0 })) };
   });
 
-  app.get<{ Querystring: Query }>('/console/v1/paths', async (request, reply) => {
+  app.get<{ Querystring: Query }>('/console/v1/paths', { schema: { querystring: pathsQuerySchema, response: { 200: consolePathsSchema } } }, async (request, reply) => {
     const outcome = await partyPaths(deps, consoleContext(request).user.tenant_id, request.query);
     return outcome.kind === 'ok' ? outcome.body : sendGraphProblem(request, reply, outcome);
   });

@@ -1,12 +1,21 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
 import { ID_PREFIXES, parseId } from '../../../platform/ids.ts';
 import type { BreakActionOutcome } from '../../../pipelines/reconcile/breaks.ts';
 import { csvItems, type ItemsPosition } from '../../../pipelines/reconcile/items.ts';
 import { Reconciliations } from '../../../pipelines/reconcile/reconciliations.ts';
 import { acknowledgeRequestSchema, BREAK_STATES, commentRequestSchema, resolveRequestSchema } from '../../../schemas/reconciliation-breaks.ts';
-import { requestSchemaErrors } from '../../../schemas/validation/request-errors.ts';
-import { bodyRefusal, readJsonBody } from '../../api/http/json-body.ts';
+import {
+  breakParamsSchema,
+  breakQuerySchema,
+  consoleBreakDetailSchema,
+  consoleBreakPageSchema,
+  consoleItemPageSchema,
+  reconciliationItemsQuerySchema,
+  reconciliationParamsSchema,
+} from '../../../schemas/console/routes.ts';
+import { breakSchema } from '../../../schemas/reconciliation-breaks.ts';
 import { badCursor, page, paging, readCursor, single } from '../../api/http/paging.ts';
 import { sendProblem } from '../../api/http/problem-reply.ts';
 import { QueryReader } from '../../api/http/query-params.ts';
@@ -21,7 +30,7 @@ export function registerReconciliationBreakRoutes(app: FastifyInstance, deps: Co
   const reconciliations = new Reconciliations(deps.pool);
   const breaks = reconciliations.breaks;
 
-  app.get<{ Querystring: Query }>('/console/v1/reconciliation-breaks', async (request, reply) => {
+  app.get<{ Querystring: Query }>('/console/v1/reconciliation-breaks', { schema: { querystring: breakQuerySchema, response: { 200: consoleBreakPageSchema } } }, async (request, reply) => {
     const tenantId = consoleContext(request).user.tenant_id;
     const reader = new QueryReader(request.query);
     const state = single(reader, 'state', BREAK_STATES);
@@ -34,67 +43,74 @@ export function registerReconciliationBreakRoutes(app: FastifyInstance, deps: Co
     return page(rows, limit, ({ cursor: _cursor, ...view }) => view, (last) => deps.cursors.encode({ ...filters, o: last.cursor.at, e: last.cursor.id }));
   });
 
-  app.get<{ Params: { break_id: string } }>('/console/v1/reconciliation-breaks/:break_id', async (request, reply) => {
+  app.get<{ Params: { break_id: string } }>('/console/v1/reconciliation-breaks/:break_id', { schema: { params: breakParamsSchema, response: { 200: consoleBreakDetailSchema } } }, async (request, reply) => {
     const tenantId = consoleContext(request).user.tenant_id;
     const id = parseId('reconciliationBreak', request.params.break_id);
     const found = id && (await breaks.find(tenantId, id));
     if (!found) return notFound(request, reply, 'break');
     const reconciliation = await reconciliations.find(tenantId, parseId('reconciliation', found.reconciliation_id)!, { history: true });
-    return { ...found, reconciliation };
+    return { ...found, reconciliation: reconciliation ?? null };
   });
 
-  app.get<{ Params: { id: string }; Querystring: Query }>('/console/v1/reconciliations/:id/items', async (request, reply) => {
-    const tenantId = consoleContext(request).user.tenant_id;
-    const id = parseId('reconciliation', request.params.id);
-    const reader = new QueryReader(request.query);
-    const format = single(reader, 'format', ['json', 'csv'] as const) ?? 'json';
-    const { limit, cursorText } = paging(reader);
-    if (reader.errors.length > 0) return invalidQuery(request, reply, reader);
-    if (!id) return notFound(request, reply, 'reconciliation');
-    if (format === 'csv') {
-      const first = await reconciliations.items(tenantId, id, null, 500);
-      if (!first) return notFound(request, reply, 'reconciliation');
-      await auditAs(deps.pool, request, 'reconciliation.items_exported', ID_PREFIXES.reconciliation + id, {}, deps.clock.now());
-      reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', `attachment; filename="rcn_${id}-items.csv"`);
-      return reply.send(Readable.from(csvItems(first, (after) => reconciliations.items(tenantId, id, after, 500))));
-    }
-    const filters = { r: 'console-reconciliation-items', t: tenantId, i: id };
-    let after: ItemsPosition | null = null;
-    if (cursorText !== undefined) {
-      const payload = deps.cursors.decode(cursorText);
-      if (!payload || !Object.entries(filters).every(([k, v]) => payload[k] === v) || (payload.s !== 'movement' && payload.s !== 'event')) return badCursor(request, reply);
-      after = { source: payload.s, at: (payload.o as string | null) ?? null, id: (payload.e as string | null) ?? null };
-    }
-    const found = await reconciliations.items(tenantId, id, after, limit);
-    if (!found) return notFound(request, reply, 'reconciliation');
-    return {
-      data: found.items,
-      has_more: found.next !== null,
-      ...(found.next ? { next_cursor: deps.cursors.encode({ ...filters, s: found.next.source, o: found.next.at, e: found.next.id }) } : {}),
-    };
-  });
+  app.get<{ Params: { id: string }; Querystring: Query }>(
+    '/console/v1/reconciliations/:id/items',
+    // The CSV answer is a stream: only the JSON page is encoded against the schema.
+    { schema: { params: reconciliationParamsSchema, querystring: reconciliationItemsQuerySchema, response: { 200: consoleItemPageSchema } } },
+    async (request, reply) => {
+      const tenantId = consoleContext(request).user.tenant_id;
+      const id = parseId('reconciliation', request.params.id);
+      const reader = new QueryReader(request.query);
+      const format = single(reader, 'format', ['json', 'csv'] as const) ?? 'json';
+      const { limit, cursorText } = paging(reader);
+      if (reader.errors.length > 0) return invalidQuery(request, reply, reader);
+      if (!id) return notFound(request, reply, 'reconciliation');
+      if (format === 'csv') {
+        const first = await reconciliations.items(tenantId, id, null, 500);
+        if (!first) return notFound(request, reply, 'reconciliation');
+        await auditAs(deps.pool, request, 'reconciliation.items_exported', ID_PREFIXES.reconciliation + id, {}, deps.clock.now());
+        reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', `attachment; filename="rcn_${id}-items.csv"`);
+        return reply.send(Readable.from(csvItems(first, (after) => reconciliations.items(tenantId, id, after, 500))));
+      }
+      const filters = { r: 'console-reconciliation-items', t: tenantId, i: id };
+      let after: ItemsPosition | null = null;
+      if (cursorText !== undefined) {
+        const payload = deps.cursors.decode(cursorText);
+        if (!payload || !Object.entries(filters).every(([k, v]) => payload[k] === v) || (payload.s !== 'movement' && payload.s !== 'event')) return badCursor(request, reply);
+        after = { source: payload.s, at: (payload.o as string | null) ?? null, id: (payload.e as string | null) ?? null };
+      }
+      const found = await reconciliations.items(tenantId, id, after, limit);
+      if (!found) return notFound(request, reply, 'reconciliation');
+      return {
+        data: found.items,
+        has_more: found.next !== null,
+        ...(found.next ? { next_cursor: deps.cursors.encode({ ...filters, s: found.next.source, o: found.next.at, e: found.next.id }) } : {}),
+      };
+    },
+  );
 
   const action = <T>(
     name: string,
     audited: string,
-    schema: { safeParse: (v: unknown) => { success: true; data: T } | { success: false; error: Parameters<typeof requestSchemaErrors>[0] } },
+    schema: z.ZodType<T>,
     act: (tenantId: string, breakId: string, by: string, body: T, now: Date) => Promise<BreakActionOutcome>,
   ) =>
-    app.post<{ Params: { break_id: string } }>(`/console/v1/reconciliation-breaks/:break_id/${name}`, async (request: FastifyRequest<{ Params: { break_id: string } }>, reply: FastifyReply) => {
-      const { user } = consoleContext(request);
-      const body = readJsonBody(request);
-      if (!body.ok) return sendProblem(request, reply, body.code, bodyRefusal(body));
-      const parsed = schema.safeParse(body.value);
-      if (!parsed.success) return sendProblem(request, reply, 'svc:validation/schema', { detail: 'the request is not valid', errors: requestSchemaErrors(parsed.error) });
-      const id = parseId('reconciliationBreak', request.params.break_id);
-      if (!id) return notFound(request, reply, 'break');
-      const now = deps.clock.now();
-      const outcome = await act(user.tenant_id, id, `console:${user.email}`, parsed.data, now);
-      if (outcome.kind === 'not_found') return notFound(request, reply, 'break');
-      if (outcome.kind === 'invalid_state') return sendProblem(request, reply, 'svc:reconciliation/break_state', { detail: `the break is ${outcome.state}` });
-      await auditAs(deps.pool, request, audited, ID_PREFIXES.reconciliationBreak + id, {}, now);
-      return outcome.view;
-    });
+    app.post<{ Params: { break_id: string } }>(
+      `/console/v1/reconciliation-breaks/:break_id/${name}`,
+      { schema: { params: breakParamsSchema, body: schema, response: { 200: breakSchema } } },
+      async (request: FastifyRequest<{ Params: { break_id: string } }>, reply: FastifyReply) => {
+        const { user } = consoleContext(request);
+        // Checked against the route's schema before the handler (services/console/contract.ts).
+        const body = request.body as T;
+        const id = parseId('reconciliationBreak', request.params.break_id);
+        if (!id) return notFound(request, reply, 'break');
+        const now = deps.clock.now();
+        const outcome = await act(user.tenant_id, id, `console:${user.email}`, body, now);
+        if (outcome.kind === 'not_found') return notFound(request, reply, 'break');
+        if (outcome.kind === 'invalid_state') return sendProblem(request, reply, 'svc:reconciliation/break_state', { detail: `the break is ${outcome.state}` });
+        await auditAs(deps.pool, request, audited, ID_PREFIXES.reconciliationBreak + id, {}, now);
+        return outcome.view;
+      },
+    );
 
   action('acknowledge', 'reconciliation_break.acknowledged', acknowledgeRequestSchema, async (tenantId, id, by, body, now) => {
     const outcome = await breaks.acknowledge(tenantId, id, by, now);

@@ -1,10 +1,14 @@
 import { currentSession, enc, get, post } from '../api.ts';
 import { empty, facts, failure, h, json, loading, replace, when } from '../dom.ts';
+import { accountLink, partyLink, subjectLinkOf } from '../format/links.ts';
+import type { ConsoleEpisodeDetail } from '../payloads.ts';
 import { currentGeneration, isCurrent, render } from '../router.ts';
-import { subjectLink } from './alerts.ts';
+import { evidenceView } from './evidence.ts';
 
 const STATUSES = ['open', 'investigating', 'escalated'];
-const DISPOSITIONS = ['suspicious_activity_reported', 'no_further_action', 'false_positive', 'inconclusive'];
+// Filing a report (suspicious_activity_reported) is proposed on the case page and takes effect
+// when a second user approves it (four-eyes): the API refuses it here.
+const DISPOSITIONS = ['no_further_action', 'false_positive', 'inconclusive'];
 
 function actionForm(label: string, field: 'status' | 'disposition', options: string[], submit: (value: string, reason: string) => Promise<void>) {
   const message = h('p', { class: 'state error', role: 'alert', hidden: true });
@@ -40,36 +44,73 @@ function actionForm(label: string, field: 'status' | 'disposition', options: str
   return form;
 }
 
+// The parties behind the episode: its party members and the holders of its account members. The
+// server names them in `parties`; an older server only lists members and each alert's party_id.
+type EpisodeParty = ConsoleEpisodeDetail['parties'][number];
+function partiesOf(e: ConsoleEpisodeDetail): EpisodeParty[] {
+  if (Array.isArray(e.parties)) return e.parties;
+  const byId = new Map<string, Set<string>>();
+  const add = (party: string, account?: string) => {
+    const via = byId.get(party) ?? new Set<string>();
+    if (account) via.add(account);
+    byId.set(party, via);
+  };
+  for (const m of e.members) if (m.kind === 'party') add(m.external_id);
+  for (const a of e.alerts) if (a.party_id) add(a.party_id, a.subject.kind === 'account' ? a.subject.external_id : undefined);
+  return [...byId].map(([external_id, via]) => ({ external_id, via_accounts: [...via].sort() }));
+}
+
+// The party an account of the episode is drawn with: the holder an alert names.
+const holderOf = (e: ConsoleEpisodeDetail, parties: EpisodeParty[], account: string) =>
+  parties.find((p) => p.via_accounts.includes(account))?.external_id ?? e.alerts.find((a) => a.subject.external_id === account && a.party_id)?.party_id ?? parties[0]?.external_id ?? null;
+
 export async function episodeView([id]: string[]): Promise<void> {
   const gen = currentGeneration();
   const root = document.getElementById('view')!;
   const back = h('p', null, h('a', { href: '/console/alerts' }, '← Alert queue'));
   replace(root, back, loading('Loading the episode'));
   try {
-    const e = await get<any>(`/episodes/${enc(id!)}`);
+    const e = await get<ConsoleEpisodeDetail>(`/episodes/${enc(id!)}`);
     if (!isCurrent(gen)) return;
     const me = currentSession()?.user;
-    const assignee = e.assignee ?? null;
+    const assignee = e.assignee;
     const after = async () => {
       await render();
     };
-    const alerts: any[] = Array.isArray(e.alerts) ? e.alerts : [];
-    const history: any[] = Array.isArray(e.case_history) ? e.case_history : Array.isArray(e.history) ? e.history : [];
-    const audit: any[] = Array.isArray(e.audit) ? e.audit : [];
-    const members: any[] = Array.isArray(e.members) ? e.members : [];
-    const parties = [...new Set([...alerts.map((a) => a.subject), ...members.map((m) => m.subject ?? { kind: m.subject_kind, external_id: m.subject_id })].filter((s) => s?.kind === 'party').map((s) => s.external_id as string))];
+    const alerts = e.alerts;
+    const history = e.case_history;
+    const audit = e.audit;
+    const parties = partiesOf(e);
+    const link = (s: { kind: string; external_id: string }) => (s.kind === 'party' ? partyLink(s.external_id) : accountLink(s.external_id, holderOf(e, parties, s.external_id)));
+    // "accounts a1, a2 · parties p1": the kinds once, the ids as links.
+    const entities = (list: Array<{ kind: string; external_id: string }>) =>
+      ['account', 'party']
+        .map((kind) => list.filter((s) => s.kind === kind))
+        .filter((group) => group.length > 0)
+        .map((group, i) => [i > 0 ? ' · ' : '', group.length === 1 ? `${group[0]!.kind} ` : group[0]!.kind === 'party' ? 'parties ' : 'accounts ', group.map((s, j) => [j > 0 ? ', ' : '', link(s)])]);
     replace(
       root,
       back,
-      h('h1', null, `Episode `, h('code', null, e.episode_id ?? id), ' ', h('span', { class: `badge sev-${e.severity}` }, e.severity ?? '')),
+      h('h1', null, `Episode `, h('code', null, e.episode_id), ' ', h('span', { class: `badge sev-${e.severity}` }, e.severity)),
       facts([
         ['Status', e.status],
-        ['Case', h('span', { 'data-testid': 'case-status' }, e.case_status ?? '—')],
-        ['Disposition', h('span', { 'data-testid': 'disposition' }, e.disposition ? String(e.disposition).replaceAll('_', ' ') : '—')],
-        ['Assignee', h('span', { 'data-testid': 'assignee' }, assignee ? (assignee.email ?? assignee.user_id ?? String(assignee)) : 'nobody')],
-        ['Opened', when(e.opened_at ?? e.created_at)],
+        ['Case', h('span', { 'data-testid': 'case-status' }, e.case_status)],
+        ['Disposition', h('span', { 'data-testid': 'disposition' }, e.disposition ? e.disposition.replaceAll('_', ' ') : '—')],
+        ['Assignee', h('span', { 'data-testid': 'assignee' }, assignee ? assignee.email : 'nobody')],
+        ['Opened', when(e.first_alert_at ?? e.created_at)],
         ['Updated', when(e.updated_at)],
-        ['Parties', parties.length ? parties.map((p) => [h('a', { href: `/console/parties/${enc(p)}` }, p), ' (', h('a', { href: `/console/network/${enc(p)}` }, 'network'), ') ']) : '—'],
+        [
+          'Parties',
+          h(
+            'span',
+            { 'data-testid': 'parties' },
+            parties.length
+              ? parties.map((p) => h('span', { class: 'party-ref' }, partyLink(p.external_id), p.via_accounts.length ? ` (holds ${p.via_accounts.join(', ')})` : '', ' · ', h('a', { href: `/console/network/${enc(p.external_id)}` }, 'network'), ' '))
+              : '—',
+          ),
+        ],
+        ['Subjects', e.members.length ? h('span', { 'data-testid': 'subjects' }, entities(e.members)) : '—'],
+        ['Related', e.related.length ? h('span', { 'data-testid': 'related' }, entities(e.related)) : '—'],
       ]),
       h(
         'section',
@@ -82,12 +123,12 @@ export async function episodeView([id]: string[]): Promise<void> {
                 type: 'button',
                 onclick: async (event: MouseEvent) => {
                   (event.currentTarget as HTMLButtonElement).disabled = true;
-                  const mine = assignee && (assignee.user_id ?? assignee.id) === me.id;
+                  const mine = assignee?.user_id === me.id;
                   await post(`/episodes/${enc(id!)}/assign`, { user_id: mine ? null : me.id });
                   await after();
                 },
               },
-              assignee && (assignee.user_id ?? assignee.id) === me.id ? 'Unassign me' : 'Assign to me',
+              assignee?.user_id === me.id ? 'Unassign me' : 'Assign to me',
             )
           : null,
         h(
@@ -102,6 +143,7 @@ export async function episodeView([id]: string[]): Promise<void> {
             await after();
           }),
         ),
+        h('p', { class: 'hint' }, 'To file a report, propose it for approval on the ', h('a', { href: `/console/cases/${enc(e.episode_id)}` }, 'case page'), '.'),
       ),
       h('h2', null, `Alerts (${alerts.length})`),
       alerts.length
@@ -118,7 +160,7 @@ export async function episodeView([id]: string[]): Promise<void> {
                   null,
                   h('td', null, h('span', { class: `badge sev-${a.severity}` }, a.severity)),
                   h('td', null, h('a', { href: `/console/alerts/${enc(a.alert_id)}` }, a.detector)),
-                  h('td', null, a.subject ? subjectLink(a.subject) : '—'),
+                  h('td', null, subjectLinkOf(a.subject, a.subject.kind === 'party' ? a.subject.external_id : a.party_id)),
                   h('td', null, a.status),
                   h('td', null, when(a.created_at)),
                 ),
@@ -126,16 +168,29 @@ export async function episodeView([id]: string[]): Promise<void> {
             ),
           )
         : empty('No alerts in this episode.'),
-      alerts.some((a) => a.evidence) ? [h('h2', null, 'Evidence'), alerts.filter((a) => a.evidence).map((a) => h('details', { class: 'evidence' }, h('summary', null, `${a.detector} · ${a.alert_id}`), json(a.evidence)))] : null,
+      alerts.length
+        ? [
+            h('h2', null, 'Evidence'),
+            alerts.map((a, i) =>
+              h('details', { class: 'evidence-of', open: i === 0 }, h('summary', null, `${a.detector} · ${a.alert_id}`), evidenceView(a.evidence, a.subject.kind === 'party' ? a.subject.external_id : a.party_id)),
+            ),
+          ]
+        : null,
       h('h2', null, 'Case history'),
-      history.length ? h('ol', { class: 'history' }, history.map((c) => h('li', null, when(c.at ?? c.created_at), ' — ', json(c)))) : empty('No case actions yet.'),
+      history.length
+        ? h(
+            'ol',
+            { class: 'history' },
+            history.map((c) => h('li', null, when(c.at), ' — ', c.actor, ': ', c.case_status, c.disposition ? ` (${c.disposition.replaceAll('_', ' ')})` : '', c.note ? h('q', null, c.note) : null)),
+          )
+        : empty('No case actions yet.'),
       h('h2', null, 'Audit'),
       audit.length
         ? h(
             'table',
             { class: 'grid audit', 'data-testid': 'audit' },
             h('thead', null, h('tr', null, ['When', 'Who', 'Action', 'Details'].map((c) => h('th', { scope: 'col' }, c)))),
-            h('tbody', null, audit.map((r) => h('tr', null, h('td', null, when(r.at)), h('td', null, r.actor_email ?? r.actor ?? '—'), h('td', null, r.action), h('td', null, json(r.details))))),
+            h('tbody', null, audit.map((r) => h('tr', null, h('td', null, when(r.at)), h('td', null, r.actor_email ?? r.actor_kind), h('td', null, r.action), h('td', null, json(r.details))))),
           )
         : empty('No audit entries yet.'),
     );

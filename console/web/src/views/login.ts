@@ -5,7 +5,7 @@ import { drawHeader } from '../header.ts';
 
 const view = () => document.getElementById('view')!;
 
-const safeNext = (next: string | null) => (next && next.startsWith('/console/') && !next.startsWith('//') ? next : '/console/alerts');
+const safeNext = (next: string | null) => (next && next.startsWith('/console/') && !next.startsWith('//') ? next : '/console/cases');
 
 export function loginView(_params: string[], query: URLSearchParams): void {
   const message = h('p', { class: 'state error', role: 'alert', hidden: true });

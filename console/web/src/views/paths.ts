@@ -1,17 +1,13 @@
 import type cytoscape from 'cytoscape';
 import { ApiError, enc, get } from '../api.ts';
 import { empty, facts, failure, h, json, loading, replace } from '../dom.ts';
-import { drawGraph, edgeAmount, edgeDates, edgeEnds, nodeId, showEdge, summarise, toElements, type Graph, type GraphSummary } from '../graph.ts';
+import { drawGraph, edgeAmount, edgeDates, edgeEnds, nodeId, showEdge, summarise, toElements, type GraphSummary } from '../graph.ts';
+import type { GraphPaths } from '../payloads.ts';
 import { currentGeneration, isCurrent, navigate, type Cleanup } from '../router.ts';
 
-// The /v1 GraphPaths (schemas/responses.ts graphPathsSchema): the shortest paths between two
+// The graph paths (schemas/responses.ts graphPathsSchema): the shortest paths between two
 // parties, each as node ids and edge ids into one subgraph.
-interface Paths extends Graph {
-  from: string;
-  to: string;
-  max_depth: number;
-  paths: Array<{ length: number; nodes: string[]; edges: string[] }>;
-}
+type Paths = GraphPaths;
 
 // One hop of a path as the page lists it (and publishes it for the tests).
 interface Hop {
@@ -46,8 +42,9 @@ function hopsOf(result: Paths, path: Paths['paths'][number]): Hop[] {
   const edges = new Map(result.edges.map((e) => [String(e.id), e]));
   const label = (id: string | undefined) => String(nodes.get(id ?? '')?.label ?? id ?? '?');
   return path.edges.map((edgeId, i) => {
-    const e = edges.get(edgeId) ?? {};
-    return { from: label(path.nodes[i]), to: label(path.nodes[i + 1]), type: String(e.type ?? 'edge'), forward: edgeEnds(e)[0] === path.nodes[i], amount: edgeAmount(e), dates: edgeDates(e) };
+    const e = edges.get(edgeId);
+    if (!e) return { from: label(path.nodes[i]), to: label(path.nodes[i + 1]), type: 'edge', forward: true, amount: '', dates: '' };
+    return { from: label(path.nodes[i]), to: label(path.nodes[i + 1]), type: e.type, forward: edgeEnds(e)[0] === path.nodes[i], amount: edgeAmount(e), dates: edgeDates(e) };
   });
 }
 
@@ -134,6 +131,8 @@ export async function pathsView(_params: string[], query: URLSearchParams): Prom
   replace(list, h('div', { class: 'net-wrap' }, canvas, panel), h('h2', null, `${paths.length} shortest path${paths.length === 1 ? '' : 's'}`), h('ol', { class: 'paths', 'data-testid': 'paths' }, items));
 
   const cy = drawGraph(canvas, toElements(result, [result.from, result.to]), columns(result.paths));
+  // A few hops: their labels fit, unlike a whole network's.
+  cy.edges().addClass('labelled');
   // A few nodes would be fitted at a giant's zoom.
   if (cy.zoom() > 1.5) {
     cy.zoom(1.5);

@@ -1,0 +1,1 @@
+DROP TABLE IF EXISTS goaml_reporting_entities;

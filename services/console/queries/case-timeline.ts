@@ -1,0 +1,83 @@
+import type { Pool } from '../../../platform/postgres/pool.ts';
+
+// What a case page shows besides the episode: the movements its alerts cite and the parties behind
+// its subjects.
+
+type Db = Pick<Pool, 'query'>;
+
+export interface CitedMovement {
+  alert_id: string;
+  movement_id: string;
+}
+
+// Every movement external id any evidence entry of the episode's live alerts cites (evidence is
+// append-only: an alert cites what each of its hits cited), by alert.
+export async function citedMovements(db: Db, tenantId: string, episodeId: string): Promise<CitedMovement[]> {
+  const { rows } = await db.query<CitedMovement>(
+    `SELECT DISTINCT a.alert_id::text AS alert_id, m.movement_id
+       FROM alerts a
+       JOIN alert_evidence x ON x.tenant_id = a.tenant_id AND x.alert_id = a.alert_id
+       CROSS JOIN LATERAL jsonb_array_elements_text(CASE WHEN jsonb_typeof(x.evidence -> 'movements') = 'array' THEN x.evidence -> 'movements' ELSE '[]'::jsonb END) m(movement_id)
+      WHERE a.tenant_id = $1 AND a.episode_id = $2 AND a.mode = 'live'
+      ORDER BY m.movement_id, alert_id`,
+    [tenantId, episodeId],
+  );
+  return rows;
+}
+
+export interface TimelineMovementRow {
+  external_id: string;
+  occurred_at: Date;
+  type: string;
+  status: string;
+  amount_value: string;
+  amount_asset: string;
+  amount_scale: number;
+  debit_account_id: string | null;
+  credit_account_id: string | null;
+}
+
+// The cited movements the tenant holds, oldest first, at most `limit`.
+export async function movementsByIds(db: Db, tenantId: string, ids: string[], limit: number): Promise<TimelineMovementRow[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<TimelineMovementRow>(
+    `SELECT external_id, occurred_at, type, status, amount_value::text AS amount_value, amount_asset, amount_scale, debit_account_id, credit_account_id
+       FROM canonical_movements WHERE tenant_id = $1 AND external_id = ANY($2::text[])
+      ORDER BY occurred_at, external_id LIMIT $3`,
+    [tenantId, ids, limit],
+  );
+  return rows;
+}
+
+export interface CaseActionRow {
+  seq: number;
+  at: Date;
+  actor: string;
+  case_status: string;
+  disposition: string | null;
+  note: string | null;
+}
+
+export async function caseActions(db: Db, tenantId: string, episodeId: string): Promise<CaseActionRow[]> {
+  const { rows } = await db.query<CaseActionRow>('SELECT seq, at, actor, case_status, disposition, note FROM case_actions WHERE tenant_id = $1 AND episode_id = $2 ORDER BY seq', [
+    tenantId,
+    episodeId,
+  ]);
+  return rows;
+}
+
+// The parties behind the episode's subjects: party subjects themselves, and the holders of its
+// account subjects as its live alerts name them (alerts.party_id).
+export async function subjectParties(db: Db, tenantId: string, episodeId: string): Promise<Array<{ external_id: string; via_accounts: string[] }>> {
+  const { rows } = await db.query<{ external_id: string; via_accounts: string[] }>(
+    `SELECT party AS external_id, coalesce(array_agg(DISTINCT account ORDER BY account) FILTER (WHERE account IS NOT NULL), '{}') AS via_accounts
+       FROM (SELECT m.subject_id AS party, NULL::text AS account FROM episode_members m
+              WHERE m.tenant_id = $1 AND m.episode_id = $2 AND m.subject_kind = 'party' AND m.role = 'subject'
+             UNION
+             SELECT a.party_id, a.subject_id FROM alerts a
+              WHERE a.tenant_id = $1 AND a.episode_id = $2 AND a.mode = 'live' AND a.subject_kind = 'account' AND a.party_id IS NOT NULL) p
+      GROUP BY party ORDER BY party`,
+    [tenantId, episodeId],
+  );
+  return rows;
+}
