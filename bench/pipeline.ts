@@ -32,11 +32,14 @@
 // PostgreSQL, which `run api` starts (so it is started first and stopped last) and which this
 // process reads directly for progress and lag. Every event carries a unique external_id.
 // Everything started here is stopped and the data directory removed, also on error and Ctrl-C.
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { movementEvent, partyEvent } from '../test/fixtures/events.ts';
 import { ingestAll, postBatch, startPipeline, statusCounts } from './lib/batches.ts';
 import { startService, svc, TENANT, type BenchService } from './lib/bench-service.ts';
+import { microsPerUnit } from './lib/cpu-per-event.ts';
+import { cpuBetween, cpuSnapshot, type CpuUse } from './lib/proc-cpu.ts';
 import { connectClients } from './lib/embedded-pg.ts';
 import { newAgent } from './lib/load.ts';
 import { positiveInteger, positiveNumber } from './lib/options.ts';
@@ -61,8 +64,9 @@ const OFFSET_POLL_MS = 25;
 const PROGRESS_EVERY_MS = 5_000;
 const RSS_INTERVAL_MS = 100;
 const TARGET_RATIO = 1.0;
-const TARGET_P95_MS = 1000;
-const RSS_LIMIT_MB = 300;
+// Issue 34's targets.
+const TARGET_P95_MS = 100;
+const RSS_LIMIT_MB = 250;
 const GROUP = 'canonical';
 
 const benchStarted = performance.now();
@@ -203,12 +207,18 @@ interface Throughput {
   // First to last canonical stage row of the phase's movements (event_stages.at).
   stageSpanSeconds: number;
   statuses: Map<string, number>;
+  // CPU of the API and PostgreSQL over the ingest, and of the pipeline and PostgreSQL over the
+  // drain (from the "running" line: the pipeline's start-up is left out).
+  ingestCpu: CpuUse;
+  canonicalCpu: CpuUse;
 }
 
 async function throughputPhase(teardown: Teardown, service: BenchService, db: pg.Client, rss: { sampler?: ReturnType<typeof sampleRss> }): Promise<{ result: Throughput; pipeline: Child }> {
   const batches = Math.ceil(MOVEMENTS / BATCH_SIZE);
   const sizeOf = (batch: number) => Math.min(BATCH_SIZE, MOVEMENTS - batch * BATCH_SIZE);
   log(`(1) ingesting ${MOVEMENTS} movements in ${batches} batch(es) of up to ${BATCH_SIZE} over ${INGEST_CONNECTIONS} connections, no pipeline running...`);
+  const pgDir = join(service.dataDir, 'pg');
+  const ingestBefore = cpuSnapshot(service.api.pid, pgDir);
   const ingestSeconds = await ingestAll(service, INGEST_CONNECTIONS, batches, (batch) => {
     const events: string[] = [];
     for (let i = 0; i < sizeOf(batch); i++) {
@@ -217,6 +227,7 @@ async function throughputPhase(teardown: Teardown, service: BenchService, db: pg
     }
     return batchBody('movement', events);
   }, sizeOf);
+  const ingestCpu = cpuBetween(ingestBefore, cpuSnapshot(service.api.pid, pgDir));
   log(`(1) ingest: ${MOVEMENTS} events in ${ingestSeconds.toFixed(2)} s = ${(MOVEMENTS / ingestSeconds).toFixed(0)} events/s`);
 
   const end = await logEnd(db);
@@ -226,9 +237,11 @@ async function throughputPhase(teardown: Teardown, service: BenchService, db: pg
   log('(1) starting `svc run pipeline canonical`...');
   const pipeline = (await startPipeline(teardown, service, 'canonical', 'pipeline')).child;
   const ready = wallMs();
+  const canonicalBefore = cpuSnapshot(pipeline.pid, pgDir);
   rss.sampler = sampleRss(pipeline.pid, RSS_INTERVAL_MS);
   await waitForDrain(db, end, pipeline, { object: 'movement', prefix: BULK_PREFIX, label: 'phase 1 movements' });
   const drained = wallMs();
+  const canonicalCpu = cpuBetween(canonicalBefore, cpuSnapshot(pipeline.pid, pgDir));
 
   const { rows } = await db.query<{ first_ms: number | null; last_ms: number | null }>(
     `SELECT (extract(epoch FROM min(at)) * 1000)::float8 AS first_ms, (extract(epoch FROM max(at)) * 1000)::float8 AS last_ms
@@ -244,7 +257,7 @@ async function throughputPhase(teardown: Teardown, service: BenchService, db: pg
     `(1) canonical: drained in ${canonicalSeconds.toFixed(2)} s = ${(MOVEMENTS / canonicalSeconds).toFixed(0)} events/s ` +
       `(first canonical stage row ${Math.abs(first - ready).toFixed(0)} ms ${first < ready ? 'before' : 'after'} the "running" line; ${countsText(statuses)})`,
   );
-  return { result: { ingestSeconds, canonicalSeconds, stageSpanSeconds: (last - first) / 1000, statuses }, pipeline };
+  return { result: { ingestSeconds, canonicalSeconds, stageSpanSeconds: (last - first) / 1000, statuses, ingestCpu, canonicalCpu }, pipeline };
 }
 
 interface Lag {
@@ -496,6 +509,14 @@ function report(throughput: Throughput, lag: Lag, rss: RssPeak | undefined, stat
     ]),
   );
   out(`phase 1 movements by status: ${countsText(throughput.statuses)}`);
+  const cpuRow = (name: string, cpu: CpuUse) => [name, microsPerUnit(cpu.process, MOVEMENTS), microsPerUnit(cpu.postgres, MOVEMENTS), microsPerUnit(cpu.self, MOVEMENTS), microsPerUnit(cpu.machine, MOVEMENTS), cpu.wallSeconds.toFixed(1)];
+  out(
+    table([
+      ['CPU µs per event', 'process', 'postgres', 'load driver', 'machine', 'wall s'],
+      cpuRow('ingest (process: API)', throughput.ingestCpu),
+      cpuRow('canonical (process: pipeline)', throughput.canonicalCpu),
+    ]),
+  );
   out(`ratio canonical/ingest: ${ratio.toFixed(2)} (target >= ${TARGET_RATIO.toFixed(1)})`);
 
   const slip = lag.maxScheduleSlipMs;

@@ -10,11 +10,13 @@
 // target is compared. The API runs alone as a child process (`node bin/svc.js run api`) on a fresh
 // data directory with its own embedded PostgreSQL; the baseline runs as another child process; load
 // is driven from this process. Everything started here is stopped and the data directory removed.
+import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { movementEvent } from '../test/fixtures/events.ts';
 import { signedTarget } from './lib/api.ts';
 import { startNode, startService } from './lib/bench-service.ts';
 import { comparisonTable, compareRounds, ratio } from './lib/compare.ts';
+import { cpuTable } from './lib/cpu-per-event.ts';
 import { newAgent, requestOperation, send, type Target } from './lib/load.ts';
 import { positiveNumber } from './lib/options.ts';
 import { runBench, type Teardown } from './lib/teardown.ts';
@@ -30,7 +32,7 @@ const log = (line: string): void => {
 
 async function main(teardown: Teardown): Promise<void> {
   const service = await startService(teardown, log, { name: 'svc' });
-  const { match: plainUp } = await startNode(
+  const { child: plainServer, match: plainUp } = await startNode(
     teardown,
     'plain-server',
     ['--import', 'tsx', 'bench/lib/plain-server.ts'],
@@ -69,15 +71,16 @@ async function main(teardown: Teardown): Promise<void> {
     );
     const [plainRuns, signedRuns] = await compareRounds(
       [
-        { name: plain.name, loops: CONNECTIONS, operation: requestOperation(plain, plainAgent) },
-        { name: signed.name, loops: CONNECTIONS, operation: requestOperation(signed, signedAgent) },
+        { name: plain.name, loops: CONNECTIONS, operation: requestOperation(plain, plainAgent), cpuPid: plainServer.pid },
+        { name: signed.name, loops: CONNECTIONS, operation: requestOperation(signed, signedAgent), cpuPid: service.api.pid },
       ],
-      { rounds: ROUNDS, warmupSeconds: WARMUP_SECONDS, seconds: SECONDS, unit: 'req/s', prefix: '', log },
+      { rounds: ROUNDS, warmupSeconds: WARMUP_SECONDS, seconds: SECONDS, unit: 'req/s', prefix: '', log, pgDir: join(service.dataDir, 'pg') },
     );
 
     const out = (text: string) => process.stdout.write(`${text}\n`);
     out(`\n${CONNECTIONS} keep-alive connections, best of ${plainRuns.length} run(s) of ${SECONDS} s per target (latency of the best run)`);
     out(comparisonTable([plainRuns, signedRuns], 'req/s'));
+    out(cpuTable([plainRuns, signedRuns], 'request (one event)', 'server'));
     out(`ratio signed/plain requests/s: ${ratio(signedRuns, plainRuns).toFixed(2)}`);
   } finally {
     signedAgent.destroy();

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import type { CpuUse } from './proc-cpu.ts';
 import { percentile } from './stats.ts';
 
 // A generic closed-loop driver: `loops` concurrent loops, each starting its next operation as soon
@@ -22,6 +23,8 @@ export interface LoopResult {
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
+  // CPU spent during the run, when the caller measured it (compare.ts with Rounds.pgDir).
+  cpu?: CpuUse;
 }
 
 export async function runClosedLoop(

@@ -1,4 +1,5 @@
 import { runClosedLoop, type LoopResult, type Outcome } from './closed-loop.ts';
+import { cpuBetween, cpuSnapshot } from './proc-cpu.ts';
 import { best, failureCount, failuresText, median, table } from './stats.ts';
 
 // Two sides (the service and its baseline) measured against each other in the same run: alternating
@@ -8,6 +9,9 @@ export interface Side {
   name: string;
   loops: number;
   operation: (loop: number) => Promise<Outcome>;
+  // The process that serves this side (the API), whose CPU is read for each measured run when
+  // Rounds.pgDir is given; none for a baseline served by this process alone.
+  cpuPid?: number;
 }
 
 export interface Rounds {
@@ -19,6 +23,9 @@ export interface Rounds {
   // Put before "round N" in the log lines, e.g. "(a) ".
   prefix: string;
   log: (line: string) => void;
+  // The PostgreSQL directory of the server both sides use: when given, every measured run records
+  // the CPU of the side's process, of PostgreSQL, of this process and of the machine (run.cpu).
+  pgDir?: string;
 }
 
 // Odd rounds run the first side first, even rounds the second; each run has its own warm-up.
@@ -30,7 +37,9 @@ export async function compareRounds(sides: [Side, Side], options: Rounds): Promi
     for (const which of order) {
       const side = sides[which];
       if (options.warmupSeconds > 0) await runClosedLoop(side.name, side.loops, options.warmupSeconds, side.operation);
+      const before = options.pgDir === undefined ? undefined : cpuSnapshot(side.cpuPid ?? -1, options.pgDir);
       const result = await runClosedLoop(side.name, side.loops, options.seconds, side.operation);
+      if (before) result.cpu = cpuBetween(before, cpuSnapshot(side.cpuPid ?? -1, options.pgDir!));
       results[which].push(result);
       options.log(`${options.prefix}round ${round} ${describe(result, options.unit)}`);
     }
