@@ -19,9 +19,13 @@
 //   Beside it, the rate from the first request to the drain: that one also counts the pipeline's
 //   latency once (the last movement's way through every stage), about 0.01 of a 60 s run.
 //   Also printed: the CPU seconds each process (API, pipelines, PostgreSQL, this driver) spent from
-//   the first request until detection caught up, to show where a shortfall comes from.
+//   the first request until detection caught up, to show where a shortfall comes from, the detect
+//   process's CPU per movement (what load on the machine distorts least) and its peak RSS.
+//   BENCH_DETECT_NODE_ARGS adds node options to the detect process alone (e.g. --trace-gc,
+//   --cpu-prof, --heapsnapshot-signal=SIGUSR2), and BENCH_DETECT_OUTPUT=<file> keeps its output.
 //
 //   npm run bench:detect
+import { createWriteStream } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -118,12 +122,23 @@ await runBench('detect', log, async (teardown) => {
   const lag = () => backlogOf(DETECT, 1);
   try {
     const pids = new Map<string, number>([['api', service.api.pid]]);
-    for (const name of ['canonical', 'graph', 'aggregates', 'detect'] as const) pids.set(name, (await startPipeline(teardown, service, name, name)).child.pid);
+    for (const name of ['canonical', 'graph', 'aggregates', 'detect'] as const) {
+      const { child } = await startPipeline(teardown, service, name, name);
+      pids.set(name, child.pid);
+      // BENCH_DETECT_OUTPUT=<file>: the detect process's output kept whole (e.g. --trace-gc,
+      // given with BENCH_DETECT_NODE_ARGS).
+      if (name === 'detect' && process.env.BENCH_DETECT_OUTPUT) {
+        const file = createWriteStream(process.env.BENCH_DETECT_OUTPUT);
+        child.process.stdout!.on('data', (chunk: Buffer) => file.write(chunk));
+        child.process.stderr!.on('data', (chunk: Buffer) => file.write(chunk));
+      }
+    }
     const patterns = Math.floor(DURATION_S / PLANT_EVERY_S);
     const entities = [...dataset.nodes.flatMap((n) => [partyItem(n), accountItem(n)]), ...Array.from({ length: patterns }, (_, p) => plantedEntities(p)).flat()];
     log(`loading ${entities.length} parties and accounts`);
     await ingestBatches(service, 4, batchesOf(entities));
     while ((await lag()) > 0) await sleep(500);
+    const loadPeak = statusKiB(pids.get('detect')!, 'VmHWM');
 
     const perTick = Math.max(1, Math.round((RATE * TICK_MS) / 1000));
     const ticks = Math.floor((DURATION_S * 1000) / TICK_MS);
@@ -193,8 +208,12 @@ await runBench('detect', log, async (teardown) => {
     }
     console.log(`records not yet taken when the load ended: ${backlogs.join(', ')}`);
     console.log(describeCpu(cpuAtStart, cpuAtEnd, availableParallelism()));
+    // Per movement, the detect process's CPU is what load on the machine distorts least (the
+    // ratio and the latency wait for whatever else runs there).
+    const detectCpu = cpuAtEnd.named.get('detect')! - cpuAtStart.named.get('detect')!;
+    console.log(`detect process CPU ${((detectCpu * 1e6) / accepted).toFixed(0)} µs per movement (${detectCpu.toFixed(1)} s for ${accepted})`);
     const detectPeak = statusKiB(pids.get('detect')!, 'VmHWM');
-    if (detectPeak !== undefined) console.log(`detect process peak RSS ${(detectPeak / 1024).toFixed(0)} MiB${process.env.BENCH_MODEL ? ` (model ${process.env.BENCH_MODEL} live)` : ''}`);
+    if (detectPeak !== undefined) console.log(`detect process peak RSS ${(detectPeak / 1024).toFixed(0)} MiB${process.env.BENCH_MODEL ? ` (model ${process.env.BENCH_MODEL} live)` : ''}${loadPeak === undefined ? '' : `; ${(loadPeak / 1024).toFixed(0)} MiB once parties and accounts were loaded`}`);
     console.log(`RESULT detection/ingest throughput ${spanRatio} over detection's own span (target >= 1.0; ${(detectRate / ingestRate).toFixed(2)} from the first request to the drain), p95 202→alert ${p95.toFixed(0)} ms`);
   } finally {
     await pool.end();

@@ -19,6 +19,7 @@ import type { EpisodePolicy } from './episodes.ts';
 import type { AnyDetector } from './framework/detector.ts';
 import { DETECTOR_LIBRARY } from './library.ts';
 import { enqueueEvents } from './outgoing-events.ts';
+import { limitHeapGrowth } from './node-options.ts';
 import { DetectionRunner } from './run.ts';
 import { dueForSchedule } from './schedule.ts';
 import { subjectsOf } from './subjects.ts';
@@ -50,6 +51,7 @@ export interface DetectPipeline {
 }
 
 export async function startDetectPipeline(options: DetectPipelineOptions): Promise<DetectPipeline> {
+  limitHeapGrowth();
   const runner = new DetectionRunner({
     pool: options.pool,
     graph: options.graph,

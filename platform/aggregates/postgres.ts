@@ -21,6 +21,7 @@ import {
   type WindowRow,
 } from './postgres-sql.ts';
 import type { Activity, ActivityQuery, ActivityRecord, AggregateStore, Baseline, RecordedSince, CounterpartyHistory, FlowBaseline, GroupStats, Subject, WindowOptions, WindowStats } from './port.ts';
+import { SharedValues } from './shared-values.ts';
 import { completeWithin, counterpartiesOf, snapshotOf, snapshotRange, type SnapshotRequest, type SubjectSnapshot } from './snapshot.ts';
 import { DEFAULT_BASELINE_DAYS, activityLimit, baselineSpan, checkSnapshotCap, integerAmount as integer, noBaseline, windowRequest, windowStart, windowStats } from './stats.ts';
 
@@ -134,7 +135,8 @@ export class PostgresAggregateStore implements AggregateStore {
       text: ACTIVITIES_SQL,
       values: [subject.tenantId, subject.kind, subject.id, from, to, query.direction ?? null, limit],
     });
-    return rows.map(activityOf);
+    const shared = new SharedValues();
+    return rows.map((row) => activityOf(row, shared));
   }
 
   async snapshots(requests: SnapshotRequest[], cap: number): Promise<SubjectSnapshot[]> {
@@ -146,7 +148,8 @@ export class PostgresAggregateStore implements AggregateStore {
     );
     const { rows } = await this.pool.query<SnapshotRowsRow>({ name: 'agg-snapshot-rows', text: SNAPSHOT_ROWS_SQL, values: [document, cap] });
     const listed: ActivityRecord[][] = requests.map(() => []);
-    for (const row of rows) listed[row.i]!.push(activityOf(row));
+    const shared = new SharedValues();
+    for (const row of rows) listed[row.i]!.push(activityOf(row, shared));
     // The counterparties of each complete snapshot's rows, for their first sightings.
     const pairs = listed.flatMap((list, i) => (completeWithin(list, cap) ? [...counterpartiesOf(list)].map((c) => ({ i, c })) : []));
     const facts = await this.pool.query<SnapshotFactsRow>({ name: 'agg-snapshot-facts', text: SNAPSHOT_FACTS_SQL, values: [document, JSON.stringify(pairs)] });
@@ -181,24 +184,29 @@ export class PostgresAggregateStore implements AggregateStore {
   async recordedSince(tenants: readonly string[], cursor: string | null): Promise<RecordedSince> {
     const { rows } = await this.pool.query<RecordedSinceRow>({ name: 'agg-recorded-since', text: RECORDED_SINCE_SQL, values: [tenants, cursor] });
     const activities: RecordedSince['activities'] = [];
+    const shared = new SharedValues();
     for (const row of rows) {
-      if (row.tenant_id !== null) activities.push({ subject: { tenantId: row.tenant_id, kind: row.subject_kind, id: row.subject_id }, activity: activityOf(row) });
+      if (row.tenant_id !== null) activities.push({ subject: { tenantId: row.tenant_id, kind: row.subject_kind, id: row.subject_id }, activity: activityOf(row, shared) });
     }
     return { activities, cursor: rows[0]!.cursor };
   }
 }
 
-function activityOf(row: ActivityRow): ActivityRecord {
+// The rows of one read share their repeated values (shared-values.ts).
+function activityOf(row: ActivityRow, shared: SharedValues): ActivityRecord {
+  const movementId = shared.text(row.movement_id);
+  const amount = shared.amount(movementId, integer(row.amount_value), row.amount_scale, shared.text(row.amount_asset));
   return {
-    movementId: row.movement_id,
-    direction: row.direction,
-    occurredAt: row.occurred_at,
-    amount: { value: integer(row.amount_value), scale: row.amount_scale, asset: row.amount_asset },
-    baseValue: row.base_value === null ? null : integer(row.base_value),
+    movementId,
+    direction: row.direction === 'in' ? 'in' : 'out',
+    occurredAt: shared.instant(row.occurred_at),
+    amount,
+    // In the base asset already (the usual case), the base value is the amount itself.
+    baseValue: row.base_value === null ? null : row.base_value === row.amount_value ? amount.value : integer(row.base_value),
     cash: row.cash,
-    counterparty: row.counterparty,
-    counterpartyCountry: row.counterparty_country,
-    corridor: row.corridor,
+    counterparty: shared.text(row.counterparty),
+    counterpartyCountry: shared.text(row.counterparty_country),
+    corridor: shared.text(row.corridor),
   };
 }
 

@@ -15,8 +15,9 @@
 import type { ActivityQuery, ActivityRecord, AggregateStore, Baseline, CounterpartyHistory, RecordedSince, Subject, WindowOptions, WindowStats, Activity } from './port.ts';
 import { compareActivities, snapshotRange, type SnapshotRequest, type SubjectSnapshot } from './snapshot.ts';
 
-// About 500 bytes each with their first sightings (measured: the detect process's heap after a full
-// collection): some 125 MB at most.
+// About 300 bytes each with their first sightings, the rows of one read sharing their repeated
+// values (shared-values.ts; measured: the detect process's heap after a full collection): some
+// 75 MB at most.
 export const DEFAULT_CACHED_ROWS = 250_000;
 // A load reaches this far ahead, so an entry holds everything after its start (what a later
 // instant asks for) and not only up to the instant it was loaded for.
