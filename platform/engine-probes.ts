@@ -11,7 +11,7 @@ import type { Pool } from './postgres/pool.ts';
 
 export type ProbedEngine = 'postgresql' | 'kafka' | 'schema-registry' | 'neo4j' | 'clickhouse';
 
-export const PROBE_TIMEOUT_MS = 2_000;
+const PROBE_TIMEOUT_MS = 2_000;
 
 export interface EngineProbe {
   engine: ProbedEngine;
@@ -234,7 +234,7 @@ async function neo4jProbe(settings: EngineSettings): Promise<EngineProbe> {
     check: async () => {
       await driver.verifyConnectivity({ database: settings.NEO4J_DATABASE });
     },
-    refusedCredentials: (error) => /^Neo\.ClientError\.Security\./.test(String((error as { code?: unknown }).code)),
+    refusedCredentials: (error) => String((error as { code?: unknown }).code).startsWith('Neo.ClientError.Security.'),
     close: () => driver.close(),
   };
 }
@@ -271,7 +271,7 @@ async function clickhouseProbe(settings: EngineSettings): Promise<EngineProbe> {
 
 // --- messages --------------------------------------------------------------------------------
 
-export function withoutCredentials(address: string): string {
+function withoutCredentials(address: string): string {
   try {
     const url = new URL(address);
     if (!url.username && !url.password) return address;

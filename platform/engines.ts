@@ -77,7 +77,7 @@ export async function openBus(
   pool: Pool,
   options: { relay: boolean; onError?: (error: unknown) => void; onFatal?: (error: unknown) => void },
 ): Promise<Opened<Bus>> {
-  if (settings.SVC_BUS === 'postgres') return { value: new PostgresLogBus(pool, { ...(options.onError ? { onError: options.onError } : {}) }), close: nothingToClose };
+  if (settings.SVC_BUS === 'postgres') return { value: new PostgresLogBus(pool, (options.onError ? { onError: options.onError } : {})), close: nothingToClose };
   // A writer (the relay) needs the registry and the brokers now; a reader of lag only does not
   // (the API and `svc status` report Kafka down rather than refuse to start).
   if (options.relay) {

@@ -64,7 +64,7 @@ class WithGlobalMetadata extends WeakMap<z.core.$ZodType, ComponentMeta> {
     const global = z.globalRegistry._map.get(schema);
     if (!global) return own;
     const { id: _id, ...inherited } = global;
-    return { ...inherited, ...own } as ComponentMeta;
+    return { ...inherited, ...own };
   }
   override has(schema: z.core.$ZodType): boolean {
     return super.has(schema) || z.globalRegistry._map.has(schema);

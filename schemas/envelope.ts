@@ -6,7 +6,7 @@ import { dateTimeSchema } from './primitives/timestamp.ts';
 export const SCHEMA_VERSION = '2026-09-01';
 
 // The envelope of every ingested event, strict: received_at is the service's, never sent.
-export function envelopeSchema<D extends z.ZodType>(data: D) {
+function envelopeSchema<D extends z.ZodType>(data: D) {
   return z.strictObject({
     external_id: externalId,
     schema_version: z.literal(SCHEMA_VERSION),

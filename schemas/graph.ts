@@ -6,8 +6,8 @@ import { relationshipDataSchema } from './families/relationship.ts';
 export const NODE_KINDS = ['party', 'account', 'instrument', 'identifier', 'device', 'ip'] as const;
 export type NodeKind = (typeof NODE_KINDS)[number];
 
-export type RelationshipType = (typeof relationshipDataSchema.shape.type.options)[number];
-export const RELATIONSHIP_TYPES: readonly RelationshipType[] = relationshipDataSchema.shape.type.options;
+type RelationshipType = (typeof relationshipDataSchema.shape.type.options)[number];
+const RELATIONSHIP_TYPES: readonly RelationshipType[] = relationshipDataSchema.shape.type.options;
 
 // holds: party → account (the account's holder). uses: account (else party) → instrument it paid
 // with. transfer: account → account, one edge per ordered pair. shares: party → identifier /

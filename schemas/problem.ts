@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ERROR_CATALOG, ERROR_CODES, type ErrorCode } from './errors/catalog.ts';
 
 // RFC 9457 problem details as the spec shapes them.
-export const fieldErrorSchema = z.strictObject({
+const fieldErrorSchema = z.strictObject({
   path: z.string(),
   code: z.enum(ERROR_CODES as [ErrorCode, ...ErrorCode[]]),
   message: z.string(),
@@ -24,7 +24,7 @@ export type Problem = z.infer<typeof problemSchema>;
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
-export function problemType(code: ErrorCode): string {
+function problemType(code: ErrorCode): string {
   return `urn:svc:problem:${code.slice('svc:'.length)}`;
 }
 

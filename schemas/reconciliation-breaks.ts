@@ -27,7 +27,7 @@ export const commentRequestSchema = z.strictObject({ body: text(1, 4000) });
 export const resolveRequestSchema = z.strictObject({ resolution: text(1, 2000) });
 
 const itemMoney = z.strictObject({ value: z.string(), asset: z.string(), scale: z.number().int() });
-export const differenceItemSchema = z.strictObject({
+const differenceItemSchema = z.strictObject({
   source: z.enum(['movement', 'event']),
   reason: z.enum(['superseded', 'reversal_pair', 'status_not_counted', 'pending', 'held', 'quarantined', 'rejected']),
   external_id: z.string(),
@@ -40,5 +40,3 @@ export const differenceItemSchema = z.strictObject({
   related: z.string().nullable(),
 });
 export const differenceItemPageSchema = z.strictObject({ data: z.array(differenceItemSchema), has_more: z.boolean(), next_cursor: z.string().optional() });
-
-export type BreakViewSchema = z.infer<typeof breakSchema>;

@@ -6,10 +6,10 @@ import { dateTimeSchema } from './primitives/timestamp.ts';
 
 // Reconciliations: a customer's control total for one scope, one asset and one event-time period,
 // compared with the movements the service holds for exactly the same definition.
-export const MOVEMENT_STATUSES = ['completed', 'pending', 'failed', 'reversed'] as const;
+const MOVEMENT_STATUSES = ['completed', 'pending', 'failed', 'reversed'] as const;
 export const RECONCILIATION_STATUSES = ['matched', 'mismatched'] as const;
-export const RECONCILIATION_BASES = ['occurred', 'recorded'] as const;
-export const MOVEMENT_TYPES = movementDataSchema.shape.type.options;
+const RECONCILIATION_BASES = ['occurred', 'recorded'] as const;
+const MOVEMENT_TYPES = movementDataSchema.shape.type.options;
 const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 
 export const reconciliationRequestSchema = z.strictObject({
@@ -70,14 +70,13 @@ export const reconciliationRequestSchema = z.strictObject({
   // The declaration this one corrects (rcn_…); declarations themselves never change.
   corrects: z.string().optional(),
 });
-export type ReconciliationRequest = z.infer<typeof reconciliationRequestSchema>;
 
 const instant = z.string().meta({ format: 'date-time' });
 const id = z.string().regex(/^rcn_[0-9a-f-]{36}$/);
 
 // Why observed and declared may differ: events of the scope and period that the service holds but
 // has not (yet) counted, by reason, with a sample of each.
-export const explanationSchema = z.strictObject({
+const explanationSchema = z.strictObject({
   count_difference: z.number().int(),
   sum_difference: z.string(),
   // Matched only because the differences are within the declared tolerance.
@@ -93,7 +92,7 @@ export const explanationSchema = z.strictObject({
   ),
 });
 
-export const reconciliationResultSchema = z.strictObject({
+const reconciliationResultSchema = z.strictObject({
   status: z.enum(RECONCILIATION_STATUSES),
   computed_at: instant,
   observed: z.strictObject({

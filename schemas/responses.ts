@@ -4,7 +4,7 @@ import { NODE_KINDS } from './graph.ts';
 import { problemSchema } from './problem.ts';
 
 // Response records of the public API.
-export const dryRunResultSchema = z.strictObject({
+const dryRunResultSchema = z.strictObject({
   index: z.number().int(),
   outcome: z.enum(['valid', 'rejected']),
   object: z.enum(FAMILY_NAMES).optional(),
@@ -126,8 +126,8 @@ export const movementPageSchema = z.strictObject({
 // Band only: no reasons, typologies, detector names or narratives (tipping-off control).
 // unknown: detection has never looked at the party. coverage: none (unknown band), partial
 // (detection could not judge most of it), degraded (a feed of the tenant is silent), complete.
-export const POSTURE_BANDS = ['unknown', 'low', 'medium', 'high', 'critical', 'incomplete'] as const;
-export const POSTURE_COVERAGE = ['none', 'partial', 'degraded', 'complete'] as const;
+const POSTURE_BANDS = ['unknown', 'low', 'medium', 'high', 'critical', 'incomplete'] as const;
+const POSTURE_COVERAGE = ['none', 'partial', 'degraded', 'complete'] as const;
 
 export const postureSchema = z.strictObject({
   external_id: z.string(),
@@ -237,7 +237,6 @@ export const caseActionRequestSchema = z.strictObject({
   disposition: z.enum(DISPOSITIONS).optional(),
   note: z.string().max(CASE_NOTE_MAX).optional(),
 });
-export type CaseActionRequest = z.infer<typeof caseActionRequestSchema>;
 
 // The analysts' graph queries: nodes and edges as a drawing library takes them.
 const graphMoney = z.strictObject({ value: z.string(), asset: z.string(), scale: z.number().int() });
@@ -251,7 +250,7 @@ export const graphNodeSchema = z.strictObject({
   attributes: z.record(z.string(), z.unknown()),
 });
 
-export const graphEdgeSchema = z.strictObject({
+const graphEdgeSchema = z.strictObject({
   id: z.string(),
   source: z.string(),
   target: z.string(),

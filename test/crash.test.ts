@@ -25,7 +25,7 @@ async function startServer(port: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, [SVC, 'up'], { env: { ...env, PORT: String(port), SVC_CONSOLE_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
   await new Promise<void>((resolve, reject) => {
     let out = '';
-    child.stdout!.on('data', (chunk) => {
+    child.stdout.on('data', (chunk) => {
       out += chunk;
       if (out.includes('svc is up at')) resolve();
     });

@@ -48,12 +48,12 @@ export interface ClickHouseBenchOptions {
   log?: (line: string) => void;
 }
 
-export interface Latency {
+interface Latency {
   p50: number;
   p95: number;
 }
 
-export type ReadName = 'windows' | 'baseline' | 'snapshots';
+type ReadName = 'windows' | 'baseline' | 'snapshots';
 
 export interface ClickHouseBenchResult {
   postgres: Latency;

@@ -50,7 +50,7 @@ export interface RelayBenchOptions {
   log?: (line: string) => void;
 }
 
-export interface Throughput {
+interface Throughput {
   seconds: number;
   eventsPerSecond: number;
 }

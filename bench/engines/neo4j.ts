@@ -71,10 +71,10 @@ export interface Neo4jBenchOptions {
   log?: (line: string) => void;
 }
 
-export type Side = 'postgres' | 'neo4j';
-export type ReadName = 'ego' | 'cycles';
+type Side = 'postgres' | 'neo4j';
+type ReadName = 'ego' | 'cycles';
 
-export interface Latency {
+interface Latency {
   p50: number;
   p95: number;
   max: number;

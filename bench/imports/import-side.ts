@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
-import type { Import, ImportMapping, SvcClient } from '../../clients/typescript/src/index.ts';
+import type { Import, SvcClient } from '../../clients/typescript/src/index.ts';
 import { benchClient } from '../lib/api.ts';
 import type { BenchService } from '../lib/bench-service.ts';
 import { sampleActivity, type Activity } from '../lib/pg-activity.ts';
@@ -47,7 +47,7 @@ export interface ImportRun {
 export async function runImport(service: BenchService, worker: Child, pgDir: string, pool: pg.Pool, csvPath: string, goLiveMs: number): Promise<ImportRun> {
   const client = benchClient(service);
   const created = await client.imports.create({
-    mapping: MAPPING as ImportMapping,
+    mapping: MAPPING,
     go_live_at: new Date(goLiveMs).toISOString(),
     backfill_from: new Date(goLiveMs - (HISTORY_DAYS + 1) * DAY_MS).toISOString(),
   });

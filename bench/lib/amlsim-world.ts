@@ -52,7 +52,7 @@ async function drained(bus: PostgresLogBus, log: Log): Promise<void> {
   }
 }
 
-export async function labelsOf(dir: string): Promise<Map<string, boolean>> {
+async function labelsOf(dir: string): Promise<Map<string, boolean>> {
   const labels = new Map<string, boolean>();
   for (const line of (await readFile(join(dir, 'nodes.csv'), 'utf8')).split(/\r?\n/).slice(1)) {
     const [node, fraud] = line.split(',');

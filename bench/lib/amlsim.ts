@@ -7,15 +7,15 @@ import { SCHEMA_VERSION } from '../../schemas/envelope.ts';
 // `amlsim-M<i>` from the source's account to the target's. Deterministic: the same files give the
 // same events, in the same order, on every run.
 
-export const PARTY_PREFIX = 'amlsim-P';
-export const ACCOUNT_PREFIX = 'amlsim-A';
+const PARTY_PREFIX = 'amlsim-P';
+const ACCOUNT_PREFIX = 'amlsim-A';
 export const MOVEMENT_PREFIX = 'amlsim-M';
 
 export const partyKey = (node: number): string => `${PARTY_PREFIX}${node}`;
 export const accountKey = (node: number): string => `${ACCOUNT_PREFIX}${node}`;
 
 // Step 1 of the simulation is this day; one step is one day.
-export const FIRST_DAY_MS = Date.parse('2026-01-01T00:00:00Z');
+const FIRST_DAY_MS = Date.parse('2026-01-01T00:00:00Z');
 const DAY_MS = 86_400_000;
 // Every party and account existed before the first movement.
 const ENTITY_OCCURRED_AT = '2025-06-01T00:00:00Z';
@@ -55,7 +55,7 @@ function integer(cell: string | undefined, file: string, row: number, column: st
 
 // "103.55" → "10355", "375.7" → "37570", "12" → "1200": string and BigInt arithmetic only, never a
 // float. More than two decimal places, a sign or anything else is refused.
-export function centsOf(decimal: string): string {
+function centsOf(decimal: string): string {
   const match = /^(\d+)(?:\.(\d{1,2}))?$/.exec(decimal);
   if (!match) throw new Error(`not an amount with at most 2 decimal places: ${decimal}`);
   return (BigInt(match[1]!) * 100n + BigInt((match[2] ?? '').padEnd(2, '0'))).toString();

@@ -11,7 +11,7 @@ import { SCHEMA_VERSION } from '../../schemas/envelope.ts';
 // fields, so a row present in both files is one movement. Bank ids lost their leading zeros in the
 // sample (pandas), so bank ids are compared as integers; amounts too lost trailing zeros.
 
-export const CURRENCIES: Record<string, { asset: string; scale: number }> = {
+const CURRENCIES: Record<string, { asset: string; scale: number }> = {
   'US Dollar': { asset: 'USD', scale: 2 },
   Euro: { asset: 'EUR', scale: 2 },
   Yuan: { asset: 'CNY', scale: 2 },
@@ -31,7 +31,7 @@ export const CURRENCIES: Record<string, { asset: string; scale: number }> = {
 
 // USD per unit, approximate market rates of early September 2022 (the data's dates), rounded:
 // the evaluation needs amounts comparable across currencies, not accounting precision.
-export const USD_RATES: Record<string, string> = {
+const USD_RATES: Record<string, string> = {
   EUR: '1.00', CNY: '0.145', JPY: '0.0070', GBP: '1.16', INR: '0.0125', RUB: '0.0165', AUD: '0.68', CAD: '0.76',
   CHF: '1.03', MXN: '0.050', BRL: '0.19', SAR: '0.266', ILS: '0.29', 'X-BTC': '20000',
 };
@@ -56,7 +56,7 @@ export interface WorldTransaction {
   laundering: boolean;
 }
 
-export interface Attempt {
+interface Attempt {
   id: number;
   typology: string;
   accounts: Set<string>;
@@ -71,8 +71,8 @@ export interface World {
 
 // Bank and account number apart by a letter: joined by a dash, some of them read as a card
 // number (13+ digits passing Luhn), which the service rightly refuses in any field.
-export const accountId = (bank: string, number: string): string => `hi-A${Number(bank)}B${number}`;
-export const partyOfAccount = (account: string): string => account.replace(/^hi-A/, 'hi-P');
+const accountId = (bank: string, number: string): string => `hi-A${Number(bank)}B${number}`;
+const partyOfAccount = (account: string): string => account.replace(/^hi-A/, 'hi-P');
 
 // "2848.96" in a currency of scale 2 → "284896". The source gives some yen amounts in hundredths
 // although the yen has no minor unit: digits beyond the scale are rounded half up (less than one

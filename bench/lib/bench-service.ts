@@ -11,7 +11,7 @@ import type { Log, Teardown } from './teardown.ts';
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const TENANT = 'bench';
 // The first start of a data directory runs initdb, which can take a while on a slow machine.
-export const STARTUP_TIMEOUT_MS = 180_000;
+const STARTUP_TIMEOUT_MS = 180_000;
 
 export interface IngestKey {
   key_id: string;

@@ -47,7 +47,7 @@ export async function compareRounds(sides: [Side, Side], options: Rounds): Promi
   return results;
 }
 
-export function describe(result: LoopResult, unit: string): string {
+function describe(result: LoopResult, unit: string): string {
   return (
     `${result.target}: ${result.unitsPerSecond.toFixed(0)} ${unit}, p50 ${result.p50Ms.toFixed(2)} ms, ` +
     `p99 ${result.p99Ms.toFixed(2)} ms (${result.ok} ok, ${failuresText(result.failures)})`

@@ -47,7 +47,7 @@ export function postmasterPid(pgDir: string): number | undefined {
 }
 
 
-export async function waitForExit(pid: number, ms: number): Promise<boolean> {
+async function waitForExit(pid: number, ms: number): Promise<boolean> {
   const until = Date.now() + ms;
   while (Date.now() < until) {
     if (!alive(pid)) return true;

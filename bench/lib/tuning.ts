@@ -14,7 +14,7 @@ export interface RecordedHit {
   evidence: { thresholds: Array<{ name: string; threshold: unknown; observed: unknown }>; facts?: Record<string, unknown> };
 }
 
-export interface TunedParameter {
+interface TunedParameter {
   detector: string;
   param: string;
   // Loosest first (the smallest of a minimum, the largest of a maximum); the shipped default is
@@ -31,7 +31,7 @@ const thresholdOf = (hit: RecordedHit, name: string): number | undefined => {
   return found === undefined ? undefined : Number(found.threshold);
 };
 
-export const TUNED: readonly TunedParameter[] = [
+const TUNED: readonly TunedParameter[] = [
   {
     // Transfers to (or from) one counterparty within the window.
     detector: 'split_transfers',

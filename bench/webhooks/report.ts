@@ -27,7 +27,7 @@ export interface Memory {
   samples: number;
 }
 
-export interface WorkerSide extends SideResult {
+interface WorkerSide extends SideResult {
   // From starting the process to every delivery row settled, start-up and fan-out included.
   wallSeconds: number;
   startupSeconds: number;

@@ -100,7 +100,7 @@ export async function eventsWaitingFor(
   return rows.map((r) => ({ tenantId: r.tenant_id, eventId: r.event_id }));
 }
 
-export const QUARANTINE_AFTER_S = 15 * 60;
+const QUARANTINE_AFTER_S = 15 * 60;
 
 // Held events whose arrival lies more than 15 minutes before `now` become referential exceptions:
 // status quarantined (terminal unless a later arrival releases them), with what they wait for.

@@ -2,7 +2,7 @@ import type { AssetRegistry } from '../../schemas/assets/registry.ts';
 import type { PoolClient } from '../../platform/postgres/pool.ts';
 import { convert, decimalToScaled } from './fx-math.ts';
 
-export interface Money {
+interface Money {
   value: string;
   asset: string;
   scale: number;

@@ -1,6 +1,6 @@
 import type { Family } from '../../schemas/families/index.ts';
 
-export type ReferencedKind = 'party' | 'account' | 'instrument';
+type ReferencedKind = 'party' | 'account' | 'instrument';
 
 export interface Reference {
   object: ReferencedKind;

@@ -15,7 +15,7 @@ export const DEFAULT_CASE_SLA_HOURS = { critical: 48, high: 168, medium: 336, lo
 export type CaseSlaHours = { critical: number; high: number; medium: number; low: number };
 
 // The priority rank as stored (1 low … 4 critical), the same order as severities.
-export const PRIORITY_RANK = `(CASE e.severity WHEN 'critical' THEN 4 WHEN 'high' THEN 3 WHEN 'medium' THEN 2 ELSE 1 END)`;
+const PRIORITY_RANK = `(CASE e.severity WHEN 'critical' THEN 4 WHEN 'high' THEN 3 WHEN 'medium' THEN 2 ELSE 1 END)`;
 
 // The amount at stake: the largest total one of the episode's live alerts states in its headline
 // evidence (the hit that set its severity and score), in the tenant's base asset. Detection
@@ -31,7 +31,7 @@ const AMOUNT = `
      AND h.evidence -> 'amounts' ->> 'total' ~ '^[0-9]{1,38}$'`;
 
 // Subjects kept per row (subject_count says how many there are).
-export const INBOX_SUBJECTS = 20;
+const INBOX_SUBJECTS = 20;
 const SUBJECTS = `
   SELECT count(*)::int AS n,
          coalesce(jsonb_agg(jsonb_build_object('kind', m.subject_kind, 'external_id', m.subject_id) ORDER BY m.subject_kind, m.subject_id)

@@ -15,9 +15,9 @@ import type { Severity } from './framework/detector.ts';
 import { enqueueEvents, type OutgoingEvent } from './outgoing-events.ts';
 import { recomputePostures } from './posture.ts';
 
-export type CaseStatus = (typeof CASE_STATUSES)[number];
-export type Disposition = (typeof DISPOSITIONS)[number];
-export type EpisodeStatus = (typeof EPISODE_STATUSES)[number];
+type CaseStatus = (typeof CASE_STATUSES)[number];
+type Disposition = (typeof DISPOSITIONS)[number];
+type EpisodeStatus = (typeof EPISODE_STATUSES)[number];
 
 export interface CaseActionInput {
   tenantId: string;
@@ -37,7 +37,7 @@ export interface ValidCaseAction {
   note?: string;
 }
 
-export interface CaseEpisode {
+interface CaseEpisode {
   // The bare uuid.
   episodeId: string;
   status: EpisodeStatus;

@@ -21,7 +21,7 @@ export const DETECTION_NODE_OPTIONS: readonly string[] = ['--max-semi-space-size
 // About a third more keeps the old generation near one and a third times the live heap (plus what is
 // allocated while a collection marks), for more full collections, each as short as the live heap
 // is small (docs/decisions/0040-detect-memory.md).
-export const DETECTION_HEAP_GROWING_PERCENT = 35;
+const DETECTION_HEAP_GROWING_PERCENT = 35;
 
 export function limitHeapGrowth(): void {
   v8.setFlagsFromString(`--heap-growing-percent=${DETECTION_HEAP_GROWING_PERCENT}`);

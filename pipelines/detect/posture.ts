@@ -13,7 +13,7 @@ import type { PoolClient } from '../../platform/postgres/pool.ts';
 import { SEVERITIES, severityRank, type Severity } from './framework/detector.ts';
 import type { OutgoingEvent } from './outgoing-events.ts';
 
-export type Band = Severity | 'incomplete';
+type Band = Severity | 'incomplete';
 
 // What the customer is advised to do at each band; the customer decides and enforces.
 const RECOMMENDATIONS: Partial<Record<Band, string>> = {

@@ -195,7 +195,7 @@ async function hitContext(ctx: SubjectContext, evaluations: Evaluation[]): Promi
 // read from them, and any kind a detector of the library judges on schedule (the schedule finds
 // its subjects there). An account's outcomes are otherwise read by nothing: writing them cost
 // half of the table's writes, each a new row version and index entries.
-export function recordedKinds(library: readonly AnyDetector[]): Set<SubjectKind> {
+function recordedKinds(library: readonly AnyDetector[]): Set<SubjectKind> {
   return new Set<SubjectKind>(['party', ...library.filter((d) => d.triggers.includes('schedule')).flatMap((d) => d.subjects)]);
 }
 

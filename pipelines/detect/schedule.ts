@@ -12,9 +12,9 @@ import type { SubjectWork } from './subjects.ts';
 
 const DAY_MS = 86_400_000;
 // A subject's evaluation is due again after this much event time.
-export const SCHEDULE_STEP_MS = DAY_MS;
+const SCHEDULE_STEP_MS = DAY_MS;
 // ... for as long as its last fact is this recent (the longest window).
-export const SCHEDULE_HORIZON_MS = 90 * DAY_MS;
+const SCHEDULE_HORIZON_MS = 90 * DAY_MS;
 
 // Subjects of the given kinds due for a scheduled evaluation, at most `limit` per tenant. The kinds
 // are those the runner keeps outcomes of (run.ts recordedKinds): a row of another kind (an

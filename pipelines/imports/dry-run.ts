@@ -48,6 +48,6 @@ export function addToReport(report: ImportDryRunReport, row: MappedRow): void {
   if (row.kind === 'skipped') report.skipped += 1;
   else {
     report.valid += 1;
-    if (report.preview.length < PREVIEW_EVENTS) report.preview.push(row.event as Record<string, unknown>);
+    if (report.preview.length < PREVIEW_EVENTS) report.preview.push(row.event);
   }
 }

@@ -11,7 +11,7 @@ import { requestSchemaErrors } from '../../schemas/validation/request-errors.ts'
 import { compileMapping } from './mapping/compile.ts';
 import { dateTimeMs } from '../../schemas/primitives/timestamp.ts';
 
-export const DAY_MS = 86_400_000;
+const DAY_MS = 86_400_000;
 
 export interface ImportRow {
   tenant_id: string;

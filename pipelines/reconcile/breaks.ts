@@ -9,9 +9,9 @@ import type { Pool, PoolClient } from '../../platform/postgres/pool.ts';
 
 type Db = Pick<Pool | PoolClient, 'query'>;
 
-export const BREAK_STATES = ['open', 'acknowledged', 'resolved'] as const;
+const BREAK_STATES = ['open', 'acknowledged', 'resolved'] as const;
 export type BreakState = (typeof BREAK_STATES)[number];
-export const SYSTEM_ACTOR = 'system';
+const SYSTEM_ACTOR = 'system';
 
 export interface BreakView {
   break_id: string;

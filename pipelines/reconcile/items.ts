@@ -122,9 +122,9 @@ export function csvLine(fields: string[]): string {
   );
 }
 
-export const CSV_HEADER = ['source', 'reason', 'external_id', 'event_id', 'occurred_at', 'received_at', 'status', 'type', 'amount_value', 'asset', 'scale', 'related'];
+const CSV_HEADER = ['source', 'reason', 'external_id', 'event_id', 'occurred_at', 'received_at', 'status', 'type', 'amount_value', 'asset', 'scale', 'related'];
 
-export function csvRow(item: DifferenceItem): string {
+function csvRow(item: DifferenceItem): string {
   return csvLine([item.source, item.reason, item.external_id, item.event_id, item.occurred_at, item.received_at, item.status, item.type, item.amount.value, item.amount.asset, String(item.amount.scale), item.related ?? '']);
 }
 

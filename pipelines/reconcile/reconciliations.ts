@@ -91,7 +91,7 @@ const COLUMNS = `tenant_id, reconciliation_id, subject_kind, subject_id, directi
 
 const RESULT_COLUMNS = `seq, computed_at, status, observed_count, observed_sum::text AS observed_sum, observed_statuses, observed_detail, explanation`;
 
-export function definitionOf(row: ReconciliationRow): Definition {
+function definitionOf(row: ReconciliationRow): Definition {
   return {
     tenantId: row.tenant_id,
     subjectKind: row.subject_kind,
@@ -436,7 +436,7 @@ function resultView(row: ResultRow, asset: string, scale: number): Reconciliatio
   };
 }
 
-export function reconciliationView(row: ReconciliationRow, results: ResultRow[], withHistory: boolean): ReconciliationView {
+function reconciliationView(row: ReconciliationRow, results: ResultRow[], withHistory: boolean): ReconciliationView {
   const latest = results.at(-1)!;
   const statuses = declaredStatusesOf(row);
   const withSums = statuses && Object.entries(statuses).filter(([, f]) => f.sum !== null);

@@ -11,7 +11,7 @@ import type { Explanation } from '../../schemas/reconciliations.ts';
 import { periodSql, type Definition } from './ledger.ts';
 
 type Db = Pick<Pool | PoolClient, 'query'>;
-export type UnsettledReason = Explanation['unsettled'][number]['reason'];
+type UnsettledReason = Explanation['unsettled'][number]['reason'];
 
 export interface UnsettledEvent {
   eventId: string;

@@ -4,17 +4,17 @@ import { fileURLToPath } from 'node:url';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { identifier, parseTabSeparated, sql } from './clickhouse-escape.ts';
 
-export const CLICKHOUSE_MIGRATIONS_DIR = fileURLToPath(new URL('../../infra/clickhouse/', import.meta.url));
+const CLICKHOUSE_MIGRATIONS_DIR = fileURLToPath(new URL('../../infra/clickhouse/', import.meta.url));
 
 const FILE_NAME = /^(\d{4})_([a-z0-9_]+)\.sql$/;
 
-export interface ClickHouseMigration {
+interface ClickHouseMigration {
   version: number;
   name: string;
   path: string;
 }
 
-export async function listClickHouseMigrations(dir = CLICKHOUSE_MIGRATIONS_DIR): Promise<ClickHouseMigration[]> {
+async function listClickHouseMigrations(dir = CLICKHOUSE_MIGRATIONS_DIR): Promise<ClickHouseMigration[]> {
   return (await readdir(dir))
     .map((file) => FILE_NAME.exec(file))
     .filter((match): match is RegExpExecArray => match !== null)
@@ -25,7 +25,7 @@ export async function listClickHouseMigrations(dir = CLICKHOUSE_MIGRATIONS_DIR):
 // The statements of one file, {database} replaced by the (checked) database name: comment lines
 // dropped, split at each semicolon that ends a line. DDL holds no customer data and no string
 // with a semicolon at a line end.
-export function statementsOf(text: string, database: string): string[] {
+function statementsOf(text: string, database: string): string[] {
   const name = identifier(database).text;
   return text
     .split('\n')

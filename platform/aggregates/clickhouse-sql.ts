@@ -24,7 +24,7 @@ import { DAY_MS, roundUnitsFraction, type Band } from './stats.ts';
 export const DECIMAL_LIMIT = 10n ** 38n - 1n;
 
 // The columns of one activity, in the order INSERT_COLUMNS lists them.
-export const INSERT_COLUMNS = sql`(tenant_id, subject_kind, subject_id, movement_id, direction, occurred_ms, event_id,
+const INSERT_COLUMNS = sql`(tenant_id, subject_kind, subject_id, movement_id, direction, occurred_ms, event_id,
   amount_value, amount_scale, amount_asset, priced, base_value, cash, counterparty, counterparty_country, corridor)`;
 
 // The sorting key of agg_activity: the identity of an activity.

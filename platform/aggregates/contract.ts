@@ -588,15 +588,15 @@ export function describeAggregateStoreContract(name: string, setup: () => Promis
         const who = subject('snapshot-cap');
         await record(who, [{ at: ago(3 * HOUR) }, { at: ago(2 * HOUR) }, { at: ago(HOUR) }]);
         const [capped, exact] = await Promise.all([fixture.store.snapshots([{ subject: who, at: AT }], 2), fixture.store.snapshots([{ subject: who, at: AT }], 3)]);
-        expect(capped![0]!.complete).toBe(false);
-        expect(capped![0]!.rows.map((r) => r.occurredAt)).toEqual([ago(HOUR), ago(2 * HOUR)]);
-        const reader = new SnapshotReader(capped![0]!);
+        expect(capped[0]!.complete).toBe(false);
+        expect(capped[0]!.rows.map((r) => r.occurredAt)).toEqual([ago(HOUR), ago(2 * HOUR)]);
+        const reader = new SnapshotReader(capped[0]!);
         expect(reader.windows(AT)).toBeUndefined();
         expect(reader.baseline(AT)).toBeUndefined();
         expect(reader.lastActivity(AT)).toBeUndefined();
         expect(reader.activities(ago(DAY), AT)).toBeUndefined();
-        expect(exact![0]!.complete).toBe(true);
-        expect(new SnapshotReader(exact![0]!).windows(AT, { windows: ['24h'] })![0]!.in.count).toBe(3);
+        expect(exact[0]!.complete).toBe(true);
+        expect(new SnapshotReader(exact[0]!).windows(AT, { windows: ['24h'] })![0]!.in.count).toBe(3);
       });
 
       it('answer many subjects and tenants at once, each in the order asked', async () => {

@@ -4,7 +4,7 @@
 // Money is integer minor units (bigint): sums are in the tenant's base asset.
 import type { SnapshotRequest, SubjectSnapshot } from './snapshot.ts';
 
-export type SubjectKind = 'account' | 'party';
+type SubjectKind = 'account' | 'party';
 
 export interface Subject {
   tenantId: string;

@@ -18,7 +18,7 @@ import { compareActivities, snapshotRange, type SnapshotRequest, type SubjectSna
 // About 300 bytes each with their first sightings, the rows of one read sharing their repeated
 // values (shared-values.ts; measured: the detect process's heap after a full collection): some
 // 75 MB at most.
-export const DEFAULT_CACHED_ROWS = 250_000;
+const DEFAULT_CACHED_ROWS = 250_000;
 // A load reaches this far ahead, so an entry holds everything after its start (what a later
 // instant asks for) and not only up to the instant it was loaded for.
 const OPEN_END = new Date('9999-12-31T23:59:59.999Z');

@@ -17,9 +17,9 @@ import {
 } from './port.ts';
 
 export const DAY_MS = 86_400_000;
-export const DEFAULT_ROUND_MAJOR_UNITS = 100;
+const DEFAULT_ROUND_MAJOR_UNITS = 100;
 export const DEFAULT_BASELINE_DAYS = 90;
-export const DEFAULT_ACTIVITY_LIMIT = 200;
+const DEFAULT_ACTIVITY_LIMIT = 200;
 export const ALL_WINDOWS = Object.keys(WINDOWS) as WindowName[];
 
 // --- input checks ------------------------------------------------------------------------------
@@ -212,7 +212,7 @@ export function baselineOf(from: number, to: number, inDays: Iterable<DayFigures
 // Mean and population standard deviation of the daily sums over n days (days without activity are
 // zero), rounded half away from zero on exact integers, as PostgreSQL's round(numeric) does; counts
 // as floating point.
-export function flowBaseline(days: Iterable<DayFigures>, n: number): FlowBaseline {
+function flowBaseline(days: Iterable<DayFigures>, n: number): FlowBaseline {
   let sum = 0n;
   let squares = 0n;
   let count = 0;

@@ -6,9 +6,9 @@ import { isDateTime } from '../../schemas/primitives/timestamp.ts';
 import { uuidv7 } from '../ids.ts';
 import { withTransaction, type Pool } from '../postgres/pool.ts';
 
-export const RATE_FILE_COLUMNS = ['base', 'quote', 'rate', 'rate_scale', 'valid_from'] as const;
+const RATE_FILE_COLUMNS = ['base', 'quote', 'rate', 'rate_scale', 'valid_from'] as const;
 
-export interface RateRow {
+interface RateRow {
   base: string;
   quote: string;
   rate: string;

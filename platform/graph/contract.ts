@@ -18,9 +18,9 @@ export const device = (key: string): NodeRef => ({ kind: 'device', key });
 
 const ref = (node: NodeRef) => `${node.kind}:${node.key}`;
 // Edge ids as port.ts spells them: `<type>:<from kind>:<from key>><to kind>:<to key>#<qualifier>`.
-export const edgeIdOf = (type: EdgeType, from: NodeRef, to: NodeRef, qualifier = '') => `${type}:${ref(from)}>${ref(to)}${qualifier ? `#${qualifier}` : ''}`;
-export const transferId = (from: string, to: string) => edgeIdOf('transfer', account(from), account(to));
-export const holdsId = (holder: string, acct: string) => edgeIdOf('holds', party(holder), account(acct));
+const edgeIdOf = (type: EdgeType, from: NodeRef, to: NodeRef, qualifier = '') => `${type}:${ref(from)}>${ref(to)}${qualifier ? `#${qualifier}` : ''}`;
+const transferId = (from: string, to: string) => edgeIdOf('transfer', account(from), account(to));
+const holdsId = (holder: string, acct: string) => edgeIdOf('holds', party(holder), account(acct));
 
 const declared = declaredEdge;
 

@@ -5,7 +5,7 @@
 
 import type { EdgeType, NodeKind } from '../../schemas/graph.ts';
 
-export { EDGE_TYPES, NODE_KINDS, RELATIONSHIP_TYPES, type EdgeType, type NodeKind, type RelationshipType } from '../../schemas/graph.ts';
+export { EDGE_TYPES,   type EdgeType, type NodeKind,  } from '../../schemas/graph.ts';
 
 // Parties, accounts and instruments are keyed by the customer's external id; identifiers, devices
 // and ips by their keyed hash (the graph never holds the raw value).

@@ -29,7 +29,7 @@ export type AcceptOutcome =
 
 type Queryable = Pick<Pool | PoolClient, 'query'>;
 
-export const RECEIVED_WORKER = `api:${process.pid}`;
+const RECEIVED_WORKER = `api:${process.pid}`;
 
 // Writes the inbox, outbox and stage rows of every new event in ONE statement, so they commit
 // together (on a pool: its own transaction; on a client inside BEGIN: the caller's). Rows are

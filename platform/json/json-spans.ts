@@ -53,10 +53,10 @@ function skipValue(text: string, i: number): number {
   return i;
 }
 
-export type Span = [start: number, end: number];
+type Span = [start: number, end: number];
 
 // The spans of an object's members by key; a repeated key keeps its last span, as JSON.parse does.
-export function memberSpans(text: string, span: Span): Map<string, Span> {
+function memberSpans(text: string, span: Span): Map<string, Span> {
   const members = new Map<string, Span>();
   let i = skipWhitespace(text, span[0]);
   if (text[i] !== '{') return members;
@@ -75,7 +75,7 @@ export function memberSpans(text: string, span: Span): Map<string, Span> {
 }
 
 // The spans of an array's elements.
-export function elementSpans(text: string, span: Span): Span[] {
+function elementSpans(text: string, span: Span): Span[] {
   const elements: Span[] = [];
   let i = skipWhitespace(text, span[0]);
   if (text[i] !== '[') return elements;
@@ -89,7 +89,7 @@ export function elementSpans(text: string, span: Span): Span[] {
   return elements;
 }
 
-export function wholeSpan(text: string): Span {
+function wholeSpan(text: string): Span {
   const start = skipWhitespace(text, 0);
   return [start, skipValue(text, start)];
 }

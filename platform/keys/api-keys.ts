@@ -9,7 +9,7 @@ export const SCOPES = ['ingest', 'read', 'webhook_mgmt', 'compliance'] as const;
 export type Scope = (typeof SCOPES)[number];
 export type Environment = 'test' | 'live';
 
-export const KEY_PREFIX: Record<Environment, string> = { test: 'svc_test_', live: 'svc_live_' };
+const KEY_PREFIX: Record<Environment, string> = { test: 'svc_test_', live: 'svc_live_' };
 
 export interface ApiKey {
   keyId: string;
@@ -19,7 +19,7 @@ export interface ApiKey {
   secret: Buffer;
 }
 
-export interface IssuedKey {
+interface IssuedKey {
   tenant_id: string;
   key_id: string;
   secret: string;

@@ -2,7 +2,7 @@ import { coalescing } from '../batching/coalesce.ts';
 import type { Pool } from '../postgres/pool.ts';
 
 // A nonce is single-use per key for this long.
-export const NONCE_WINDOW_S = 600;
+const NONCE_WINDOW_S = 600;
 
 interface Claim {
   keyId: string;

@@ -86,7 +86,7 @@ describe('svc engines', () => {
   }, 60_000);
 
   it('down stops exactly what up started; status then says down', async () => {
-    const pids = Object.values((await state()).engines).map((record) => record!.process!.pid);
+    const pids = Object.values((await state()).engines).map((record) => record.process!.pid);
     const down = await run(['down']);
     expect(down.code, down.stderr).toBe(0);
     for (const pid of pids) {

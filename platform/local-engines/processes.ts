@@ -8,7 +8,7 @@ import { closeSync, existsSync, openSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { EngineLaunch } from './types.ts';
 
-export const ENGINE_DIR_VARIABLE = 'SVC_ENGINE_DIR';
+const ENGINE_DIR_VARIABLE = 'SVC_ENGINE_DIR';
 
 export interface RunningProcess {
   pid: number;

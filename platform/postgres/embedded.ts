@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 
 const execFile = promisify(execFileCb);
 const DB_USER = 'svc';
-export const EMBEDDED_DATABASE = 'svc';
+const EMBEDDED_DATABASE = 'svc';
 
 export interface EmbeddedServer {
   url: (database?: string) => string;
@@ -188,7 +188,7 @@ async function asServerUser(command: string, args: string[]): Promise<void> {
       await chown(logFile, user.uid, user.gid);
     }
   }
-  await execFile(command, args, { ...(user ?? {}), cwd: '/' });
+  await execFile(command, args, { ...user, cwd: '/' });
 }
 
 async function ensureDatabase(adminUrl: string, database: string): Promise<void> {

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import type { Pool } from './pool.ts';
 
-export const POSTGRES_MIGRATIONS_DIR = fileURLToPath(new URL('../../infra/postgres/', import.meta.url));
+const POSTGRES_MIGRATIONS_DIR = fileURLToPath(new URL('../../infra/postgres/', import.meta.url));
 
 // Any fixed number shared by every process of the service: the advisory lock that serialises
 // concurrent migrators (two `svc up` at once, or `svc migrate` beside a running service).

@@ -1,7 +1,7 @@
 import { isoRegistry } from '../../schemas/assets/registry.ts';
 import type { Pool } from '../postgres/pool.ts';
 
-export const TENANT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const TENANT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 export type CreateTenantOutcome =
   | { kind: 'created' }

@@ -11,7 +11,7 @@ export function canonicalChangeTopic(family: Family): string {
   return `${CANONICAL_CHANGE_TOPIC_PREFIX}${family}`;
 }
 
-export interface ChangeMoney {
+interface ChangeMoney {
   // Integer minor units, as a decimal string.
   value: string;
   asset: string;

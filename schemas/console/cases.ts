@@ -21,10 +21,6 @@ export const assignRequestSchema = z.strictObject({ user_id: z.uuid().nullable()
 export const caseStatusRequestSchema = z.strictObject({ status: z.enum(CASE_STATUSES), reason });
 export const caseDispositionRequestSchema = z.strictObject({ disposition: z.enum(DISPOSITIONS), reason });
 
-export type AssignRequest = z.infer<typeof assignRequestSchema>;
-export type CaseStatusRequest = z.infer<typeof caseStatusRequestSchema>;
-export type CaseDispositionRequest = z.infer<typeof caseDispositionRequestSchema>;
-
 export const ALERT_QUEUE_SORTS = ['newest', 'oldest', 'severity'] as const;
 export const SEVERITIES = ['low', 'medium', 'high', 'critical'] as const;
 
@@ -32,12 +28,12 @@ export const SEVERITIES = ['low', 'medium', 'high', 'critical'] as const;
 
 const UUID_TEXT = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const instant = z.string().meta({ format: 'date-time' });
-export const episodeIdText = z.string().regex(new RegExp(`^(epsd_)?${UUID_TEXT}$`), 'must be an episode id (epsd_…)');
+const episodeIdText = z.string().regex(new RegExp(`^(epsd_)?${UUID_TEXT}$`), 'must be an episode id (epsd_…)');
 const episodeRef = z.string().regex(new RegExp(`^epsd_${UUID_TEXT}$`));
 const subjectRef = z.strictObject({ kind: z.enum(['account', 'party']), external_id: z.string() });
 // Money as everywhere in the API: integer minor units as a decimal string, its asset and scale.
-export const moneySchema = z.strictObject({ value: z.string(), asset: z.string(), scale: z.number().int() });
-export const consoleUserRef = z.strictObject({ user_id: z.uuid(), email: z.string() });
+const moneySchema = z.strictObject({ value: z.string(), asset: z.string(), scale: z.number().int() });
+const consoleUserRef = z.strictObject({ user_id: z.uuid(), email: z.string() });
 const pageOf = <T extends z.ZodType>(item: T) => z.strictObject({ data: z.array(item), has_more: z.boolean(), next_cursor: z.string().optional() });
 // A query parameter given twice arrives as an array: refused, as QueryReader does.
 const once = z.string().max(256);
@@ -45,8 +41,7 @@ const once = z.string().max(256);
 // ---- The case inbox: GET /console/v1/cases -------------------------------------------------
 
 // A case's priority is its episode's severity (the strongest alert's); the SLA is per priority.
-export const CASE_PRIORITIES = SEVERITIES;
-export type CasePriority = (typeof CASE_PRIORITIES)[number];
+export const CASE_PRIORITIES = ['low', 'medium', 'high', 'critical'] as const satisfies typeof SEVERITIES;
 // age: oldest first; due: soonest due first; amount: largest first; priority: highest first, then oldest.
 export const CASE_INBOX_SORTS = ['age', 'due', 'amount', 'priority'] as const;
 export const CASE_INBOX_LIMIT = { fallback: 50, max: 200 } as const;
@@ -71,7 +66,7 @@ export const caseInboxQuerySchema = z.strictObject({
 });
 export type CaseInboxQuery = z.infer<typeof caseInboxQuerySchema>;
 
-export const caseSummarySchema = z.strictObject({
+const caseSummarySchema = z.strictObject({
   episode_id: episodeRef,
   case_status: z.enum(CASE_STATUSES),
   episode_status: z.enum(EPISODE_STATUSES),
@@ -103,12 +98,12 @@ export type CasePage = z.infer<typeof casePageSchema>;
 
 // A supervisor assigns or reassigns one or many cases to any active user of the tenant (or to
 // nobody, null); an analyst may take unassigned cases (user_id = their own id) or give up their own.
-export const CASE_ASSIGN_MAX = 200;
+const CASE_ASSIGN_MAX = 200;
 export const caseAssignRequestSchema = z.strictObject({
   episode_ids: z.array(episodeIdText).min(1).max(CASE_ASSIGN_MAX),
   user_id: z.uuid().nullable(),
 });
-export const CASE_ASSIGN_OUTCOMES = ['assigned', 'unchanged', 'not_found', 'forbidden'] as const;
+const CASE_ASSIGN_OUTCOMES = ['assigned', 'unchanged', 'not_found', 'forbidden'] as const;
 export const caseAssignResponseSchema = z.strictObject({
   results: z.array(z.strictObject({ episode_id: z.string(), outcome: z.enum(CASE_ASSIGN_OUTCOMES), assignee: consoleUserRef.nullable() })),
 });
@@ -124,8 +119,8 @@ export type CaseAssignResponse = z.infer<typeof caseAssignResponseSchema>;
 // Filing a report (disposition suspicious_activity_reported) is proposed with a narrative, and
 // takes effect only when a supervisor other than the proposer approves. Rejected goes back to
 // the proposer (assigned to them).
-export const REPORT_NARRATIVE_MAX = 20_000;
-export const REPORT_STATES = ['pending', 'approved', 'rejected'] as const;
+const REPORT_NARRATIVE_MAX = 20_000;
+const REPORT_STATES = ['pending', 'approved', 'rejected'] as const;
 export const reportProposalRequestSchema = z.strictObject({ narrative: z.string().trim().min(1, 'give a narrative').max(REPORT_NARRATIVE_MAX) });
 export const reportDecisionRequestSchema = z.strictObject({ decision: z.enum(['approve', 'reject']), reason });
 export const reportProposalSchema = z.strictObject({
@@ -146,7 +141,7 @@ export type ReportProposal = z.infer<typeof reportProposalSchema>;
 
 // ---- Notes: /console/v1/cases/:id/notes (append-only) --------------------------------------
 
-export const NOTE_BODY_MAX = 10_000;
+const NOTE_BODY_MAX = 10_000;
 export const caseNoteRequestSchema = z.strictObject({ body: z.string().trim().min(1, 'write something').max(NOTE_BODY_MAX) });
 export const caseNoteSchema = z.strictObject({ note_id: z.uuid(), episode_id: episodeRef, author: consoleUserRef, body: z.string(), created_at: instant });
 export const caseNotePageSchema = pageOf(caseNoteSchema);
@@ -158,7 +153,7 @@ export type CaseNotePage = z.infer<typeof caseNotePageSchema>;
 
 // The parties behind the case's subjects: a party subject itself, and the holder of each account
 // subject (via_accounts names those accounts).
-export const casePartySchema = z.strictObject({ external_id: z.string(), via_accounts: z.array(z.string()) });
+const casePartySchema = z.strictObject({ external_id: z.string(), via_accounts: z.array(z.string()) });
 export const caseDetailSchema = caseSummarySchema.extend({
   subjects: z.array(subjectRef),
   related: z.array(subjectRef),
@@ -173,7 +168,7 @@ export type CaseDetail = z.infer<typeof caseDetailSchema>;
 
 export const TIMELINE_MOVEMENTS_MAX = 500;
 export const TIMELINE_ACTIONS_MAX = 1000;
-export const timelineEntrySchema = z.discriminatedUnion('kind', [
+const timelineEntrySchema = z.discriminatedUnion('kind', [
   // An alert of the case, at its creation; movement_ids: the movements its evidence cites.
   z.strictObject({
     kind: z.literal('alert'),
@@ -217,9 +212,9 @@ export type CaseTimeline = z.infer<typeof caseTimelineSchema>;
 
 // ---- The tenant's SLA: GET/PUT /console/v1/settings/case-sla --------------------------------
 
-export const SLA_HOURS_MAX = 24 * 366;
+const SLA_HOURS_MAX = 24 * 366;
 const slaHours = z.number().int().min(1).max(SLA_HOURS_MAX);
-export const caseSlaHoursSchema = z.strictObject({ critical: slaHours, high: slaHours, medium: slaHours, low: slaHours });
+const caseSlaHoursSchema = z.strictObject({ critical: slaHours, high: slaHours, medium: slaHours, low: slaHours });
 export const caseSlaUpdateRequestSchema = z.strictObject({ hours: caseSlaHoursSchema });
 export const caseSlaSchema = z.strictObject({
   hours: caseSlaHoursSchema,
@@ -228,12 +223,11 @@ export const caseSlaSchema = z.strictObject({
   updated_at: instant.nullable(),
   updated_by: z.string().nullable(),
 });
-export type CaseSlaHours = z.infer<typeof caseSlaHoursSchema>;
 export type CaseSla = z.infer<typeof caseSlaSchema>;
 
 // ---- The console's episode detail (GET /console/v1/episodes/:id and its actions) ------------
 
-export const auditEntrySchema = z.strictObject({
+const auditEntrySchema = z.strictObject({
   at: instant,
   actor_kind: z.string(),
   actor_email: z.string().nullable(),
@@ -248,7 +242,6 @@ export const consoleEpisodeDetailSchema = episodeDetailSchema.extend({
   // The parties behind the members: party members, and the holders of account members.
   parties: z.array(casePartySchema),
 });
-export type AuditEntry = z.infer<typeof auditEntrySchema>;
 export type ConsoleEpisodeDetail = z.infer<typeof consoleEpisodeDetailSchema>;
 
 // Params of the case routes.

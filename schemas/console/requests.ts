@@ -2,8 +2,8 @@ import { z } from 'zod';
 
 // Request bodies of /console/v1 (services/console). Strict: an unknown member is refused with its
 // path, as on /v1.
-export const PASSWORD_MIN_LENGTH = 12;
-export const PASSWORD_MAX_LENGTH = 256;
+const PASSWORD_MIN_LENGTH = 12;
+const PASSWORD_MAX_LENGTH = 256;
 
 export const CONSOLE_ROLES = ['analyst', 'supervisor'] as const;
 export type ConsoleRole = (typeof CONSOLE_ROLES)[number];

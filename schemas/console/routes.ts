@@ -24,7 +24,6 @@ export const consoleSessionSchema = z.strictObject({
   csrf_token: z.string(),
   session: z.strictObject({ expires_at: instant, idle_expires_at: instant }),
 });
-export type ConsoleSession = z.infer<typeof consoleSessionSchema>;
 
 // ---- Alerts --------------------------------------------------------------------------------
 
@@ -40,7 +39,7 @@ export const alertQueueQuerySchema = z.strictObject({
   cursor: param,
 });
 // A row of the alert queue: the /v1 Alert's names, without narrative or evidence.
-export const alertSummarySchema = alertSchema.pick({
+const alertSummarySchema = alertSchema.pick({
   alert_id: true,
   status: true,
   detector: true,
@@ -56,8 +55,6 @@ export const alertSummarySchema = alertSchema.pick({
 export const alertQueuePageSchema = pageOf(alertSummarySchema);
 export const alertParamsSchema = z.strictObject({ alert_id: z.string() });
 export const consoleAlertDetailSchema = alertDetailSchema;
-export type AlertSummary = z.infer<typeof alertSummarySchema>;
-export type AlertQueuePage = z.infer<typeof alertQueuePageSchema>;
 export type ConsoleAlertDetail = z.infer<typeof consoleAlertDetailSchema>;
 
 // ---- Episodes and the audit log ------------------------------------------------------------
@@ -98,4 +95,3 @@ export const reconciliationItemsQuerySchema = z.strictObject({ format: param, li
 export const consoleBreakPageSchema = pageOf(breakSchema);
 export const consoleBreakDetailSchema = breakSchema.extend({ reconciliation: reconciliationSchema.nullable() });
 export const consoleItemPageSchema = differenceItemPageSchema;
-export type ConsoleBreakDetail = z.infer<typeof consoleBreakDetailSchema>;

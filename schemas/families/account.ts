@@ -21,5 +21,3 @@ export const accountDataSchema = z.strictObject({
   external_ref: text(1, 256).optional(),
   correction_reason: upTo(256).optional(),
 });
-
-export type AccountData = z.infer<typeof accountDataSchema>;

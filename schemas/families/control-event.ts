@@ -20,5 +20,3 @@ export const controlEventDataSchema = z.strictObject({
   amount: moneySchema.optional(),
   external_ref: text(1, 256).optional(),
 });
-
-export type ControlEventData = z.infer<typeof controlEventDataSchema>;

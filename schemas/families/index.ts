@@ -5,7 +5,6 @@ import { instrumentDataSchema } from './instrument.ts';
 import { movementDataSchema } from './movement.ts';
 import { partyDataSchema } from './party.ts';
 import { relationshipDataSchema } from './relationship.ts';
-import type { Money } from '../primitives/money.ts';
 
 // The six families: their data schema, whether they are versioned entities (dedup on sequence)
 // or immutable facts, the ingest path, and where Money values sit inside their data.
@@ -24,8 +23,6 @@ export const FAMILY_NAMES = Object.keys(FAMILIES) as [Family, ...Family[]];
 export function isFamily(name: unknown): name is Family {
   return typeof name === 'string' && Object.hasOwn(FAMILIES, name);
 }
-
-export type FamilyData = { [F in Family]: z.infer<(typeof FAMILIES)[F]['data']> };
 
 // Every Money value inside a family's data, with its path relative to `data`. Used for the asset
 // registry check, which needs the tenant's registry and so runs after the schema parse.
@@ -54,4 +51,4 @@ export function moneyFields(family: Family, data: unknown): Array<{ path: string
   return found;
 }
 
-export type { Money };
+;

@@ -14,5 +14,3 @@ export const instrumentDataSchema = z.strictObject({
   fingerprint: text(1, 128).optional(),
   external_ref: text(1, 256).optional(),
 });
-
-export type InstrumentData = z.infer<typeof instrumentDataSchema>;

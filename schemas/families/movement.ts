@@ -56,5 +56,3 @@ export const movementDataSchema = z.strictObject({
   external_ref: text(1, 256).optional(),
   correction_reason: upTo(256).optional(),
 });
-
-export type MovementData = z.infer<typeof movementDataSchema>;

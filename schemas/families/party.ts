@@ -65,5 +65,3 @@ export const partyDataSchema = z.strictObject({
   external_ref: text(1, 256).optional(),
   correction_reason: upTo(256).optional(),
 });
-
-export type PartyData = z.infer<typeof partyDataSchema>;

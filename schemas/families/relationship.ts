@@ -18,5 +18,3 @@ export const relationshipDataSchema = z.strictObject({
   external_ref: text(1, 256).optional(),
   correction_reason: upTo(256).optional(),
 });
-
-export type RelationshipData = z.infer<typeof relationshipDataSchema>;

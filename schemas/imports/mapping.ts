@@ -7,14 +7,14 @@ import { MAX_SCALE } from '../primitives/money.ts';
 // rules between keys that zod cannot express alone (from XOR const, map_default only with map,
 // keys that apply to one type only), are checked when the mapping is compiled
 // (pipelines/imports/mapping/compile.ts), each finding with its path.
-export const MAPPING_VERSION = 1;
+const MAPPING_VERSION = 1;
 
 const oneCharacter = z.string().length(1);
 const nullValues = z.array(z.string()).max(50);
 const skipLeadingRows = z.number().int().min(0).max(1_000_000);
 const commentPrefix = z.string().min(1).max(8);
 
-export const csvFormatSchema = z.strictObject({
+const csvFormatSchema = z.strictObject({
   kind: z.literal('csv'),
   delimiter: oneCharacter.optional(),
   quote: oneCharacter.optional(),
@@ -29,14 +29,14 @@ export const csvFormatSchema = z.strictObject({
   null_values: nullValues.optional(),
 });
 
-export const jsonlFormatSchema = z.strictObject({
+const jsonlFormatSchema = z.strictObject({
   kind: z.literal('jsonl'),
   comment_prefix: commentPrefix.optional(),
   skip_leading_rows: skipLeadingRows.optional(),
   null_values: nullValues.optional(),
 });
 
-export const FIELD_TYPES = ['string', 'integer', 'number', 'boolean', 'datetime', 'money', 'json'] as const;
+const FIELD_TYPES = ['string', 'integer', 'number', 'boolean', 'datetime', 'money', 'json'] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
 
 const source = z.string().min(1).max(512);
@@ -50,7 +50,7 @@ const sources = z.union([source, z.array(source).min(2).max(10)]);
 const literal = z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.unknown()), z.record(z.string(), z.unknown())]);
 
 // A money part (value or asset): a column or a constant, with the string treatments.
-export const moneyPartSchema = z.strictObject({
+const moneyPartSchema = z.strictObject({
   from: source.optional(),
   const: z.union([z.string(), z.number()]).optional(),
   trim: z.boolean().optional(),

@@ -60,7 +60,7 @@ export const importSubmitRequestSchema = z.strictObject({
   chunk_count: z.number().int().min(1).max(100_000),
 });
 
-export const IMPORT_STATES = ['created', 'submitted', 'processing', 'completed', 'failed', 'cancelled'] as const;
+const IMPORT_STATES = ['created', 'submitted', 'processing', 'completed', 'failed', 'cancelled'] as const;
 
 export const importViewSchema = z.strictObject({
   import_id: z.string().regex(/^imp_[0-9a-f-]{36}$/),

@@ -14,7 +14,7 @@ export const topicName = z.string().regex(/^[a-z_][a-z0-9_.-]*$/, 'lower-case le
 const unique = <T extends z.ZodType<string>>(item: T) =>
   z.array(item).refine((items) => new Set(items).size === items.length, 'must not repeat an entry');
 
-export const consumerProcessorSchema = z.strictObject({
+const consumerProcessorSchema = z.strictObject({
   kind: z.literal('consumer'),
   description: z.string().min(1),
   group: name,
@@ -28,16 +28,16 @@ export const consumerProcessorSchema = z.strictObject({
   max_batch: z.number().int().min(1).max(10_000).optional(),
 });
 
-export const workerProcessorSchema = z.strictObject({
+const workerProcessorSchema = z.strictObject({
   kind: z.literal('worker'),
   description: z.string().min(1),
   // The PostgreSQL tables it claims its work from (several copies share the work through them).
   tables: unique(name).min(1),
 });
 
-export const processorSchema = z.discriminatedUnion('kind', [consumerProcessorSchema, workerProcessorSchema]);
+const processorSchema = z.discriminatedUnion('kind', [consumerProcessorSchema, workerProcessorSchema]);
 
-export const pipelinesManifestSchema = z
+const pipelinesManifestSchema = z
   .strictObject({
     version: z.literal(1),
     processors: z.record(name, processorSchema),
@@ -81,8 +81,7 @@ export const pipelinesManifestSchema = z
     for (const [, spec] of consumers) visit(spec.group, []);
   });
 
-export type ConsumerProcessor = z.infer<typeof consumerProcessorSchema>;
-export type WorkerProcessor = z.infer<typeof workerProcessorSchema>;
+type ConsumerProcessor = z.infer<typeof consumerProcessorSchema>;
 export type Processor = z.infer<typeof processorSchema>;
 export type PipelinesManifest = z.infer<typeof pipelinesManifestSchema>;
 

@@ -12,7 +12,7 @@ const milliseconds = z
   .transform(String)
   .pipe(z.string().regex(/^(-1|\d+)$/, 'milliseconds, or -1 for unbounded'));
 
-export const topicSchema = z.strictObject({
+const topicSchema = z.strictObject({
   name: topicName,
   partitions: z.number().int().min(1).max(10_000),
   replication_factor: z.number().int().min(1).max(9),
@@ -25,7 +25,7 @@ export const topicSchema = z.strictObject({
     .catchall(configValue),
 });
 
-export const topicsManifestSchema = z
+const topicsManifestSchema = z
   .strictObject({
     version: z.literal(1),
     topics: z.array(topicSchema).min(1),
@@ -46,7 +46,6 @@ export const topicsManifestSchema = z
     });
   });
 
-export type TopicDefinition = z.infer<typeof topicSchema>;
 export type TopicsManifest = z.infer<typeof topicsManifestSchema>;
 
 export function parseTopicsManifest(text: string): ManifestResult<TopicsManifest> {

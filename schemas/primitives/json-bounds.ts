@@ -15,7 +15,7 @@ export interface JsonLimits {
 
 // An array may hold more items than a batch allows, so an oversized batch is still told
 // svc:batch/too_large; the body cap bounds it anyway.
-export const REQUEST_JSON_LIMITS: JsonLimits = { depth: 32, members: 100_000, stringLength: 65_536 };
+const REQUEST_JSON_LIMITS: JsonLimits = { depth: 32, members: 100_000, stringLength: 65_536 };
 
 export interface JsonBoundsViolation {
   // Dotted, as the validation errors' paths ('' for the body itself).

@@ -19,8 +19,8 @@ function validDate(year: number, month: number, day: number): boolean {
 
 // The instants every store can hold: years 0001 to 9999 in UTC. PostgreSQL has no year 0, and an
 // offset can carry a local time just inside the range to a UTC year outside it.
-export const MIN_INSTANT_MS = new Date('0001-01-01T00:00:00Z').getTime();
-export const MAX_INSTANT_MS = new Date('9999-12-31T23:59:59.999Z').getTime();
+const MIN_INSTANT_MS = new Date('0001-01-01T00:00:00Z').getTime();
+const MAX_INSTANT_MS = new Date('9999-12-31T23:59:59.999Z').getTime();
 
 export function isDateTime(text: string): boolean {
   const m = DATE_TIME.exec(text);
@@ -52,7 +52,7 @@ export const fullDateSchema = z.string().refine(isFullDate, 'must be a calendar 
 const LEAP_SECOND = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}):60(?:\.\d+)?(?=Z|[+-])/;
 
 // The text with a leap second replaced as above; any other text as it is.
-export function withoutLeapSecond(text: string): string {
+function withoutLeapSecond(text: string): string {
   return text.replace(LEAP_SECOND, '$1:59.999');
 }
 

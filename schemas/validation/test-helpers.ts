@@ -8,8 +8,8 @@ import { FAMILIES, type Family } from '../families/index.ts';
 import { VALID_EVENTS } from '../../test/fixtures/events.ts';
 import { validateItem, type ItemValidation, type ValidationContext } from './validate-item.ts';
 
-export const NOW_MS = Date.parse('2026-09-01T12:00:00Z');
-export const FUTURE_SKEW_MS = 300_000;
+const NOW_MS = Date.parse('2026-09-01T12:00:00Z');
+const FUTURE_SKEW_MS = 300_000;
 export const CTX: ValidationContext = { registry: isoRegistry, nowMs: NOW_MS, futureSkewMs: FUTURE_SKEW_MS };
 
 export const SCHEMA: ErrorCode = 'svc:validation/schema';
@@ -26,7 +26,7 @@ export const REMOVE = Symbol('remove');
 
 // Sets (or with REMOVE deletes) the member at a dotted path, creating missing parents (an array
 // when the next key is numeric).
-export function setPath(root: any, dotted: string, value: unknown): void {
+function setPath(root: any, dotted: string, value: unknown): void {
   const keys = dotted.split('.');
   let current = root;
   for (let i = 0; i < keys.length - 1; i++) {
@@ -106,7 +106,7 @@ export interface FieldRule {
 }
 
 // The schema of a member of a family's data at a dotted path (numeric keys step into arrays).
-export function schemaAt(family: Family, dotted: string): z.ZodType {
+function schemaAt(family: Family, dotted: string): z.ZodType {
   let current: any = FAMILIES[family].data;
   const unwrap = () => {
     while (current instanceof z.ZodOptional) current = current.unwrap();

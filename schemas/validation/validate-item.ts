@@ -107,7 +107,7 @@ export function validateItem(raw: unknown, ctx: ValidationContext, prefix: strin
   }
 
   if (errors.length > 0 || !parsed.success) return fail(errors, object, externalId);
-  return { ok: true, object, event: parsed.data as Envelope };
+  return { ok: true, object, event: parsed.data };
 }
 
 function fail(errors: FieldError[], object?: Family, externalId?: string): ItemValidation {

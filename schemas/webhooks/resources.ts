@@ -3,15 +3,15 @@ import { CHANNELS, WEBHOOK_EVENT_CATALOG, WEBHOOK_EVENT_TYPES, type WebhookEvent
 
 // Requests and records of webhook management (scope webhook_mgmt), and the envelope the delivery
 // worker sends (services/webhooks/envelope.ts builds it).
-export const WEBHOOK_URL_MAX = 2048;
-export const WEBHOOK_DESCRIPTION_MAX = 500;
+const WEBHOOK_URL_MAX = 2048;
+const WEBHOOK_DESCRIPTION_MAX = 500;
 // Longest overlap a rotation may give the previous secret, and the default one.
-export const ROTATION_OVERLAP_MAX_S = 7 * 24 * 3600;
+const ROTATION_OVERLAP_MAX_S = 7 * 24 * 3600;
 export const ROTATION_OVERLAP_DEFAULT_S = 24 * 3600;
 
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'dead_lettered', 'cancelled'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
-export const ENDPOINT_STATUSES = ['enabled', 'disabled'] as const;
+const ENDPOINT_STATUSES = ['enabled', 'disabled'] as const;
 
 // event_types are checked against the catalog and the channel after this shape (each finding
 // with its own path and code), so here they are plain strings.
@@ -61,7 +61,7 @@ export const webhookEndpointPageSchema = z.strictObject({
   next_cursor: z.string().optional(),
 });
 
-export const webhookAttemptSchema = z.strictObject({
+const webhookAttemptSchema = z.strictObject({
   attempt: z.number().int(),
   started_at: instant,
   latency_ms: z.number().int(),
@@ -117,4 +117,3 @@ export const webhookEnvelopeSchema = z.discriminatedUnion(
   'type',
   WEBHOOK_EVENT_TYPES.map((type) => envelopeOf(type)) as unknown as [ReturnType<typeof envelopeOf>, ...ReturnType<typeof envelopeOf>[]],
 );
-export type WebhookEnvelope = z.infer<typeof webhookEnvelopeSchema>;

@@ -145,7 +145,7 @@ describe('svc CLI', () => {
       try {
         await new Promise<void>((resolve, reject) => {
           let out = '';
-          worker.stdout!.on('data', (chunk) => {
+          worker.stdout.on('data', (chunk) => {
             out += chunk;
             if (out.includes('canonical pipeline running')) resolve();
           });

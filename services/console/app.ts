@@ -42,7 +42,7 @@ const TOUCH_EVERY_MS = 60_000;
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
-export interface ConsoleSettings {
+interface ConsoleSettings {
   idleMs: number;
   absoluteMs: number;
   lockoutAttempts: number;

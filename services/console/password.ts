@@ -4,7 +4,7 @@ import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOpti
 // carries its parameters, so they can be raised later without invalidating stored hashes:
 //   $scrypt$ln=15,r=8,p=1$<salt, base64url>$<key, base64url>
 // N = 2^15, r = 8 needs 128·N·r = 32 MiB per hash.
-export const SCRYPT_PARAMS = { ln: 15, r: 8, p: 1 } as const;
+const SCRYPT_PARAMS = { ln: 15, r: 8, p: 1 } as const;
 const KEY_BYTES = 32;
 const SALT_BYTES = 16;
 // Parameters read back from storage are bounded, so a tampered row cannot make a login cost
@@ -33,7 +33,7 @@ export async function hashPassword(password: string, params: ScryptParams = SCRY
 
 const PHC = /^\$scrypt\$ln=(\d{1,2}),r=(\d{1,2}),p=(\d)\$([A-Za-z0-9_-]{16,64})\$([A-Za-z0-9_-]{32,128})$/;
 
-export function parseHash(stored: string): { params: ScryptParams; salt: Buffer; key: Buffer } | undefined {
+function parseHash(stored: string): { params: ScryptParams; salt: Buffer; key: Buffer } | undefined {
   const match = PHC.exec(stored);
   if (!match) return undefined;
   const params = { ln: Number(match[1]), r: Number(match[2]), p: Number(match[3]) };

@@ -30,7 +30,7 @@ export interface ConsoleSession {
   revoked_at: Date | null;
 }
 
-export type AuditActor = { kind: 'user'; userId: string } | { kind: 'operator' } | { kind: 'anonymous' };
+type AuditActor = { kind: 'user'; userId: string } | { kind: 'operator' } | { kind: 'anonymous' };
 
 export interface AuditEntry {
   tenantId: string;

@@ -47,7 +47,7 @@ const SELECT_DELIVERIES = `
 
 const iso = (text: string | null) => (text === null ? null : new Date(text).toISOString());
 
-export function deliveryView(row: DeliveryRow): WebhookDeliveryView {
+function deliveryView(row: DeliveryRow): WebhookDeliveryView {
   return {
     delivery_id: `${ID_PREFIXES.webhookDelivery}${row.delivery_id}`,
     endpoint_id: `${ID_PREFIXES.webhookEndpoint}${row.endpoint_id}`,

@@ -22,7 +22,7 @@ export interface DestinationPolicy {
 export type DestinationCheck = { ok: true; url: URL } | { ok: false; message: string };
 
 export const DESTINATION_REFUSED = 'ESVC_DESTINATION_REFUSED';
-export const MAX_DESTINATION_LENGTH = 2048;
+const MAX_DESTINATION_LENGTH = 2048;
 
 type Block = { bytes: Uint8Array; bits: number; reason: string; embedsIPv4?: true };
 
@@ -167,7 +167,7 @@ export function guardedLookup(policy: DestinationPolicy): LookupFunction {
   };
 }
 
-export const defaultResolve: Resolve = async (hostname) => {
+const defaultResolve: Resolve = async (hostname) => {
   const found = await dnsPromises.lookup(hostname, { all: true, verbatim: true });
   return found.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
 };

@@ -2,7 +2,6 @@
 // the catalog and the endpoint's channel, then the destination (HTTPS, a public address, also
 // after resolution). Every finding is reported with its own path and code; the problem carries the
 // most fundamental one. Messages never quote the submitted URL (it may carry a token).
-import { ID_PREFIXES } from '../../platform/ids.ts';
 import type { ErrorCode } from '../../schemas/errors/catalog.ts';
 import type { FieldError } from '../../schemas/problem.ts';
 import { requestSchemaErrors } from '../../schemas/validation/request-errors.ts';
@@ -42,5 +41,3 @@ export async function checkRegistration(body: unknown, policy: DestinationPolicy
   if (errors.length > 0) return { ok: false, code: PRECEDENCE.find((c) => errors.some((e) => e.code === c))!, errors };
   return { ok: true, registration: { ...registration, event_types: registration.event_types as WebhookEventType[] } };
 }
-
-export const endpointIdText = (uuid: string) => `${ID_PREFIXES.webhookEndpoint}${uuid}`;

@@ -112,7 +112,7 @@ export class DeliveryWorker {
 
   // Waits for every attempt in flight and writes every outcome.
   async settle(): Promise<void> {
-    while (this.attempts.size > 0) await Promise.all([...this.attempts]);
+    while (this.attempts.size > 0) await Promise.all(this.attempts);
     await this.flush();
   }
 

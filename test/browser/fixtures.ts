@@ -52,7 +52,7 @@ export function fanInNetwork(total = 200, senders = 12): GraphNetwork {
 
 // GraphPaths from hub-p to sender1-p through the fan-in network: hub-p holds hub, sender1 paid
 // hub, sender1-p holds sender1. Any other party is unknown (the governed 404).
-export function pathsAnswer(from: string, to: string, network = fanInNetwork()) {
+function pathsAnswer(from: string, to: string, network = fanInNetwork()) {
   const known = new Set(network.nodes.filter((n) => n.kind === 'party').map((n) => n.external_id ?? ''));
   const missing = (['from', 'to'] as const).filter((k) => !known.has(k === 'from' ? from : to));
   if (missing.length > 0) {
@@ -64,7 +64,7 @@ export function pathsAnswer(from: string, to: string, network = fanInNetwork()) 
   return { status: 200, body: { from: `party:${from}`, to: `party:${to}`, max_depth: 6, window: { since: null, until: null }, paths: [path], truncated: false, nodes: network.nodes.filter((n) => chain.includes(n.id)), edges } };
 }
 
-export const USER = { id: '00000000-0000-4000-8000-000000000001', tenant: 'acme', email: 'ana@example.com', role: 'analyst', must_change_password: false };
+const USER = { id: '00000000-0000-4000-8000-000000000001', tenant: 'acme', email: 'ana@example.com', role: 'analyst', must_change_password: false };
 export const SESSION = { user: USER, csrf_token: 'fixture-csrf-token', session: { expires_at: '2026-09-02T00:00:00.000Z', idle_expires_at: '2026-09-01T12:30:00.000Z' } };
 
 export const ALERTS: Alert[] = Array.from({ length: 30 }, (_, i) => ({
@@ -90,7 +90,7 @@ export const ALERTS: Alert[] = Array.from({ length: 30 }, (_, i) => ({
 
 // The fan-in alert's evidence as detection writes it: base-asset minor units as strings, counts
 // as numbers (pipelines/detect/framework/detector.ts Evidence).
-export const FAN_IN_EVIDENCE = {
+const FAN_IN_EVIDENCE = {
   movements: ['fan-1', 'fan-2'],
   counterparties: ['account:sender1', 'party:sender2-p'],
   amounts: { total: '15488800', count: 12, asset: 'USD', in: '15488800', out: '0' },
@@ -102,18 +102,18 @@ export const FAN_IN_EVIDENCE = {
   baseline: { days: 30, mean: '120000', stddev: '45000', observed: '15488800', metric: 'daily_inbound' },
 };
 
-export const ALERT_DETAIL: AlertDetail = { ...ALERTS[0]!, summary: '12 new senders in 3 days.', explanation: '12 new senders in 3 days.', evidence: FAN_IN_EVIDENCE, evidence_history: [] };
+const ALERT_DETAIL: AlertDetail = { ...ALERTS[0]!, summary: '12 new senders in 3 days.', explanation: '12 new senders in 3 days.', evidence: FAN_IN_EVIDENCE, evidence_history: [] };
 
-export const ASSETS: ConsoleAssetsResponse = { base_asset: { asset: 'USD', scale: 2 }, assets: [{ asset: 'JPY', scale: 0 }, { asset: 'USD', scale: 2 }] };
+const ASSETS: ConsoleAssetsResponse = { base_asset: { asset: 'USD', scale: 2 }, assets: [{ asset: 'JPY', scale: 0 }, { asset: 'USD', scale: 2 }] };
 
-export const PARTY: PartyDetail = {
+const PARTY: PartyDetail = {
   party: { object: 'party', external_id: 'hub-p', type: 'person', status: 'active', created_at: '2026-01-01T00:00:00.000Z', legal_names: ['Hub Holder'], sequence: 1, event_id: 'evt_0', occurred_at: '2026-01-01T00:00:00.000Z', received_at: '2026-01-01T00:00:00.000Z', version_count: 1 },
   accounts: [{ object: 'account', external_id: 'hub', type: 'wallet', holder_party_id: 'hub-p', asset: 'USD', status: 'active', opened_at: '2026-01-01T00:00:00.000Z', sequence: 1, event_id: 'evt_1', occurred_at: '2026-01-01T00:00:00.000Z', received_at: '2026-01-01T00:00:00.000Z', version_count: 1 }],
   accounts_truncated: false,
   posture: { band: 'high', computed_at: '2026-09-01T09:00:00.000Z', staleness_seconds: 0, coverage: 'complete', reasons: [{ detector: 'fan_in', typology: 'fan-in', severity: 'high', open_alerts: 1, latest_at: '2026-09-01T09:00:00.000Z' }] },
 };
 
-export const MOVEMENTS: MovementPage = {
+const MOVEMENTS: MovementPage = {
   data: [
     {
       object: 'movement',

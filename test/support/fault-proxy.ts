@@ -10,7 +10,7 @@ import { buildProblem, PROBLEM_CONTENT_TYPE } from '../../schemas/problem.ts';
 
 // A path to match: a string is a prefix of the path (query excluded), a RegExp is tested against
 // the path (query excluded).
-export type PathMatch = string | RegExp;
+type PathMatch = string | RegExp;
 
 // Retry-After as sent: a number is delay-seconds, a Date becomes an IMF-fixdate (HTTP date), a
 // string is sent verbatim (for unreadable values).
@@ -45,7 +45,7 @@ export const fault = {
 };
 
 // What the proxy did with a request.
-export type ProxyAction =
+type ProxyAction =
   | 'forwarded' // relayed to the service, its answer relayed back
   | 'rate_limited' // answered 429 itself
   | 'server_error' // answered 5xx itself
@@ -68,7 +68,7 @@ export interface ProxyLogEntry {
   upstreamStatus: number | undefined; // what the service answered, when it saw the request
 }
 
-export interface PlannedFault {
+interface PlannedFault {
   method: string;
   path: PathMatch;
   fault: Fault;

@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 const ENTRY = join(import.meta.dirname, 'kafka-member.main.ts');
 const ROOT = join(import.meta.dirname, '../..');
 
-export interface MemberReport {
+interface MemberReport {
   ready?: boolean;
   assigned?: number[];
   holding?: number;

@@ -17,7 +17,7 @@ export interface SignedRequest {
   nonce?: string;
 }
 
-export function bodyBytes(body: unknown): Buffer | undefined {
+function bodyBytes(body: unknown): Buffer | undefined {
   if (body === undefined) return undefined;
   if (Buffer.isBuffer(body)) return body;
   if (typeof body === 'string') return Buffer.from(body, 'utf8');

@@ -5,7 +5,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 export type Channel = 'compliance' | 'operational';
-export type Classification = 'restricted_aml' | 'advisory' | 'operational';
+type Classification = 'restricted_aml' | 'advisory' | 'operational';
 
 export interface Verification {
   // True only when there are no problems: signature, headers, envelope and channel all conform.
@@ -26,14 +26,14 @@ export interface VerifyInput {
   now: number;
 }
 
-export const TOLERANCE_SECONDS = 300;
+const TOLERANCE_SECONDS = 300;
 
 const BOTH: readonly Channel[] = ['compliance', 'operational'];
 const COMPLIANCE: readonly Channel[] = ['compliance'];
 const OPERATIONAL: readonly Channel[] = ['operational'];
 
 // The spec's event catalog: each type's classification and the channels it may be delivered on.
-export const EVENT_CATALOG: Readonly<Record<string, { classification: Classification; channels: readonly Channel[] }>> = {
+const EVENT_CATALOG: Readonly<Record<string, { classification: Classification; channels: readonly Channel[] }>> = {
   'alert.opened': { classification: 'restricted_aml', channels: COMPLIANCE },
   'episode.updated': { classification: 'restricted_aml', channels: COMPLIANCE },
   'episode.escalated': { classification: 'restricted_aml', channels: COMPLIANCE },
@@ -123,7 +123,7 @@ const V1_PATTERN = /^[0-9a-f]{64}$/;
 
 // Grammar: t=<1-12 digits>,v1=<64 lower-case hex>[,v1=...], no spaces, t first. Anything else is
 // reported; a header without a usable t or without any v1 is malformed and cannot verify.
-export function parseSignatureHeader(value: string, problems: string[]): { t?: string; v1: string[] } {
+function parseSignatureHeader(value: string, problems: string[]): { t?: string; v1: string[] } {
   let t: string | undefined;
   let sawT = false;
   const v1: string[] = [];

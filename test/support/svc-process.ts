@@ -35,10 +35,10 @@ export interface SvcUp {
 export async function startSvcUp(env: NodeJS.ProcessEnv, args: string[] = ['up']): Promise<SvcUp> {
   const child = spawn(process.execPath, [SVC, ...args], { env: { ...env, PORT: String(await freePort()), SVC_CONSOLE_PORT: '0' } });
   let stderr = '';
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
   const baseUrl = await new Promise<string>((resolve, reject) => {
     let out = '';
-    child.stdout!.on('data', (chunk) => {
+    child.stdout.on('data', (chunk) => {
       out += chunk;
       const match = /svc is up at (http:\/\/\S+)/.exec(out);
       if (match) resolve(match[1]!);

@@ -22,7 +22,7 @@ export interface TestApi {
   close: () => Promise<void>;
 }
 
-export const TEST_NOW = '2026-09-01T12:00:00Z';
+const TEST_NOW = '2026-09-01T12:00:00Z';
 
 // The API on a database of its own, with tenant "acme" (base USD), one key per scope and a
 // manual clock that signing and the service share.

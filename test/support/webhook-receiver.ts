@@ -7,12 +7,12 @@ import type { Socket } from 'node:net';
 import { verifyWebhookDelivery, type Channel, type Verification } from './spec-webhook-verifier.ts';
 import { makeTestCertificate, type TestCertificate } from './tls-certificate.ts';
 
-export type { Channel, Verification } from './spec-webhook-verifier.ts';
+;
 
 // Settings given for this key apply to every path that has none of its own.
 export const ANY_PATH = '*';
 
-export interface Behaviour {
+interface Behaviour {
   status?: number; // default 200, or 302 with redirectTo
   delayMs?: number; // answer only after this long
   hang?: boolean; // never answer; close() ends the request
@@ -22,9 +22,9 @@ export interface Behaviour {
 }
 
 // attempt: 1 for the first request on the path, 2 for the second, ... ("fail twice, then succeed").
-export type BehaviourSpec = Behaviour | ((attempt: number) => Behaviour);
+type BehaviourSpec = Behaviour | ((attempt: number) => Behaviour);
 
-export interface ReceivedDelivery {
+interface ReceivedDelivery {
   path: string; // the request's path without its query
   url: string; // the request target as sent
   method: string;
@@ -35,7 +35,7 @@ export interface ReceivedDelivery {
   verification: Verification;
 }
 
-export interface ReceiverCounts {
+interface ReceiverCounts {
   total: number;
   verified: number;
   failed: number; // failed verification, whatever the response was
@@ -51,7 +51,7 @@ export interface WebhookReceiverOptions {
   certificate?: TestCertificate;
 }
 
-export type DeliveriesPredicate = (deliveries: readonly ReceivedDelivery[], counts: ReceiverCounts) => boolean;
+type DeliveriesPredicate = (deliveries: readonly ReceivedDelivery[], counts: ReceiverCounts) => boolean;
 
 export interface WebhookReceiver {
   url(path?: string): string; // https://127.0.0.1:<port><path>

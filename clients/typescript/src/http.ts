@@ -337,7 +337,7 @@ function describeFailure(kind: ConnectionFailure, error: unknown, url: URL): str
   return `cannot reach ${url.origin} (${kind}): ${cause}`;
 }
 
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const onAbort = () => {

@@ -116,11 +116,11 @@ export function signatureHex(secretBytes: Uint8Array, canonical: string): string
   return createHmac('sha256', secretBytes).update(canonical, 'utf8').digest('hex');
 }
 
-export function decodeSecret(secret: string): Buffer {
+function decodeSecret(secret: string): Buffer {
   return Buffer.from(secret, 'base64url');
 }
 
-export function newNonce(): string {
+function newNonce(): string {
   return randomBytes(18).toString('base64url');
 }
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sanctionsHitReported } from '../../../pipelines/detect/typologies/controls/sanctions_hit_reported.ts';
 import { startDetectionWorld, type DetectionWorld } from '../../../test/support/detection-world.ts';
 import { apiError, serveForSdk, type SdkService } from '../../../test/support/sdk-service.ts';
-import { SvcApiError, type Alert, type AlertPage, type Episode, type SvcClient, type WithResponse } from '../src/index.ts';
+import { type Alert, type AlertPage, type Episode, type SvcClient, type WithResponse } from '../src/index.ts';
 
 let world: DetectionWorld;
 let svc: SdkService;

@@ -7,7 +7,7 @@ import { ImportWorker } from '../../../pipelines/imports/worker.ts';
 import { TenantAssetRegistry } from '../../../platform/assets/tenant-registry.ts';
 import { apiError, startSdkService, type SdkService } from '../../../test/support/sdk-service.ts';
 import { movementMapping } from '../../../test/fixtures/import-mappings.ts';
-import { SvcApiError, type ImportReject, type ImportRejectPage, type SvcClient, type WithResponse } from '../src/index.ts';
+import { type ImportReject, type ImportRejectPage, type SvcClient, type WithResponse } from '../src/index.ts';
 
 let svc: SdkService;
 let ingest: SvcClient;

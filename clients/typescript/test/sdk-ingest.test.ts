@@ -4,7 +4,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiError, startSdkService, type SdkService } from '../../../test/support/sdk-service.ts';
 import {
-  SvcApiError,
   type SvcClient,
   type AccountEvent,
   type BatchItem,

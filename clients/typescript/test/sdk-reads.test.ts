@@ -9,7 +9,6 @@ import { apiError, startSdkService, type SdkService } from '../../../test/suppor
 import { drain, startTestPipeline, type TestPipeline } from '../../../test/support/test-pipeline.ts';
 import { systemClock } from '../../../platform/clock.ts';
 import {
-  SvcApiError,
   type AccountEvent,
   type BatchItem,
   type BatchResponse,

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiError, startSdkService, type SdkService } from '../../../test/support/sdk-service.ts';
 import { startTestPipeline, type TestPipeline } from '../../../test/support/test-pipeline.ts';
-import { SvcApiError, type BatchItem, type MovementEvent, type Reconciliation, type ReconciliationRequest, type SvcClient } from '../src/index.ts';
+import { type BatchItem, type MovementEvent, type Reconciliation, type ReconciliationRequest, type SvcClient } from '../src/index.ts';
 
 let svc: SdkService;
 let run: TestPipeline;

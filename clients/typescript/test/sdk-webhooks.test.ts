@@ -10,7 +10,7 @@ import { createDeliveryWorker } from '../../../services/webhooks/wiring.ts';
 import type { DeliveryWorker } from '../../../services/webhooks/worker.ts';
 import { apiError, startSdkService, type SdkService } from '../../../test/support/sdk-service.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../test/support/webhook-receiver.ts';
-import { SvcApiError, type SvcClient, type WebhookDelivery, type WebhookEndpoint, type WebhookEndpointRegistration, type WithResponse } from '../src/index.ts';
+import { type SvcClient, type WebhookDelivery, type WebhookEndpoint, type WebhookEndpointRegistration, type WithResponse } from '../src/index.ts';
 
 let svc: SdkService;
 let receiver: WebhookReceiver;

@@ -1,6 +1,6 @@
 // The console API client: same-origin fetch with the session cookie, the CSRF token on every
 // state-changing request, problem+json turned into ApiError.
-export interface SessionUser {
+interface SessionUser {
   id: string;
   tenant: string;
   email: string;

@@ -11,7 +11,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props?: Props |
   const el = document.createElement(tag);
   for (const [name, value] of Object.entries(props ?? {})) {
     if (value === null || value === undefined || value === false) continue;
-    if (name.startsWith('on') && typeof value === 'function') el.addEventListener(name.slice(2), value as Handler);
+    if (name.startsWith('on') && typeof value === 'function') el.addEventListener(name.slice(2), value);
     else if (name === 'style') throw new Error('inline styles are refused by the CSP: use a class');
     else if (typeof value === 'boolean') el.setAttribute(name, '');
     else el.setAttribute(name, String(value));
@@ -20,7 +20,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props?: Props |
   return el;
 }
 
-export function append(parent: Node, children: Child[]): void {
+function append(parent: Node, children: Child[]): void {
   for (const child of children) {
     if (child === null || child === undefined || child === false) continue;
     if (Array.isArray(child)) append(parent, child);

@@ -40,7 +40,7 @@ export function edgeDates(e: Pick<GraphEdge, 'first_at' | 'last_at'>): string {
 }
 
 // Money objects added per asset, exactly (BigInt on the minor units).
-export function sumMoney(amounts: Array<Money | null>): Money[] {
+function sumMoney(amounts: Array<Money | null>): Money[] {
   const by = new Map<string, { value: bigint; scale: number }>();
   for (const a of amounts) {
     if (!a) continue;
@@ -60,7 +60,7 @@ interface Bundle {
 
 // One drawn edge per unordered pair of nodes: transfers both ways and any relationship between the
 // same two nodes become one line with the count and total of its transfers.
-export function bundleEdges(edges: GraphEdge[]): Bundle[] {
+function bundleEdges(edges: GraphEdge[]): Bundle[] {
   const bundles = new Map<string, Bundle>();
   for (const e of edges) {
     const [a, b] = e.source < e.target ? [e.source, e.target] : [e.target, e.source];

@@ -26,8 +26,8 @@ export type GraphPaths = ConsolePaths;
 // GET /console/v1/parties/:id: the canonical party and accounts with their own fields, the party's
 // identifiers only as hashes (services/console/routes/parties.ts hashedIdentifiers).
 type HashedIdentifiers = { identifiers?: Array<{ type: string; value_hash: string; verification_status?: string }> };
-export type PartyEntity = PartyPage['party'] & Omit<z.infer<typeof partyDataSchema>, 'identifiers'> & HashedIdentifiers;
-export type AccountEntity = PartyPage['accounts'][number] & z.infer<typeof accountDataSchema>;
+type PartyEntity = PartyPage['party'] & Omit<z.infer<typeof partyDataSchema>, 'identifiers'> & HashedIdentifiers;
+type AccountEntity = PartyPage['accounts'][number] & z.infer<typeof accountDataSchema>;
 export type PartyDetail = Omit<PartyPage, 'party' | 'accounts'> & { party: PartyEntity; accounts: AccountEntity[] };
 
 // GET /console/v1/parties/:id/movements: each movement with its own fields.

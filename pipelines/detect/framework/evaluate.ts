@@ -28,7 +28,9 @@ export async function evaluateSubject(ctx: SubjectContext, ruleset: CompiledRule
   // Detectors run at the same time; a check that fails answers without a promise of its own
   // (these run for every detector of every subject: their promises were a tenth of detection's
   // allocations, and collecting them much of its garbage collection).
+  // A mix of values and promises is what Promise.all takes here; evaluate is called on its detector.
   const outcomes = await Promise.all(
+    // oxlint-disable-next-line typescript/await-thenable, typescript/unbound-method
     applicable.map(({ detector, paramsFor }) => unmetNeed(ctx, detector.needs, familiesSeen, party, account) ?? detector.evaluate(ctx, paramsFor(segment, tier))),
   );
   return applicable.map(({ detector }, i) => ({ detector, outcome: outcomes[i]! }));

@@ -11,7 +11,7 @@ import type { SubjectRef } from './detector.ts';
 // the store, which aggregates in the database instead of shipping the rows. High: a busy hub is
 // evaluated in almost every batch, and a dozen store reads over its rows (each probing every
 // counterparty's first sighting) cost far more than shipping them once.
-export const SNAPSHOT_ROW_CAP = 20_000;
+const SNAPSHOT_ROW_CAP = 20_000;
 // Requests per statement.
 const CHUNK = 1_000;
 

@@ -8,7 +8,6 @@ import { partyDataSchema } from '../../../schemas/families/party.ts';
 import type { AnyDetector } from './detector.ts';
 
 const SEGMENTS = partyDataSchema.shape.segment.unwrap().options;
-export type Segment = (typeof SEGMENTS)[number];
 
 const paramLayer = z.record(z.string(), z.unknown());
 
@@ -19,7 +18,7 @@ const detectorConfigSchema = z.strictObject({
   by_risk_tier: z.record(z.string().min(1).max(64), paramLayer).default({}),
 });
 
-export const rulesetDocumentSchema = z.strictObject({
+const rulesetDocumentSchema = z.strictObject({
   name: z.string().min(1).max(128),
   description: z.string().max(2000).optional(),
   detectors: z.record(z.string().regex(/^[a-z][a-z0-9_]{0,63}$/), detectorConfigSchema),
@@ -106,7 +105,7 @@ export function defaultRulesetDocument(library: readonly AnyDetector[]): ParsedD
     name: 'default',
     description: 'Every detector of the library with its default parameters.',
     detectors: Object.fromEntries(
-      library.filter((detector) => !detector.optIn).map((detector) => [detector.id, { enabled: true, params: {}, by_segment: { ...(detector.segmentDefaults ?? {}) }, by_risk_tier: {} }]),
+      library.filter((detector) => !detector.optIn).map((detector) => [detector.id, { enabled: true, params: {}, by_segment: { ...detector.segmentDefaults }, by_risk_tier: {} }]),
     ),
   };
 }

@@ -14,7 +14,7 @@ export interface Label {
   source: 'file' | 'disposition';
 }
 
-export interface LabelIssue {
+interface LabelIssue {
   line: number;
   message: string;
 }

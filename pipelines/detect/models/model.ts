@@ -8,7 +8,7 @@ import { FEATURES, type FeatureKind, type FeatureValues, vectorOf } from './feat
 
 export const MODEL_FORMAT = 'logistic-regression/v1' as const;
 
-export const heldOutReportSchema = z.object({
+const heldOutReportSchema = z.object({
   examples: z.number().int(),
   positives: z.number().int(),
   precision: z.number(),
@@ -47,7 +47,7 @@ export function transform(value: number, kind: FeatureKind): number {
 }
 
 // The standardised, transformed inputs of one example, in the model's feature order.
-export function inputsOf(model: Pick<ModelDocument, 'features' | 'mean' | 'std'>, values: FeatureValues): number[] {
+function inputsOf(model: Pick<ModelDocument, 'features' | 'mean' | 'std'>, values: FeatureValues): number[] {
   const raw = vectorOf(values, model.features.map((f) => f.name));
   return raw.map((v, i) => (transform(v, model.features[i]!.kind) - model.mean[i]!) / model.std[i]!);
 }

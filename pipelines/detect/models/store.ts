@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import type { Pool } from '../../../platform/postgres/pool.ts';
 import { modelDocumentSchema, type ModelDocument } from './model.ts';
 
-export const DEFAULT_MODEL_ID = 'default';
+const DEFAULT_MODEL_ID = 'default';
 export const MODEL_ID_PATTERN = /^(default|m[1-9]\d{0,8})$/;
 
 export interface StoredModel {
@@ -73,7 +73,7 @@ export async function listModels(db: Pick<Pool, 'query'>, tenantId: string): Pro
 }
 
 // The document of the tenant's active ruleset, if it has one.
-export async function activeRulesetDocument(db: Pick<Pool, 'query'>, tenantId: string): Promise<unknown | null> {
+export async function activeRulesetDocument(db: Pick<Pool, 'query'>, tenantId: string): Promise<unknown> {
   const { rows } = await db.query<{ document: unknown }>(`SELECT document FROM rulesets WHERE tenant_id = $1 AND state = 'active'`, [tenantId]);
   return rows[0]?.document ?? null;
 }

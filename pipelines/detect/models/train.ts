@@ -12,7 +12,7 @@ import { atThreshold, averagePrecision, bestF1Threshold } from './metrics.ts';
 import { FEATURE_SPEC, MODEL_FORMAT, score, transform, type HeldOutReport, type ModelDocument } from './model.ts';
 import { seededRandom, shuffled, stratifiedSplit } from './split.ts';
 
-export const HYPERPARAMETERS = { l2: 1e-3, learning_rate: 0.05, epochs: 40, batch_size: 512, held_out_share: 0.25, seed: 32 } as const;
+const HYPERPARAMETERS = { l2: 1e-3, learning_rate: 0.05, epochs: 40, batch_size: 512, held_out_share: 0.25, seed: 32 } as const;
 
 export interface Example {
   values: FeatureValues;
@@ -24,7 +24,7 @@ export type FitOutcome =
   // Too few examples of a class to hold any back and still learn from it.
   | { kind: 'too_few'; message: string };
 
-export const MIN_PER_CLASS = 4;
+const MIN_PER_CLASS = 4;
 
 let ready: Promise<void> | undefined;
 // Production mode: no debug checks, and no advice to install the native backend on stderr.

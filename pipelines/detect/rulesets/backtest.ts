@@ -33,7 +33,7 @@ import { DEFAULT_VERSION, loadRuleset, wrongState, type Refusal, type RulesetSta
 export const DEFAULT_MAX_CHANGES = 20_000;
 export const MAX_CHANGES_LIMIT = 1_000_000;
 // Subjects evaluated at the same time; each holds a pooled connection while its detectors read.
-export const DEFAULT_CONCURRENCY = 4;
+const DEFAULT_CONCURRENCY = 4;
 
 const BACKTESTABLE: readonly RulesetState[] = ['candidate', 'shadow'];
 // Subjects read together before they are evaluated.
@@ -51,10 +51,10 @@ export interface BacktestOptions {
   concurrency?: number;
 }
 
-export type NonResultCounts = Record<NonResultOutcome, number>;
+type NonResultCounts = Record<NonResultOutcome, number>;
 
 // Per detector; null on the side of a ruleset that does not run the detector.
-export interface BacktestDetectorReport {
+interface BacktestDetectorReport {
   // Alerts each ruleset would have opened (one per detector, subject and overlapping window).
   candidate_alerts: number | null;
   active_alerts: number | null;

@@ -11,7 +11,7 @@ import { compileRuleset, type RulesetIssue } from '../framework/ruleset.ts';
 import { enqueueEvents, type OutgoingEvent } from '../outgoing-events.ts';
 import type { BacktestReport } from './backtest.ts';
 
-export const RULESET_STATES = ['candidate', 'shadow', 'active', 'retired', 'rolled_back'] as const;
+const RULESET_STATES = ['candidate', 'shadow', 'active', 'retired', 'rolled_back'] as const;
 export type RulesetState = (typeof RULESET_STATES)[number];
 
 // The built-in default ruleset's version: what runs live when no stored ruleset is active.
@@ -219,7 +219,7 @@ export async function showRuleset(pool: Pick<Pool, 'query'>, tenantId: string, v
 }
 
 // A report document, like the backtest's: snake_case, as printed with --json.
-export interface ShadowReportRow {
+interface ShadowReportRow {
   detector: string;
   shadow_alerts: number;
   live_alerts: number;

@@ -66,7 +66,7 @@ export interface CsvRow {
   get(column: string): string | undefined;
 }
 
-export interface JsonlRow {
+interface JsonlRow {
   kind: 'jsonl';
   /** The parsed line (always an object), with null-value strings removed. */
   value: Record<string, unknown>;

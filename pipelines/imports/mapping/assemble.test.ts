@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SCHEMA_VERSION } from '../../../schemas/envelope.ts';
-import type { FieldRule, FieldType, RowFilter } from '../../../schemas/imports/mapping.ts';
+import type { FieldRule, RowFilter } from '../../../schemas/imports/mapping.ts';
 import { assembleRow, evaluateTarget, rowMatchesFilter, type AssemblyContext, type AssemblyTarget, type SourceRow } from './assemble.ts';
 
 const SCHEMA = 'svc:validation/schema';
@@ -17,7 +17,7 @@ const t = (target: string, rule: FieldRule): AssemblyTarget => ({
   target,
   path: target.split('.'),
   rule,
-  type: (rule.type ?? 'string') as FieldType,
+  type: (rule.type ?? 'string'),
 });
 const base = [t('external_id', { from: 'id' }), t('occurred_at', { from: 'when', type: 'datetime' })];
 const row = (cells: Record<string, string>) => csv({ id: 'e-1', when: '2019-09-01T12:00:00Z', ...cells });

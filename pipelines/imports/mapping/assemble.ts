@@ -71,7 +71,7 @@ export function evaluateTarget(target: AssemblyTarget, row: SourceRow, ctx: Asse
 const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype']);
 const INDEX = /^\d+$/;
 // Array indexes in target paths (data.identifiers.0.value) stay small: a mapping lists items.
-export const MAX_TARGET_INDEX = 999;
+const MAX_TARGET_INDEX = 999;
 
 function isContainer(value: unknown): value is Record<string, unknown> | unknown[] {
   return typeof value === 'object' && value !== null;

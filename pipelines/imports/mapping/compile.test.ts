@@ -164,7 +164,7 @@ describe('rule 2: target paths', () => {
     const raw = doc('movement', {
       'data.amount.value': { from: 'minor' }, 'data.amount.asset': { from: 'ccy' }, 'data.amount.scale': { const: 2, type: 'integer' },
     });
-    delete (raw.fields as Rules)['data.amount'];
+    delete (raw.fields)['data.amount'];
     const mapping = expectOk(raw);
     expect(mapping.targets.map((t) => t.target)).toContain('data.amount.scale');
   });
@@ -182,8 +182,8 @@ describe('rule 2: target paths', () => {
 
   it('requires external_id and occurred_at', () => {
     const raw = doc('movement', {});
-    delete (raw.fields as Rules).external_id;
-    delete (raw.fields as Rules).occurred_at;
+    delete (raw.fields).external_id;
+    delete (raw.fields).occurred_at;
     const errors = errorsOf(raw);
     expect(errors).toEqual([
       { path: 'fields.external_id', code: 'svc:validation/schema', message: 'required target is missing' },
@@ -349,7 +349,7 @@ describe('rule 5: the missing-sequence warning', () => {
   for (const family of FAMILY_NAMES) {
     it(`${family}: ${FAMILIES[family].kind}`, () => {
       const raw = doc(family, {});
-      delete (raw.fields as Rules).sequence;
+      delete (raw.fields).sequence;
       expect(expectOk(raw).warnings).toEqual(FAMILIES[family].kind === 'entity' ? [NO_SEQUENCE_WARNING] : []);
     });
   }

@@ -24,7 +24,7 @@ export { familyTargets } from './targets.ts';
 // Dialect findings are `format.<key>` (`format.columns.<i>`), the filter's `row_filter.from`.
 // Messages name targets and columns, never a value from the customer's rows.
 
-export interface CompiledTarget { target: string; path: string[]; rule: FieldRule; type: FieldType }
+interface CompiledTarget { target: string; path: string[]; rule: FieldRule; type: FieldType }
 export interface CompiledMapping {
   document: MappingDocument;
   family: Family;

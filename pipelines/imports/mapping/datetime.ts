@@ -27,9 +27,9 @@ import type { Failure, Result } from './values.ts';
 // (02:30 CEST). That is Temporal's and java.time's default ("compatible") disambiguation.
 // Results are limited to years 0000-9999 (what RFC 3339 can write).
 
-export const TIMESTAMP: ErrorCode = 'svc:validation/timestamp_out_of_range';
+const TIMESTAMP: ErrorCode = 'svc:validation/timestamp_out_of_range';
 // Two-digit years below the pivot are 20xx, the others 19xx.
-export const TWO_DIGIT_YEAR_PIVOT = 50;
+const TWO_DIGIT_YEAR_PIVOT = 50;
 
 export type DatetimeRule = Pick<FieldRule, 'format' | 'pattern' | 'tz'>;
 

@@ -23,8 +23,8 @@ import { SCHEMA, fail, ok, sourceValue, type FieldOutcome, type Result, type Sou
 // has already been through a float when the line was parsed, so it cannot be read exactly and is
 // refused (quote it in the file).
 
-export const MONEY_SCALE: ErrorCode = 'svc:validation/money_scale_mismatch';
-export const MAX_MINOR_DIGITS = 38;
+const MONEY_SCALE: ErrorCode = 'svc:validation/money_scale_mismatch';
+const MAX_MINOR_DIGITS = 38;
 
 export interface AmountOptions {
   units?: 'decimal' | 'minor' | undefined;

@@ -7,7 +7,7 @@ import { moneySchema } from '../../../schemas/primitives/money.ts';
 // refused path or column comes back with.
 
 // Envelope members a row may fill; `data.<path>` covers the rest.
-export const ENVELOPE_TARGETS = ['external_id', 'occurred_at', 'recorded_at', 'sequence', 'schema_version'] as const;
+const ENVELOPE_TARGETS = ['external_id', 'occurred_at', 'recorded_at', 'sequence', 'schema_version'] as const;
 export const REQUIRED_TARGETS = ['external_id', 'occurred_at'] as const;
 
 export type TargetKind =

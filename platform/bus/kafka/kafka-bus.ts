@@ -58,7 +58,7 @@ export interface RetryPolicy {
   maxBackoffMs: number;
 }
 
-export const DEFAULT_RETRY: RetryPolicy = { backoffMs: 200, maxBackoffMs: 30_000 };
+const DEFAULT_RETRY: RetryPolicy = { backoffMs: 200, maxBackoffMs: 30_000 };
 const DEFAULT_MAX_BATCH = 500;
 const DEFAULT_CONCURRENCY = 4;
 // A member restarting after a transient crash: 1 s, doubling, at most 30 s between attempts.

@@ -56,7 +56,7 @@ export interface RelayStats {
   deadLettered: number;
 }
 
-export const RELAY_GROUP_PREFIX = 'kafka-relay.';
+const RELAY_GROUP_PREFIX = 'kafka-relay.';
 
 export class KafkaRelay {
   readonly names: KafkaNames;

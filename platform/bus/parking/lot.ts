@@ -23,7 +23,7 @@ export interface ParkingPolicy {
   replayPollMs: number;
 }
 
-export const DEFAULT_PARKING: ParkingPolicy = { attempts: 3, backoffMs: 100, replayPollMs: 2_000 };
+const DEFAULT_PARKING: ParkingPolicy = { attempts: 3, backoffMs: 100, replayPollMs: 2_000 };
 
 type Handle = (records: BusRecord[]) => Promise<void>;
 
@@ -112,7 +112,7 @@ export class ParkingLot {
   }
 }
 
-export class ConsumerStopped extends Error {
+class ConsumerStopped extends Error {
   constructor(group: string) {
     super(`a member of group ${group} stopped while taking a failed batch apart`);
     this.name = 'ConsumerStopped';

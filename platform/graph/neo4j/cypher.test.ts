@@ -179,7 +179,7 @@ describe('no statement is built at run time', () => {
   it('run() refuses a string, a look-alike statement, and parameters other than the statement uses', async () => {
     const runner = { run: async () => ({ records: [] }) } as never;
     await expect(run(runner, cypher.NODE.text as never, {})).rejects.toThrow(/only the statements/);
-    await expect(run(runner, { ...cypher.NODE } as never, { tenant: 't', kind: 'party', key: 'P' })).rejects.toThrow(/only the statements/);
+    await expect(run(runner, { ...cypher.NODE }, { tenant: 't', kind: 'party', key: 'P' })).rejects.toThrow(/only the statements/);
     await expect(run(runner, cypher.NODE, { tenant: 't', kind: 'party' })).rejects.toThrow(/missing key/);
     await expect(run(runner, cypher.NODE, { tenant: 't', kind: 'party', key: 'P', label: 'Party' })).rejects.toThrow(/unused label/);
     await expect(run(runner, cypher.NODE, { tenant: 't', kind: 'party', key: 'P' })).resolves.toEqual([]);

@@ -55,8 +55,8 @@ export async function run(runner: QueryRunner, statement: Statement, params: Rec
   if (missing.length > 0 || extra.length > 0) {
     throw new Error(`${statement.name}: parameters ${missing.length ? `missing ${missing.join(', ')}` : ''}${extra.length ? ` unused ${extra.join(', ')}` : ''}`);
   }
-  const result = await runner.run(statement.text, toCypher(params, statement.name) as Record<string, unknown>);
-  return result.records.map((record) => record.toObject() as Row);
+  const result = await runner.run(statement.text, toCypher(params, statement.name));
+  return result.records.map((record) => record.toObject());
 }
 
 // ---- reading values back ----

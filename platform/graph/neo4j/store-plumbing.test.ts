@@ -29,7 +29,7 @@ function unsafe(value: unknown, path: string): string[] {
   if (typeof value === 'bigint') return value >= -(2n ** 63n) && value < 2n ** 63n ? [] : [`${path}: beyond int64`];
   if (Array.isArray(value)) return value.flatMap((v, i) => unsafe(v, `${path}[${i}]`));
   if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
-    return Object.entries(value as object).flatMap(([k, v]) => unsafe(v, `${path}.${k}`));
+    return Object.entries(value).flatMap(([k, v]) => unsafe(v, `${path}.${k}`));
   }
   return [`${path}: ${value instanceof Date ? 'a Date' : typeof value} would not reach Neo4j as an integer or text`];
 }

@@ -21,7 +21,7 @@ import type {
 // ---- reads ----
 
 // The stored edges touching any node of the frontier, either direction.
-export interface EdgeQuery {
+interface EdgeQuery {
   frontier: NodeRef[];
   // Only these types; null: every type.
   types: EdgeType[] | null;
@@ -38,7 +38,7 @@ export interface EdgeQuery {
 
 // Transfer edges rebuilt from the movements into or out of any of the accounts that pass a window
 // and a minimum amount (unpriced movements never pass a minimum), one per ordered pair.
-export interface MovementQuery {
+interface MovementQuery {
   accounts: string[];
   since: Date | null;
   until: Date | null;
@@ -50,7 +50,7 @@ export interface MovementQuery {
 
 // One hop more for a partial cycle: priced movements out of `node`, no earlier than `after`,
 // their amount in [low, high] (no bounds on the first hop).
-export interface CycleStep {
+interface CycleStep {
   node: string;
   after: Date;
   low: bigint | null;
@@ -58,7 +58,7 @@ export interface CycleStep {
 }
 
 // A movement of the pair transfers[pair] (see GraphReads.recentMovements).
-export interface RecentMovement {
+interface RecentMovement {
   pair: number;
   movementId: string;
   occurredAt: Date;
@@ -67,7 +67,7 @@ export interface RecentMovement {
 
 // The counterparties of an account in a window (largest sum first, at most the window's limit)
 // and totals over all of them: `accounts` counterparties, `count` movements, `sum` priced.
-export interface FlowTotals {
+interface FlowTotals {
   counterparties: FlowSet['counterparties'];
   accounts: number;
   count: number;
@@ -99,7 +99,7 @@ export interface GraphReads {
 
 // ---- writes ----
 
-export interface NodeWrite {
+interface NodeWrite {
   tenantId: string;
   ref: NodeRef;
   attrs: Record<string, unknown>;
@@ -107,7 +107,7 @@ export interface NodeWrite {
 }
 
 // An entity's new version: the edges of its origin not in `keep` (identities) are closed at `at`.
-export interface OriginWrite {
+interface OriginWrite {
   tenantId: string;
   origin: string;
   at: Date;

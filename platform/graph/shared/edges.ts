@@ -2,7 +2,7 @@ import { edgeId, type EdgeFilter, type EdgeType, type GraphEdge, type NodeRef } 
 import type { GraphReads } from './access.ts';
 
 // The latest movements a transfer edge carries (`recent`).
-export const RECENT_MOVEMENTS = 10;
+const RECENT_MOVEMENTS = 10;
 
 // An edge of the port from its decoded parts; the id is computed from them, never stored. Field
 // by field, not a spread: this runs for every edge row a traversal reads.

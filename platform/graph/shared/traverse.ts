@@ -87,7 +87,7 @@ async function levels(reads: GraphReads, start: NodeRef, options: { depth: numbe
 }
 
 // Attributes of the nodes, the latest movements of the transfer edges, and a stable order.
-export async function finish(
+async function finish(
   reads: GraphReads,
   refs: NodeRef[],
   edges: GraphEdge[],

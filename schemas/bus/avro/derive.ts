@@ -28,7 +28,7 @@
 import avro from 'avsc';
 import { z } from 'zod';
 
-export type AvroSchema = string | { [key: string]: unknown } | AvroSchema[];
+type AvroSchema = string | { [key: string]: unknown } | AvroSchema[];
 
 export class AvroMappingError extends Error {
   constructor(
@@ -42,14 +42,14 @@ export class AvroMappingError extends Error {
 
 type Primitive = 'string' | 'int' | 'long' | 'double' | 'boolean';
 
-export type Node =
+type Node =
   | { kind: 'record'; name: string; fields: Field[] }
   | { kind: 'array'; items: Node }
   | { kind: 'nullable'; inner: Node }
   | { kind: 'json' }
   | { kind: 'primitive'; type: Primitive; symbols?: string[] };
 
-export interface Field {
+interface Field {
   name: string;
   node: Node;
   optional: boolean;
@@ -103,7 +103,7 @@ function safeLongHook(schema: unknown): avro.Type | undefined {
 // builds its own Types from the registered schemas). A fresh object each time: avsc keeps its
 // registry of named types in the options object it is given.
 export function avscOptions(): Partial<avro.ForSchemaOptions> {
-  return { wrapUnions: 'auto', typeHook: safeLongHook as avro.ForSchemaOptions['typeHook'] };
+  return { wrapUnions: 'auto', typeHook: safeLongHook };
 }
 
 export function deriveAvro(schema: z.ZodType, options: { name: string; namespace: string; doc?: string }): DerivedAvro {

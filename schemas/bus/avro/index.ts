@@ -17,7 +17,7 @@ import { CANONICAL_CHANGE_TOPIC_PREFIX } from '../canonical-change.ts';
 import { controlEventChangeSchema, entityChangeSchema, movementChangeSchema } from './change-records.ts';
 import { deriveAvro, type DerivedAvro } from './derive.ts';
 
-export const INBOX_TOPIC_PREFIX = 'inbox.';
+const INBOX_TOPIC_PREFIX = 'inbox.';
 
 function changeSchemaOf(family: Family): { schema: z.ZodType; name: string } {
   switch (family) {
@@ -65,4 +65,4 @@ export const BUS_TOPICS: string[] = [
   ...FAMILY_NAMES.map((family) => `${CANONICAL_CHANGE_TOPIC_PREFIX}${family}`),
 ];
 
-export { AvroMappingError, deriveAvro, type DerivedAvro } from './derive.ts';
+export { AvroMappingError,  type DerivedAvro } from './derive.ts';

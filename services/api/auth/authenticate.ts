@@ -8,7 +8,7 @@ import {
 import type { ApiKey } from '../../../platform/keys/api-keys.ts';
 import type { ErrorCode } from '../../../schemas/errors/catalog.ts';
 
-export const TIMESTAMP_TOLERANCE_S = 300;
+const TIMESTAMP_TOLERANCE_S = 300;
 
 const TIMESTAMP = /^[0-9]{1,12}$/;
 const NONCE = /^[A-Za-z0-9._~-]{1,64}$/;

@@ -13,7 +13,7 @@ export interface BaseAsset {
 
 const HASHED = new Set(['identifier', 'device', 'ip']);
 
-export function renderNode(node: GraphNode) {
+function renderNode(node: GraphNode) {
   const hashed = HASHED.has(node.kind);
   return {
     id: nodeId(node),
@@ -35,7 +35,7 @@ function renderMovement(movement: TransferMovement, base: BaseAsset) {
   };
 }
 
-export function renderEdge(edge: GraphEdge, base: BaseAsset) {
+function renderEdge(edge: GraphEdge, base: BaseAsset) {
   return {
     id: edge.id,
     source: nodeId(edge.from),

@@ -22,4 +22,4 @@ declare module 'fastify' {
   }
 }
 
-export {};
+

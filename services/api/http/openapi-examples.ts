@@ -31,7 +31,7 @@ function text(schema: Json, name: string): string {
   return schema.maxLength !== undefined ? padded.slice(0, Math.max(schema.maxLength, min)) : padded;
 }
 
-export function exampleOf(schema: Json | undefined, components: Json, name = '', depth = 0): unknown {
+function exampleOf(schema: Json | undefined, components: Json, name = '', depth = 0): unknown {
   if (!schema || depth > 12) return null;
   if (typeof schema.$ref === 'string') return exampleOf(components[schema.$ref.slice(PREFIX.length)], components, name, depth + 1);
   if ('const' in schema) return schema.const;
@@ -70,7 +70,7 @@ export function withExamples(document: Json): Json {
     for (const operation of Object.values<Json>(operations)) {
       for (const [status, response] of Object.entries<Json>(operation.responses ?? {})) {
         const media = response.content?.['application/json'];
-        if (/^2/.test(status) && media?.schema && media.example === undefined) media.example = exampleOf(media.schema, components);
+        if (status.startsWith('2') && media?.schema && media.example === undefined) media.example = exampleOf(media.schema, components);
       }
     }
   }

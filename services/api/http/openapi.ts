@@ -50,7 +50,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     },
     transform: (input) => {
       const { url, route } = input;
-      if (!(url.startsWith('/v1/') || url === '/health')) return { schema: { hide: true } as FastifySchema, url };
+      if (!(url.startsWith('/v1/') || url === '/health')) return { schema: { hide: true }, url };
       const open = route.config?.public === true;
       const declared = (input.schema ?? {}) as FastifySchema & { response?: Record<string, unknown> };
       const schema = { ...declared, security: open ? [] : SIGNED, response: { ...declared.response, ...(open ? {} : AUTH_FAILURES) } };

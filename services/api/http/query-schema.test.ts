@@ -13,7 +13,7 @@ const present = (value: unknown) => (value === '' ? {} : value === undefined ? {
 
 function zodOutcome(schema: z.ZodType, value: unknown): { value?: unknown; message?: string } {
   const parsed = z.object({ p: schema }).safeParse(present(value));
-  if (parsed.success) return { value: (parsed.data as { p: unknown }).p };
+  if (parsed.success) return { value: (parsed.data).p };
   expect(parsed.error.issues).toHaveLength(1);
   return { message: parsed.error.issues[0]!.message };
 }

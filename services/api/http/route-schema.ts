@@ -13,7 +13,6 @@ export const CAPABILITY_TAGS = [
   { name: 'reconciliations', description: 'Declared control totals, their differences, breaks and expected declarations' },
   { name: 'health', description: 'Liveness' },
 ] as const;
-export type Capability = (typeof CAPABILITY_TAGS)[number]['name'];
 
 export const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
 export const problem = (description: string) => ({ description, content: { [PROBLEM_CONTENT_TYPE]: { schema: problemSchema } } });

@@ -29,8 +29,6 @@ export interface GraphDeps {
   assets: TenantAssetRegistry;
 }
 
-export type GraphOutcome<T> = { kind: 'invalid'; errors: FieldError[] } | { kind: 'not_found'; errors?: FieldError[] } | { kind: 'ok'; body: T };
-
 function edgeFilter(reader: QueryReader): EdgeFilter {
   const { since, until } = reader.window('since', 'until');
   const types = reader.list('edge_types', EDGE_TYPES);

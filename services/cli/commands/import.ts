@@ -307,7 +307,7 @@ async function downloadRejects(client: SvcClient, id: string, path: string, sign
   const body = await client.imports.rejectsCsv(id, { signal });
   const part = `${path}.part`;
   try {
-    await pipeline(Readable.fromWeb(body as import('node:stream/web').ReadableStream<Uint8Array>), createWriteStream(part), { signal });
+    await pipeline(Readable.fromWeb(body), createWriteStream(part), { signal });
     await rename(part, path);
   } catch (error) {
     await rm(part, { force: true });

@@ -44,7 +44,7 @@ const poolSizeFor = (processor: Processor | undefined, bus: Config['SVC_BUS']) =
 const WEBHOOK_POOL_SIZE = 4;
 
 // Reads and validates the pipeline manifest; every problem stops start-up, named with the file.
-export async function loadPipelinesManifest(path: string): Promise<PipelinesManifest> {
+async function loadPipelinesManifest(path: string): Promise<PipelinesManifest> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');

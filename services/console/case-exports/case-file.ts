@@ -11,16 +11,16 @@ import { caseActions, caseAlerts, entitiesByIds, findCase, MAX_EXPORT_MOVEMENTS,
 type Db = Pick<Pool, 'query'>;
 
 // The audit entries an export carries, oldest first; a longer trail is said to be cut.
-export const MAX_EXPORT_AUDIT = 2000;
-export const MAX_EXPORT_NOTES = 1000;
+const MAX_EXPORT_AUDIT = 2000;
+const MAX_EXPORT_NOTES = 1000;
 
-export interface CaseNoteEntry {
+interface CaseNoteEntry {
   at: Date;
   author: string;
   body: string;
 }
 
-export interface ApprovedReport {
+interface ApprovedReport {
   narrative: string;
   proposedBy: string;
   proposedAt: Date;
@@ -50,7 +50,7 @@ export interface CaseFile {
 }
 
 // The movement ids the evidence cites, most relevant first within each alert, alerts oldest first.
-export function citedMovements(alerts: readonly CaseAlertRow[]): string[] {
+function citedMovements(alerts: readonly CaseAlertRow[]): string[] {
   const ids = new Set<string>();
   for (const alert of alerts) {
     for (const entry of alert.evidence) {

@@ -38,7 +38,7 @@ export function goamlReport(file: CaseFile, rentity: ReportingEntity, now: Date)
     const holder = holderId ? file.parties.get(holderId) : undefined;
     const elsewhere = typeof counterparty?.institution === 'string';
     return [
-      leaf('institution_name', clip(elsewhere ? counterparty!.institution : rentity.institution_name, 255)),
+      leaf('institution_name', clip(elsewhere ? counterparty.institution : rentity.institution_name, 255)),
       leaf('institution_code', elsewhere ? UNKNOWN : rentity.institution_code),
       leaf('account', idWithin(accountId, 255)),
       typeof data?.asset === 'string' && ISO_CURRENCY.test(data.asset) && leaf('currency_code', data.asset),
@@ -66,10 +66,10 @@ export function goamlReport(file: CaseFile, rentity: ReportingEntity, now: Date)
     else if (typeof counterparty?.institution === 'string' || typeof counterparty?.instrument_ref === 'string') {
       holder = el(
         `${p}_account`,
-        leaf('institution_name', clip(counterparty!.institution ?? UNKNOWN, 255)),
+        leaf('institution_name', clip(counterparty.institution ?? UNKNOWN, 255)),
         leaf('institution_code', UNKNOWN),
-        leaf('account', idWithin(counterparty!.instrument_ref ?? UNKNOWN, 255)),
-        typeof counterparty!.name_as_given === 'string' && counterparty!.name_as_given.trim() !== '' && leaf('account_name', clip(counterparty!.name_as_given, 255)),
+        leaf('account', idWithin(counterparty.instrument_ref ?? UNKNOWN, 255)),
+        typeof counterparty.name_as_given === 'string' && counterparty.name_as_given.trim() !== '' && leaf('account_name', clip(counterparty.name_as_given, 255)),
       );
     } else holder = el(`${p}_entity`, leaf('name', clip(counterparty?.name_as_given?.trim() || UNKNOWN, 255)));
     const where =
@@ -191,7 +191,7 @@ export function goamlReport(file: CaseFile, rentity: ReportingEntity, now: Date)
 
 // The reason: the approved report's narrative when there is one, else what the alerts say;
 // then the typologies, and the movements that could not be reported as transactions.
-export function narrative(file: CaseFile, unpriced: readonly string[]): string {
+function narrative(file: CaseFile, unpriced: readonly string[]): string {
   const parts: string[] = [];
   if (file.report) parts.push(file.report.narrative.trim());
   else for (const a of file.alerts) parts.push(`${a.typology} (${a.detector_id}, ${a.severity}): ${a.summary.trim()} ${a.explanation.trim()}`.trim());

@@ -9,7 +9,7 @@ type Db = Pick<Pool, 'query'>;
 // A case names at most this many movements in an export; more is said, not silently dropped.
 export const MAX_EXPORT_MOVEMENTS = 1000;
 // An alert's latest evidence entries in an export (each hit appends one; seq numbers show gaps).
-export const MAX_EXPORT_EVIDENCE = 200;
+const MAX_EXPORT_EVIDENCE = 200;
 
 export interface CaseRow {
   episode_id: string;

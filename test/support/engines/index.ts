@@ -72,7 +72,7 @@ export async function startTestEngines(env: NodeJS.ProcessEnv = process.env): Pr
     neo4jPassword: (env.NEO4J_URI ? env.NEO4J_PASSWORD : started.NEO4J_PASSWORD) ?? '',
     neo4jDatabase: (env.NEO4J_URI ? env.NEO4J_DATABASE : started.NEO4J_DATABASE) ?? 'neo4j',
     stop: async () => {
-      await Promise.allSettled(sets.map((set) => set?.stop({ graceMs: STOP_GRACE_MS })));
+      await Promise.allSettled(sets.flatMap((set) => (set ? [set.stop({ graceMs: STOP_GRACE_MS })] : [])));
       await rm(root, { recursive: true, force: true });
     },
   };

@@ -2,7 +2,7 @@ import { enc, get } from '../api.ts';
 import { empty, failure, h, loading, replace, when } from '../dom.ts';
 import { currentGeneration, isCurrent, navigate, type Cleanup } from '../router.ts';
 
-export interface AlertRow {
+interface AlertRow {
   alert_id: string;
   detector: string;
   typology: string;
@@ -25,7 +25,7 @@ const select = (name: string, label: string, options: string[], value: string | 
   h('label', null, label, h('select', { name }, options.map((o) => h('option', { value: o, selected: o === (value ?? '') }, o === '' ? 'any' : o))));
 const input = (name: string, label: string, value: string | null, extra: Record<string, string> = {}) => h('label', null, label, h('input', { name, value: value ?? '', ...extra }));
 
-export const subjectLink = (subject: { kind: string; external_id: string }) =>
+const subjectLink = (subject: { kind: string; external_id: string }) =>
   subject.kind === 'party' ? h('a', { href: `/console/parties/${enc(subject.external_id)}` }, `party ${subject.external_id}`) : `${subject.kind} ${subject.external_id}`;
 
 // Keyboard: j / ↓ next row, k / ↑ previous row, Enter or o opens, n next page, p previous page,

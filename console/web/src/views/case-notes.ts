@@ -5,7 +5,7 @@ import { empty, h, when } from '../dom.ts';
 // The case's notes: append-only (no edit, no delete, by the API as here), each with its author and
 // time; the form adds one and the list shows it without reloading the page.
 
-export const NOTE_MAX = 10_000;
+const NOTE_MAX = 10_000;
 
 const noteItem = (n: CaseNote) =>
   h('li', { 'data-note-id': n.note_id }, h('p', { class: 'note-meta' }, h('strong', null, n.author.email), ' · ', h('time', { datetime: n.created_at }, when(n.created_at))), h('p', { class: 'note-body' }, n.body));

@@ -68,7 +68,7 @@ function decisionForm(episodeId: string, after: () => Promise<void>): HTMLFormEl
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     message.hidden = true;
-    const decision = ((event as SubmitEvent).submitter as HTMLButtonElement | null)?.value;
+    const decision = ((event).submitter as HTMLButtonElement | null)?.value;
     const text = reason.value.trim();
     if (decision !== 'approve' && decision !== 'reject') return;
     if (text === '') return showError(message, 'give a reason');

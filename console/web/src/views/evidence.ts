@@ -102,7 +102,7 @@ export function evidenceView(raw: Record<string, unknown> | null | undefined, pa
     e.baseline
       ? table('baseline', `Against its own previous ${e.baseline.days} days`, ['Measure', 'Observed', 'Mean', 'Std. deviation'], [[e.baseline.metric.replaceAll('_', ' '), valueText(e.baseline.observed, asset), valueText(e.baseline.mean, asset), valueText(e.baseline.stddev, asset)]])
       : null,
-    isModel ? modelSection({ model: model as ModelFacts['model'], score, threshold, top_features }) : null,
+    isModel ? modelSection({ model: model, score, threshold, top_features }) : null,
     movements.length ? [h('h3', null, `Movements (${movements.length})`), h('ul', { class: 'id-list', 'data-testid': 'evidence-movements' }, movements.map((m) => h('li', null, movementLink(m, party, window))))] : null,
     counterparties.length ? [h('h3', null, `Counterparties (${counterparties.length})`), h('ul', { class: 'id-list', 'data-testid': 'evidence-counterparties' }, counterparties.map((c) => h('li', null, counterpartyLink(c, party))))] : null,
     Object.keys(otherFacts).length ? [h('h3', null, 'Other facts'), h('div', { 'data-testid': 'evidence-facts' }, factsTree(otherFacts, asset))] : null,

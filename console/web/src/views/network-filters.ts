@@ -9,7 +9,7 @@ import { formatMinor, parseAmount } from '../format/money.ts';
 
 // Every edge type the API filters on (schemas/graph.ts EDGE_TYPES); a type added there fails the
 // type check below until it is offered here.
-export const EDGE_TYPE_CHOICES = [
+const EDGE_TYPE_CHOICES = [
   'transfer', 'holds', 'uses', 'shares', 'beneficial_owner', 'authorized_signer', 'joint_holder', 'employer', 'household_member',
   'parent_org', 'merchant_owner', 'agent', 'referral', 'onboarding', 'owns_instrument', 'funds_account', 'same_as', 'other',
 ] as const satisfies readonly EdgeType[];

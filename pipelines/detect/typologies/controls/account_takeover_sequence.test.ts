@@ -52,7 +52,7 @@ describe('account_takeover_sequence', () => {
       { name: 'transfer_amount', threshold: '100000', observed: '150000' },
     ]);
     expect(hit.evidence.window).toEqual({ from: '2026-08-27T10:00:00.000Z', to: '2026-08-30T10:00:00.000Z' });
-    expect((hit.evidence.facts?.control_events as Array<{ id: string }>).map((e) => e.id)).toEqual(['t1-dev', 't1-ben', 't1-pwd']);
+    expect((hit.evidence.facts!.control_events as Array<{ id: string }>).map((e) => e.id)).toEqual(['t1-dev', 't1-ben', 't1-pwd']);
     expect(hit.evidence.facts).toMatchObject({ sequence_completed_at: '2026-08-30T08:00:00.000Z', new_counterparty: true });
 
     // Two steps and a large transfer; then three steps and nothing after them yet.
@@ -71,7 +71,7 @@ describe('account_takeover_sequence', () => {
     const hit = (await world.evaluate(detector, { kind: 'party', id: 't2' }, '2026-08-30T10:00:00Z')) as Hit;
     expect(hit).toMatchObject({ outcome: 'hit', severity: 'high', score: 0.8, evidence: { movements: ['t2-m1'] } });
     expect(hit.evidence.thresholds).toContainEqual({ name: 'auth_failed_burst', threshold: 3, observed: 3 });
-    expect((hit.evidence.facts?.control_events as unknown[]).length).toBe(7);
+    expect((hit.evidence.facts!.control_events as unknown[]).length).toBe(7);
   });
 
   it('answers no_hit just under the transfer minimum, with a step missing, or with the steps too far apart', async () => {

@@ -1,7 +1,7 @@
 // Shaping evidence the same way in every control detector.
 import type { SubjectContext } from '../../framework/context.ts';
 
-export const EVIDENCE_CAP = 50;
+const EVIDENCE_CAP = 50;
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;
 

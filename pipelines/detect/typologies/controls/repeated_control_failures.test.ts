@@ -39,7 +39,7 @@ describe('repeated_control_failures', () => {
     expect(hit.evidence.movements).toEqual(['r1-m2', 'r1-m1']);
     expect(hit.evidence.amounts).toEqual({ total: '30000', count: 3, asset: 'USD' });
     expect(hit.evidence.window).toEqual({ from: '2026-08-30T12:00:00.000Z', to: '2026-08-31T12:00:00.000Z' });
-    expect((hit.evidence.facts?.control_events as Array<{ id: string }>).map((e) => e.id)).toEqual(['r1-ce1', 'r1-ce2', 'r1-ce3']);
+    expect((hit.evidence.facts!.control_events as Array<{ id: string }>).map((e) => e.id)).toEqual(['r1-ce1', 'r1-ce2', 'r1-ce3']);
     expect(hit.evidence.facts?.by_type).toEqual({ 'transfer.failed': 1, 'withdrawal.blocked': 1, 'velocity_check.failed': 1 });
 
     // The account sees its own and its holder's events; its sibling sees only the holder's.

@@ -6,7 +6,7 @@ import { isoRegistry } from '../../../../schemas/assets/registry.ts';
 import type { SubjectContext } from '../../framework/context.ts';
 
 // Evidence lists are capped so an alert on a hub with thousands of movements stays readable.
-export const MAX_LISTED = 50;
+const MAX_LISTED = 50;
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;

@@ -3,7 +3,7 @@
 import type { DetectionWorld } from '../../../../test/support/detection-world.ts';
 import type { SubjectContext } from '../../framework/context.ts';
 
-export const HOUR = 3_600_000;
+const HOUR = 3_600_000;
 export const DAY = 24 * HOUR;
 
 // An instant `hours` before `at`.
