@@ -4,23 +4,28 @@
 // then started again on the same data and port. Once for each engine a pipeline writes to:
 //   - ClickHouse (SVC_AGGREGATE_STORE): the aggregates and detect pipelines read and write it;
 //   - Neo4j (SVC_GRAPH_STORE): the graph and detect pipelines, and the API's graph reads.
-// Kafka (SVC_BUS) is not here yet: run under the full suite's load, the broker started again on
-// its port and data answered, then refused connections until the test gave up (decision 0023).
+//   - Kafka (SVC_BUS), on demand (SVC_TEST_KAFKA_OUTAGE=1, see `available`): every pipeline reads
+//     it; while it is down the API still accepts (it writes PostgreSQL only) and the relay keeps
+//     the outbox until the broker is back;
+//   - the schema registry (SCHEMA_REGISTRY_URL), beside a Kafka of the test's own that stays up:
+//     schemas already known are cached by id, anything else waits for the registry.
 // While it is down, `svc status` and /metrics say so, and the processes retry (a lost connection
 // is transient: retried in place, never parked, docs/decisions/0021). Once it is back every
 // movement's effect is in the store exactly once, and nothing was parked.
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from '@clickhouse/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { BatchItem, SvcClient } from '../clients/typescript/src/index.ts';
 import { ClickHouseAggregateStore } from '../platform/aggregates/clickhouse.ts';
+import { PostgresAggregateStore } from '../platform/aggregates/postgres.ts';
 import type { AggregateStore } from '../platform/aggregates/port.ts';
 import type { EngineHealth } from '../platform/engine-probes.ts';
 import { Neo4jGraphStore } from '../platform/graph/neo4j/store.ts';
-import { startLocalEngines, type StartedEngines } from '../platform/local-engines/index.ts';
+import { startLocalEngines, stopLocalEngines } from '../platform/local-engines/index.ts';
+import type { EngineName } from '../platform/local-engines/types.ts';
 import { accountEvent, partyEvent } from './fixtures/events.ts';
 import { runSvc, startSvcUp, type SvcUp } from './support/svc-process.ts';
 import { createTenantClients, waitFor } from './support/svc-tenant.ts';
@@ -66,14 +71,23 @@ interface Context {
 
 // What differs between the engines.
 interface Outage {
-  engine: 'clickhouse' | 'neo4j';
+  engine: EngineName;
   variable: string;
+  // Engines of the test's own started beside it, and left running throughout.
+  companions?: EngineName[];
+  // Whether events still become canonical while it is down: yes, no (the bus), or not asserted
+  // (the registry: a process that already holds every schema it needs goes on, another waits).
+  canonicalWhileDown?: boolean;
+  // Whether a process necessarily fails an attempt on it while it is down (not the registry's
+  // cached schemas).
+  attemptsFail: boolean;
   // The service's settings for the engines started (their env, e.g. CLICKHOUSE_URL).
   settings: (engines: Record<string, string>) => NodeJS.ProcessEnv;
   // True once the first movement's effect is in the engine (it is then stopped mid-flow).
   firstEffect: (ctx: Context) => Promise<boolean>;
-  // The group that falls behind while the engine is down.
-  behind: string;
+  // The group that falls behind while the engine is down (none to name when the bus is down: its
+  // lag is the bus's to tell, and status says the bus is down instead).
+  behind?: string;
   // Every movement's effect is there exactly once.
   verify: (ctx: Context, planned: Planned[]) => Promise<void>;
 }
@@ -95,10 +109,26 @@ const windowsOnce = async (store: AggregateStore, tenant: string, planned: Plann
 const clickhouseDatabase = `svc_outage_${randomBytes(4).toString('hex')}`;
 let neo4jConnection = { uri: '', user: '', password: '', database: 'neo4j' };
 
+// With the bus's engine lost, the effects to look for are in PostgreSQL: the aggregates (the
+// default store) and the canonical movements.
+const onPostgres: Pick<Outage, 'firstEffect' | 'verify'> = {
+  firstEffect: async ({ tenant, db }) => {
+    const { rows } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM agg_activity WHERE tenant_id = $1', [tenant]);
+    return rows[0]!.n > 0;
+  },
+  verify: async ({ tenant, db }, planned) => {
+    await windowsOnce(new PostgresAggregateStore(db.pool), tenant, planned);
+    const { rows } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM canonical_movements WHERE tenant_id = $1', [tenant]);
+    expect(rows[0]!.n).toBe(planned.length);
+  },
+};
+
 const OUTAGES: Outage[] = [
   {
     engine: 'clickhouse',
     variable: 'CLICKHOUSE_URL',
+    canonicalWhileDown: true,
+    attemptsFail: true,
     settings: (engines) => ({ SVC_AGGREGATE_STORE: 'clickhouse', CLICKHOUSE_URL: engines.CLICKHOUSE_URL, CLICKHOUSE_DATABASE: clickhouseDatabase }),
     firstEffect: async ({ tenant, env }) => {
       const reader = createClient({ url: env.CLICKHOUSE_URL! });
@@ -125,6 +155,8 @@ const OUTAGES: Outage[] = [
   {
     engine: 'neo4j',
     variable: 'NEO4J_URI',
+    canonicalWhileDown: true,
+    attemptsFail: true,
     settings: (engines) => {
       neo4jConnection = { uri: engines.NEO4J_URI!, user: engines.NEO4J_USER!, password: engines.NEO4J_PASSWORD!, database: engines.NEO4J_DATABASE ?? 'neo4j' };
       return { SVC_GRAPH_STORE: 'neo4j', NEO4J_URI: engines.NEO4J_URI, NEO4J_USER: engines.NEO4J_USER, NEO4J_PASSWORD: engines.NEO4J_PASSWORD, NEO4J_DATABASE: engines.NEO4J_DATABASE };
@@ -160,26 +192,58 @@ const OUTAGES: Outage[] = [
       }
     },
   },
+  {
+    engine: 'kafka',
+    variable: 'KAFKA_BROKERS',
+    canonicalWhileDown: false,
+    attemptsFail: true,
+    // A broker of the test's own, and the run's registry (it keeps its schemas in its own storage).
+    settings: (engines) => ({ SVC_BUS: 'kafka', KAFKA_BROKERS: engines.KAFKA_BROKERS, SCHEMA_REGISTRY_URL: inject('schemaRegistryUrl') }),
+    ...onPostgres,
+  },
+  {
+    engine: 'schema-registry',
+    variable: 'SCHEMA_REGISTRY_URL',
+    companions: ['kafka'],
+    attemptsFail: false,
+    settings: (engines) => ({ SVC_BUS: 'kafka', KAFKA_BROKERS: engines.KAFKA_BROKERS, SCHEMA_REGISTRY_URL: engines.SCHEMA_REGISTRY_URL }),
+    ...onPostgres,
+  },
 ];
 
 const available: Record<Outage['engine'], boolean> = {
   clickhouse: inject('clickhouseUrl') !== '',
   neo4j: inject('neo4jUri') !== '',
+  // On demand only (SVC_TEST_KAFKA_OUTAGE=1): in about one full-suite run in four the pipelines
+  // had not caught up 180 s after the broker came back, though it ran and the groups rejoined
+  // (decision 0023); the cause is not found yet, and a run of the suite must not hang on it.
+  kafka: process.env.SVC_TEST_KAFKA_OUTAGE === '1' && inject('kafkaBrokers') !== '' && inject('schemaRegistryUrl') !== '',
+  'schema-registry': inject('kafkaBrokers') !== '' && inject('schemaRegistryUrl') !== '',
 };
+
+// The end of each of an engine's logs (its own, and the stdout where a JVM's last words and
+// launch's record of how the process ended go), for a failure that may be the engine's.
+async function engineLogs(engineDir: string, engine: string): Promise<string> {
+  const dir = join(engineDir, 'engines', engine, 'logs');
+  const files = (await readdir(dir).catch(() => [] as string[])).filter((name) => name.endsWith('.log'));
+  const tails = await Promise.all(files.map(async (name) => `--- ${engine} ${name} (last 3000 characters) ---\n${(await readFile(join(dir, name), 'utf8').catch(() => '')).slice(-3000)}`));
+  return tails.join('\n');
+}
 
 for (const outage of OUTAGES) {
   describe.skipIf(!available[outage.engine])(`${outage.engine} lost while svc up runs on it`, () => {
     const tenant = `outage${randomBytes(4).toString('hex')}`;
     let engineDir: string;
     let dataDir: string;
-    // The engine stopped and started again.
-    let engine: StartedEngines | undefined;
+    // What reaches the engines of the test's own (the one stopped and started again, and its
+    // companions).
+    let engines: Record<string, string> = {};
     let ctx: Context;
     let server: SvcUp | undefined;
     let ingest: SvcClient;
     let serverErrors = '';
 
-    const startEngine = () => startLocalEngines({ dataDir: engineDir, engines: [outage.engine], detached: false, log: () => {} });
+    const startEngines = async (names: EngineName[]) => (engines = { ...engines, ...(await startLocalEngines({ dataDir: engineDir, engines: names, detached: false, log: () => {} })).env });
     const status = async () => {
       const result = await runSvc(['status', '--json'], ctx.env);
       return { code: result.code, report: JSON.parse(result.stdout) as StatusReport };
@@ -194,7 +258,7 @@ for (const outage of OUTAGES) {
       engineDir = await mkdtemp(join(tmpdir(), 'svc-outage-engines-'));
       dataDir = await mkdtemp(join(tmpdir(), 'svc-outage-'));
       await chmod(dataDir, 0o755);
-      engine = await startEngine();
+      await startEngines([outage.engine, ...(outage.companions ?? [])]);
       const db = await createTestDatabase();
       const { KAFKA_BROKERS: _k, SCHEMA_REGISTRY_URL: _s, NEO4J_URI: _n, CLICKHOUSE_URL: _c, ...inherited } = process.env;
       const env: NodeJS.ProcessEnv = {
@@ -203,7 +267,7 @@ for (const outage of OUTAGES) {
         SVC_MASTER_KEY: randomBytes(32).toString('base64url'),
         SVC_DATA_DIR: dataDir,
         LOG_LEVEL: 'warn',
-        ...outage.settings(engine.env),
+        ...outage.settings(engines),
       };
       ctx = { tenant, env, db };
       server = await startSvcUp(env);
@@ -213,7 +277,8 @@ for (const outage of OUTAGES) {
 
     afterAll(async () => {
       await server?.stop();
-      await engine?.stop({ graceMs: 5_000 }).catch(() => undefined);
+      // Every engine under the test's own directory is the test's.
+      if (engineDir) await stopLocalEngines({ dataDir: engineDir, graceMs: 5_000 }).catch(() => undefined);
       await ctx?.db.drop();
       for (const dir of [engineDir, dataDir]) if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
     });
@@ -223,7 +288,7 @@ for (const outage of OUTAGES) {
         await outageRun();
       } catch (error) {
         // What the service said, for a failure that is the service's own (e.g. it exited).
-        (error as Error).message += `\n--- svc up stderr (last 4000 characters) ---\n${serverErrors.slice(-4000)}`;
+        (error as Error).message += `\n--- svc up stderr (last 4000 characters) ---\n${serverErrors.slice(-4000)}\n${await engineLogs(engineDir, outage.engine)}`;
         throw error;
       }
     }, 420_000);
@@ -232,47 +297,54 @@ for (const outage of OUTAGES) {
       const entities = ACCOUNTS.flatMap((id) => [{ object: 'party', event: partyEvent(`P${id}`) }, { object: 'account', event: accountEvent(id, `P${id}`) }]) as BatchItem[];
       const before = Array.from({ length: 30 }, (_, i) => movement(i));
       const during = Array.from({ length: 30 }, (_, i) => movement(30 + i));
-      const address = engine!.env[outage.variable];
+      const address = engines[outage.variable];
 
       // 1. Movements on their way: three batches, and the engine stopped as soon as the first of
       // their effects is in it, so the rest are in flight or not yet read.
       await send(entities);
       for (let i = 0; i < before.length; i += 10) await send(before.slice(i, i + 10).map((m) => m.item));
       await waitFor(`the first effect in ${outage.engine}`, async () => ((await outage.firstEffect(ctx)) ? true : undefined));
-      await engine!.stop({ graceMs: 15_000 });
+      await stopLocalEngines({ dataDir: engineDir, engines: [outage.engine], graceMs: 15_000 });
       const errorsBefore = serverErrors.length;
 
       // 2. More movements while it is down: accepted (the API writes PostgreSQL only) and, unless
       // the bus is what is down, made canonical.
       for (let i = 0; i < during.length; i += 10) await send(during.slice(i, i + 10).map((m) => m.item));
       const total = entities.length + before.length + during.length;
-      const down = await waitFor(`svc status to see ${outage.engine} down and canonical take in every event`, async () => {
+      const down = await waitFor(`svc status to see ${outage.engine} down${outage.canonicalWhileDown ? ' and canonical take in every event' : ''}`, async () => {
         const current = await status();
         const seen = current.report.engines.find((e) => e.engine === outage.engine)?.up === false;
-        return seen && current.report.events.processed === total ? current : undefined;
+        return seen && (!outage.canonicalWhileDown || current.report.events.processed === total) ? current : undefined;
       });
+      if (outage.canonicalWhileDown === false) expect(down.report.events.processed).toBeLessThan(total);
 
       // 3. Down, and said so: svc status (exit code 1, the engine and its variable, the group
       // behind, nothing parked) and the API's metrics.
       expect(down.code).toBe(1);
       expect(down.report.engines.find((e) => e.engine === outage.engine)).toMatchObject({ up: false, variable: outage.variable });
       expect(down.report.engines.find((e) => e.engine === 'postgresql')).toMatchObject({ up: true });
-      expect(down.report.groups.find((g) => g.group === outage.behind)!.lag).toBeGreaterThan(0);
+      if (outage.behind) expect(down.report.groups.find((g) => g.group === outage.behind)!.lag).toBeGreaterThan(0);
       expect(down.report.groups.every((g) => g.parked === 0)).toBe(true);
       const text = await runSvc(['status'], ctx.env);
       expect(text.stdout).toMatch(new RegExp(`^engine ${outage.engine}: DOWN \\(${outage.variable} `, 'm'));
       expect(await engineUp(outage.engine)).toBe('0');
       expect(await engineUp('postgresql')).toBe('1');
       // The processes are trying: their failures are reported as they retry.
-      await waitFor(`a failed attempt on ${outage.engine}`, async () => (/ECONNREFUSED|Connection error|ServiceUnavailable/.test(serverErrors.slice(errorsBefore)) ? true : undefined));
+      if (outage.attemptsFail) await waitFor(`a failed attempt on ${outage.engine}`, async () => (/ECONNREFUSED|Connection error|ServiceUnavailable/.test(serverErrors.slice(errorsBefore)) ? true : undefined));
 
       // 4. Back on the same port and data.
-      engine = await startEngine();
-      expect(engine.env[outage.variable]).toBe(address);
+      await startEngines([outage.engine]);
+      expect(engines[outage.variable]).toBe(address);
+      // The last report seen goes in the failure: which group stopped short, and where.
+      let last: StatusReport | undefined;
       const up = await waitFor('every event processed and every group caught up', async () => {
         const current = await status();
+        last = current.report;
         return current.report.events.processed === total && current.report.groups.every((g) => g.lag === 0) ? current : undefined;
-      }, 180_000);
+      }, 180_000).catch((error: Error) => {
+        error.message += `\nlast svc status: ${JSON.stringify(last)}`;
+        throw error;
+      });
       expect(up.code).toBe(0);
       expect(up.report.engines.every((e) => e.up)).toBe(true);
       expect(await engineUp(outage.engine)).toBe('1');

@@ -4,7 +4,7 @@
 // environment, and the kernel's start time of the process is recorded beside its pid; a pid is
 // "ours" only while both still match (/proc/<pid>/stat, and /proc/<pid>/environ or cmdline).
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, openSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { EngineLaunch } from './types.ts';
 
@@ -39,10 +39,29 @@ export async function launch(spec: EngineLaunch, engineDir: string, options: Lau
     child.once('error', (error) => reject(new Error(`could not start ${spec.command}: ${error.message}`)));
     child.once('spawn', () => resolve(child.pid!));
   });
+  // How it ended, in its own log, for as long as this process is there to see it: an engine that
+  // dies by a signal (the kernel's OOM killer, a parent-death signal) writes nothing itself.
+  child.once('exit', (code, signalName) => {
+    const how = signalName ? `signal ${signalName}` : `exit code ${code}`;
+    try {
+      appendFileSync(spec.logFile, `\n[svc engines] ${new Date().toISOString()} pid ${pid} ended: ${how}\n`);
+    } catch {
+      // The data directory may be gone already (a test's clean-up); there is no one else to tell.
+    }
+  });
   // Neither the handle nor the process keeps this one alive; Node still reaps it should it exit.
   child.unref();
   // The start time is the fork's, the same before and after exec.
-  return { pid, startTime: (await startTimeOf(pid)) ?? '' };
+  const running = { pid, startTime: (await startTimeOf(pid)) ?? '' };
+  // Returned once setpriv has become the engine and it reads as ours: while an exec is under way
+  // /proc/<pid>/environ can read empty, and a stop or a status in that moment would not know its
+  // own engine.
+  const deadline = Date.now() + 2_000;
+  const settled = async () => (!tie || (await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '')).trim() !== 'setpriv') && (await isOurs(running, engineDir));
+  while (child.exitCode === null && child.signalCode === null && Date.now() < deadline && !(await settled())) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return running;
 }
 
 // Whether `recorded` is still the process we started for `engineDir`.
