@@ -1,10 +1,12 @@
 import { coalescing } from '../batching/coalesce.ts';
 import type { Pool } from '../postgres/pool.ts';
+import type { ApiKey } from './api-keys.ts';
 
 // A nonce is single-use per key for this long.
 const NONCE_WINDOW_S = 600;
 
 interface Claim {
+  tenantId: string;
   keyId: string;
   nonce: string;
   at: Date;
@@ -27,9 +29,9 @@ export class NonceLedger {
   ) {}
 
   // True when this call claimed the nonce; false when it was used within the window.
-  claim(keyId: string, nonce: string, at: Date): Promise<boolean> {
+  claim(key: Pick<ApiKey, 'tenantId' | 'keyId'>, nonce: string, at: Date): Promise<boolean> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ keyId, nonce, at, resolve, reject });
+      this.queue.push({ tenantId: key.tenantId, keyId: key.keyId, nonce, at, resolve, reject });
       this.schedulePump();
     });
   }
@@ -58,23 +60,23 @@ export class NonceLedger {
     const first = new Map<string, Claim>();
     const repeats: Claim[] = [];
     for (const claim of group) {
-      const id = `${claim.keyId}\u0000${claim.nonce}`;
+      const id = `${claim.tenantId}\u0000${claim.keyId}\u0000${claim.nonce}`;
       if (first.has(id)) repeats.push(claim);
       else first.set(id, claim);
     }
     const claims = [...first.values()];
     try {
       // Named, so each connection parses and plans it once.
-      const { rows } = await this.pool.query<{ key_id: string; nonce: string }>({
+      const { rows } = await this.pool.query<{ tenant_id: string; key_id: string; nonce: string }>({
         name: 'claim-nonces',
-        text: `INSERT INTO api_nonces (key_id, nonce, claimed_at)
-           SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[])
-         ON CONFLICT (key_id, nonce) DO UPDATE SET claimed_at = EXCLUDED.claimed_at
+        text: `INSERT INTO api_nonces (tenant_id, key_id, nonce, claimed_at)
+           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[])
+         ON CONFLICT (tenant_id, key_id, nonce) DO UPDATE SET claimed_at = EXCLUDED.claimed_at
            WHERE api_nonces.claimed_at <= EXCLUDED.claimed_at - make_interval(secs => ${NONCE_WINDOW_S})
-         RETURNING key_id, nonce`,
-        values: [claims.map((c) => c.keyId), claims.map((c) => c.nonce), claims.map((c) => c.at)],
+         RETURNING tenant_id, key_id, nonce`,
+        values: [claims.map((c) => c.tenantId), claims.map((c) => c.keyId), claims.map((c) => c.nonce), claims.map((c) => c.at)],
       });
-      const won = new Set(rows.map((r) => `${r.key_id}\u0000${r.nonce}`));
+      const won = new Set(rows.map((r) => `${r.tenant_id}\u0000${r.key_id}\u0000${r.nonce}`));
       for (const [id, claim] of first) claim.resolve(won.has(id));
       for (const claim of repeats) claim.resolve(false);
     } catch (error) {

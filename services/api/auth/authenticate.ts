@@ -25,7 +25,7 @@ export interface AuthRequest {
 
 export interface AuthDeps {
   findKey: (keyId: string) => Promise<ApiKey | undefined>;
-  claimNonce: (keyId: string, nonce: string, at: Date) => Promise<boolean>;
+  claimNonce: (key: ApiKey, nonce: string, at: Date) => Promise<boolean>;
   now: () => Date;
 }
 
@@ -80,7 +80,7 @@ export async function authenticate(request: AuthRequest, deps: AuthDeps): Promis
     return { ok: false, code: 'svc:auth/invalid_signature', detail: 'the signature does not match the request' };
   }
 
-  if (!(await deps.claimNonce(keyId, nonce, now))) {
+  if (!(await deps.claimNonce(key, nonce, now))) {
     return { ok: false, code: 'svc:auth/nonce_replayed', detail: 'this nonce was already used with this key; sign every attempt with a fresh nonce' };
   }
   return { ok: true, key };
