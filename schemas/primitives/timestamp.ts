@@ -44,7 +44,7 @@ export const dateTimeSchema = z
 
 export const fullDateSchema = z.string().refine(isFullDate, 'must be a calendar date YYYY-MM-DD');
 
-// The one time model, from the edge to every pipeline (docs/decisions/0021-time-model.md): an
+// The one time model, from the edge to every pipeline (docs/decisions/0022-time-model-and-request-bounds.md): an
 // instant is a millisecond of UTC. A leap second (second 60, valid RFC 3339) is read as the last
 // millisecond of its minute, 59.999, whatever its fraction: it stays after everything earlier in
 // the minute and before the next minute, and every engine downstream (JavaScript dates,
