@@ -39,7 +39,7 @@
 // pg-activity).
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { newWebhookSecret } from '../services/webhooks/signature.ts';
+import { newWebhookSecret } from '../clients/typescript/src/webhook-signing.ts';
 import type { WebhookReceiver } from '../test/support/webhook-receiver.ts';
 import { ROOT } from './lib/bench-service.ts';
 import { sampleActivity, type Activity } from './lib/pg-activity.ts';

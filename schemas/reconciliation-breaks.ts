@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { text } from './primitives/fields.ts';
 
-// Breaks of reconciliations (pipelines/reconcile/breaks.ts): opened by a mismatch, then
+// Breaks of reconciliations (services/reconciliations/breaks.ts): opened by a mismatch, then
 // acknowledged, commented on and resolved by people, each with who and when.
 export const BREAK_STATES = ['open', 'acknowledged', 'resolved'] as const;
 

@@ -10,7 +10,7 @@ import { MONITOR_APPLICATION } from './settings.ts';
 // what the service's database connections were doing.
 
 // The statements of the API and of the worker, told apart by how their text begins
-// (platform/inbox/accept-events.ts, pipelines/imports/imports.ts and worker.ts).
+// (platform/inbox/accept-events.ts, services/imports/imports.ts and worker.ts).
 export const STATEMENT_KIND = `CASE WHEN query LIKE 'WITH incoming AS%' THEN 'accept-events'
   WHEN query LIKE 'WITH target AS%' THEN 'stage chunk'
   WHEN query LIKE 'SELECT body FROM import_chunks%' THEN 'read chunk'

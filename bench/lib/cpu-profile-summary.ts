@@ -38,7 +38,7 @@ const KINDS: Array<[kind: string, test: (place: string, fn: string) => boolean]>
   ['validation (schemas/, zod)', (p) => p.startsWith('schemas/') || p === 'npm:zod'],
   ['canonical JSON and hashing', (p) => p === 'platform/json/canonical-json.ts'],
   ['signature check (auth)', (p) => p.startsWith('services/api/auth/') || p.startsWith('clients/typescript/')],
-  ['body parse and spans', (p) => p === 'services/api/http/json-body.ts' || p === 'platform/json/json-spans.ts'],
+  ['body parse and spans', (p) => p === 'platform/http/json-body.ts' || p === 'platform/json/json-spans.ts'],
   ['acceptance (inbox, rate limit, batching)', (p) => /^platform\/(inbox|rate-limit|batching|keys)\//.test(p)],
   ['ingest and validate routes', (p) => p.startsWith('services/api/')],
   ['Fastify', (p) => p === 'npm:fastify' || p === 'npm:find-my-way' || p === 'npm:light-my-request' || p === 'npm:avvio'],

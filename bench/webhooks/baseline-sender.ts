@@ -3,7 +3,7 @@ import https from 'node:https';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import { uuidv7 } from '../../platform/ids.ts';
 import { buildEnvelope } from '../../services/webhooks/envelope.ts';
-import { signatureHeader } from '../../services/webhooks/signature.ts';
+import { signatureHeader } from '../../clients/typescript/src/webhook-signing.ts';
 import { ownCpuSeconds } from '../lib/proc-cpu.ts';
 import { alertData } from './events.ts';
 import { BASELINE_DELIVERIES, CHANNEL, IN_FLIGHT, TENANT } from './settings.ts';

@@ -13,10 +13,10 @@ import { contentHash } from '../../platform/json/canonical-json.ts';
 import { withTransaction, type Pool, type PoolClient } from '../../platform/postgres/pool.ts';
 import { FAMILIES } from '../../schemas/families/index.ts';
 import { enqueueEvents } from '../detect/outgoing-events.ts';
-import type { ImportRow } from './imports.ts';
-import { mapChunk, type ImportReject } from './map-chunk.ts';
-import { compileMapping } from './mapping/compile.ts';
-import { outsideWindow } from './window.ts';
+import type { ImportRow } from '../../services/imports/imports.ts';
+import { mapChunk, type ImportReject } from '../../services/imports/map-chunk.ts';
+import { compileMapping } from '../../services/imports/mapping/compile.ts';
+import { outsideWindow } from '../../services/imports/window.ts';
 
 const LAND_BATCH = 1000;
 const MAX_LANDING_FAILURES = 3;

@@ -4,7 +4,7 @@
 // re-comparison marking only the declarations a movement can change.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { markStale, recheckStale, touchOf, withOriginals } from './pipeline.ts';
-import { Reconciliations } from './reconciliations.ts';
+import { Reconciliations } from '../../services/reconciliations/reconciliations.ts';
 import { problemSchema } from '../../schemas/problem.ts';
 import { breakPageSchema, breakSchema, differenceItemPageSchema } from '../../schemas/reconciliation-breaks.ts';
 import { reconciliationSchema } from '../../schemas/reconciliations.ts';

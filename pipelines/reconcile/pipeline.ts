@@ -8,8 +8,8 @@ import type { Bus, BusRecord } from '../../platform/bus/port.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import type { CanonicalChange, MovementChange } from '../../schemas/bus/canonical-change.ts';
 import { RECONCILE } from '../groups.ts';
-import { sweepExpectations } from './expectations.ts';
-import { Reconciliations } from './reconciliations.ts';
+import { sweepExpectations } from '../../services/reconciliations/expectations.ts';
+import { Reconciliations } from '../../services/reconciliations/reconciliations.ts';
 
 const RECHECK_EVERY_MS = 2000;
 const RECHECKS_PER_TICK = 50;

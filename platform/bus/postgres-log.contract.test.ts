@@ -1,4 +1,4 @@
-import { describeBusContract } from './contract.ts';
+import { describeBusContract } from './contract.test-kit.ts';
 import { PostgresLogBus } from './postgres-log.ts';
 
 // The embedded log keeps the whole contract (retry and dead-letter topics are Kafka's only: the

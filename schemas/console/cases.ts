@@ -35,7 +35,7 @@ const subjectRef = z.strictObject({ kind: z.enum(['account', 'party']), external
 const moneySchema = z.strictObject({ value: z.string(), asset: z.string(), scale: z.number().int() });
 const consoleUserRef = z.strictObject({ user_id: z.uuid(), email: z.string() });
 const pageOf = <T extends z.ZodType>(item: T) => z.strictObject({ data: z.array(item), has_more: z.boolean(), next_cursor: z.string().optional() });
-// A query parameter given twice arrives as an array: refused, as QueryReader does.
+// A query parameter given twice arrives as an array: refused, as every query reader does.
 const once = z.string().max(256);
 
 // ---- The case inbox: GET /console/v1/cases -------------------------------------------------

@@ -1,19 +1,21 @@
 // Route schemas of the console's routes that predate the case contract (alerts, episodes, audit,
 // parties, network, reconciliation breaks, session): what each takes and answers, declared on the
-// console app (services/console/contract.ts) and the source of the web app's types for them:
+// console app (platform/http/contracts.ts) and the source of the web app's types for them:
 //
 //   import type { AlertQueuePage, PartyPage, ConsoleNetwork } from '../../../schemas/console/routes.ts';
 //
-// Query values stay text here where a shared reader (services/api/http/query-params.ts) checks
-// them with the /v1 API's rules; the schema fixes the parameter names (an unknown one is refused).
+// Queries are read with the /v1 API's rules (platform/http/query-schema.ts) the console's way
+// (strictQuery: an unknown parameter is refused, every finding answered at once). The queries of
+// the canonical reads (movements, network, paths) are the reads' own (services/reads).
 import { z } from 'zod';
-import { breakSchema, differenceItemPageSchema } from '../reconciliation-breaks.ts';
+import { needs, optionalInteger, optionalText, pagingShape, single, strictQuery, text } from '../../platform/http/query-schema.ts';
+import { BREAK_STATES, breakSchema, differenceItemPageSchema } from '../reconciliation-breaks.ts';
 import { reconciliationSchema } from '../reconciliations.ts';
-import { alertDetailSchema, alertSchema, entityViewSchema, graphNetworkSchema, graphNodeSchema, graphPathsSchema, movementPageSchema, postureSchema } from '../responses.ts';
+import { ALERT_STATUSES, alertDetailSchema, alertSchema, entityViewSchema, graphNetworkSchema, graphNodeSchema, graphPathsSchema, movementPageSchema, postureSchema } from '../responses.ts';
+import { ALERT_QUEUE_SORTS, SEVERITIES } from './cases.ts';
 import { CONSOLE_ROLES } from './requests.ts';
 
 const instant = z.string().meta({ format: 'date-time' });
-const param = z.string().optional();
 const pageOf = <T extends z.ZodType>(item: T) => z.strictObject({ data: z.array(item), has_more: z.boolean(), next_cursor: z.string().optional() });
 
 // ---- Session -------------------------------------------------------------------------------
@@ -27,17 +29,20 @@ export const consoleSessionSchema = z.strictObject({
 
 // ---- Alerts --------------------------------------------------------------------------------
 
-export const alertQueueQuerySchema = z.strictObject({
-  status: param,
-  severity: param,
-  detector: param,
-  subject: param,
-  subject_kind: param,
-  max_age_h: param,
-  sort: param,
-  limit: param,
-  cursor: param,
-});
+// max_age_h: at most ten years.
+export const alertQueueQuerySchema = strictQuery(
+  {
+    status: single(ALERT_STATUSES),
+    severity: single(SEVERITIES),
+    detector: optionalText({ max: 128 }),
+    subject: optionalText(),
+    subject_kind: single(['account', 'party'] as const),
+    max_age_h: optionalInteger({ min: 1, max: 87_600 }),
+    sort: single(ALERT_QUEUE_SORTS),
+    ...pagingShape(),
+  },
+  needs('subject_kind', 'subject'),
+);
 // A row of the alert queue: the /v1 Alert's names, without narrative or evidence.
 const alertSummarySchema = alertSchema.pick({
   alert_id: true,
@@ -60,7 +65,7 @@ export type ConsoleAlertDetail = z.infer<typeof consoleAlertDetailSchema>;
 // ---- Episodes and the audit log ------------------------------------------------------------
 
 export const episodeParamsSchema = z.strictObject({ episode_id: z.string() });
-export const auditQuerySchema = z.strictObject({ episode_id: param, limit: param, cursor: param });
+export const auditQuerySchema = strictQuery({ episode_id: text({ required: true }), ...pagingShape() });
 
 // ---- Parties and the network ---------------------------------------------------------------
 
@@ -75,11 +80,7 @@ export const partyPageSchema = z.strictObject({
   }),
 });
 export type PartyPage = z.infer<typeof partyPageSchema>;
-export const partyMovementsQuerySchema = z.strictObject({ cursor: param, limit: param, direction: param, from: param, to: param });
 export const consoleMovementPageSchema = movementPageSchema;
-const edgeFilterQuery = { since: param, until: param, edge_types: param, min_amount: param };
-export const networkQuerySchema = z.strictObject({ depth: param, limit: param, ...edgeFilterQuery });
-export const pathsQuerySchema = z.strictObject({ from: param, to: param, max_depth: param, limit: param, ...edgeFilterQuery });
 // Each party or account node carries open_alerts: how many open alerts have it as their subject.
 export const consoleNetworkSchema = graphNetworkSchema.extend({ nodes: z.array(graphNodeSchema.extend({ open_alerts: z.number().int() })) });
 export const consolePathsSchema = graphPathsSchema;
@@ -88,10 +89,10 @@ export type ConsolePaths = z.infer<typeof consolePathsSchema>;
 
 // ---- Reconciliation breaks -----------------------------------------------------------------
 
-export const breakQuerySchema = z.strictObject({ state: param, limit: param, cursor: param });
+export const breakQuerySchema = strictQuery({ state: single(BREAK_STATES), ...pagingShape() });
 export const breakParamsSchema = z.strictObject({ break_id: z.string() });
 export const reconciliationParamsSchema = z.strictObject({ id: z.string() });
-export const reconciliationItemsQuerySchema = z.strictObject({ format: param, limit: param, cursor: param });
+export const reconciliationItemsQuerySchema = strictQuery({ format: single(['json', 'csv'] as const), ...pagingShape() });
 export const consoleBreakPageSchema = pageOf(breakSchema);
 export const consoleBreakDetailSchema = breakSchema.extend({ reconciliation: reconciliationSchema.nullable() });
 export const consoleItemPageSchema = differenceItemPageSchema;

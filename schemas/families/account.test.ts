@@ -2,7 +2,7 @@ import { describe, it } from 'vitest';
 import {
   COUNTRY, DATE_TIME, PAN, SCHEMA,
   check, describeField, enumRule, expectAccepted, expectRefused, onData, textRule,
-} from '../validation/test-helpers.ts';
+} from '../validation/test-kit.ts';
 
 // Account data (family account), field by field as the spec's table states it.
 const ACCOUNT_TYPES = ['wallet', 'checking', 'savings', 'merchant', 'settlement', 'stored_value', 'loan', 'remittance', 'other'];

@@ -2,7 +2,7 @@ import { describe, it } from 'vitest';
 import {
   IP, PAN, SCALE, SCHEMA,
   check, describeField, enumRule, expectAccepted, expectRefused, onData, textRule,
-} from '../validation/test-helpers.ts';
+} from '../validation/test-kit.ts';
 
 // Control event data (family control_event; immutable fact), field by field as the spec's table states it.
 const CONTROL_TYPES = [

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   COUNTRY, DATE_TIME, PAN, SCHEMA,
   check, describeField, findings, enumRule, expectAccepted, expectRefused, onData, textRule,
-} from '../validation/test-helpers.ts';
+} from '../validation/test-kit.ts';
 
 // Instrument data (family instrument), field by field as the spec's table states it.
 const INSTRUMENT_TYPES = ['external_bank_account', 'card_token', 'mobile_wallet', 'payment_credential', 'virtual_account', 'other'];

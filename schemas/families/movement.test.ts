@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   COUNTRY, IP, PAN, SCALE, SCHEMA,
   chars, check, describeField, enumRule, expectAccepted, expectRefused, findings, items, onData, textRule,
-} from '../validation/test-helpers.ts';
+} from '../validation/test-kit.ts';
 
 // Movement data (family movement; immutable fact), field by field as the spec's table states it.
 const MOVEMENT_TYPES = [

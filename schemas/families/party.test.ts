@@ -2,7 +2,7 @@ import { describe, it } from 'vitest';
 import {
   COUNTRY, DATE_TIME, PAN, REMOVE, SCALE, SCHEMA,
   chars, check, describeField, enumRule, expectAccepted, expectRefused, items, onData, textRule,
-} from '../validation/test-helpers.ts';
+} from '../validation/test-kit.ts';
 
 // Party data (family party), field by field as the spec's table states it.
 const PARTY_TYPES = ['person', 'business', 'merchant', 'agent', 'financial_institution', 'internal', 'government', 'ngo', 'trust', 'other'];

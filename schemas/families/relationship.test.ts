@@ -2,7 +2,7 @@ import { describe, it } from 'vitest';
 import {
   DATE_TIME, PAN, SCHEMA,
   check, describeField, enumRule, expectAccepted, expectRefused, onData, textRule,
-} from '../validation/test-helpers.ts';
+} from '../validation/test-kit.ts';
 
 // Relationship data (family relationship), field by field as the spec's table states it.
 const RELATIONSHIP_TYPES = [

@@ -6,7 +6,7 @@ import { MAX_SCALE } from '../primitives/money.ts';
 // Strict everywhere: an unknown key is refused. Which target paths a family accepts, and the
 // rules between keys that zod cannot express alone (from XOR const, map_default only with map,
 // keys that apply to one type only), are checked when the mapping is compiled
-// (pipelines/imports/mapping/compile.ts), each finding with its path.
+// (services/imports/mapping/compile.ts), each finding with its path.
 const MAPPING_VERSION = 1;
 
 const oneCharacter = z.string().length(1);

@@ -3,7 +3,7 @@ import { isoRegistry, registryWith } from '../assets/registry.ts';
 import { checkMoneyScale, moneySchema } from './money.ts';
 import {
   SCALE, SCHEMA, check, checkWith, expectAccepted, expectRefused, findings, onData, one,
-} from '../validation/test-helpers.ts';
+} from '../validation/test-kit.ts';
 
 // Money: value is a string of signed integer minor units (JSON number refused, decimal point
 // refused, more precision than the asset has refused, never rounded); asset is a 3-letter

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { containsPan, findPans, luhnValid } from './pan.ts';
 import { validateItem } from '../validation/validate-item.ts';
-import { CTX, PAN, SCHEMA, check, expectAccepted, expectRefused, findings, itemOf, onData, onEvent } from '../validation/test-helpers.ts';
+import { CTX, PAN, SCHEMA, check, expectAccepted, expectRefused, findings, itemOf, onData, onEvent } from '../validation/test-kit.ts';
 
 const CARD = '4111111111111111';
 

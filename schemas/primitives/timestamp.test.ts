@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalInstant, dateTimeMs, dateTimeSchema, fullDateSchema, isDateTime, isFullDate, replaceLeapSeconds } from './timestamp.ts';
-import { OUT_OF_RANGE, SCHEMA, check, expectAccepted, expectRefused, onData, onEvent, one } from '../validation/test-helpers.ts';
+import { OUT_OF_RANGE, SCHEMA, check, expectAccepted, expectRefused, onData, onEvent, one } from '../validation/test-kit.ts';
 
 // Conventions: RFC 3339 with explicit offset or Z; colon in offset required (-04:00, not -0400);
 // lowercase t or z refused; epoch numbers refused; dates without offset refused.

@@ -6,7 +6,7 @@ import { validateItem } from './validate-item.ts';
 import {
   CTX, DATE_TIME, OUT_OF_RANGE, PAN, REMOVE, SCALE, SCHEMA, UNSUPPORTED_VERSION,
   chars, check, checkWith, one, type Mutation, eventOf, expectAccepted, expectRefused, itemOf, label, onData, onEvent,
-} from './test-helpers.ts';
+} from './test-kit.ts';
 
 const FAMILIES: Family[] = ['party', 'account', 'instrument', 'movement', 'relationship', 'control_event'];
 const CARD = '4111111111111111';

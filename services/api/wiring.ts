@@ -12,13 +12,13 @@ import { buildApp, type ApiDeps } from './app.ts';
 import { openEngineProbes } from '../../platform/engine-probes.ts';
 import { openBus, openGraphStore, type EngineSettings } from '../../platform/engines.ts';
 import { CONSUMER_GROUPS } from '../../pipelines/groups.ts';
-import { CursorCodec } from './http/cursor.ts';
+import { CursorCodec } from '../../platform/http/cursor.ts';
 import { sweepIdempotencyKeys } from './ingest/idempotency.ts';
 import { WebhookDeliveries } from '../webhooks/deliveries.ts';
 import type { Resolve } from '../webhooks/destination.ts';
 import { WebhookEndpoints } from '../webhooks/endpoints.ts';
-import { Imports } from '../../pipelines/imports/imports.ts';
-import { Reconciliations } from '../../pipelines/reconcile/reconciliations.ts';
+import { Imports } from '../imports/imports.ts';
+import { Reconciliations } from '../reconciliations/reconciliations.ts';
 
 export type ApiConfig = Pick<
   Config,

@@ -6,10 +6,10 @@ import type { GraphStore } from '../../platform/graph/port.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { loginRequestSchema, passwordChangeRequestSchema, type LoginRequest, type PasswordChangeRequest } from '../../schemas/console/requests.ts';
 import { consoleHealthSchema, consoleSessionSchema } from '../../schemas/console/routes.ts';
-import { CursorCodec } from '../api/http/cursor.ts';
-import { createEdgeApp } from '../api/http/edge-app.ts';
-import { sendProblem } from '../api/http/problem-reply.ts';
-import { contractRefusal, useConsoleContract } from './contract.ts';
+import { CursorCodec } from '../../platform/http/cursor.ts';
+import { useRouteContracts } from '../../platform/http/contracts.ts';
+import { createEdgeApp } from '../../platform/http/edge-app.ts';
+import { sendProblem } from '../../platform/http/problem-reply.ts';
 import { registerConsoleRoutes } from './routes/index.ts';
 import { dummyVerify, hashPassword, needsRehash, verifyPassword } from './password.ts';
 import {
@@ -121,7 +121,12 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
   const csrfHashOf = (sessionToken: string) => sha256(csrfTokenOf(sessionToken));
 
   const app = createEdgeApp({ logger: deps.logger, bodyLimit: settings.maxBodyBytes, trustProxy: settings.trustProxy });
-  useConsoleContract(app);
+  // Route schemas (schemas/console/): zod validates params, query and body and encodes every
+  // declared response. A request that does not match still answers the console's own problems,
+  // after the session guard (no session: 401 before any 400): a body that is not JSON 415 or 400
+  // svc:request/malformed_json; a body that does not match 400 svc:validation/schema; a query
+  // that does not match 400 svc:request/invalid_parameter, one error per parameter.
+  useRouteContracts(app, { bodies: 'json', responses: 'encode', emptyQueryIsAbsent: false });
   app.addHook('onRequest', async (_request, reply) => {
     // Nothing of the console is cached or framed.
     reply.header('Cache-Control', 'no-store');
@@ -171,8 +176,8 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
     if (now.getTime() - session.last_seen_at.getTime() >= TOUCH_EVERY_MS) await touchSession(pool, session.session_id, now);
     request.console = { user, session, token };
   });
-  // Requests that do not match their route's schemas are refused here, once the session is known.
-  app.addHook('preHandler', contractRefusal);
+  // Requests that do not match their route's schemas are refused after this guard, once the
+  // session is known (platform/http/contracts.ts answers after every preHandler).
 
   const sessionBody = (context: { user: ConsoleUser; session: ConsoleSession; token: string }, now: Date) => ({
     user: userView(context.user),
@@ -198,7 +203,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
 
   // Login. Every failure answers the same 401 whether the tenant, the email or the password was
   // wrong (or the user is disabled), after the same scrypt work; a locked user gets 423.
-  // The body is checked against its schema before the handler (contract.ts).
+  // The body is checked against its schema before the handler (platform/http/contracts.ts).
   const sessionRoute = { response: { 200: consoleSessionSchema } };
   app.post('/console/v1/session', { config: { consoleAccess: 'public' }, schema: { body: loginRequestSchema, ...sessionRoute } }, async (request, reply) => {
     const { tenant, email, password } = request.body as LoginRequest;

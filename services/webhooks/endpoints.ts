@@ -8,7 +8,7 @@ import { withTransaction, type Pool, type PoolClient } from '../../platform/post
 import type { Channel, WebhookEventType } from '../../schemas/webhooks/catalog.ts';
 import type { WebhookEndpointView } from '../../schemas/webhooks/resources.ts';
 import type { RegistrationCheck } from './registration.ts';
-import { newWebhookSecret } from './signature.ts';
+import { newWebhookSecret } from '../../clients/typescript/src/signing.ts';
 
 export interface EndpointRow {
   endpoint_id: string;

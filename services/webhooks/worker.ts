@@ -14,7 +14,7 @@ import { secretBinding } from './endpoints.ts';
 import { buildEnvelope } from './envelope.ts';
 import { nextAttemptAt, type RetryPolicy } from './retry-schedule.ts';
 import type { AttemptResult, WebhookSender } from './sender.ts';
-import { signatureHeader } from './signature.ts';
+import { signatureHeader } from '../../clients/typescript/src/signing.ts';
 
 export interface DeliveryWorkerOptions {
   pool: Pool;

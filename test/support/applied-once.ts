@@ -53,7 +53,7 @@ export async function applyOnce(pool: Pool, member: string, records: BusRecord[]
   });
 }
 
-// The version writeRecords (platform/bus/contract.ts) puts in a record's data. Read here rather than
+// The version writeRecords (platform/bus/contract.test-kit.ts) puts in a record's data. Read here rather than
 // imported: contract.ts loads vitest, and this module also runs in a member process of its own.
 function seqOf(record: BusRecord): number {
   return (JSON.parse(record.value.toString('utf8')) as { data: { seq: number } }).data.seq;

@@ -2,6 +2,11 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 
 // SVC-HMAC-SHA256 request signing, used by the API to verify and by clients (the SDK, the test
 // client, the benchmarks) to sign. The canonical string is eight lines joined by line feeds.
+//
+// This module is the one path by which the server imports the SDK (decision 0041): request
+// signing here, and webhook signing, the producer side of what webhooks.ts verifies, re-exported
+// below so both sides of each signature live in this package.
+export { newWebhookSecret, signatureHeader } from './webhook-signing.ts';
 export const SIGNING_SCHEME = 'SVC-HMAC-SHA256';
 
 export const SIGNING_HEADERS = {

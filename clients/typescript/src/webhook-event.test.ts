@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { WEBHOOK_EVENT_CATALOG, WEBHOOK_EVENT_TYPES } from '../../../schemas/webhooks/catalog.ts';
 import { webhookEnvelopeSchema } from '../../../schemas/webhooks/resources.ts';
 import { buildEnvelope } from '../../../services/webhooks/envelope.ts';
-import { newWebhookSecret, signatureHeader } from '../../../services/webhooks/signature.ts';
+import { newWebhookSecret, signatureHeader } from './webhook-signing.ts';
 import { constructWebhookEvent } from './webhook-event.ts';
 
 const T = 1_800_000_000;

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { newWebhookSecret, signatureHeader } from '../../../services/webhooks/signature.ts';
+import { newWebhookSecret, signatureHeader } from './webhook-signing.ts';
 import { parseSignatureHeader, verifyWebhookSignature, type VerifyOptions } from './webhook-signature.ts';
 
 const T = 1700000000;

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildEnvelope } from '../../../services/webhooks/envelope.ts';
-import { newWebhookSecret, signatureHeader } from '../../../services/webhooks/signature.ts';
+import { newWebhookSecret, signatureHeader } from '../src/webhook-signing.ts';
 import { startSdkService, type SdkService } from '../../../test/support/sdk-service.ts';
 import { startTestPipeline, type TestPipeline } from '../../../test/support/test-pipeline.ts';
 import { MemoryInbox } from '../examples/inbox.ts';

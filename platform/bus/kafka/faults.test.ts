@@ -3,7 +3,7 @@ import { createAppliedOnceTables, applyOnce } from '../../../test/support/applie
 import { startOwnKafka, type OwnKafka } from '../../../test/support/engines/own-kafka.ts';
 import { startMemberProcess, type MemberProcess } from '../../../test/support/kafka-member-process.ts';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/test-database.ts';
-import { eventually, seqOf, writeRecords } from '../contract.ts';
+import { eventually, seqOf, writeRecords } from '../contract.test-kit.ts';
 import { ParkedRecordStore } from '../parking/store.ts';
 import type { BusRecord, Consumer } from '../port.ts';
 import { startKafkaHarness, type KafkaHarness } from './testing.ts';

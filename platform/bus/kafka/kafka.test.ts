@@ -4,7 +4,7 @@ import type { KafkaMessage } from 'kafkajs';
 import { FAMILY_NAMES } from '../../../schemas/families/index.ts';
 import { VALID_EVENTS } from '../../../test/fixtures/events.ts';
 import { startTestApi, type TestApi } from '../../../test/support/test-api.ts';
-import { CONTRACT_TOPICS, describeBusContract, eventually, seqOf, writeRecords } from '../contract.ts';
+import { CONTRACT_TOPICS, describeBusContract, eventually, seqOf, writeRecords } from '../contract.test-kit.ts';
 import type { BusRecord, Consumer } from '../port.ts';
 import { topicValueSchema } from '../../../schemas/bus/avro/index.ts';
 import { AvroCodec, COMPATIBILITY_LEVEL, schemaRegistryClient, subjectOf } from './avro-codec.ts';

@@ -3,8 +3,8 @@ import type { Clock } from '../../../platform/clock.ts';
 import type { ApiKeyStore, Scope } from '../../../platform/keys/api-keys.ts';
 import type { NonceLedger } from '../../../platform/keys/nonce-ledger.ts';
 import { authenticate } from '../auth/authenticate.ts';
-import { rawBody } from './json-body.ts';
-import { sendProblem } from './problem-reply.ts';
+import { rawBody } from '../../../platform/http/json-body.ts';
+import { sendProblem } from '../../../platform/http/problem-reply.ts';
 
 // What a route admits: signed requests with one of its scopes, anyone (public), or nobody (it
 // declared neither, and is refused rather than left open).

@@ -1,52 +1,21 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, preHandlerHookHandler, RouteOptions } from 'fastify';
-import { validatorCompiler } from 'fastify-type-provider-zod';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { sendContractViolation } from './validation-problem.ts';
+import { useRouteContracts, type RouteContract } from '../../../platform/http/contracts.ts';
 
-// Routes declare their contract as zod schemas (fastify-type-provider-zod): params, query, body
-// and responses, from which handlers are typed and the OpenAPI document is generated.
+// The /v1 API's routes declare their contract as zod schemas (platform/http/contracts.ts):
+// params, query, body and responses, from which handlers are typed and the OpenAPI document is
+// generated.
 //
 // - Bodies stay the raw bytes the signature covers (edge-app.ts) and each route parses its own
 //   after authentication (readJsonBody, then its validator), so a body schema is declared for the
 //   document and not run here: `request.body` is still the bytes, and no handler reads it.
 // - A refused parameter must not answer before authentication does (an unsigned request gets its
-//   401 whatever its query), so findings are attached to the request and answered after the
-//   route's own preHandlers, just before the handler, as the governed problem.
+//   401 whatever its query), so findings are answered after the route's own preHandlers.
 // - Responses are written with JSON.stringify as before: the schemas type each handler's return
 //   and the document, and are not re-run on every answer (tests parse answers with them).
-export interface RouteContract {
-  method: string;
-  url: string;
-  schema: FastifySchema | undefined;
-}
-
-const answerViolation: preHandlerHookHandler = function (request: FastifyRequest, reply: FastifyReply, done) {
-  if (request.validationError) {
-    sendContractViolation(request, reply, request.validationError);
-    return;
-  }
-  done();
-};
-
+// - An empty value counts as absent (`?limit=` is no limit), as it always has.
 export function registerContracts(app: FastifyInstance): void {
-  app.setValidatorCompiler((route) => (route.httpPart === 'body' || route.httpPart === 'headers' ? (data: unknown) => ({ value: data }) : validatorCompiler(route as Parameters<typeof validatorCompiler>[0])));
-  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
-
-  const contracts: RouteContract[] = [];
-  app.decorate('routeContracts', { getter: (): RouteContract[] => contracts.slice() });
-  app.addHook('onRoute', (route: RouteOptions) => {
-    for (const method of [route.method].flat()) contracts.push({ method, url: route.url, schema: route.schema });
-    if (!route.schema?.querystring && !route.schema?.params) return;
-    route.attachValidation = true;
-    route.preHandler = [...[route.preHandler ?? []].flat(), answerViolation];
-  });
-
-  // An empty value counts as absent (`?limit=` is no limit), as it always has.
-  app.addHook('preValidation', async (request) => {
-    const query = request.query as Record<string, unknown> | undefined;
-    if (!query || typeof query !== 'object') return;
-    for (const [name, value] of Object.entries(query)) if (value === '') delete query[name];
-  });
+  useRouteContracts(app, { bodies: 'raw', responses: 'stringify', emptyQueryIsAbsent: true });
 }
 
 // Routes of the public API whose contract is incomplete: no response declared for a success

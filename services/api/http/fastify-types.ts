@@ -1,6 +1,5 @@
 import type { ApiKey, Scope } from '../../../platform/keys/api-keys.ts';
 import type { RouteAccess } from './authentication.ts';
-import type { RouteContract } from './contracts.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -17,8 +16,6 @@ declare module 'fastify' {
   interface FastifyInstance {
     // What each registered route admits, as declared (authentication.ts).
     routeAccess: readonly RouteAccess[];
-    // The contract (zod schemas) each registered route declared, as declared (contracts.ts).
-    routeContracts: readonly RouteContract[];
   }
 }
 

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { sendProblem } from './problem-reply.ts';
+import { sendProblem } from '../../../platform/http/problem-reply.ts';
 
 // A route-level preHandler for routes that honour no Idempotency-Key (the spec: only ingest does):
 // a request carrying one is refused, so no client believes a blind retry of such a write is safe.

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../../../schemas/errors/catalog.ts';
 import { PROBLEM_CONTENT_TYPE, type FieldError } from '../../../schemas/problem.ts';
-import { problemFor } from '../http/problem-reply.ts';
+import { problemFor } from '../../../platform/http/problem-reply.ts';
 import type { StoredResponse } from './idempotency.ts';
 import type { ItemResult } from './ingest-items.ts';
 

@@ -4,26 +4,19 @@ import { z } from 'zod';
 import type { Clock } from '../../../platform/clock.ts';
 import type { Pool } from '../../../platform/postgres/pool.ts';
 import { entityViewSchema, movementPageSchema, movementViewSchema, postureSchema } from '../../../schemas/responses.ts';
-import type { CursorCodec } from '../http/cursor.ts';
-import { sendProblem } from '../http/problem-reply.ts';
-import { dateTimeText, integer, optionalText, single, windowCheck } from '../http/query-schema.ts';
+import type { CursorCodec } from '../../../platform/http/cursor.ts';
+import { sendProblem } from '../../../platform/http/problem-reply.ts';
+import { windowCheck } from '../../../platform/http/query-schema.ts';
 import { externalIdParam, invalidQuery, json, notFound } from '../http/route-schema.ts';
-import { findEntity, loadPosture, movementPage, sendMovementPage } from '../reads/parties.ts';
-import { entityView, MOVEMENT_COLUMNS, movementView, type MovementRow } from '../reads/views.ts';
+import { findEntity, loadPosture, movementPage, sendMovementPage } from '../../reads/parties.ts';
+import { entityView, MOVEMENT_COLUMNS, movementView, type MovementRow } from '../../reads/views.ts';
+import { movementQueryShape } from '../../reads/query-schemas.ts';
 
 const ENTITY_PATHS = { party: '/v1/parties', account: '/v1/accounts', instrument: '/v1/instruments' } as const;
 
 const params = z.object({ external_id: externalIdParam() });
 const unknown = notFound('unknown in this tenant');
-const movementQuery = z
-  .object({
-    cursor: optionalText({ max: 4096 }),
-    limit: integer({ min: 1, max: 200, fallback: 50 }),
-    direction: single(['in', 'out', 'both'] as const, 'must be in, out or both'),
-    from: dateTimeText(),
-    to: dateTimeText(),
-  })
-  .refine(...windowCheck('from', 'to'));
+const movementQuery = z.object(movementQueryShape).refine(...windowCheck('from', 'to'));
 
 // Canonical reads (scope read). Every query filters on the caller's tenant; an unknown id is a
 // governed 404, never an empty 200.

@@ -6,12 +6,12 @@ import { parseId } from '../../../platform/ids.ts';
 import type { Pool } from '../../../platform/postgres/pool.ts';
 import { applyCaseAction, validateCaseAction } from '../../../pipelines/detect/cases.ts';
 import { ALERT_STATUSES, alertDetailSchema, alertPageSchema, caseActionRequestSchema, EPISODE_STATUSES, episodeDetailSchema, episodePageSchema } from '../../../schemas/responses.ts';
-import { ALERT_COLUMNS, alertView, EPISODE_COLUMNS, episodeView, loadAlertDetail, loadEpisodeDetail, type AlertRow, type EpisodeRow } from '../compliance/render.ts';
-import type { CursorCodec } from '../http/cursor.ts';
-import { bodyRefusal, readJsonBody } from '../http/json-body.ts';
-import { sendProblem } from '../http/problem-reply.ts';
-import { badCursor, page, readCursor } from '../http/paging.ts';
-import { dateTime, needs, optionalText, pagingShape, single } from '../http/query-schema.ts';
+import { ALERT_COLUMNS, alertView, EPISODE_COLUMNS, episodeView, loadAlertDetail, loadEpisodeDetail, type AlertRow, type EpisodeRow } from '../../cases/render.ts';
+import type { CursorCodec } from '../../../platform/http/cursor.ts';
+import { bodyRefusal, readJsonBody } from '../../../platform/http/json-body.ts';
+import { sendProblem } from '../../../platform/http/problem-reply.ts';
+import { badCursor, page, readCursor } from '../../../platform/http/paging.ts';
+import { dateTime, needs, optionalText, pagingShape, single } from '../../../platform/http/query-schema.ts';
 import { idParam, invalidQuery, json, notFound as unknownId, problem } from '../http/route-schema.ts';
 
 const SUBJECT_KINDS = ['account', 'party'] as const;

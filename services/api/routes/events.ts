@@ -5,7 +5,7 @@ import { ID_PREFIXES, parseId } from '../../../platform/ids.ts';
 import type { Pool } from '../../../platform/postgres/pool.ts';
 import type { TokenBuckets } from '../../../platform/rate-limit/token-buckets.ts';
 import { applyRateLimitHeaders } from '../http/rate-limit-headers.ts';
-import { sendProblem } from '../http/problem-reply.ts';
+import { sendProblem } from '../../../platform/http/problem-reply.ts';
 import { idParam, json, notFound } from '../http/route-schema.ts';
 import { eventStatusSchema } from '../../../schemas/responses.ts';
 

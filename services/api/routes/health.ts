@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Pool } from '../../../platform/postgres/pool.ts';
 import { healthSchema } from '../../../schemas/responses.ts';
 import { json, problem } from '../http/route-schema.ts';
-import { sendProblem } from '../http/problem-reply.ts';
+import { sendProblem } from '../../../platform/http/problem-reply.ts';
 
 // Liveness needs no signature and touches nothing; readiness also checks the database.
 export function registerHealthRoutes(app: FastifyInstance, deps: { pool: Pool }): void {

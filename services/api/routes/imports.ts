@@ -5,9 +5,9 @@ import { z } from 'zod';
 import type { TenantAssetRegistry } from '../../../platform/assets/tenant-registry.ts';
 import type { Clock } from '../../../platform/clock.ts';
 import { parseId } from '../../../platform/ids.ts';
-import { dryRunImport } from '../../../pipelines/imports/dry-run.ts';
-import { dryRunStagedFile } from '../../../pipelines/imports/staged-dry-run.ts';
-import { importView, type Imports } from '../../../pipelines/imports/imports.ts';
+import { dryRunImport } from '../../imports/dry-run.ts';
+import { dryRunStagedFile } from '../../imports/staged-dry-run.ts';
+import { importView, type Imports } from '../../imports/imports.ts';
 import { importCreateRequestContract, importDryRunRequestContract } from '../../../schemas/api-components.ts';
 import {
   importDryRunReportSchema,
@@ -19,10 +19,10 @@ import {
 } from '../../../schemas/imports/reports.ts';
 import type { ErrorCode } from '../../../schemas/errors/catalog.ts';
 import { requestSchemaErrors } from '../../../schemas/validation/request-errors.ts';
-import type { CursorCodec } from '../http/cursor.ts';
-import { rawBody, bodyRefusal, readJsonBody } from '../http/json-body.ts';
-import { sendProblem } from '../http/problem-reply.ts';
-import { integer, optionalText, single } from '../http/query-schema.ts';
+import type { CursorCodec } from '../../../platform/http/cursor.ts';
+import { rawBody, bodyRefusal, readJsonBody } from '../../../platform/http/json-body.ts';
+import { sendProblem } from '../../../platform/http/problem-reply.ts';
+import { integer, optionalText, single } from '../../../platform/http/query-schema.ts';
 import { csvStream, idParam, invalidQuery, json, notFound as unknownId, problem } from '../http/route-schema.ts';
 import type { Pool } from '../../../platform/postgres/pool.ts';
 
@@ -228,7 +228,7 @@ export function registerImportRoutes(app: FastifyInstance, deps: ImportRouteDeps
     const view = (r: Awaited<ReturnType<Imports['rejects']>>[number]) => ({
       row_no: r.row_no === null ? null : Number(r.row_no),
       chunk_no: r.chunk_no,
-      // Written only from the error catalog (pipelines/imports).
+      // Written only from the error catalog (services/imports).
       code: r.code as ErrorCode,
       object_type: row.family,
       external_id: r.external_id,

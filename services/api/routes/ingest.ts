@@ -8,9 +8,9 @@ import { batchEventTexts } from '../../../platform/json/json-spans.ts';
 import { withTransaction, type Pool } from '../../../platform/postgres/pool.ts';
 import type { TokenBuckets } from '../../../platform/rate-limit/token-buckets.ts';
 import { FAMILIES, FAMILY_NAMES, type Family } from '../../../schemas/families/index.ts';
-import { bodyRefusal, readJsonBody, rawBody } from '../http/json-body.ts';
+import { bodyRefusal, readJsonBody, rawBody } from '../../../platform/http/json-body.ts';
 import { chargeEvents } from '../http/rate-limit-headers.ts';
-import { requestPath } from '../http/problem-reply.ts';
+import { requestPath } from '../../../platform/http/problem-reply.ts';
 import { batchContract, ingestContract } from '../http/ingest-contracts.ts';
 import {
   claimIdempotencyKey,

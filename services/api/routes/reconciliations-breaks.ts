@@ -4,9 +4,9 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Clock } from '../../../platform/clock.ts';
 import { parseId } from '../../../platform/ids.ts';
-import type { BreakActionOutcome } from '../../../pipelines/reconcile/breaks.ts';
-import { csvItems, type ItemsPosition } from '../../../pipelines/reconcile/items.ts';
-import type { Reconciliations } from '../../../pipelines/reconcile/reconciliations.ts';
+import type { BreakActionOutcome } from '../../reconciliations/breaks.ts';
+import { csvItems, type ItemsPosition } from '../../reconciliations/items.ts';
+import type { Reconciliations } from '../../reconciliations/reconciliations.ts';
 import {
   acknowledgeRequestSchema,
   BREAK_STATES,
@@ -17,12 +17,12 @@ import {
   resolveRequestSchema,
 } from '../../../schemas/reconciliation-breaks.ts';
 import { requestSchemaErrors } from '../../../schemas/validation/request-errors.ts';
-import type { CursorCodec } from '../http/cursor.ts';
-import { bodyRefusal, readJsonBody } from '../http/json-body.ts';
+import type { CursorCodec } from '../../../platform/http/cursor.ts';
+import { bodyRefusal, readJsonBody } from '../../../platform/http/json-body.ts';
 import { refuseIdempotencyKey } from '../http/no-idempotency-key.ts';
-import { badCursor, page, readCursor } from '../http/paging.ts';
-import { sendProblem } from '../http/problem-reply.ts';
-import { pagingShape, single, text } from '../http/query-schema.ts';
+import { badCursor, page, readCursor } from '../../../platform/http/paging.ts';
+import { sendProblem } from '../../../platform/http/problem-reply.ts';
+import { pagingShape, single, text } from '../../../platform/http/query-schema.ts';
 import { csvStream, idParam, invalidQuery, json, notFound as unknownId, problem } from '../http/route-schema.ts';
 
 const reconciliationParams = z.object({ id: idParam('rcn_') });

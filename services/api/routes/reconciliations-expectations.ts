@@ -4,10 +4,10 @@ import { z } from 'zod';
 import type { TenantAssetRegistry } from '../../../platform/assets/tenant-registry.ts';
 import type { Clock } from '../../../platform/clock.ts';
 import { parseId } from '../../../platform/ids.ts';
-import type { Reconciliations } from '../../../pipelines/reconcile/reconciliations.ts';
-import { bodyRefusal, readJsonBody } from '../http/json-body.ts';
+import type { Reconciliations } from '../../reconciliations/reconciliations.ts';
+import { bodyRefusal, readJsonBody } from '../../../platform/http/json-body.ts';
 import { refuseIdempotencyKey } from '../http/no-idempotency-key.ts';
-import { sendProblem } from '../http/problem-reply.ts';
+import { sendProblem } from '../../../platform/http/problem-reply.ts';
 import { empty, idParam, json, notFound, problem } from '../http/route-schema.ts';
 import { expectationListSchema, expectationRequestSchema, expectationSchema } from '../../../schemas/reconciliation-expectations.ts';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CANONICAL, RECONCILE } from '../../../pipelines/groups.ts';
 import { markStale, recheckStale, startReconcilePipeline } from '../../../pipelines/reconcile/pipeline.ts';
-import { Reconciliations } from '../../../pipelines/reconcile/reconciliations.ts';
+import { Reconciliations } from '../../reconciliations/reconciliations.ts';
 import { createTenant } from '../../../platform/tenants/tenants.ts';
 import { problemSchema } from '../../../schemas/problem.ts';
 import { reconciliationPageSchema, reconciliationSchema } from '../../../schemas/reconciliations.ts';

@@ -20,12 +20,12 @@ import type { WebhookDeliveries } from '../../webhooks/deliveries.ts';
 import type { DestinationPolicy } from '../../webhooks/destination.ts';
 import { endpointView, type WebhookEndpoints } from '../../webhooks/endpoints.ts';
 import { checkRegistration } from '../../webhooks/registration.ts';
-import type { CursorCodec } from '../http/cursor.ts';
-import { rawBody, bodyRefusal, readJsonBody } from '../http/json-body.ts';
-import { badCursor, page, readCursor } from '../http/paging.ts';
+import type { CursorCodec } from '../../../platform/http/cursor.ts';
+import { rawBody, bodyRefusal, readJsonBody } from '../../../platform/http/json-body.ts';
+import { badCursor, page, readCursor } from '../../../platform/http/paging.ts';
 import { refuseIdempotencyKey } from '../http/no-idempotency-key.ts';
-import { sendProblem } from '../http/problem-reply.ts';
-import { dateTime, pagingShape, single, text } from '../http/query-schema.ts';
+import { sendProblem } from '../../../platform/http/problem-reply.ts';
+import { dateTime, pagingShape, single, text } from '../../../platform/http/query-schema.ts';
 import { empty, idParam, invalidQuery, json, notFound, problem } from '../http/route-schema.ts';
 import { requestSchemaErrors } from '../../../schemas/validation/request-errors.ts';
 

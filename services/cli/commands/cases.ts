@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { parseId } from '../../../platform/ids.ts';
 import { applyCaseAction } from '../../../pipelines/detect/cases.ts';
 import { CASE_STATUSES, DISPOSITIONS } from '../../../schemas/responses.ts';
-import { loadEpisodeDetail } from '../../api/compliance/render.ts';
+import { loadEpisodeDetail } from '../../cases/render.ts';
 import { UsageError, withContext } from '../context.ts';
 
 const USAGE = `usage: svc cases set --tenant <tenant_id> --episode <epsd_…> [--status <${CASE_STATUSES.join('|')}>] [--disposition <${DISPOSITIONS.join('|')}>] [--note <text>]

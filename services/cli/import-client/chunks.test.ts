@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { readCsvChunk } from '../../../pipelines/imports/dialects/csv.ts';
-import type { CsvDialect, SourceRecord } from '../../../pipelines/imports/dialects/types.ts';
+import { readCsvChunk } from '../../imports/dialects/csv.ts';
+import type { CsvDialect, SourceRecord } from '../../imports/dialects/types.ts';
 import { chunkFormatOf, chunkStream, RecordChunker, RecordTooLargeError, type Chunk, type ChunkFormat } from './chunks.ts';
 
 const CSV: ChunkFormat = { kind: 'csv', delimiter: ',', quote: '"', hasHeader: true, headerPerChunk: false, skipLeadingRows: 0 };

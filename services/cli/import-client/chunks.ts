@@ -2,7 +2,7 @@
 // file as numbered chunks of whole records (PUT /v1/imports/{id}/chunks/{n}), each under the
 // server's payload cap. Pure: bytes in, chunks out, no I/O.
 //
-// Records are found the way the server's dialect readers find them (pipelines/imports/dialects):
+// Records are found the way the server's dialect readers find them (services/imports/dialects):
 // - JSONL: a record ends at a line feed.
 // - CSV: a record ends at a line feed outside a quoted field (CRLF and LF; a lone CR is data). A
 //   quote opens a quoted field only at the start of a field; inside one, a doubled quote is a literal

@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ID_PREFIXES, parseId } from '../../../platform/ids.ts';
 import { caseParamsSchema } from '../../../schemas/console/cases.ts';
-import { sendProblem } from '../../api/http/problem-reply.ts';
+import { sendProblem } from '../../../platform/http/problem-reply.ts';
 import { consoleContext } from '../app.ts';
 import { auditAs, notFound, type ConsoleRouteDeps } from '../routes/common.ts';
 import { CONSOLE_CSP } from '../static.ts';

@@ -1,35 +1,20 @@
 import type { FastifyInstance } from 'fastify';
+import type { z } from 'zod';
 import { ID_PREFIXES, parseId } from '../../../platform/ids.ts';
-import { ALERT_STATUSES } from '../../../schemas/responses.ts';
-import { ALERT_QUEUE_SORTS, SEVERITIES } from '../../../schemas/console/cases.ts';
 import { alertParamsSchema, alertQueuePageSchema, alertQueueQuerySchema, consoleAlertDetailSchema } from '../../../schemas/console/routes.ts';
-import { alertSummaryView, loadAlertDetail } from '../../api/compliance/render.ts';
-import { badCursor, page, paging, readCursor, single } from '../../api/http/paging.ts';
-import { QueryReader } from '../../api/http/query-params.ts';
+import { alertSummaryView, loadAlertDetail } from '../../cases/render.ts';
+import { badCursor, page, readCursor } from '../../../platform/http/paging.ts';
 import { consoleContext } from '../app.ts';
 import { alertQueue, type QueueRow } from '../queries/alert-queue.ts';
-import { auditAs, invalidQuery, notFound, type ConsoleRouteDeps, type Query } from './common.ts';
-
-const SUBJECT_KINDS = ['account', 'party'] as const;
-// Ten years.
-const MAX_AGE_H = 87_600;
+import { auditAs, notFound, type ConsoleRouteDeps } from './common.ts';
 
 // The alert queue and one alert (docs/decisions/0018-console-api.md).
 export function registerAlertRoutes(app: FastifyInstance, deps: ConsoleRouteDeps): void {
-  app.get<{ Querystring: Query }>('/console/v1/alerts', { schema: { querystring: alertQueueQuerySchema, response: { 200: alertQueuePageSchema } } }, async (request, reply) => {
+  app.get('/console/v1/alerts', { schema: { querystring: alertQueueQuerySchema, response: { 200: alertQueuePageSchema } } }, async (request, reply) => {
     const tenantId = consoleContext(request).user.tenant_id;
-    const reader = new QueryReader(request.query);
-    const status = single(reader, 'status', ALERT_STATUSES);
-    const severity = single(reader, 'severity', SEVERITIES);
-    const detector = reader.text('detector', { max: 128 });
-    const subject = reader.text('subject');
-    const subjectKind = single(reader, 'subject_kind', SUBJECT_KINDS);
-    if (subjectKind && subject === undefined) reader.errors.push({ path: 'subject_kind', code: 'svc:request/invalid_parameter', message: 'needs subject' });
-    const maxAgeText = reader.text('max_age_h');
-    const maxAge = maxAgeText === undefined ? undefined : reader.integer('max_age_h', { min: 1, max: MAX_AGE_H, fallback: 0 });
-    const sort = single(reader, 'sort', ALERT_QUEUE_SORTS) ?? 'newest';
-    const { limit, cursorText } = paging(reader);
-    if (reader.errors.length > 0) return invalidQuery(request, reply, reader);
+    const query = request.query as z.output<typeof alertQueueQuerySchema>;
+    const { status, severity, detector, subject, subject_kind: subjectKind, max_age_h: maxAge, limit, cursor: cursorText } = query;
+    const sort = query.sort ?? 'newest';
     // The cursor is bound to the list, the tenant, the filters and the order.
     const filters = {
       r: 'console-alerts',

@@ -15,8 +15,8 @@ import {
   type CaseDetail,
   type TimelineEntry,
 } from '../../../schemas/console/cases.ts';
-import { loadEpisodeDetail } from '../../api/compliance/render.ts';
-import { badCursor, readCursor } from '../../api/http/paging.ts';
+import { loadEpisodeDetail } from '../../cases/render.ts';
+import { badCursor, readCursor } from '../../../platform/http/paging.ts';
 import { consoleContext } from '../app.ts';
 import { addCaseNote, caseNotes, findCaseNote } from '../queries/case-notes.ts';
 import { findInboxCase } from '../queries/case-inbox.ts';

@@ -13,7 +13,7 @@ import {
   reportProposalSchema,
   type CaseSla,
 } from '../../../schemas/console/cases.ts';
-import { sendProblem } from '../../api/http/problem-reply.ts';
+import { sendProblem } from '../../../platform/http/problem-reply.ts';
 import { consoleContext } from '../app.ts';
 import { decideReport, proposeReport, type AuditStep, type ReportOutcome } from '../four-eyes.ts';
 import { findCaseSla, saveCaseSla, type CaseSlaRow } from '../queries/case-sla.ts';

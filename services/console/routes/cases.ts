@@ -12,8 +12,8 @@ import {
   casePageSchema,
   type CaseAssignResponse,
 } from '../../../schemas/console/cases.ts';
-import { badCursor, readCursor } from '../../api/http/paging.ts';
-import { sendProblem } from '../../api/http/problem-reply.ts';
+import { badCursor, readCursor } from '../../../platform/http/paging.ts';
+import { sendProblem } from '../../../platform/http/problem-reply.ts';
 import { consoleContext } from '../app.ts';
 import { mayAssign } from '../case-rights.ts';
 import { caseInbox } from '../queries/case-inbox.ts';

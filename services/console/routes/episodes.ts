@@ -5,16 +5,15 @@ import { withTransaction, type Pool } from '../../../platform/postgres/pool.ts';
 import { applyCaseAction } from '../../../pipelines/detect/cases.ts';
 import { assignRequestSchema, auditPageSchema, caseDispositionRequestSchema, caseStatusRequestSchema, consoleEpisodeDetailSchema } from '../../../schemas/console/cases.ts';
 import { auditQuerySchema, episodeParamsSchema } from '../../../schemas/console/routes.ts';
-import { loadEpisodeDetail } from '../../api/compliance/render.ts';
-import { badCursor, page, paging, readCursor } from '../../api/http/paging.ts';
-import { sendProblem } from '../../api/http/problem-reply.ts';
-import { QueryReader } from '../../api/http/query-params.ts';
+import { loadEpisodeDetail } from '../../cases/render.ts';
+import { badCursor, page, readCursor } from '../../../platform/http/paging.ts';
+import { sendProblem } from '../../../platform/http/problem-reply.ts';
 import { consoleContext } from '../app.ts';
 import { mayAssign } from '../case-rights.ts';
 import { REPORT_DISPOSITION } from '../four-eyes.ts';
 import { subjectParties } from '../queries/case-timeline.ts';
 import { activeUserOfTenant, auditView, caseAudit, findAssignee, lockAssignment, setAssignee } from '../queries/cases.ts';
-import { auditAs, invalidQuery, notFound, type ConsoleRouteDeps, type Query } from './common.ts';
+import { auditAs, notFound, type ConsoleRouteDeps } from './common.ts';
 
 // The audit entries a case detail embeds; the rest through GET /console/v1/audit.
 const EMBEDDED_AUDIT = 100;
@@ -37,7 +36,7 @@ export function registerEpisodeRoutes(app: FastifyInstance, deps: ConsoleRouteDe
     };
   };
 
-  // Bodies are checked against the route's schema before the handler (services/console/contract.ts).
+  // Bodies are checked against the route's schema before the handler (platform/http/contracts.ts).
   const bodyOf = <S extends z.ZodType>(request: FastifyRequest, _schema: S): z.infer<S> => request.body as z.infer<S>;
   const detailRoute = (body?: z.ZodType) => ({ schema: { params: episodeParamsSchema, ...(body ? { body } : {}), response: { 200: consoleEpisodeDetailSchema } } });
 
@@ -119,12 +118,9 @@ export function registerEpisodeRoutes(app: FastifyInstance, deps: ConsoleRouteDe
   caseAction('status', 'status change', caseStatusRequestSchema, 'case.status_changed');
   caseAction('disposition', 'disposition', caseDispositionRequestSchema, 'case.disposed');
 
-  app.get<{ Querystring: Query }>('/console/v1/audit', { schema: { querystring: auditQuerySchema, response: { 200: auditPageSchema } } }, async (request, reply) => {
+  app.get('/console/v1/audit', { schema: { querystring: auditQuerySchema, response: { 200: auditPageSchema } } }, async (request, reply) => {
     const tenantId = consoleContext(request).user.tenant_id;
-    const reader = new QueryReader(request.query);
-    const episodeText = reader.text('episode_id', { required: true });
-    const { limit, cursorText } = paging(reader);
-    if (reader.errors.length > 0 || episodeText === undefined) return invalidQuery(request, reply, reader);
+    const { episode_id: episodeText, limit, cursor: cursorText } = request.query as z.output<typeof auditQuerySchema>;
     const id = parseId('episode', episodeText);
     if (!id || !(await episodeExists(deps.pool, tenantId, id))) return notFound(request, reply, 'episode');
     const filters = { r: 'console-audit', t: tenantId, p: id };

@@ -1,26 +1,32 @@
 import type { FastifyInstance } from 'fastify';
-import { partyNetwork, partyPaths, sendGraphProblem, GRAPH_LIMITS, type GraphLimits } from '../../api/reads/graph.ts';
-import { findEntity, loadPosture, partyAccounts, partyMovements, sendMovementPage, type MovementQuery } from '../../api/reads/parties.ts';
-import { entityView } from '../../api/reads/views.ts';
+import type { z } from 'zod';
+import { strictQuery, windowCheck } from '../../../platform/http/query-schema.ts';
+import { networkOf, pathsBetween, sendGraphProblem, GRAPH_LIMITS, type GraphLimits } from '../../reads/graph.ts';
+import { findEntity, loadPosture, movementPage, partyAccounts, sendMovementPage } from '../../reads/parties.ts';
+import { edgeFilterOf, movementQueryShape, networkQueryShape, pathsQueryShape } from '../../reads/query-schemas.ts';
+import { entityView } from '../../reads/views.ts';
 import { consoleContext } from '../app.ts';
 import { openAlertCounts, postureReasons } from '../queries/cases.ts';
-import { auditAs, type ConsoleRouteDeps, type Query } from './common.ts';
-import { sendProblem } from '../../api/http/problem-reply.ts';
+import { auditAs, type ConsoleRouteDeps } from './common.ts';
+import { sendProblem } from '../../../platform/http/problem-reply.ts';
 import {
   consoleMovementPageSchema,
   consoleNetworkSchema,
   consolePathsSchema,
-  networkQuerySchema,
-  partyMovementsQuerySchema,
   partyPageSchema,
   partyParamsSchema,
-  pathsQuerySchema,
 } from '../../../schemas/console/routes.ts';
 
 // Accounts shown with a party; a party holding more is rare and says so (accounts_truncated).
 const MAX_ACCOUNTS = 200;
 // The console's network explorer expands at most three hops at a time.
 const CONSOLE_GRAPH_LIMITS: GraphLimits = { ...GRAPH_LIMITS, depth: { min: 1, max: 3, fallback: 1 } };
+
+// The canonical reads' queries, read the console's way (an unknown parameter refused, every
+// finding at once).
+const movementsQuery = strictQuery(movementQueryShape, windowCheck('from', 'to'));
+const networkQuery = strictQuery(networkQueryShape(CONSOLE_GRAPH_LIMITS), windowCheck('since', 'until'));
+const pathsQuery = strictQuery(pathsQueryShape, windowCheck('since', 'until'));
 
 type Params = { Params: { external_id: string } };
 
@@ -58,20 +64,22 @@ export function registerPartyRoutes(app: FastifyInstance, deps: ConsoleRouteDeps
     };
   });
 
-  app.get<Params & { Querystring: MovementQuery }>(
+  app.get<Params>(
     '/console/v1/parties/:external_id/movements',
-    { schema: { params: partyParamsSchema, querystring: partyMovementsQuerySchema, response: { 200: consoleMovementPageSchema } } },
+    { schema: { params: partyParamsSchema, querystring: movementsQuery, response: { 200: consoleMovementPageSchema } } },
     async (request, reply) => {
-      const outcome = await partyMovements(deps.pool, deps.cursors, consoleContext(request).user.tenant_id, request.params.external_id, request.query);
+      const { direction, ...rest } = request.query as z.output<typeof movementsQuery>;
+      const outcome = await movementPage(deps.pool, deps.cursors, consoleContext(request).user.tenant_id, request.params.external_id, { ...rest, direction: direction ?? 'both' });
       return sendMovementPage(request, reply, outcome);
     },
   );
 
   // Each node of a party or an account carries open_alerts: how many open alerts have it as
   // their subject. Expanding a node is another call with that party at the centre.
-  app.get<Params & { Querystring: Query }>('/console/v1/network/:external_id', { schema: { params: partyParamsSchema, querystring: networkQuerySchema, response: { 200: consoleNetworkSchema } } }, async (request, reply) => {
+  app.get<Params>('/console/v1/network/:external_id', { schema: { params: partyParamsSchema, querystring: networkQuery, response: { 200: consoleNetworkSchema } } }, async (request, reply) => {
     const tenantId = consoleContext(request).user.tenant_id;
-    const outcome = await partyNetwork(deps, tenantId, request.params.external_id, request.query, CONSOLE_GRAPH_LIMITS);
+    const { depth, limit, ...filter } = request.query as z.output<typeof networkQuery>;
+    const outcome = await networkOf(deps, tenantId, request.params.external_id, { depth, nodeCap: limit, filter: edgeFilterOf(filter) });
     if (outcome.kind !== 'ok') return sendGraphProblem(request, reply, outcome);
     const subjectOf = (n: (typeof outcome.body.nodes)[number]) => ((n.kind === 'party' || n.kind === 'account') && 'external_id' in n ? `${n.kind}:${n.external_id}` : undefined);
     const subjects = outcome.body.nodes.flatMap((n) => ((n.kind === 'party' || n.kind === 'account') && 'external_id' in n ? [{ kind: n.kind, id: n.external_id }] : []));
@@ -79,8 +87,9 @@ export function registerPartyRoutes(app: FastifyInstance, deps: ConsoleRouteDeps
     return { ...outcome.body, nodes: outcome.body.nodes.map((n) => ({ ...n, open_alerts: counts.get(subjectOf(n) ?? '') ?? 0 })) };
   });
 
-  app.get<{ Querystring: Query }>('/console/v1/paths', { schema: { querystring: pathsQuerySchema, response: { 200: consolePathsSchema } } }, async (request, reply) => {
-    const outcome = await partyPaths(deps, consoleContext(request).user.tenant_id, request.query);
+  app.get('/console/v1/paths', { schema: { querystring: pathsQuery, response: { 200: consolePathsSchema } } }, async (request, reply) => {
+    const { from, to, max_depth: maxDepth, limit, ...filter } = request.query as z.output<typeof pathsQuery>;
+    const outcome = await pathsBetween(deps, consoleContext(request).user.tenant_id, { from, to, maxDepth, limit, filter: edgeFilterOf(filter) });
     return outcome.kind === 'ok' ? outcome.body : sendGraphProblem(request, reply, outcome);
   });
 }

@@ -2,10 +2,10 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { ID_PREFIXES, parseId } from '../../../platform/ids.ts';
-import type { BreakActionOutcome } from '../../../pipelines/reconcile/breaks.ts';
-import { csvItems, type ItemsPosition } from '../../../pipelines/reconcile/items.ts';
-import { Reconciliations } from '../../../pipelines/reconcile/reconciliations.ts';
-import { acknowledgeRequestSchema, BREAK_STATES, commentRequestSchema, resolveRequestSchema } from '../../../schemas/reconciliation-breaks.ts';
+import type { BreakActionOutcome } from '../../reconciliations/breaks.ts';
+import { csvItems, type ItemsPosition } from '../../reconciliations/items.ts';
+import { Reconciliations } from '../../reconciliations/reconciliations.ts';
+import { acknowledgeRequestSchema, commentRequestSchema, resolveRequestSchema } from '../../../schemas/reconciliation-breaks.ts';
 import {
   breakParamsSchema,
   breakQuerySchema,
@@ -16,11 +16,10 @@ import {
   reconciliationParamsSchema,
 } from '../../../schemas/console/routes.ts';
 import { breakSchema } from '../../../schemas/reconciliation-breaks.ts';
-import { badCursor, page, paging, readCursor, single } from '../../api/http/paging.ts';
-import { sendProblem } from '../../api/http/problem-reply.ts';
-import { QueryReader } from '../../api/http/query-params.ts';
+import { badCursor, page, readCursor } from '../../../platform/http/paging.ts';
+import { sendProblem } from '../../../platform/http/problem-reply.ts';
 import { consoleContext } from '../app.ts';
-import { auditAs, invalidQuery, notFound, type ConsoleRouteDeps, type Query } from './common.ts';
+import { auditAs, notFound, type ConsoleRouteDeps } from './common.ts';
 
 // Reconciliation breaks in the console (docs/decisions/0025): the queue, one break with its
 // reconciliation, every difference item (and the CSV), and the actions, recorded as the session's
@@ -30,12 +29,9 @@ export function registerReconciliationBreakRoutes(app: FastifyInstance, deps: Co
   const reconciliations = new Reconciliations(deps.pool);
   const breaks = reconciliations.breaks;
 
-  app.get<{ Querystring: Query }>('/console/v1/reconciliation-breaks', { schema: { querystring: breakQuerySchema, response: { 200: consoleBreakPageSchema } } }, async (request, reply) => {
+  app.get('/console/v1/reconciliation-breaks', { schema: { querystring: breakQuerySchema, response: { 200: consoleBreakPageSchema } } }, async (request, reply) => {
     const tenantId = consoleContext(request).user.tenant_id;
-    const reader = new QueryReader(request.query);
-    const state = single(reader, 'state', BREAK_STATES);
-    const { limit, cursorText } = paging(reader);
-    if (reader.errors.length > 0) return invalidQuery(request, reply, reader);
+    const { state, limit, cursor: cursorText } = request.query as z.output<typeof breakQuerySchema>;
     const filters = { r: 'console-breaks', t: tenantId, s: state ?? null };
     const after = readCursor(deps.cursors, cursorText, filters);
     if (after === false) return badCursor(request, reply);
@@ -52,17 +48,14 @@ export function registerReconciliationBreakRoutes(app: FastifyInstance, deps: Co
     return { ...found, reconciliation: reconciliation ?? null };
   });
 
-  app.get<{ Params: { id: string }; Querystring: Query }>(
+  app.get<{ Params: { id: string } }>(
     '/console/v1/reconciliations/:id/items',
     // The CSV answer is a stream: only the JSON page is encoded against the schema.
     { schema: { params: reconciliationParamsSchema, querystring: reconciliationItemsQuerySchema, response: { 200: consoleItemPageSchema } } },
     async (request, reply) => {
       const tenantId = consoleContext(request).user.tenant_id;
       const id = parseId('reconciliation', request.params.id);
-      const reader = new QueryReader(request.query);
-      const format = single(reader, 'format', ['json', 'csv'] as const) ?? 'json';
-      const { limit, cursorText } = paging(reader);
-      if (reader.errors.length > 0) return invalidQuery(request, reply, reader);
+      const { format = 'json', limit, cursor: cursorText } = request.query as z.output<typeof reconciliationItemsQuerySchema>;
       if (!id) return notFound(request, reply, 'reconciliation');
       if (format === 'csv') {
         const first = await reconciliations.items(tenantId, id, null, 500);
@@ -99,7 +92,7 @@ export function registerReconciliationBreakRoutes(app: FastifyInstance, deps: Co
       { schema: { params: breakParamsSchema, body: schema, response: { 200: breakSchema } } },
       async (request: FastifyRequest<{ Params: { break_id: string } }>, reply: FastifyReply) => {
         const { user } = consoleContext(request);
-        // Checked against the route's schema before the handler (services/console/contract.ts).
+        // Checked against the route's schema before the handler (platform/http/contracts.ts).
         const body = request.body as T;
         const id = parseId('reconciliationBreak', request.params.break_id);
         if (!id) return notFound(request, reply, 'break');

@@ -1,8 +1,8 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyRequest } from 'fastify';
-import type { ErrorCode } from '../../../schemas/errors/catalog.ts';
-import { checkJsonBounds } from '../../../schemas/primitives/json-bounds.ts';
-import type { FieldError } from '../../../schemas/problem.ts';
+import type { ErrorCode } from '../../schemas/errors/catalog.ts';
+import { checkJsonBounds } from '../../schemas/primitives/json-bounds.ts';
+import type { FieldError } from '../../schemas/problem.ts';
 
 export type JsonBody =
   | { ok: true; value: unknown; text: string }

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ErrorCode } from '../../../schemas/errors/catalog.ts';
-import { buildProblem, PROBLEM_CONTENT_TYPE, type FieldError, type Problem } from '../../../schemas/problem.ts';
+import type { ErrorCode } from '../../schemas/errors/catalog.ts';
+import { buildProblem, PROBLEM_CONTENT_TYPE, type FieldError, type Problem } from '../../schemas/problem.ts';
 
 export function requestPath(request: FastifyRequest): string {
   const q = request.url.indexOf('?');

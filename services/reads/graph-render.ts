@@ -1,4 +1,4 @@
-import { nodeId, type GraphEdge, type GraphNode, type Path, type Subgraph, type TransferMovement } from '../../../platform/graph/port.ts';
+import { nodeId, type GraphEdge, type GraphNode, type Path, type Subgraph, type TransferMovement } from '../../platform/graph/port.ts';
 
 // The graph as JSON a drawing library takes as it is: `nodes` with an `id` and a `label`, `edges`
 // with an `id`, a `source` and a `target` naming node ids (the shape of Cytoscape's element data,

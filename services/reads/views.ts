@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import { ID_PREFIXES } from '../../../platform/ids.ts';
-import type { entityViewSchema, movementViewSchema } from '../../../schemas/responses.ts';
+import { ID_PREFIXES } from '../../platform/ids.ts';
+import type { entityViewSchema, movementViewSchema } from '../../schemas/responses.ts';
 
 export type EntityView = z.infer<typeof entityViewSchema>;
 export type MovementView = z.infer<typeof movementViewSchema>;

@@ -1,27 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CursorCodec } from './cursor.ts';
 import { sendProblem } from './problem-reply.ts';
-import type { QueryReader } from './query-params.ts';
 
-// Keyset pages of the list endpoints: limit 1-200 (default 50), a signed cursor bound to the list,
-// the tenant and the filters, and the page body {data, has_more, next_cursor}.
-const DEFAULT_LIMIT = 50;
-const MAX_LIMIT = 200;
-
-// One value of a fixed set (the list reader, held to a single item).
-export function single<T extends string>(reader: QueryReader, name: string, allowed: readonly T[]): T | undefined {
-  const values = reader.list(name, allowed);
-  if (values && values.length !== 1) {
-    reader.errors.push({ path: name, code: 'svc:request/invalid_parameter', message: `must be one of ${allowed.join(', ')}` });
-    return undefined;
-  }
-  return values?.[0];
-}
-
-export function paging(reader: QueryReader): { limit: number; cursorText?: string } {
-  const cursorText = reader.text('cursor', { max: 4096 });
-  return { limit: reader.integer('limit', { min: 1, max: MAX_LIMIT, fallback: DEFAULT_LIMIT }), cursorText };
-}
+// Keyset pages of the list endpoints: limit 1-200 (default 50, pagingShape in query-schema.ts), a
+// signed cursor bound to the list, the tenant and the filters, and the page body
+// {data, has_more, next_cursor}.
 
 // The position after which the page starts; false for a cursor this service did not issue for
 // this list, tenant and these filters.

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
-import type { ErrorCode } from '../../../schemas/errors/catalog.ts';
+import type { ErrorCode } from '../../schemas/errors/catalog.ts';
 import { sendProblem } from './problem-reply.ts';
 import { isContractViolation, sendContractViolation } from './validation-problem.ts';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { buildProblem, PROBLEM_CONTENT_TYPE } from '../../../schemas/problem.ts';
+import { buildProblem, PROBLEM_CONTENT_TYPE } from '../../schemas/problem.ts';
 import { clientErrorHandler } from './client-errors.ts';
 import { registerErrorHandling } from './error-handling.ts';
 import { RequestLogController } from './request-logging.ts';

@@ -1,7 +1,8 @@
 import { createHmac, randomBytes } from 'node:crypto';
 
-// Webhook signing, the service side. The consumer side (clients/typescript/src/webhooks.ts) must agree
-// with this file byte for byte; it is shipped to customers and cannot import from here.
+// Webhook signing, the service side (imported by the server through signing.ts). The consumer
+// side (webhook-signature.ts) must agree with this file byte for byte; it imports nothing but
+// node:crypto so customers can copy it, which is why the two stay separate files.
 //
 //   Svc-Webhook-Signature: t=<unix seconds>,v1=<hex>[,v1=<hex>...]
 //

@@ -1,10 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Pool } from '../../../platform/postgres/pool.ts';
-import type { CursorCodec } from '../http/cursor.ts';
-import { sendProblem } from '../http/problem-reply.ts';
-import { QueryReader } from '../http/query-params.ts';
-import type { FieldError } from '../../../schemas/problem.ts';
-import type { postureSchema } from '../../../schemas/responses.ts';
+import type { Pool } from '../../platform/postgres/pool.ts';
+import type { CursorCodec } from '../../platform/http/cursor.ts';
+import { sendProblem } from '../../platform/http/problem-reply.ts';
+import type { postureSchema } from '../../schemas/responses.ts';
 import type { z } from 'zod';
 import { MOVEMENT_COLUMNS, movementView, type EntityRow, type MovementRow, type MovementView } from './views.ts';
 
@@ -12,8 +10,6 @@ import { MOVEMENT_COLUMNS, movementView, type EntityRow, type MovementRow, type 
 // band and its movements. Every query filters on the tenant.
 
 type Queryable = Pick<Pool, 'query'>;
-const DEFAULT_LIMIT = 50;
-const MAX_LIMIT = 200;
 
 // Selects an EntityRow from canonical_entities e.
 const ENTITY_COLUMNS = `e.object, e.external_id, e.sequence, e.event_id, e.occurred_at, e.received_at, e.data,
@@ -75,16 +71,13 @@ function postureView(row: PostureRow, now: Date): PostureBand {
   return { band, computed_at: row.computed_at.toISOString(), staleness_seconds: staleness, coverage };
 }
 
-export type MovementQuery = { cursor?: string; limit?: string; direction?: string; from?: string; to?: string };
-
 export type MovementPage =
-  | { kind: 'invalid'; errors: FieldError[] }
   | { kind: 'bad_cursor' }
   | { kind: 'not_found' }
   | { kind: 'page'; body: { data: MovementView[]; has_more: boolean; next_cursor?: string } };
 
-// The filters of a party's movement page, as checked (by parseListQuery, or by a route's
-// declared query schema).
+// The filters of a party's movement page, as checked by the route's declared query schema
+// (query-schemas.ts).
 export interface MovementFilters {
   direction: 'in' | 'out' | 'both';
   from?: string;
@@ -95,12 +88,6 @@ export interface MovementFilters {
 
 // A party's movements, newest first, either side or one (direction in: credits, out: debits),
 // optionally within [from, to], in keyset pages bound to the tenant, the party and the filters.
-export async function partyMovements(pool: Queryable, cursors: CursorCodec, tenantId: string, partyId: string, query: MovementQuery): Promise<MovementPage> {
-  const parsed = parseListQuery(query);
-  if (!parsed.ok) return { kind: 'invalid', errors: parsed.errors };
-  return movementPage(pool, cursors, tenantId, partyId, { ...parsed, cursor: query.cursor });
-}
-
 export async function movementPage(pool: Queryable, cursors: CursorCodec, tenantId: string, partyId: string, query: MovementFilters): Promise<MovementPage> {
   const { direction, from, to, limit } = query;
   const filters = { t: tenantId, p: partyId, d: direction, f: from ?? null, u: to ?? null };
@@ -145,8 +132,6 @@ export async function movementPage(pool: Queryable, cursors: CursorCodec, tenant
 // The answer to a movement page request: the page, or the problem.
 export function sendMovementPage(request: FastifyRequest, reply: FastifyReply, outcome: MovementPage) {
   switch (outcome.kind) {
-    case 'invalid':
-      return sendProblem(request, reply, 'svc:request/invalid_parameter', { detail: 'invalid query parameters', errors: outcome.errors });
     case 'bad_cursor':
       return sendProblem(request, reply, 'svc:request/invalid_parameter', {
         detail: 'the cursor is not one this service issued for this party and these filters',
@@ -157,19 +142,4 @@ export function sendMovementPage(request: FastifyRequest, reply: FastifyReply, o
     case 'page':
       return outcome.body;
   }
-}
-
-type ParsedList =
-  | { ok: true; direction: 'in' | 'out' | 'both'; from?: string; to?: string; limit: number }
-  | { ok: false; errors: FieldError[] };
-
-function parseListQuery(query: MovementQuery): ParsedList {
-  const reader = new QueryReader(query);
-  reader.text('cursor', { max: 4096 });
-  const limit = reader.integer('limit', { min: 1, max: MAX_LIMIT, fallback: DEFAULT_LIMIT });
-  const direction = reader.list('direction', ['in', 'out', 'both'] as const);
-  if (direction && direction.length !== 1) reader.errors.push({ path: 'direction', code: 'svc:request/invalid_parameter', message: 'must be in, out or both' });
-  reader.window('from', 'to');
-  if (reader.errors.length > 0) return { ok: false, errors: reader.errors };
-  return { ok: true, direction: direction?.[0] ?? 'both', from: query.from, to: query.to, limit };
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyServerOptions } from 'fastify';
-import { buildProblem, PROBLEM_CONTENT_TYPE } from '../../../schemas/problem.ts';
+import { buildProblem, PROBLEM_CONTENT_TYPE } from '../../schemas/problem.ts';
 
 // Requests Node's HTTP parser refuses before Fastify sees them (a lower-case method, bad framing,
 // a malformed or oversized header, garbage on the wire) get a governed problem too, written on the

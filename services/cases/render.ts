@@ -3,9 +3,9 @@
 // Every read filters on the tenant; only live alerts are ever shown (shadow alerts are recorded
 // to compare rulesets, never published).
 import type { z } from 'zod';
-import { ID_PREFIXES } from '../../../platform/ids.ts';
-import type { Pool } from '../../../platform/postgres/pool.ts';
-import type { alertDetailSchema, alertSchema, episodeDetailSchema, episodeSchema } from '../../../schemas/responses.ts';
+import { ID_PREFIXES } from '../../platform/ids.ts';
+import type { Pool } from '../../platform/postgres/pool.ts';
+import type { alertDetailSchema, alertSchema, episodeDetailSchema, episodeSchema } from '../../schemas/responses.ts';
 
 type Queryable = Pick<Pool, 'query'>;
 export type AlertView = z.infer<typeof alertSchema>;

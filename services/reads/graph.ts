@@ -1,12 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { TenantAssetRegistry } from '../../../platform/assets/tenant-registry.ts';
-import { EDGE_TYPES, type EdgeFilter, type GraphStore } from '../../../platform/graph/port.ts';
-import type { Pool } from '../../../platform/postgres/pool.ts';
-import { baseAssetOf } from '../../../platform/tenants/tenants.ts';
-import type { FieldError } from '../../../schemas/problem.ts';
-import { renderPath, renderSubgraph, type BaseAsset } from '../graph/render.ts';
-import { sendProblem } from '../http/problem-reply.ts';
-import { QueryReader } from '../http/query-params.ts';
+import type { TenantAssetRegistry } from '../../platform/assets/tenant-registry.ts';
+import type { EdgeFilter, GraphStore } from '../../platform/graph/port.ts';
+import type { Pool } from '../../platform/postgres/pool.ts';
+import { baseAssetOf } from '../../platform/tenants/tenants.ts';
+import type { FieldError } from '../../schemas/problem.ts';
+import { renderPath, renderSubgraph, type BaseAsset } from './graph-render.ts';
+import { sendProblem } from '../../platform/http/problem-reply.ts';
 
 // The analysts' graph queries shared by the /v1 API (scope read) and the console: a party's
 // network and the shortest paths between two parties, as nodes and edges ready to draw.
@@ -29,23 +28,7 @@ export interface GraphDeps {
   assets: TenantAssetRegistry;
 }
 
-function edgeFilter(reader: QueryReader): EdgeFilter {
-  const { since, until } = reader.window('since', 'until');
-  const types = reader.list('edge_types', EDGE_TYPES);
-  const minAmount = reader.minorUnits('min_amount');
-  return { since, until, types, minAmount };
-}
-
-export async function partyNetwork(deps: GraphDeps, tenantId: string, party: string, query: Record<string, unknown>, limits: GraphLimits = GRAPH_LIMITS) {
-  const reader = new QueryReader(query);
-  const depth = reader.integer('depth', limits.depth);
-  const nodeCap = reader.integer('limit', limits.nodes);
-  const filter = edgeFilter(reader);
-  if (reader.errors.length > 0) return { kind: 'invalid', errors: reader.errors } as const;
-  return networkOf(deps, tenantId, party, { depth, nodeCap, filter });
-}
-
-// The network of checked parameters (partyNetwork's, or a route's declared query schema).
+// The network for checked parameters (the route's declared query schema).
 export async function networkOf(deps: GraphDeps, tenantId: string, party: string, query: { depth: number; nodeCap: number; filter: EdgeFilter }) {
   const { depth, nodeCap, filter } = query;
   if (!(await partyExists(deps.pool, tenantId, party))) return { kind: 'not_found' } as const;
@@ -56,18 +39,7 @@ export async function networkOf(deps: GraphDeps, tenantId: string, party: string
   } as const;
 }
 
-export async function partyPaths(deps: GraphDeps, tenantId: string, query: Record<string, unknown>) {
-  const reader = new QueryReader(query);
-  const from = reader.text('from', { required: true });
-  const to = reader.text('to', { required: true });
-  const maxDepth = reader.integer('max_depth', GRAPH_LIMITS.pathDepth);
-  const limit = reader.integer('limit', GRAPH_LIMITS.paths);
-  const filter = edgeFilter(reader);
-  if (reader.errors.length > 0 || from === undefined || to === undefined) return { kind: 'invalid', errors: reader.errors } as const;
-  return pathsBetween(deps, tenantId, { from, to, maxDepth, limit, filter });
-}
-
-// The shortest paths for checked parameters (partyPaths's, or a route's declared query schema).
+// The shortest paths for checked parameters (the route's declared query schema).
 export async function pathsBetween(deps: GraphDeps, tenantId: string, query: { from: string; to: string; maxDepth: number; limit: number; filter: EdgeFilter }) {
   const { from, to, maxDepth, limit, filter } = query;
   const missing: FieldError[] = [];
@@ -92,9 +64,8 @@ export async function pathsBetween(deps: GraphDeps, tenantId: string, query: { f
   } as const;
 }
 
-// A refused graph query: invalid parameters (400) or an unknown party (governed 404).
-export function sendGraphProblem(request: FastifyRequest, reply: FastifyReply, outcome: { kind: 'invalid' | 'not_found'; errors?: FieldError[] }) {
-  if (outcome.kind === 'invalid') return sendProblem(request, reply, 'svc:request/invalid_parameter', { detail: 'invalid query parameters', errors: outcome.errors });
+// A graph query about an unknown party: a governed 404 (the errors name which, for paths).
+export function sendGraphProblem(request: FastifyRequest, reply: FastifyReply, outcome: { kind: 'not_found'; errors?: FieldError[] }) {
   return outcome.errors
     ? sendProblem(request, reply, 'svc:resource/not_found', { detail: 'unknown party', errors: outcome.errors })
     : sendProblem(request, reply, 'svc:resource/not_found', { detail: 'no party with this external_id in this tenant' });

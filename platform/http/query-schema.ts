@@ -1,11 +1,10 @@
 import { z } from 'zod';
-import { dateTimeMs, isDateTime } from '../../../schemas/primitives/timestamp.ts';
+import { dateTimeMs, isDateTime } from '../../schemas/primitives/timestamp.ts';
 
-// Query parameters as zod schemas, with the rules and messages of QueryReader (query-params.ts),
-// so a declared route refuses exactly what a hand-read one did. An empty value counts as absent:
-// the contracts hook drops it before validation (contracts.ts). Every check aborts, so a
-// parameter gets one error. Each finding becomes {path: name, code: svc:request/invalid_parameter}
-// in the one error mapper (validation-problem.ts).
+// Query parameters as zod schemas, the one reader of both HTTP edges. An empty value counts as
+// absent: the /v1 contracts drop it before validation (contracts.ts), strictQuery drops it itself.
+// Every check aborts, so a parameter gets one error. Each finding becomes {path: name, code:
+// svc:request/invalid_parameter} in the one error mapper (validation-problem.ts).
 const DEFAULT_MAX = 256;
 
 export function text(options: { max?: number; required?: boolean } = {}) {
@@ -26,7 +25,7 @@ export function integer(range: { min: number; max: number; fallback: number }) {
     .transform(Number)
     .optional()
     .default(range.fallback)
-    // Documented as what it reads: an integer in range (the text is checked as QueryReader did).
+    // Documented as what it reads: an integer in range (the text is checked as a query value).
     .meta({ type: 'integer', minimum: range.min, maximum: range.max, default: range.fallback, maxLength: undefined, description: `default ${range.fallback}` });
 }
 
@@ -81,12 +80,12 @@ export const pagingShape = (limit: { min: number; max: number; fallback: number 
 
 // A kind alone filters nothing, so it is refused without the value it qualifies.
 export function needs<A extends string, B extends string>(qualifier: A, subject: B) {
-  const where: { path: PropertyKey[]; message: string } = { path: [qualifier], message: `needs ${subject}` };
+  const where = reads({ path: [qualifier], message: `needs ${subject}` }, [qualifier, subject]);
   return [(query: Partial<Record<A | B, unknown>>) => query[qualifier] === undefined || query[subject] !== undefined, where] as const;
 }
 
-// A window whose start must not be after its end; reported on the start, as QueryReader does.
-// zod runs it only once every parameter is valid (QueryReader also reported it beside others).
+// A window whose start must not be after its end; reported on the start. zod runs it only once
+// every parameter is valid (strictQuery, once its two parameters are).
 // Use: `.refine(...windowCheck('since', 'until'))`.
 export function windowCheck<A extends string, B extends string>(since: A, until: B) {
   const instant = (v: unknown): number | undefined =>
@@ -96,6 +95,53 @@ export function windowCheck<A extends string, B extends string>(since: A, until:
     const to = instant(query[until]);
     return from === undefined || to === undefined || from <= to;
   };
-  const where: { path: PropertyKey[]; message: string } = { path: [since], message: `must not be after ${until}` };
-  return [ordered, where] as const;
+  return [ordered, reads({ path: [since], message: `must not be after ${until}` }, [since, until])] as const;
+}
+
+type CrossCheck = readonly [(query: never) => boolean, { path: PropertyKey[]; message: string }];
+
+// The parameters each check across parameters reads, for strictQuery.
+const READS = new WeakMap<object, readonly string[]>();
+function reads<T extends object>(where: T, names: readonly string[]): T {
+  READS.set(where, names);
+  return where;
+}
+
+// A whole query read the console's way: an unknown parameter is refused, an empty value is
+// absent, and every finding is answered at once: a check across parameters runs once the
+// parameters it reads have no finding of their own, beside the other parameters' findings
+// (an object's own refinements would wait for every parameter).
+export function strictQuery<Shape extends z.core.$ZodLooseShape>(shape: Shape, ...checks: readonly CrossCheck[]) {
+  const object = z.strictObject(shape);
+  type Query = z.output<typeof object>;
+  return z.unknown().transform((raw, ctx): Query => {
+    const query = withoutEmptyValues(raw);
+    const parsed = object.safeParse(query);
+    const issues: z.core.$ZodIssue[] = parsed.success ? [] : [...parsed.error.issues];
+    for (const [check, where] of checks) {
+      const names = READS.get(where) ?? [String(where.path[0])];
+      if (issues.some((issue) => names.includes(String(issue.path[0])))) continue;
+      // Each parameter it reads is valid here, so each parses to its value.
+      const values = Object.fromEntries(names.map((name) => [name, (shape[name] as z.ZodType | undefined)?.safeParse(query[name]).data]));
+      if (!(check as (query: unknown) => boolean)(values)) issues.push({ code: 'custom', path: where.path, message: where.message });
+    }
+    if (issues.length === 0) return parsed.data as Query;
+    for (const issue of issues) ctx.addIssue({ ...issue, input: query } as z.core.$ZodRawIssue);
+    return z.NEVER;
+  });
+}
+
+function withoutEmptyValues(query: unknown): Record<string, unknown> {
+  if (!query || typeof query !== 'object') return {};
+  return Object.fromEntries(Object.entries(query).filter(([, value]) => value !== ''));
+}
+
+// An integer in range that may be absent (no default).
+export function optionalInteger(range: { min: number; max: number }) {
+  const message = `must be an integer ${range.min}-${range.max}`;
+  return text()
+    .refine((value) => /^[0-9]{1,9}$/.test(value) && Number(value) >= range.min && Number(value) <= range.max, { error: message, abort: true })
+    .transform(Number)
+    .optional()
+    .meta({ type: 'integer', minimum: range.min, maximum: range.max, maxLength: undefined });
 }

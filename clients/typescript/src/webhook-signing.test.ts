@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { newWebhookSecret, signatureHeader } from './signature.ts';
+import { newWebhookSecret, signatureHeader } from './webhook-signing.ts';
 
 const T = 1700000000;
 const SECRET = 'whsec_test_secret';
