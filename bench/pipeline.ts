@@ -463,7 +463,7 @@ async function main(teardown: Teardown): Promise<void> {
   const setupPipeline = (await startPipeline(teardown, service, 'canonical', 'pipeline (parties)')).child;
   await waitForDrain(db, partiesEnd, setupPipeline, { object: 'party', prefix: 'p-', label: 'parties' });
   const parties = await statusCounts(db, 'party', 'p-');
-  if ((parties.get('processed') ?? 0) !== PARTIES) throw new Error(`parties not all processed: ${countsText(parties)}`);
+  if ((parties.get('processed') ?? 0) !== PARTIES) throw new Error(`parties not all processed: ${countsText(parties)}; the pipeline's output:\n${setupPipeline.output()}`);
   await stopChild(setupPipeline, 'SIGTERM');
   if (setupPipeline.process.exitCode !== 0) log(`note: ${setupPipeline.name} exited with ${setupPipeline.process.exitCode ?? setupPipeline.process.signalCode}`);
   log(`${PARTIES} parties processed; pipeline stopped`);

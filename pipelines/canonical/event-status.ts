@@ -6,38 +6,6 @@ export type { EventKey, StageEntry };
 
 type Db = Pick<PoolClient, 'query'>;
 
-export interface Processed {
-  key: EventKey;
-  // It had been held (or quarantined): its hold is cleared.
-  wasHeld: boolean;
-}
-
-// pending|held|quarantined → processed (terminal), with a `canonical`/`ok` stage entry each.
-// duration_ms is the time of the batch that processed the event.
-export async function markProcessed(db: Db, events: Processed[], entry: Omit<StageEntry, 'stage' | 'status' | 'detail'>): Promise<void> {
-  if (events.length === 0) return;
-  const released = events.filter((e) => e.wasHeld).map((e) => e.key);
-  if (released.length > 0) {
-    const pairs = [released.map((k) => k.tenantId), released.map((k) => k.eventId)];
-    await db.query('DELETE FROM held_references r USING unnest($1::text[], $2::uuid[]) AS u(t, e) WHERE r.tenant_id = u.t AND r.event_id = u.e', pairs);
-    await db.query('DELETE FROM held_events h USING unnest($1::text[], $2::uuid[]) AS u(t, e) WHERE h.tenant_id = u.t AND h.event_id = u.e', pairs);
-  }
-  await db.query({
-    name: 'mark-processed',
-    text: `WITH done AS (
-             UPDATE inbox_events i SET status = 'processed', status_reason = NULL, terminal_at = $4, attempts = attempts + 1
-               FROM unnest($1::text[], $2::uuid[], $3::boolean[]) AS u(t, e, released)
-              WHERE i.tenant_id = u.t AND i.event_id = u.e
-             RETURNING i.tenant_id, i.event_id, u.released
-           )
-           INSERT INTO event_stages (tenant_id, event_id, stage, status, at, worker, duration_ms, detail)
-           SELECT tenant_id, event_id, 'canonical', 'ok', $4, $5, $6,
-                  CASE WHEN released THEN '{"released": true}'::jsonb END
-             FROM done`,
-    values: [events.map((e) => e.key.tenantId), events.map((e) => e.key.eventId), events.map((e) => e.wasHeld), entry.at, entry.worker, entry.durationMs],
-  });
-}
-
 // pending → held: each event waits for the entities it names. held_since is its arrival.
 export async function markHeld(
   db: Db,

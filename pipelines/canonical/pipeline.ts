@@ -8,6 +8,9 @@ import { IdentifierHasher } from './identifiers.ts';
 import { CanonicalProcessor } from './processor.ts';
 
 const QUARANTINE_SWEEP_MS = 30_000;
+// Every stage after this one waits for it, so an idle canonical member looks for new records more
+// often than the bus's default: one cheap statement per tick (docs/decisions/0043).
+const IDLE_POLL_MS = 20;
 
 export interface CanonicalPipeline {
   processor: CanonicalProcessor;
@@ -38,6 +41,7 @@ export async function startCanonicalPipeline(options: {
   });
   const consumer = await options.bus.consume({
     ...CANONICAL,
+    idlePollMs: IDLE_POLL_MS,
     handle: (records) => processor.handle(records),
   });
   // Quarantines overdue holds and releases any hold whose entities have all arrived.

@@ -7,21 +7,13 @@ import { withTransaction, type Pool, type PoolClient } from '../../platform/post
 import { baseAssetOf } from '../../platform/tenants/tenants.ts';
 import type { AssetRegistry } from '../../schemas/assets/registry.ts';
 import { FAMILIES, isFamily, type Family } from '../../schemas/families/index.ts';
-import { eventsWaitingFor, markHeld, markProcessed, markRejected, type EventKey, type Processed } from './event-status.ts';
+import { eventsWaitingFor, markHeld, markRejected, type EventKey } from './event-status.ts';
 import type { ControlEventChange, EntityChange, MovementChange, MovementLeg } from '../../schemas/bus/canonical-change.ts';
-import { writeChangeRecords } from './change-records.ts';
-import { normaliseMany, type Normalization } from './fx.ts';
+import { commitBatch, type ReadyEvent } from './commit-batch.ts';
+import { normaliseMany } from './fx.ts';
 import type { IdentifierHasher } from './identifiers.ts';
 import { referencesOf, type Reference } from './references.ts';
-import {
-  writeControlEvents,
-  writeEntities,
-  writeMovements,
-  type ControlEventWrite,
-  type EntityWrite,
-  type EventMeta,
-  type MovementWrite,
-} from './writers.ts';
+import { writeEntities, type EntityWrite, type EventMeta } from './writers.ts';
 
 export interface CanonicalDeps {
   pool: Pool;
@@ -42,9 +34,25 @@ interface FollowUps {
 interface Locked {
   key: EventKey;
   object: Family;
-  raw: Buffer;
+  // Read from the inbox only when the bus did not carry it (retries).
+  raw: Buffer | undefined;
   receivedAt: Date;
   status: string;
+}
+
+// What an event's bytes give, computed once whichever path handles it: its content, the
+// entities it names and its data with identifiers hashed. A failure is kept, to be raised when
+// the event is processed (so that only its own transaction fails, and it is rejected).
+type Prepared = { tenantId: string; object: Family; raw: Buffer } & (
+  | { event: ParsedEvent; refs: Reference[]; data: Record<string, any> }
+  | { error: unknown }
+);
+
+interface ParsedEvent {
+  external_id: string;
+  sequence?: number;
+  occurred_at: string;
+  data: Record<string, any>;
 }
 
 interface Found {
@@ -53,15 +61,18 @@ interface Found {
 }
 
 interface Parsed extends Locked {
-  event: { external_id: string; sequence?: number; occurred_at: string; data: Record<string, any> };
+  event: ParsedEvent;
   refs: Reference[];
+  data: Record<string, any>;
 }
 
 const RETRY_CHUNK = 500;
+const INBOX_TOPIC_PREFIX = 'inbox.';
 const REFERENCED: ReadonlySet<string> = new Set(['party', 'account', 'instrument']);
 
-// pipelines/canonical: turns accepted events into the canonical model, set-based: one
-// transaction per batch of a partition, a handful of statements per batch whatever its size.
+// pipelines/canonical: turns accepted events into the canonical model, set-based, in one pass
+// over a batch (decision 0043): each event parsed and hashed once before the batch's transaction,
+// then one transaction of a few statements whatever the batch's size.
 // Within a batch entities are written before facts, each family in log order, so a fact sees the
 // entities that arrived with it and an entity's versions keep their order. A batch that fails on
 // one record is replayed record by record, so only that record is rejected. Idempotent: events
@@ -73,27 +84,26 @@ export class CanonicalProcessor {
 
   async handle(records: BusRecord[]): Promise<void> {
     const keys = records.map(keyOf);
-    // The bus already carries each event's raw bytes; only retries read them from the inbox.
-    const raw = new Map(records.map((r) => [idOf(keyOf(r)), r.value]));
+    // Before the transaction, which holds back every reader of the log from its first row lock
+    // to its commit: each event parsed and hashed once (the bus carries its bytes; only retries
+    // read them from the inbox), and the entities the batch names looked up. Entities are never
+    // removed, so one found here still exists when the batch commits.
+    const prepared = new Map<string, Prepared>();
+    for (const record of records) {
+      const object = record.topic.slice(INBOX_TOPIC_PREFIX.length);
+      if (isFamily(object)) prepared.set(idOf(keyOf(record)), this.prepare(keyOf(record).tenantId, object, record.value));
+    }
+    const found = await this.findEntities(this.deps.pool, namedEntities(prepared));
     const after: FollowUps = { held: [], arrived: [] };
     try {
-      await withTransaction(this.deps.pool, async (db) => this.process(db, await this.lock(db, keys, raw), after));
+      await this.attempt(keys, after, { prepared, found });
     } catch (error) {
       if (isTransient(error)) throw error;
       after.held.length = 0;
       after.arrived.length = 0;
-      for (const key of keys) {
-        try {
-          await withTransaction(this.deps.pool, async (db) => this.process(db, await this.lock(db, [key], raw), after));
-        } catch (recordError) {
-          if (isTransient(recordError)) throw recordError;
-          await markRejected(this.deps.pool, key, { code: 'canonicalization_failed', message: (recordError as Error).message }, {
-            at: this.deps.clock.now(),
-            worker: this.deps.worker,
-            durationMs: null,
-          });
-        }
-      }
+      // Entities are looked up again in each record's transaction: those of the records before
+      // it may just have been committed.
+      await this.attemptEach(keys, after, { prepared });
     }
     // A hold and the arrival it waits for can be committed by two transactions that each looked
     // before the other committed. Both sides therefore look after their own commit: then at least
@@ -111,19 +121,48 @@ export class CanonicalProcessor {
     for (let i = 0; i < sorted.length; i += RETRY_CHUNK) {
       const chunk = sorted.slice(i, i + RETRY_CHUNK);
       const after: FollowUps = { held: [], arrived: [] };
-      await withTransaction(this.deps.pool, async (db) => {
-        const locked = (await this.lock(db, chunk)).filter((e) => e.status === 'held' || e.status === 'quarantined');
-        await this.process(db, locked, after);
-      });
+      try {
+        await this.attempt(chunk, after, { released: true });
+      } catch (error) {
+        if (isTransient(error)) throw error;
+        await this.attemptEach(chunk, after, { released: true });
+      }
+    }
+  }
+
+  // One transaction for these events. From the bus, their bytes are prepared and the entities
+  // they name looked up already; a retry reads both in the transaction and takes only events
+  // still held or quarantined.
+  private async attempt(keys: EventKey[], after: FollowUps, how: { prepared?: Map<string, Prepared>; found?: Map<string, Found>; released?: boolean }): Promise<void> {
+    await withTransaction(this.deps.pool, async (db) => {
+      const locked = await this.lock(db, keys, how.prepared === undefined);
+      await this.process(db, how.released ? locked.filter((e) => e.status === 'held' || e.status === 'quarantined') : locked, after, how.prepared, how.found);
+    });
+  }
+
+  // Each event in a transaction of its own, after its batch failed: one that fails alone (other
+  // than transiently) is rejected, and the others are applied.
+  private async attemptEach(keys: EventKey[], after: FollowUps, how: { prepared?: Map<string, Prepared>; released?: boolean }): Promise<void> {
+    for (const key of keys) {
+      try {
+        await this.attempt([key], after, how);
+      } catch (error) {
+        if (isTransient(error)) throw error;
+        await markRejected(this.deps.pool, key, { code: 'canonicalization_failed', message: (error as Error).message }, {
+          at: this.deps.clock.now(),
+          worker: this.deps.worker,
+          durationMs: null,
+        });
+      }
     }
   }
 
   // The events' inbox rows, locked in event-id order (the one order every path uses), returned
-  // in the order asked for, without those already final. Raw bytes are read only when not given.
-  private async lock(db: Db, keys: EventKey[], raw?: Map<string, Buffer>): Promise<Locked[]> {
+  // in the order asked for, without those already final; with their raw bytes if asked.
+  private async lock(db: Db, keys: EventKey[], withRaw: boolean): Promise<Locked[]> {
     const { rows } = await db.query<{ tenant_id: string; event_id: string; object: string; raw_event: Buffer | null; received_at: Date; status: string }>({
-      name: raw ? 'lock-events' : 'lock-events-raw',
-      text: `SELECT i.tenant_id, i.event_id, i.object, ${raw ? 'NULL::bytea AS raw_event' : 'i.raw_event'}, i.received_at, i.status
+      name: withRaw ? 'lock-events-raw' : 'lock-events',
+      text: `SELECT i.tenant_id, i.event_id, i.object, ${withRaw ? 'i.raw_event' : 'NULL::bytea AS raw_event'}, i.received_at, i.status
                FROM inbox_events i JOIN unnest($1::text[], $2::uuid[]) AS u(t, e) ON i.tenant_id = u.t AND i.event_id = u.e
               ORDER BY i.tenant_id, i.event_id FOR UPDATE OF i`,
       values: [keys.map((k) => k.tenantId), keys.map((k) => k.eventId)],
@@ -135,26 +174,44 @@ export class CanonicalProcessor {
       const row = byId.get(id);
       if (!row || !isFamily(row.object) || row.status === 'processed' || row.status === 'rejected') continue;
       byId.delete(id);
-      locked.push({ key, object: row.object, raw: row.raw_event ?? raw!.get(id)!, receivedAt: row.received_at, status: row.status });
+      locked.push({ key, object: row.object, raw: row.raw_event ?? undefined, receivedAt: row.received_at, status: row.status });
     }
     return locked;
   }
 
-  private async process(db: Db, locked: Locked[], after: FollowUps): Promise<void> {
+  // An event's bytes parsed once, its references and its hashed data. The model and its change
+  // records hold instants every store can represent: only an event whose bytes hold ":60" (or an
+  // escape, which could spell it) can carry a leap second, the others are not walked.
+  private prepare(tenantId: string, object: Family, raw: Buffer): Prepared {
+    try {
+      const event = JSON.parse(raw.toString('utf8')) as ParsedEvent;
+      if (raw.includes(':60') || raw.includes('\\u')) replaceLeapSeconds(event);
+      return { tenantId, object, raw, event, refs: referencesOf(object, event.data), data: this.deps.hasher.hashData(tenantId, object, event.data) };
+    } catch (error) {
+      return { tenantId, object, raw, error };
+    }
+  }
+
+  // `prepared` and `found` come from handle (a batch from the bus); a retry computes them here.
+  private async process(db: Db, locked: Locked[], after: FollowUps, prepared?: Map<string, Prepared>, foundBefore?: Map<string, Found>): Promise<void> {
     if (locked.length === 0) return;
     const started = performance.now();
-    const parsed: Parsed[] = locked.map((l) => {
-      const event = JSON.parse(l.raw.toString('utf8')) as Parsed['event'];
-      // The model and its change records hold instants every store can represent. Only an event
-      // whose bytes hold ":60" (or an escape, which could spell it) can carry a leap second: the
-      // others are not walked.
-      if (l.raw.includes(':60') || l.raw.includes('\\u')) replaceLeapSeconds(event);
-      return { ...l, event, refs: referencesOf(l.object, event.data) };
+    const parsed = locked.map((l): Parsed => {
+      let prep = prepared?.get(idOf(l.key));
+      if (!prep || prep.object !== l.object) {
+        const raw = l.raw ?? prep?.raw;
+        if (!raw) throw new Error(`no bytes for event ${l.key.eventId}`);
+        prep = this.prepare(l.key.tenantId, l.object, raw);
+      }
+      if ('error' in prep) throw prep.error;
+      return { key: l.key, object: l.object, raw: l.raw, receivedAt: l.receivedAt, status: l.status, event: prep.event, refs: prep.refs, data: prep.data };
     });
     // Entities first, then facts; each in log order.
     const ordered = [...parsed.filter((p) => FAMILIES[p.object].kind === 'entity'), ...parsed.filter((p) => FAMILIES[p.object].kind === 'fact')];
 
-    const found = await this.findEntities(db, parsed.flatMap((p) => p.refs.map((r) => ({ tenantId: p.key.tenantId, ...r }))));
+    // What exists, and on top of it the entities of this batch (never added to foundBefore: the
+    // batch may yet fail, and its records be processed one by one).
+    const found = new Map(foundBefore ?? (await this.findEntities(db, parsed.flatMap((p) => p.refs.map((r) => ({ tenantId: p.key.tenantId, ...r }))))));
     for (const p of ordered) {
       if (REFERENCED.has(p.object) && p.refs.length === 0) {
         found.set(refKey(p.key.tenantId, p.object, p.event.external_id), {
@@ -175,16 +232,19 @@ export class CanonicalProcessor {
     }
 
     const at = this.deps.clock.now();
-    const entities: EntityWrite[] = [];
-    const movements: PendingMovement[] = [];
     const tenants = new Map<string, { registry: AssetRegistry; baseAsset: string }>();
     for (const tenantId of new Set(ready.filter((p) => p.object === 'movement').map((p) => p.key.tenantId))) {
       tenants.set(tenantId, { registry: await this.deps.assets.forTenant(tenantId, db), baseAsset: await this.baseAsset(db, tenantId) });
     }
-    const controls: Array<ControlEventWrite & { subjectPartyId: string | null }> = [];
+    // One pass over the ready events: each one's hashed data and, for a fact, its change record
+    // (which carries the fact's rows); an entity's record waits for whether it became current.
+    const entities: Array<EntityWrite & { event: Parsed }> = [];
+    const facts: ReadyEvent[] = [];
+    const movements: Array<{ event: ReadyEvent; change: MovementChange; tenant: { registry: AssetRegistry; baseAsset: string } }> = [];
     for (const p of ready) {
+      const tenantId = p.key.tenantId;
       const meta: EventMeta = {
-        tenantId: p.key.tenantId,
+        tenantId,
         eventId: p.key.eventId,
         object: p.object,
         externalId: p.event.external_id,
@@ -192,56 +252,68 @@ export class CanonicalProcessor {
         occurredAt: canonicalInstant(p.event.occurred_at),
         receivedAt: p.receivedAt.toISOString(),
       };
-      const data = this.deps.hasher.hashData(p.key.tenantId, p.object, p.event.data);
+      const raw = p.event.data;
+      const data = p.data;
+      const wasHeld = p.status !== 'pending';
       if (FAMILIES[p.object].kind === 'entity') {
-        entities.push({ meta, data });
+        entities.push({ meta, data, event: p });
       } else if (p.object === 'movement') {
-        const raw = p.event.data;
-        const debit = legOf(raw.debit, (id) => found.get(refKey(meta.tenantId, 'account', id)));
-        const credit = legOf(raw.credit, (id) => found.get(refKey(meta.tenantId, 'account', id)));
-        movements.push({
-          meta,
+        const account = (id: string) => found.get(refKey(tenantId, 'account', id));
+        const change: MovementChange = {
+          tenant_id: tenantId,
+          event_id: meta.eventId,
+          external_id: meta.externalId,
+          occurred_at: meta.occurredAt,
+          received_at: meta.receivedAt,
+          object: 'movement',
           type: raw.type,
           status: raw.status,
           amount: raw.amount,
-          debit,
-          credit,
-          debitAccountId: debit.account_id,
-          debitPartyId: debit.party_id,
-          creditAccountId: credit.account_id,
-          creditPartyId: credit.party_id,
-          links: raw.links ?? {},
+          base_amount: null,
+          debit: legOf(raw.debit, account),
+          credit: legOf(raw.credit, account),
           data,
-          ...tenants.get(meta.tenantId)!,
-        });
+        };
+        const event: ReadyEvent = { key: p.key, wasHeld, change, links: raw.links };
+        facts.push(event);
+        movements.push({ event, change, tenant: tenants.get(tenantId)! });
       } else {
-        const subject = p.event.data.subject as { kind: string; external_id: string };
-        const subjectPartyId =
-          subject.kind === 'party' ? subject.external_id : subject.kind === 'account' ? (found.get(refKey(meta.tenantId, 'account', subject.external_id))?.holder_party_id ?? null) : null;
-        controls.push({ meta, type: p.event.data.type, subject, subjectPartyId, data });
+        const subject = raw.subject as { kind: string; external_id: string };
+        const change: ControlEventChange = {
+          tenant_id: tenantId,
+          event_id: meta.eventId,
+          external_id: meta.externalId,
+          occurred_at: meta.occurredAt,
+          received_at: meta.receivedAt,
+          object: 'control_event',
+          type: raw.type,
+          subject,
+          subject_party_id:
+            subject.kind === 'party' ? subject.external_id : subject.kind === 'account' ? (found.get(refKey(tenantId, 'account', subject.external_id))?.holder_party_id ?? null) : null,
+          data,
+        };
+        facts.push({ key: p.key, wasHeld, change });
       }
     }
 
     const current = await writeEntities(db, entities);
     const normalized = await normaliseMany(
       db,
-      movements.map((m) => ({ amount: m.amount, baseAsset: m.baseAsset, registry: m.registry, occurredAt: m.meta.occurredAt })),
+      movements.map((m) => ({ amount: m.change.amount, baseAsset: m.tenant.baseAsset, registry: m.tenant.registry, occurredAt: m.change.occurred_at })),
       at,
     );
-    await writeMovements(db, movements.map(({ registry: _r, baseAsset: _b, debit: _d, credit: _c, ...m }, i) => ({ ...m, normalized: normalized[i] })));
-    await writeControlEvents(db, controls);
-    await writeChangeRecords(
-      db,
-      [
-        ...entities.map((e) => entityChange(e, current.has(e.meta.eventId))),
-        ...movements.map((m, i) => movementChange(m, normalized[i])),
-        ...controls.map(controlEventChange),
-      ],
-      at,
-    );
+    movements.forEach((m, i) => {
+      const n = normalized[i];
+      m.event.normalized = n;
+      m.change.base_amount = m.change.amount.asset === m.tenant.baseAsset ? m.change.amount : n?.status === 'normalized' ? n.amount : null;
+    });
 
     const entry = { at, worker: this.deps.worker, durationMs: Math.round(performance.now() - started) };
-    await markProcessed(db, ready.map((p): Processed => ({ key: p.key, wasHeld: p.status !== 'pending' })), entry);
+    await commitBatch(
+      db,
+      [...entities.map((e): ReadyEvent => ({ key: e.event.key, wasHeld: e.event.status !== 'pending', change: entityChange(e, current.has(e.meta.eventId)) })), ...facts],
+      entry,
+    );
     await markHeld(db, toHold, entry);
 
     after.held.push(...toHold.map((h) => h.key));
@@ -250,17 +322,23 @@ export class CanonicalProcessor {
     }
   }
 
-  // Which referenced entities exist, with the one fact a movement needs of them: an account's
-  // holder (the whole data is not read: a batch can name a thousand entities).
+  // Which referenced entities exist, with the facts a movement needs of an account: its holder
+  // and jurisdiction (only an account's data is read: a party's is large, and a batch can name a
+  // thousand parties).
   private async findEntities(db: Db, refs: Array<Reference & { tenantId: string }>): Promise<Map<string, Found>> {
-    if (refs.length === 0) return new Map();
+    // Each entity once (a batch names the same parties many times), so the statement sorts nothing.
+    const distinct = new Map<string, Reference & { tenantId: string }>();
+    for (const ref of refs) distinct.set(refKey(ref.tenantId, ref.object, ref.external_id), ref);
+    if (distinct.size === 0) return new Map();
+    const named = [...distinct.values()];
     const { rows } = await db.query<{ tenant_id: string; object: string; external_id: string; holder_party_id: string | null; jurisdiction: string | null }>({
       name: 'find-entities',
-      text: `SELECT e.tenant_id, e.object, e.external_id, e.data->>'holder_party_id' AS holder_party_id,
-                    e.data->>'jurisdiction' AS jurisdiction FROM canonical_entities e
-               JOIN (SELECT DISTINCT * FROM unnest($1::text[], $2::text[], $3::text[])) AS u(tenant_id, object, external_id)
+      text: `SELECT e.tenant_id, e.object, e.external_id,
+                    CASE WHEN e.object = 'account' THEN e.data->>'holder_party_id' END AS holder_party_id,
+                    CASE WHEN e.object = 'account' THEN e.data->>'jurisdiction' END AS jurisdiction FROM canonical_entities e
+               JOIN unnest($1::text[], $2::text[], $3::text[]) AS u(tenant_id, object, external_id)
                  ON e.tenant_id = u.tenant_id AND e.object = u.object AND e.external_id = u.external_id`,
-      values: [refs.map((r) => r.tenantId), refs.map((r) => r.object), refs.map((r) => r.external_id)],
+      values: [named.map((r) => r.tenantId), named.map((r) => r.object), named.map((r) => r.external_id)],
     });
     return new Map(rows.map((r) => [refKey(r.tenant_id, r.object, r.external_id), { holder_party_id: r.holder_party_id, jurisdiction: r.jurisdiction }]));
   }
@@ -274,8 +352,6 @@ export class CanonicalProcessor {
   }
 }
 
-type PendingMovement = Omit<MovementWrite, 'normalized'> & { registry: AssetRegistry; baseAsset: string; debit: MovementLeg; credit: MovementLeg };
-
 // A leg as downstream stores see it: its party is the one it names, else its account's holder;
 // its country is the counterparty's declared one, else the account's jurisdiction.
 function legOf(leg: Record<string, any> | undefined, account: (id: string) => Found | undefined): MovementLeg {
@@ -287,21 +363,28 @@ function legOf(leg: Record<string, any> | undefined, account: (id: string) => Fo
   };
 }
 
-function changeBase(meta: EventMeta) {
-  return { tenant_id: meta.tenantId, event_id: meta.eventId, external_id: meta.externalId, occurred_at: meta.occurredAt, received_at: meta.receivedAt };
-}
-
 function entityChange(write: EntityWrite, current: boolean): EntityChange {
-  return { ...changeBase(write.meta), object: write.meta.object as EntityChange['object'], sequence: write.meta.sequence, current, data: write.data };
+  const { meta } = write;
+  return {
+    tenant_id: meta.tenantId,
+    event_id: meta.eventId,
+    external_id: meta.externalId,
+    occurred_at: meta.occurredAt,
+    received_at: meta.receivedAt,
+    object: meta.object as EntityChange['object'],
+    sequence: meta.sequence,
+    current,
+    data: write.data,
+  };
 }
 
-function movementChange(m: PendingMovement, normalized: Normalization | undefined): MovementChange {
-  const base = m.amount.asset === m.baseAsset ? m.amount : normalized?.status === 'normalized' ? normalized.amount : null;
-  return { ...changeBase(m.meta), object: 'movement', type: m.type, status: m.status, amount: m.amount, base_amount: base, debit: m.debit, credit: m.credit, data: m.data };
-}
-
-function controlEventChange(c: ControlEventWrite & { subjectPartyId: string | null }): ControlEventChange {
-  return { ...changeBase(c.meta), object: 'control_event', type: c.type, subject: c.subject, subject_party_id: c.subjectPartyId, data: c.data };
+// Every entity the prepared events name, with their tenant.
+function namedEntities(prepared: Map<string, Prepared>): Array<Reference & { tenantId: string }> {
+  const named: Array<Reference & { tenantId: string }> = [];
+  for (const prep of prepared.values()) {
+    if ('refs' in prep) for (const ref of prep.refs) named.push({ tenantId: prep.tenantId, object: ref.object, external_id: ref.external_id });
+  }
+  return named;
 }
 
 function keyOf(record: BusRecord): EventKey {

@@ -304,14 +304,14 @@ class LogConsumer implements Consumer {
     for (const lane of [...this.idle.keys()]) this.wake(lane);
   }
 
-  // Every IDLE_POLL_MS, one statement asks, for every partition of the idle lanes at once, whether
-  // its next record may be taken, and wakes the lanes of those whose can. Polling each idle
+  // Every IDLE_POLL_MS (or the group's idlePollMs), one statement asks, for every partition of the
+  // idle lanes at once, whether its next record may be taken, and wakes the lanes of those whose can. Polling each idle
   // partition on its own cost a statement per partition per tick: 16 partitions per group, so
   // most of the log's reads found nothing (docs/benchmarks.md). Should the statement fail, every
   // idle lane is woken to poll for itself.
   private async watch(): Promise<void> {
     while (!this.stopped) {
-      await sleep(IDLE_POLL_MS);
+      await sleep(this.options.idlePollMs ?? IDLE_POLL_MS);
       const partitions = [...this.idle.keys()].flatMap((lane) => this.partitionsOf(lane));
       if (partitions.length === 0 || this.stopped) continue;
       try {

@@ -1,0 +1,154 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TenantAssetRegistry } from '../../platform/assets/tenant-registry.ts';
+import type { BusRecord } from '../../platform/bus/port.ts';
+import { ManualClock } from '../../platform/clock.ts';
+import { acceptEvents } from '../../platform/inbox/accept-events.ts';
+import { createTenant } from '../../platform/tenants/tenants.ts';
+import type { Family } from '../../schemas/families/index.ts';
+import { movementEvent, partyEvent } from '../../test/fixtures/events.ts';
+import { createTestDatabase, type TestDatabase } from '../../test/support/test-database.ts';
+import { IdentifierHasher } from './identifiers.ts';
+import { CanonicalProcessor } from './processor.ts';
+
+// The processor fed batches as the bus hands them over: one set-based transaction per batch, a
+// record that cannot be made canonical rejected alone, a batch delivered again changing nothing.
+const TENANT = 'proc';
+let db: TestDatabase;
+let processor: CanonicalProcessor;
+beforeAll(async () => {
+  db = await createTestDatabase();
+  await createTenant(db.pool, TENANT, 'USD');
+  processor = new CanonicalProcessor({
+    pool: db.pool,
+    clock: new ManualClock(new Date('2026-09-01T12:00:00Z')),
+    hasher: new IdentifierHasher(Buffer.alloc(32, 3)),
+    assets: new TenantAssetRegistry(db.pool),
+    worker: 'canonical:test',
+  });
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+// Accepts the events (inbox, log and `received` rows, as the API does) and returns them as the
+// bus would deliver them.
+async function accepted(events: Array<{ object: Family; externalId: string; sequence: number | null; json: string }>): Promise<BusRecord[]> {
+  const prepared = events.map((e) => ({
+    tenantId: TENANT,
+    eventId: randomUUID(),
+    object: e.object,
+    externalId: e.externalId,
+    sequence: e.sequence,
+    rawEvent: Buffer.from(e.json),
+    contentHash: createHash('sha256').update(e.json).digest(),
+    occurredAt: '2026-09-01T12:00:00Z',
+    receivedAt: new Date('2026-09-01T12:00:01Z'),
+    correlationId: null,
+    importId: null,
+    historical: false,
+  }));
+  const outcomes = await acceptEvents(db.pool, prepared);
+  expect(outcomes.map((o) => o.kind)).toEqual(events.map(() => 'accepted'));
+  return prepared.map((p, i) => ({
+    topic: `inbox.${p.object}`,
+    partition: 0,
+    offset: `0:${i}`,
+    key: `${TENANT}/${p.object}/${p.externalId}`,
+    value: p.rawEvent,
+    headers: { tenant_id: TENANT, event_id: p.eventId },
+  }));
+}
+
+const party = (id: string, sequence: number) => ({ object: 'party' as const, externalId: id, sequence, json: JSON.stringify(partyEvent(id, sequence)) });
+const movement = (id: string, debit: string, credit: string, value = '12550') => {
+  const event = movementEvent(id);
+  return { object: 'movement' as const, externalId: id, sequence: null, json: JSON.stringify({ ...event, data: { ...event.data, amount: { value, asset: 'USD', scale: 2 }, debit: { party_id: debit }, credit: { party_id: credit } } }) };
+};
+
+async function statusOf(records: BusRecord[]): Promise<string[]> {
+  const { rows } = await db.pool.query<{ event_id: string; status: string; code: string | null }>(
+    `SELECT event_id, status, rejection->>'code' AS code FROM inbox_events WHERE tenant_id = $1 AND event_id = ANY($2::uuid[])`,
+    [TENANT, records.map((r) => r.headers.event_id)],
+  );
+  const byId = new Map(rows.map((r) => [r.event_id, r.code ? `${r.status}:${r.code}` : r.status]));
+  return records.map((r) => byId.get(r.headers.event_id!)!);
+}
+
+async function counts(records: BusRecord[]): Promise<{ changes: number; stages: number }> {
+  const ids = records.map((r) => r.headers.event_id);
+  const { rows } = await db.pool.query<{ changes: number; stages: number }>(
+    `SELECT (SELECT count(*)::int FROM outbox WHERE tenant_id = $1 AND event_id = ANY($2::uuid[]) AND stream = 'canonical') AS changes,
+            (SELECT count(*)::int FROM event_stages WHERE tenant_id = $1 AND event_id = ANY($2::uuid[]) AND stage = 'canonical') AS stages`,
+    [TENANT, ids],
+  );
+  return rows[0]!;
+}
+
+describe('canonical batches', () => {
+  it('applies a mixed batch in one pass: entities before facts, versions by sequence, a change record and a stage entry per event', async () => {
+    const records = await accepted([movement('b-m1', 'b-p1', 'b-p2'), party('b-p1', 1), party('b-p2', 2), party('b-p2', 1), movement('b-m2', 'b-p2', 'b-p1')]);
+    await processor.handle(records);
+    expect(await statusOf(records)).toEqual(['processed', 'processed', 'processed', 'processed', 'processed']);
+    const { rows: current } = await db.pool.query(`SELECT external_id, sequence FROM canonical_entities WHERE tenant_id = $1 AND external_id = 'b-p2'`, [TENANT]);
+    expect(current).toEqual([{ external_id: 'b-p2', sequence: 2n }]);
+    const { rows: changes } = await db.pool.query<{ payload: string; topic: string; event_id: string }>(
+      `SELECT topic, event_id, payload FROM outbox WHERE tenant_id = $1 AND stream = 'canonical' ORDER BY position`,
+      [TENANT],
+    );
+    // Entities first, then facts, each in log order; the late lower version is not current.
+    expect(changes.map((c) => `${c.topic}:${JSON.parse(c.payload).external_id}:${JSON.parse(c.payload).current ?? '-'}`)).toEqual([
+      'canonical.party:b-p1:true',
+      'canonical.party:b-p2:true',
+      'canonical.party:b-p2:false',
+      'canonical.movement:b-m1:-',
+      'canonical.movement:b-m2:-',
+    ]);
+    const m1 = JSON.parse(changes[3]!.payload);
+    expect(m1).toMatchObject({ event_id: records[0]!.headers.event_id, debit: { party_id: 'b-p1' }, credit: { party_id: 'b-p2' }, base_amount: { value: '12550', asset: 'USD', scale: 2 } });
+    const { rows: movements } = await db.pool.query(
+      `SELECT external_id, debit_party_id, credit_party_id, amount_value::text, data->>'memo' AS memo FROM canonical_movements WHERE tenant_id = $1 ORDER BY external_id`,
+      [TENANT],
+    );
+    expect(movements).toEqual([
+      { external_id: 'b-m1', debit_party_id: 'b-p1', credit_party_id: 'b-p2', amount_value: '12550', memo: 'dinner' },
+      { external_id: 'b-m2', debit_party_id: 'b-p2', credit_party_id: 'b-p1', amount_value: '12550', memo: 'dinner' },
+    ]);
+    expect(await counts(records)).toEqual({ changes: 5, stages: 5 });
+
+    // Delivered again (at least once): nothing more is written.
+    await processor.handle(records);
+    expect(await counts(records)).toEqual({ changes: 5, stages: 5 });
+  });
+
+  it('rejects only the records that cannot be made canonical; the rest of the batch is applied', async () => {
+    const records = await accepted([
+      party('r-p1', 1),
+      // PostgreSQL refuses it (numeric(38, 0) overflows): the batch's statement fails.
+      movement('r-m-overflow', 'r-p1', 'r-p1', '9'.repeat(40)),
+      movement('r-m-good', 'r-p1', 'r-p1'),
+      // Fails in the processor itself (no data to read references from).
+      { object: 'movement', externalId: 'r-m-nodata', sequence: null, json: JSON.stringify({ external_id: 'r-m-nodata', occurred_at: '2026-09-01T12:00:00Z' }) },
+    ]);
+    await processor.handle(records);
+    expect(await statusOf(records)).toEqual(['processed', 'rejected:canonicalization_failed', 'processed', 'rejected:canonicalization_failed']);
+    const { rows } = await db.pool.query<{ external_id: string }>(`SELECT external_id FROM canonical_movements WHERE tenant_id = $1 AND external_id LIKE 'r-%' ORDER BY 1`, [TENANT]);
+    expect(rows.map((r) => r.external_id)).toEqual(['r-m-good']);
+    const { rows: stages } = await db.pool.query<{ event_id: string; status: string }>(
+      `SELECT event_id, status FROM event_stages WHERE tenant_id = $1 AND event_id = ANY($2::uuid[]) AND stage = 'canonical' ORDER BY id`,
+      [TENANT, records.map((r) => r.headers.event_id)],
+    );
+    const stageOf = (i: number) => stages.filter((s) => s.event_id === records[i]!.headers.event_id).map((s) => s.status);
+    expect([0, 1, 2, 3].map(stageOf)).toEqual([['ok'], ['rejected'], ['ok'], ['rejected']]);
+    expect(await counts(records)).toEqual({ changes: 2, stages: 4 });
+  });
+
+  it('rejects a held event that cannot be made canonical when it is released, and still applies what released it', async () => {
+    const [held] = await accepted([movement('h-m-overflow', 'h-p1', 'h-p1', '9'.repeat(40))]);
+    await processor.handle([held!]);
+    expect(await statusOf([held!])).toEqual(['held']);
+    const [arrival] = await accepted([party('h-p1', 1)]);
+    await processor.handle([arrival!]);
+    expect(await statusOf([arrival!, held!])).toEqual(['processed', 'rejected:canonicalization_failed']);
+  });
+});
