@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { importEdges, type ImportEdge } from './support/boundaries/import-graph.ts';
-import { violations } from './support/boundaries/rules.ts';
+import { importEdges, sourceFiles, type ImportEdge } from './support/boundaries/import-graph.ts';
+import { queryCalls } from './support/boundaries/query-calls.ts';
+import { sqlViolations, violations } from './support/boundaries/rules.ts';
 
 const repository = fileURLToPath(new URL('..', import.meta.url));
 const edge = (from: string, to: string): ImportEdge => ({ from, to, line: 1, typeOnly: false });
@@ -38,6 +39,36 @@ describe('boundaries (decision 0041)', () => {
     expect(refusedBy('services/console/app.ts', 'platform/http/edge-app.ts')).toEqual([]);
     expect(refusedBy('platform/bus/contract.test-kit.ts', 'test/support/test-database.ts')).toEqual([]);
     expect(refusedBy('services/api/routes/graph.test.ts', 'pipelines/graph/pipeline.ts')).toEqual([]);
+  });
+
+  it('no route or renderer of the repository runs SQL itself', () => {
+    expect(sqlViolations(queryCalls(repository, sourceFiles(repository))).map((v) => `${v.call.file}:${v.call.line}`)).toEqual([]);
+  });
+
+  describe('finding SQL outside stores', () => {
+    const root = mkdtempSync(join(tmpdir(), 'boundaries-sql-'));
+    afterAll(() => rmSync(root, { recursive: true, force: true }));
+    const plant = (path: string, text: string) => {
+      mkdirSync(dirname(join(root, path)), { recursive: true });
+      writeFileSync(join(root, path), text);
+    };
+
+    it('refuses a .query( call in a route or a renderer, and only there', () => {
+      plant('services/api/routes/planted.ts', ["const read = async (deps) => {", "  await deps.pool.query('SELECT 1');", '  return db?.query<Row>(`SELECT 2`);', '};'].join('\n'));
+      plant('services/cases/render-planted.ts', "export const load = (client) => client.query({ text: 'SELECT 1' });\n");
+      plant('services/console/case-exports/routes.ts', "export const load = (db) => db.query('SELECT 1');\n");
+      // Not SQL: a request's query string, the word in a string; and not a route: a store, a test.
+      plant('services/console/routes/reads-query.ts', "export const q = (request) => request.query.limit ?? 'db.query(';\n");
+      plant('services/cases/store.ts', "export const load = (db) => db.query('SELECT 1');\n");
+      plant('services/api/routes/planted.test.ts', "await pool.query('SELECT 1');\n");
+      const found = sqlViolations(queryCalls(root, sourceFiles(root)));
+      expect(found.map((v) => [v.call.file, v.call.line, v.rule]).sort()).toEqual([
+        ['services/api/routes/planted.ts', 2, 'no-sql-in-routes-or-renderers'],
+        ['services/api/routes/planted.ts', 3, 'no-sql-in-routes-or-renderers'],
+        ['services/cases/render-planted.ts', 1, 'no-sql-in-routes-or-renderers'],
+        ['services/console/case-exports/routes.ts', 1, 'no-sql-in-routes-or-renderers'],
+      ]);
+    });
   });
 
   describe('reading the imports', () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { z } from 'zod';
 import { withTransaction } from '../../platform/postgres/pool.ts';
-import { ALERT_COLUMNS } from '../../services/cases/render.ts';
+import { ALERT_COLUMNS } from '../../services/cases/store.ts';
 import { startDetectionWorld, type DetectionWorld } from '../../test/support/detection-world.ts';
 import { recordHits, type HitToRecord } from './alerts.ts';
 import { defineDetector, noHit, type Severity } from './framework/detector.ts';

@@ -7,6 +7,7 @@ import { withTransaction, type Pool, type PoolClient } from '../../platform/post
 import { applyCaseAction } from '../../pipelines/detect/cases.ts';
 import { refreshCaseInbox } from '../../pipelines/detect/case-inbox.ts';
 import type { FieldError } from '../../schemas/problem.ts';
+import { episodeExists } from '../cases/store.ts';
 import { lockAssignment, setAssignee } from './queries/cases.ts';
 import { decideProposal, insertProposal, lockPendingProposal, reportProposals, type ReportProposalRow } from './queries/case-reports.ts';
 import type { ConsoleUser } from './store.ts';
@@ -93,8 +94,7 @@ export async function decideReport(
   // Checked first for a clear answer, and again inside the case action's transaction.
   const pending = (await reportProposals(pool, tenantId, episodeId)).find((p) => p.state === 'pending');
   if (!pending) {
-    const { rows } = await pool.query('SELECT 1 FROM episodes WHERE tenant_id = $1 AND episode_id = $2', [tenantId, episodeId]);
-    return rows.length === 0 ? { kind: 'not_found' } : { kind: 'conflict', detail: 'no report proposal of this case waits for a decision' };
+    return (await episodeExists(pool, tenantId, episodeId)) ? { kind: 'conflict', detail: 'no report proposal of this case waits for a decision' } : { kind: 'not_found' };
   }
   const refused = refusal(user, pending);
   if (refused) return refused;

@@ -7,7 +7,7 @@ import type { z } from 'zod';
 import { MOVEMENT_COLUMNS, movementView, type EntityRow, type MovementRow, type MovementView } from './views.ts';
 
 // Reads of one canonical party shared by the /v1 API and the console: the entity, its posture
-// band and its movements. Every query filters on the tenant.
+// band and its movements; and one movement by its id. Every query filters on the tenant.
 
 type Queryable = Pick<Pool, 'query'>;
 
@@ -69,6 +69,14 @@ function postureView(row: PostureRow, now: Date): PostureBand {
   const coverage = row.degraded ? 'degraded' : row.band === 'incomplete' ? 'partial' : 'complete';
   const staleness = Math.max(0, Math.floor((now.getTime() - row.computed_at.getTime()) / 1000));
   return { band, computed_at: row.computed_at.toISOString(), staleness_seconds: staleness, coverage };
+}
+
+export async function findMovement(pool: Queryable, tenantId: string, externalId: string): Promise<MovementRow | undefined> {
+  const { rows } = await pool.query<MovementRow>(`SELECT ${MOVEMENT_COLUMNS} FROM canonical_movements m WHERE m.tenant_id = $1 AND m.external_id = $2`, [
+    tenantId,
+    externalId,
+  ]);
+  return rows[0];
 }
 
 export type MovementPage =

@@ -8,8 +8,8 @@ import type { CursorCodec } from '../../../platform/http/cursor.ts';
 import { sendProblem } from '../../../platform/http/problem-reply.ts';
 import { windowCheck } from '../../../platform/http/query-schema.ts';
 import { externalIdParam, invalidQuery, json, notFound } from '../http/route-schema.ts';
-import { findEntity, loadPosture, movementPage, sendMovementPage } from '../../reads/parties.ts';
-import { entityView, MOVEMENT_COLUMNS, movementView, type MovementRow } from '../../reads/views.ts';
+import { findEntity, findMovement, loadPosture, movementPage, sendMovementPage } from '../../reads/parties.ts';
+import { entityView, movementView } from '../../reads/views.ts';
 import { movementQueryShape } from '../../reads/query-schemas.ts';
 
 const ENTITY_PATHS = { party: '/v1/parties', account: '/v1/accounts', instrument: '/v1/instruments' } as const;
@@ -37,12 +37,9 @@ export function registerCanonicalReads(app: FastifyInstance, deps: { pool: Pool;
 
   const movementSchema = { tags, summary: 'A movement, with its normalised amount and FX provenance (scope read)', params, response: { 200: json(movementViewSchema, 'found'), 404: unknown } };
   routes.get('/v1/movements/:external_id', { config: read, schema: movementSchema }, async (request, reply) => {
-    const { rows } = await deps.pool.query<MovementRow>(
-      `SELECT ${MOVEMENT_COLUMNS} FROM canonical_movements m WHERE m.tenant_id = $1 AND m.external_id = $2`,
-      [request.apiKey!.tenantId, request.params.external_id],
-    );
-    if (!rows[0]) return sendProblem(request, reply, 'svc:resource/not_found', notFoundDetail('movement'));
-    return movementView(rows[0]);
+    const movement = await findMovement(deps.pool, request.apiKey!.tenantId, request.params.external_id);
+    if (!movement) return sendProblem(request, reply, 'svc:resource/not_found', notFoundDetail('movement'));
+    return movementView(movement);
   });
 
   const pageSchema = {

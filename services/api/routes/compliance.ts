@@ -6,7 +6,8 @@ import { parseId } from '../../../platform/ids.ts';
 import type { Pool } from '../../../platform/postgres/pool.ts';
 import { applyCaseAction, validateCaseAction } from '../../../pipelines/detect/cases.ts';
 import { ALERT_STATUSES, alertDetailSchema, alertPageSchema, caseActionRequestSchema, EPISODE_STATUSES, episodeDetailSchema, episodePageSchema } from '../../../schemas/responses.ts';
-import { ALERT_COLUMNS, alertView, EPISODE_COLUMNS, episodeView, loadAlertDetail, loadEpisodeDetail, type AlertRow, type EpisodeRow } from '../../cases/render.ts';
+import { alertView, episodeView, loadAlertDetail, loadEpisodeDetail } from '../../cases/render.ts';
+import { alertPage, episodePage } from '../../cases/store.ts';
 import type { CursorCodec } from '../../../platform/http/cursor.ts';
 import { bodyRefusal, readJsonBody } from '../../../platform/http/json-body.ts';
 import { sendProblem } from '../../../platform/http/problem-reply.ts';
@@ -64,15 +65,12 @@ export function registerComplianceRoutes(app: FastifyInstance, deps: { pool: Poo
     const after = readCursor(deps.cursors, cursorText, filters);
     if (after === false) return badCursor(request, reply);
 
-    const { rows } = await deps.pool.query<AlertRow>(
-      `SELECT ${ALERT_COLUMNS} FROM alerts a
-        WHERE a.tenant_id = $1 AND a.mode = 'live'
-          AND ($2::text IS NULL OR a.status = $2) AND ($3::text IS NULL OR a.subject_id = $3) AND ($4::text IS NULL OR a.subject_kind = $4)
-          AND ($5::text IS NULL OR a.detector_id = $5) AND ($6::timestamptz IS NULL OR a.created_at >= $6)
-          AND ($7::timestamptz IS NULL OR (a.created_at, a.alert_id) < ($7::timestamptz, $8::uuid))
-        ORDER BY a.created_at DESC, a.alert_id DESC
-        LIMIT $9`,
-      [tenantId, status ?? null, subject.id ?? null, subject.kind ?? null, detector ?? null, since ?? null, after?.at ?? null, after?.id ?? null, limit + 1],
+    const rows = await alertPage(
+      deps.pool,
+      tenantId,
+      { status: status ?? null, subjectId: subject.id ?? null, subjectKind: subject.kind ?? null, detector: detector ?? null, since: since ?? null },
+      after,
+      limit + 1,
     );
     return page(rows, limit, alertView, (last) => deps.cursors.encode({ ...filters, o: last.cursor_at, e: last.alert_id }));
   });
@@ -103,19 +101,7 @@ export function registerComplianceRoutes(app: FastifyInstance, deps: { pool: Poo
     const after = readCursor(deps.cursors, cursorText, filters);
     if (after === false) return badCursor(request, reply);
 
-    // Most recently changed first: a client syncing with `since` sees every change.
-    const { rows } = await deps.pool.query<EpisodeRow>(
-      `SELECT ${EPISODE_COLUMNS} FROM episodes e
-        WHERE e.tenant_id = $1 AND ($2::text IS NULL OR e.status = $2)
-          AND ($3::text IS NULL OR EXISTS (SELECT 1 FROM episode_members m
-                                            WHERE m.tenant_id = e.tenant_id AND m.episode_id = e.episode_id
-                                              AND m.subject_id = $3 AND ($4::text IS NULL OR m.subject_kind = $4)))
-          AND ($5::timestamptz IS NULL OR e.updated_at >= $5)
-          AND ($6::timestamptz IS NULL OR (e.updated_at, e.episode_id) < ($6::timestamptz, $7::uuid))
-        ORDER BY e.updated_at DESC, e.episode_id DESC
-        LIMIT $8`,
-      [tenantId, status ?? null, subject.id ?? null, subject.kind ?? null, since ?? null, after?.at ?? null, after?.id ?? null, limit + 1],
-    );
+    const rows = await episodePage(deps.pool, tenantId, { status: status ?? null, subjectId: subject.id ?? null, subjectKind: subject.kind ?? null, since: since ?? null }, after, limit + 1);
     return page(rows, limit, episodeView, (last) => deps.cursors.encode({ ...filters, o: last.cursor_at, e: last.episode_id }));
   });
 

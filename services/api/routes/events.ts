@@ -8,36 +8,7 @@ import { applyRateLimitHeaders } from '../http/rate-limit-headers.ts';
 import { sendProblem } from '../../../platform/http/problem-reply.ts';
 import { idParam, json, notFound } from '../http/route-schema.ts';
 import { eventStatusSchema } from '../../../schemas/responses.ts';
-
-type EventStatus = z.infer<typeof eventStatusSchema>;
-type Detail = Record<string, unknown> | null;
-
-// As stored (CHECK constraints hold status and object to the published lists).
-interface InboxRow {
-  event_id: string;
-  object: EventStatus['object'];
-  external_id: string;
-  sequence: bigint | null;
-  status: EventStatus['status'];
-  rejection: Detail;
-  status_reason: Detail;
-  attempts: number;
-  received_at: Date;
-  occurred_at: Date | null;
-  terminal_at: Date | null;
-  historical: boolean;
-  import_id: string | null;
-  content_hash: Buffer;
-}
-
-interface StageRow {
-  stage: string;
-  status: EventStatus['stage_history'][number]['status'];
-  at: Date;
-  worker: string | null;
-  duration_ms: number | null;
-  detail: Detail;
-}
+import { eventStages, findInboxEvent } from '../ingest/event-status.ts';
 
 // GET /v1/events/{event_id}: where an accepted event is, queryable from the moment of the 202.
 // Accepts evt_<uuid> and a bare uuid; anything else, or another tenant's event, is a 404.
@@ -54,18 +25,9 @@ export function registerEventRoutes(app: FastifyInstance, deps: { pool: Pool; bu
     const id = parseId('event', request.params.event_id);
     const notFound = () => sendProblem(request, reply, 'svc:resource/not_found', { detail: 'no event with this id in this tenant' });
     if (!id) return notFound();
-    const { rows } = await deps.pool.query<InboxRow>(
-      `SELECT event_id, object, external_id, sequence, status, rejection, status_reason, attempts, received_at,
-              occurred_at, terminal_at, historical, import_id, content_hash
-         FROM inbox_events WHERE tenant_id = $1 AND event_id = $2`,
-      [tenantId, id],
-    );
-    const event = rows[0];
+    const event = await findInboxEvent(deps.pool, tenantId, id);
     if (!event) return notFound();
-    const stages = await deps.pool.query<StageRow>(
-      'SELECT stage, status, at, worker, duration_ms, detail FROM event_stages WHERE tenant_id = $1 AND event_id = $2 ORDER BY id',
-      [tenantId, id],
-    );
+    const stages = await eventStages(deps.pool, tenantId, id);
     return {
       event_id: ID_PREFIXES.event + event.event_id,
       object: event.object,
@@ -81,7 +43,7 @@ export function registerEventRoutes(app: FastifyInstance, deps: { pool: Pool; bu
       historical: event.historical,
       import_id: event.import_id === null ? null : ID_PREFIXES.import + event.import_id,
       content_hash: `sha256:${event.content_hash.toString('hex')}`,
-      stage_history: stages.rows.map((s) => ({
+      stage_history: stages.map((s) => ({
         stage: s.stage,
         status: s.status,
         at: s.at.toISOString(),

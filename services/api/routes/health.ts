@@ -4,6 +4,7 @@ import type { Pool } from '../../../platform/postgres/pool.ts';
 import { healthSchema } from '../../../schemas/responses.ts';
 import { json, problem } from '../http/route-schema.ts';
 import { sendProblem } from '../../../platform/http/problem-reply.ts';
+import { pingDatabase } from '../health-store.ts';
 
 // Liveness needs no signature and touches nothing; readiness also checks the database.
 export function registerHealthRoutes(app: FastifyInstance, deps: { pool: Pool }): void {
@@ -21,7 +22,7 @@ export function registerHealthRoutes(app: FastifyInstance, deps: { pool: Pool })
     },
     async (request, reply) => {
       try {
-        await deps.pool.query('SELECT 1');
+        await pingDatabase(deps.pool);
         return { status: 'ok' as const };
       } catch {
         return sendProblem(request, reply, 'svc:internal/error', { detail: 'the database is not reachable' });

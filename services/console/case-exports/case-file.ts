@@ -3,7 +3,9 @@ import type { Pool } from '../../../platform/postgres/pool.ts';
 import { caseNotes } from '../queries/case-notes.ts';
 import { reportProposals } from '../queries/case-reports.ts';
 import { caseAudit, findAssignee, type Assignee, type AuditRow } from '../queries/cases.ts';
-import { caseActions, caseAlerts, entitiesByIds, findCase, MAX_EXPORT_MOVEMENTS, movementsByIds, type CaseActionRow, type CaseAlertRow, type CaseMovementRow, type CaseRow } from './store.ts';
+import { caseActions, type CaseActionRow } from '../../cases/store.ts';
+import { movementsByIds, type CaseMovementRow } from '../queries/case-timeline.ts';
+import { caseAlerts, entitiesByIds, findCase, MAX_EXPORT_MOVEMENTS, type CaseAlertRow, type CaseRow } from './store.ts';
 
 // Everything a case's exports show, read once: the goAML report and the case file are both
 // renderings of this.
@@ -104,7 +106,7 @@ export async function loadCaseFile(
     movementsLeftOut: cited.filter((id) => !loaded.has(id)),
     parties,
     accounts,
-    actions: await caseActions(db, tenantId, episodeId),
+    actions: await caseActions(db, tenantId, episodeId, 'email'),
     audit: audit.slice(0, MAX_EXPORT_AUDIT).reverse(),
     auditTruncated: audit.length > MAX_EXPORT_AUDIT,
     notes: notes.slice(0, MAX_EXPORT_NOTES).map((n) => ({ at: n.created_at, author: n.author_email, body: n.body })),

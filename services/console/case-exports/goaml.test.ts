@@ -5,7 +5,7 @@ import { isoRegistry } from '../../../schemas/assets/registry.ts';
 import type { CaseFile } from './case-file.ts';
 import { goamlReport } from './goaml.ts';
 import { reportingEntitySchema } from './reporting-entity.ts';
-import type { CaseMovementRow } from './store.ts';
+import type { CaseMovementRow } from '../queries/case-timeline.ts';
 import { renderXml } from './xml-writer.ts';
 
 // The mapping on hand-built cases, for what the planted case of case-exports.test.ts does not

@@ -2,7 +2,7 @@ import type { CaseFile } from './case-file.ts';
 import { clip, country, dateOnly, entity, idWithin, isPerson, legalName, person, sqlDate, UNKNOWN } from './goaml-fields.ts';
 import { localPerForeign, minorToDecimal } from './money.ts';
 import type { ReportingEntity } from './reporting-entity.ts';
-import type { CaseMovementRow } from './store.ts';
+import type { CaseMovementRow } from '../queries/case-timeline.ts';
 import { decimalToScaled } from '../../../pipelines/canonical/fx-math.ts';
 import { el, leaf, type XmlNode } from './xml-writer.ts';
 

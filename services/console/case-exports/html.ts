@@ -1,7 +1,7 @@
 import type { CaseFile } from './case-file.ts';
 import { html, markupText, type Markup } from './html-writer.ts';
 import { formatMoney } from './money.ts';
-import type { CaseMovementRow } from './store.ts';
+import type { CaseMovementRow } from '../queries/case-timeline.ts';
 
 // The readable case file: one print-ready HTML page (stylesheet at CASE_FILE_CSS_PATH, no script,
 // nothing inline, so it renders under the console's CSP) with the summary, subjects, narrative,

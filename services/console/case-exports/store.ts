@@ -1,8 +1,9 @@
 import type { Pool } from '../../../platform/postgres/pool.ts';
 
 // The reads behind a case's exports (goAML report, case file): the case, its live alerts with
-// every evidence entry, the movements their evidence cites, the parties and accounts on them.
-// Every query filters on the tenant.
+// every evidence entry, the parties and accounts on the movements their evidence cites. The
+// movements are read with the case page's query (queries/case-timeline.ts), the case actions with
+// the case's store (services/cases/store.ts). Every query filters on the tenant.
 
 type Db = Pick<Pool, 'query'>;
 
@@ -44,32 +45,6 @@ export interface CaseAlertRow {
   evidence: Array<{ seq: number; event_at: Date; severity: string; evidence: Record<string, unknown> }>;
 }
 
-export interface CaseMovementRow {
-  external_id: string;
-  event_id: string;
-  occurred_at: Date;
-  type: string;
-  status: string;
-  amount_value: string;
-  amount_asset: string;
-  amount_scale: number;
-  debit_account_id: string | null;
-  debit_party_id: string | null;
-  credit_account_id: string | null;
-  credit_party_id: string | null;
-  normalized: Record<string, any> | null;
-  data: Record<string, any>;
-}
-
-export interface CaseActionRow {
-  seq: number;
-  at: Date;
-  actor: string;
-  case_status: string;
-  disposition: string | null;
-  note: string | null;
-}
-
 const members = (role: 'subject' | 'counterparty') => `
   coalesce((SELECT json_agg(json_build_object('kind', m.subject_kind, 'external_id', m.subject_id) ORDER BY m.subject_kind, m.subject_id)
               FROM episode_members m WHERE m.tenant_id = e.tenant_id AND m.episode_id = e.episode_id AND m.role = '${role}'), '[]'::json)`;
@@ -102,19 +77,6 @@ export async function caseAlerts(db: Db, tenantId: string, episodeId: string): P
   return rows.map((r) => ({ ...r, evidence: r.evidence.map((v) => ({ ...v, event_at: new Date(v.event_at) })) }));
 }
 
-// The movements with these external ids, oldest first (by event time).
-export async function movementsByIds(db: Db, tenantId: string, ids: readonly string[]): Promise<CaseMovementRow[]> {
-  if (ids.length === 0) return [];
-  const { rows } = await db.query<CaseMovementRow>(
-    `SELECT external_id, event_id, occurred_at, type, status, amount_value::text AS amount_value, amount_asset, amount_scale,
-            debit_account_id, debit_party_id, credit_account_id, credit_party_id, normalized, data
-       FROM canonical_movements WHERE tenant_id = $1 AND external_id = ANY($2::text[])
-      ORDER BY occurred_at, external_id`,
-    [tenantId, ids],
-  );
-  return rows;
-}
-
 // Current data of the parties or accounts with these external ids, by id.
 export async function entitiesByIds(db: Db, tenantId: string, object: 'party' | 'account', ids: readonly string[]): Promise<Map<string, Record<string, any>>> {
   const found = new Map<string, Record<string, any>>();
@@ -125,16 +87,4 @@ export async function entitiesByIds(db: Db, tenantId: string, object: 'party' | 
   );
   for (const r of rows) found.set(r.external_id, r.data);
   return found;
-}
-
-// Oldest first; a console user's action names the user's email (case_actions records console:<user id>).
-export async function caseActions(db: Db, tenantId: string, episodeId: string): Promise<CaseActionRow[]> {
-  const { rows } = await db.query<CaseActionRow>(
-    `SELECT c.seq, c.at, coalesce(u.email, c.actor) AS actor, c.case_status, c.disposition, c.note
-       FROM case_actions c
-       LEFT JOIN console_users u ON u.tenant_id = c.tenant_id AND c.actor = 'console:' || u.user_id::text
-      WHERE c.tenant_id = $1 AND c.episode_id = $2 ORDER BY c.seq`,
-    [tenantId, episodeId],
-  );
-  return rows;
 }

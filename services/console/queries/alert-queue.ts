@@ -1,5 +1,5 @@
 import type { Pool } from '../../../platform/postgres/pool.ts';
-import { ALERT_SUMMARY_COLUMNS, type AlertSummaryRow } from '../../cases/render.ts';
+import { ALERT_SUMMARY_COLUMNS, type AlertSummaryRow } from '../../cases/store.ts';
 import type { ALERT_QUEUE_SORTS, SEVERITIES } from '../../../schemas/console/cases.ts';
 
 // The alert queue: live alerts of one tenant, filtered and in one of three orders, in keyset

@@ -1,7 +1,8 @@
 import type { Pool } from '../../../platform/postgres/pool.ts';
 
-// What a case page shows besides the episode: the movements its alerts cite and the parties behind
-// its subjects.
+// What a case shows besides the episode: the movements its alerts cite and the parties behind
+// its subjects. The case page and the case exports read movements here; case actions are read
+// in services/cases/store.ts.
 
 type Db = Pick<Pool, 'query'>;
 
@@ -25,8 +26,11 @@ export async function citedMovements(db: Db, tenantId: string, episodeId: string
   return rows;
 }
 
-export interface TimelineMovementRow {
+// A movement as a case shows it: the timeline uses its headline, an export (goAML report, case
+// file) all of it.
+export interface CaseMovementRow {
   external_id: string;
+  event_id: string;
   occurred_at: Date;
   type: string;
   status: string;
@@ -34,35 +38,24 @@ export interface TimelineMovementRow {
   amount_asset: string;
   amount_scale: number;
   debit_account_id: string | null;
+  debit_party_id: string | null;
   credit_account_id: string | null;
+  credit_party_id: string | null;
+  normalized: Record<string, any> | null;
+  data: Record<string, any>;
 }
 
-// The cited movements the tenant holds, oldest first, at most `limit`.
-export async function movementsByIds(db: Db, tenantId: string, ids: string[], limit: number): Promise<TimelineMovementRow[]> {
+// The movements with these external ids the tenant holds, oldest first (by event time), at most
+// `limit` when one is given.
+export async function movementsByIds(db: Db, tenantId: string, ids: readonly string[], limit?: number): Promise<CaseMovementRow[]> {
   if (ids.length === 0) return [];
-  const { rows } = await db.query<TimelineMovementRow>(
-    `SELECT external_id, occurred_at, type, status, amount_value::text AS amount_value, amount_asset, amount_scale, debit_account_id, credit_account_id
+  const { rows } = await db.query<CaseMovementRow>(
+    `SELECT external_id, event_id, occurred_at, type, status, amount_value::text AS amount_value, amount_asset, amount_scale,
+            debit_account_id, debit_party_id, credit_account_id, credit_party_id, normalized, data
        FROM canonical_movements WHERE tenant_id = $1 AND external_id = ANY($2::text[])
       ORDER BY occurred_at, external_id LIMIT $3`,
-    [tenantId, ids, limit],
+    [tenantId, ids, limit ?? null],
   );
-  return rows;
-}
-
-export interface CaseActionRow {
-  seq: number;
-  at: Date;
-  actor: string;
-  case_status: string;
-  disposition: string | null;
-  note: string | null;
-}
-
-export async function caseActions(db: Db, tenantId: string, episodeId: string): Promise<CaseActionRow[]> {
-  const { rows } = await db.query<CaseActionRow>('SELECT seq, at, actor, case_status, disposition, note FROM case_actions WHERE tenant_id = $1 AND episode_id = $2 ORDER BY seq', [
-    tenantId,
-    episodeId,
-  ]);
   return rows;
 }
 

@@ -16,12 +16,13 @@ import {
   type TimelineEntry,
 } from '../../../schemas/console/cases.ts';
 import { loadEpisodeDetail } from '../../cases/render.ts';
+import { caseActions, episodeExists } from '../../cases/store.ts';
 import { badCursor, readCursor } from '../../../platform/http/paging.ts';
 import { consoleContext } from '../app.ts';
 import { addCaseNote, caseNotes, findCaseNote } from '../queries/case-notes.ts';
 import { findInboxCase } from '../queries/case-inbox.ts';
 import { reportProposals } from '../queries/case-reports.ts';
-import { caseActions, citedMovements, movementsByIds, subjectParties } from '../queries/case-timeline.ts';
+import { citedMovements, movementsByIds, subjectParties } from '../queries/case-timeline.ts';
 import { caseAudit } from '../queries/cases.ts';
 import { caseNoteView, caseSummaryView, reportProposalView, typedPage } from './case-views.ts';
 import { auditAs, notFound, type ConsoleRouteDeps } from './common.ts';
@@ -36,7 +37,7 @@ export function registerCasePageRoutes(app: FastifyInstance, deps: ConsoleRouteD
   const caseOf = async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply): Promise<string | FastifyReply> => {
     const id = parseId('episode', request.params.id);
     const tenantId = consoleContext(request).user.tenant_id;
-    if (!id || (await deps.pool.query('SELECT 1 FROM episodes WHERE tenant_id = $1 AND episode_id = $2', [tenantId, id])).rows.length === 0) {
+    if (!id || !(await episodeExists(deps.pool, tenantId, id))) {
       return notFound(request, reply, 'case');
     }
     return id;

@@ -18,6 +18,7 @@ import { consoleContext } from '../app.ts';
 import { decideReport, proposeReport, type AuditStep, type ReportOutcome } from '../four-eyes.ts';
 import { findCaseSla, saveCaseSla, type CaseSlaRow } from '../queries/case-sla.ts';
 import { reportProposals } from '../queries/case-reports.ts';
+import { episodeExists } from '../../cases/store.ts';
 import { reportProposalView } from './case-views.ts';
 import { auditAs, notFound, type ConsoleRouteDeps } from './common.ts';
 
@@ -48,7 +49,7 @@ export function registerCaseReportRoutes(app: FastifyInstance, deps: ConsoleRout
   typed.get('/console/v1/cases/:id/report', { schema: { params: caseParamsSchema, response: { 200: reportProposalListSchema } } }, async (request, reply) => {
     const tenantId = consoleContext(request).user.tenant_id;
     const id = parseId('episode', request.params.id);
-    if (!id || (await deps.pool.query('SELECT 1 FROM episodes WHERE tenant_id = $1 AND episode_id = $2', [tenantId, id])).rows.length === 0) return notFound(request, reply, 'case');
+    if (!id || !(await episodeExists(deps.pool, tenantId, id))) return notFound(request, reply, 'case');
     return { data: (await reportProposals(deps.pool, tenantId, id)).map(reportProposalView) };
   });
 

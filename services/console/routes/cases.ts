@@ -16,6 +16,7 @@ import { badCursor, readCursor } from '../../../platform/http/paging.ts';
 import { sendProblem } from '../../../platform/http/problem-reply.ts';
 import { consoleContext } from '../app.ts';
 import { mayAssign } from '../case-rights.ts';
+import { episodeExists } from '../../cases/store.ts';
 import { caseInbox } from '../queries/case-inbox.ts';
 import { activeUserOfTenant, assignableUsers, lockAssignment, setAssignee } from '../queries/cases.ts';
 import { caseSummaryView, typedPage } from './case-views.ts';
@@ -90,7 +91,7 @@ export function registerCaseRoutes(app: FastifyInstance, deps: ConsoleRouteDeps)
       const ids = [...new Set(request.body.episode_ids.map((text) => parseId('episode', text)!))].sort();
       for (const id of ids) {
         const ref = ID_PREFIXES.episode + id;
-        const exists = (await db.query('SELECT 1 FROM episodes WHERE tenant_id = $1 AND episode_id = $2', [tenantId, id])).rows.length > 0;
+        const exists = await episodeExists(db, tenantId, id);
         if (!exists) {
           results.push({ episode_id: ref, outcome: 'not_found', assignee: null });
           continue;

@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { ID_PREFIXES, parseId } from '../../../platform/ids.ts';
-import { withTransaction, type Pool } from '../../../platform/postgres/pool.ts';
+import { withTransaction } from '../../../platform/postgres/pool.ts';
 import { applyCaseAction } from '../../../pipelines/detect/cases.ts';
 import { assignRequestSchema, auditPageSchema, caseDispositionRequestSchema, caseStatusRequestSchema, consoleEpisodeDetailSchema } from '../../../schemas/console/cases.ts';
 import { auditQuerySchema, episodeParamsSchema } from '../../../schemas/console/routes.ts';
 import { loadEpisodeDetail } from '../../cases/render.ts';
+import { episodeExists } from '../../cases/store.ts';
 import { badCursor, page, readCursor } from '../../../platform/http/paging.ts';
 import { sendProblem } from '../../../platform/http/problem-reply.ts';
 import { consoleContext } from '../app.ts';
@@ -129,9 +130,4 @@ export function registerEpisodeRoutes(app: FastifyInstance, deps: ConsoleRouteDe
     const rows = await caseAudit(deps.pool, tenantId, ID_PREFIXES.episode + id, after, limit + 1);
     return page(rows, limit, auditView, (last) => deps.cursors.encode({ ...filters, o: last.cursor_at, e: last.audit_id }));
   });
-}
-
-async function episodeExists(db: Pick<Pool, 'query'>, tenantId: string, episodeId: string): Promise<boolean> {
-  const { rows } = await db.query('SELECT 1 FROM episodes WHERE tenant_id = $1 AND episode_id = $2', [tenantId, episodeId]);
-  return rows.length > 0;
 }

@@ -17,7 +17,7 @@ export interface ImportEdge {
 const SKIPPED = new Set(['node_modules', 'dist', 'test-artifacts', '.git']);
 const SOURCE = /\.(ts|tsx|mts|js|mjs)$/;
 
-function sourceFiles(root: string, dir = root): string[] {
+export function sourceFiles(root: string, dir = root): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     if (entry.name.startsWith('.') || SKIPPED.has(entry.name)) return [];
     const path = join(dir, entry.name);

@@ -1,4 +1,5 @@
 import type { ImportEdge } from './import-graph.ts';
+import type { QueryCall } from './query-calls.ts';
 
 // The layers of the repository and what each may import (decision 0041). Paths are globs over
 // repository-relative paths: `**` any number of folders, `*` part of one name. A rule forbids its
@@ -105,6 +106,34 @@ export interface Violation {
   rule: string;
   why: string;
   edge: ImportEdge;
+}
+
+// Files that run no SQL themselves (issue 33): a route or a renderer calls the store module of
+// the aggregate it reads or writes, so every statement lives in one place.
+export interface SqlFreeRule {
+  name: string;
+  why: string;
+  files: readonly string[];
+  exceptFiles: readonly string[];
+}
+
+const SQL_FREE: SqlFreeRule = {
+  name: 'no-sql-in-routes-or-renderers',
+  why: 'SQL lives in the store module of the aggregate it reads or writes; routes and renderers call it',
+  files: ['**/routes/**', '**/routes.ts', '**/render*.ts'],
+  exceptFiles: TEST_SUPPORT,
+};
+
+export interface SqlViolation {
+  rule: string;
+  why: string;
+  call: QueryCall;
+}
+
+export function sqlViolations(calls: readonly QueryCall[], rule: SqlFreeRule = SQL_FREE): SqlViolation[] {
+  const files = matcher(rule.files);
+  const exceptFiles = matcher(rule.exceptFiles);
+  return calls.filter((call) => files(call.file) && !exceptFiles(call.file)).map((call) => ({ rule: rule.name, why: rule.why, call }));
 }
 
 export function violations(edges: readonly ImportEdge[], rules: readonly BoundaryRule[] = RULES): Violation[] {
