@@ -20,7 +20,9 @@
 //   latency once (the last movement's way through every stage), about 0.01 of a 60 s run.
 //   Also printed: the CPU seconds each process (API, pipelines, PostgreSQL, this driver) spent from
 //   the first request until detection caught up, to show where a shortfall comes from, the detect
-//   process's CPU per movement (what load on the machine distorts least) and its peak RSS.
+//   process's CPU per movement (what load on the machine distorts least) and its peak RSS, and
+//   the CPU of the PostgreSQL backends serving the detect process alone, per movement (they are
+//   told by their application_name, DETECT_APPLICATION).
 //   BENCH_DETECT_NODE_ARGS adds node options to the detect process alone (e.g. --trace-gc,
 //   --cpu-prof, --heapsnapshot-signal=SIGUSR2), and BENCH_DETECT_OUTPUT=<file> keeps its output.
 //
@@ -41,6 +43,7 @@ import { issueBenchKey, ROOT, startService, svc, TENANT } from './lib/bench-serv
 import { embeddedConnection } from './lib/embedded-pg.ts';
 import { newAgent } from './lib/load.ts';
 import { positiveInteger } from './lib/options.ts';
+import { trackBackendCpu } from './lib/backend-cpu.ts';
 import { cpuLedger, describeCpu } from './lib/proc-cpu.ts';
 import { statusKiB } from './lib/rss.ts';
 import { percentile } from './lib/stats.ts';
@@ -54,6 +57,8 @@ const DRAIN_TIMEOUT_MS = positiveInteger('BENCH_DRAIN_TIMEOUT_S', 1800) * 1000;
 const TICK_MS = 100;
 const SENDERS = 10;
 const TARGET_P95_MS = 2000;
+// The detect process's application_name on its connections (PGAPPNAME).
+const DETECT_APPLICATION = 'svc-bench-detect';
 
 const started = performance.now();
 const log = (line: string): void => {
@@ -123,7 +128,7 @@ await runBench('detect', log, async (teardown) => {
   try {
     const pids = new Map<string, number>([['api', service.api.pid]]);
     for (const name of ['canonical', 'graph', 'aggregates', 'detect'] as const) {
-      const { child } = await startPipeline(teardown, service, name, name);
+      const { child } = await startPipeline(teardown, service, name, name, name === 'detect' ? { PGAPPNAME: DETECT_APPLICATION } : {});
       pids.set(name, child.pid);
       // BENCH_DETECT_OUTPUT=<file>: the detect process's output kept whole (e.g. --trace-gc,
       // given with BENCH_DETECT_NODE_ARGS).
@@ -151,6 +156,7 @@ await runBench('detect', log, async (teardown) => {
     let lastAnswer = 0;
     const loadStart = performance.now();
     const cpuAtStart = cpuLedger(pids, join(service.dataDir, 'pg'));
+    const detectBackends = trackBackendCpu(pool, DETECT_APPLICATION);
     let drainedAt: number | undefined;
     const firstCommit = firstDetectCommit(pool, new Date(), () => drainedAt !== undefined);
     for (let tick = 0; tick < ticks; tick++) {
@@ -193,6 +199,8 @@ await runBench('detect', log, async (teardown) => {
     const detectSeconds = (drainedAt - loadStart) / 1000;
     const firstCommitAt = await firstCommit;
     const cpuAtEnd = cpuLedger(pids, join(service.dataDir, 'pg'));
+    const detectBackendCpu = await detectBackends.seconds();
+    detectBackends.stop();
     agent.destroy();
     const ingestRate = accepted / ingestSeconds;
     const detectRate = accepted / detectSeconds;
@@ -212,6 +220,7 @@ await runBench('detect', log, async (teardown) => {
     // ratio and the latency wait for whatever else runs there).
     const detectCpu = cpuAtEnd.named.get('detect')! - cpuAtStart.named.get('detect')!;
     console.log(`detect process CPU ${((detectCpu * 1e6) / accepted).toFixed(0)} µs per movement (${detectCpu.toFixed(1)} s for ${accepted})`);
+    console.log(`PostgreSQL for the detect process CPU ${((detectBackendCpu * 1e6) / accepted).toFixed(0)} µs per movement (${detectBackendCpu.toFixed(1)} s)`);
     const detectPeak = statusKiB(pids.get('detect')!, 'VmHWM');
     if (detectPeak !== undefined) console.log(`detect process peak RSS ${(detectPeak / 1024).toFixed(0)} MiB${process.env.BENCH_MODEL ? ` (model ${process.env.BENCH_MODEL} live)` : ''}${loadPeak === undefined ? '' : `; ${(loadPeak / 1024).toFixed(0)} MiB once parties and accounts were loaded`}`);
     console.log(`RESULT detection/ingest throughput ${spanRatio} over detection's own span (target >= 1.0; ${(detectRate / ingestRate).toFixed(2)} from the first request to the drain), p95 202→alert ${p95.toFixed(0)} ms`);

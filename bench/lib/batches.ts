@@ -73,11 +73,12 @@ export interface StartedPipeline {
 // `svc run pipeline <pipeline>` on the service's data directory, once it says it is running, with
 // the node options it is deployed with (detection's). BENCH_PIPELINE_NODE_ARGS adds node options
 // to it (e.g. --cpu-prof), and BENCH_DETECT_NODE_ARGS to the detect pipeline alone.
-export async function startPipeline(teardown: Teardown, service: BenchService, pipeline: PipelineName, name: string): Promise<StartedPipeline> {
+// env: variables added to the pipeline's environment (e.g. PGAPPNAME, to tell its backends).
+export async function startPipeline(teardown: Teardown, service: BenchService, pipeline: PipelineName, name: string, env: NodeJS.ProcessEnv = {}): Promise<StartedPipeline> {
   const extra = (variable: string) => (process.env[variable] ?? '').split(' ').filter(Boolean);
   const nodeArgs = [...(pipeline === 'detect' ? [...DETECTION_NODE_OPTIONS, ...extra('BENCH_DETECT_NODE_ARGS')] : []), ...extra('BENCH_PIPELINE_NODE_ARGS')];
   const args = [...nodeArgs, 'bin/svc.js', 'run', 'pipeline', pipeline];
-  const { child } = await startNode(teardown, name, args, service.env, new RegExp(`${pipeline} pipeline running`));
+  const { child } = await startNode(teardown, name, args, { ...service.env, ...env }, new RegExp(`${pipeline} pipeline running`));
   return { child, readyAt: performance.now() };
 }
 

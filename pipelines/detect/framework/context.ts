@@ -11,6 +11,8 @@ import type { SnapshotReader } from '../../../platform/aggregates/snapshot.ts';
 import { memoKey } from './memo-key.ts';
 import { gatherScatterOf } from '../../../platform/graph/shared/flows.ts';
 import { flowSetOf } from './snapshot-flows.ts';
+import type { EntityLoader } from './entity-loader.ts';
+import type { FlaggedPartiesLoader } from './flagged-loader.ts';
 
 export interface DetectionStores {
   pool: Pool;
@@ -43,6 +45,10 @@ export interface Prefetched {
   entities?: ReadonlyMap<string, EntityVersion | null>;
   // The accounts of the subject's party up to the evaluation instant (accountsOfParty).
   accountsOfParty?: readonly string[];
+  // Reads the other entities asked for, those of the batch's evaluations together.
+  entityLoader?: EntityLoader;
+  // Answers flaggedParties, the batch's asks together.
+  flaggedLoader?: FlaggedPartiesLoader;
 }
 
 // One of the subject's movements with another account: that account, the base value (null when
@@ -77,6 +83,8 @@ export class SubjectContext {
     private readonly prefetched: Prefetched = {},
   ) {}
 
+  // Keys name instants by their epoch milliseconds: as exact as toISOString, and cheaper for reads
+  // made by every detector of every evaluation.
   private once<T>(key: string, load: () => Promise<T>): Promise<T> {
     let found = this.memo.get(key) as Promise<T> | undefined;
     if (!found) {
@@ -106,14 +114,14 @@ export class SubjectContext {
   }
 
   lastActivityBefore(before: Date): Promise<Date | null> {
-    return this.once(`last:${before.toISOString()}`, async () => {
+    return this.once(`last:${before.getTime()}`, async () => {
       const known = this.prefetched.snapshot?.lastActivity(before);
       return known !== undefined ? known : this.stores.aggregates.lastActivity(this.aggregateSubject, before);
     });
   }
 
   counterpartyHistory(counterparty: string, at: Date = this.at): Promise<CounterpartyHistory | null> {
-    return this.once(`cp:${counterparty}:${at.toISOString()}`, async () =>
+    return this.once(`cp:${counterparty}:${at.getTime()}`, async () =>
       this.prefetched.snapshot?.noHistoryWith(counterparty, at) ? null : this.stores.aggregates.counterparty(this.aggregateSubject, counterparty, at),
     );
   }
@@ -121,7 +129,7 @@ export class SubjectContext {
   // The subject's activities in (from, at], latest first.
   activities(from: Date, query: ActivityQuery = {}): Promise<ActivityRecord[]> {
     return this.once(
-      `acts:${from.toISOString()}:${memoKey(query)}`,
+      `acts:${from.getTime()}:${memoKey(query)}`,
       async () => this.prefetched.snapshot?.activities(from, this.at, query) ?? this.stores.aggregates.activities(this.aggregateSubject, from, this.at, query),
     );
   }
@@ -181,11 +189,11 @@ export class SubjectContext {
   // Fan-in, fan-out and gather-scatter come from the snapshot when it holds the window
   // (snapshot-flows.ts), else from the network.
   fanIn(since: Date, limit = 100): Promise<FlowSet> {
-    return this.once(`fanin:${since.toISOString()}:${limit}`, async () => this.snapshotFlows('in', since, limit) ?? this.stores.graph.fanIn(this.tenantId, this.subject.id, { since, until: this.at, limit }));
+    return this.once(`fanin:${since.getTime()}:${limit}`, async () => this.snapshotFlows('in', since, limit) ?? this.stores.graph.fanIn(this.tenantId, this.subject.id, { since, until: this.at, limit }));
   }
 
   fanOut(since: Date, limit = 100): Promise<FlowSet> {
-    return this.once(`fanout:${since.toISOString()}:${limit}`, async () => this.snapshotFlows('out', since, limit) ?? this.stores.graph.fanOut(this.tenantId, this.subject.id, { since, until: this.at, limit }));
+    return this.once(`fanout:${since.getTime()}:${limit}`, async () => this.snapshotFlows('out', since, limit) ?? this.stores.graph.fanOut(this.tenantId, this.subject.id, { since, until: this.at, limit }));
   }
 
   // The flows in [since, at] from the snapshot, as the network would answer them; undefined when
@@ -212,7 +220,7 @@ export class SubjectContext {
   }
 
   gatherScatter(since: Date, limit = 100): Promise<GatherScatter> {
-    return this.once(`gs:${since.toISOString()}:${limit}`, async () => {
+    return this.once(`gs:${since.getTime()}:${limit}`, async () => {
       const [inflow, outflow] = [this.snapshotFlows('in', since, limit), this.snapshotFlows('out', since, limit)];
       if (!inflow || !outflow) return this.stores.graph.gatherScatter(this.tenantId, this.subject.id, { since, until: this.at, limit });
       return gatherScatterOf(this.subject.id, inflow, outflow);
@@ -254,6 +262,7 @@ export class SubjectContext {
     return this.once(`entity:${object}:${externalId}`, async () => {
       const known = this.prefetched.entities?.get(entityKey(object, externalId));
       if (known !== undefined) return known;
+      if (this.prefetched.entityLoader) return this.prefetched.entityLoader.get(object, externalId);
       const { rows } = await this.stores.pool.query<{ external_id: string; occurred_at: Date; data: Record<string, any> }>({
         name: 'detect-entity',
         text: 'SELECT external_id, occurred_at, data FROM canonical_entities WHERE tenant_id = $1 AND object = $2 AND external_id = $3',
@@ -279,7 +288,7 @@ export class SubjectContext {
   // Control events about the subject's party or any of its accounts in (since, at], oldest first
   // (the latest 500 when there are more).
   controlEvents(since: Date, types?: readonly string[]): Promise<ControlEventFact[]> {
-    return this.once(`ce:${since.toISOString()}:${types?.join(',') ?? '*'}`, async () => {
+    return this.once(`ce:${since.getTime()}:${types?.join(',') ?? '*'}`, async () => {
       const party = await this.partyId();
       const accounts = await this.accountsOfParty();
       const subjects = [...(party ? [`party:${party}`] : []), ...accounts.map((a) => `account:${a}`)];
@@ -313,6 +322,7 @@ export class SubjectContext {
   flaggedParties(parties: readonly string[]): Promise<string[]> {
     if (parties.length === 0) return Promise.resolve([]);
     return this.once(`flagged:${[...parties].sort().join(',')}`, async () => {
+      if (this.prefetched.flaggedLoader) return this.prefetched.flaggedLoader.flagged(parties, this.at);
       const { rows } = await this.stores.pool.query<{ party_id: string }>({
         name: 'detect-flagged-parties',
         text: `SELECT DISTINCT party_id FROM alerts

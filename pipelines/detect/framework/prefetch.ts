@@ -4,6 +4,8 @@
 // instead of a dozen round trips per subject.
 import { SnapshotReader, type SnapshotRequest } from '../../../platform/aggregates/snapshot.ts';
 import type { Pool } from '../../../platform/postgres/pool.ts';
+import { EntityLoader, readEntities } from './entity-loader.ts';
+import { FlaggedPartiesLoader } from './flagged-loader.ts';
 import { entityKey, HOLDINGS_LIMIT, type DetectionStores, type EntityVersion, type Prefetched } from './context.ts';
 import type { SubjectRef } from './detector.ts';
 
@@ -28,7 +30,9 @@ export async function prefetch(stores: DetectionStores, items: readonly Prefetch
   // Two independent chains, on two connections at once: activity snapshots, and entities then
   // the holdings of their parties.
   const [readers, { entities, held }] = await Promise.all([loadSnapshots(stores, items, lookaheadMs), loadEntitiesAndHoldings(stores, items)]);
-  return items.map((item, i) => ({ snapshot: readers[i]!, entities: entities.get(item.tenantId)!, accountsOfParty: held[i] }));
+  // Per tenant, what the batch's evaluations read beyond this, gathered into shared statements.
+  const loaders = new Map([...entities].map(([tenantId, known]) => [tenantId, { entityLoader: new EntityLoader(stores.pool, tenantId, known), flaggedLoader: new FlaggedPartiesLoader(stores.pool, tenantId) }]));
+  return items.map((item, i) => ({ snapshot: readers[i]!, entities: entities.get(item.tenantId)!, accountsOfParty: held[i], ...loaders.get(item.tenantId)! }));
 }
 
 // One snapshot per subject, answering for each of its items' instants (a subject evaluated at
@@ -107,21 +111,7 @@ async function loadEntities(pool: Pool, tenantId: string, subjects: readonly Sub
 async function loadInto(found: Map<string, EntityVersion | null>, pool: Pool, tenantId: string, keys: Array<{ object: string; id: string }>): Promise<void> {
   const wanted = [...new Map(keys.map((k) => [entityKey(k.object, k.id), k])).values()].filter((k) => !found.has(entityKey(k.object, k.id)));
   if (wanted.length === 0) return;
-  const { rows } = await pool.query<{ object: string; external_id: string; occurred_at: Date; data: Record<string, any> }>({
-    name: 'detect-prefetch-entities',
-    // One lookup of the primary key per entity asked for (LIMIT 1 keeps the subquery from being
-    // turned into a join). As a join, with the table's statistics behind its growth, it was
-    // planned as a hash of the tenant's every entity: five times the time for 700 keys among
-    // 40,000 entities, and a tenant's millions at scale.
-    text: `SELECT k.object, k.external_id, e.occurred_at, e.data
-             FROM unnest($2::text[], $3::text[]) AS k(object, external_id)
-            CROSS JOIN LATERAL (
-              SELECT e.occurred_at, e.data FROM canonical_entities e
-               WHERE e.tenant_id = $1 AND e.object = k.object AND e.external_id = k.external_id
-               LIMIT 1
-            ) e`,
-    values: [tenantId, wanted.map((k) => k.object), wanted.map((k) => k.id)],
-  });
+  const read = await readEntities(pool, tenantId, wanted);
   for (const k of wanted) found.set(entityKey(k.object, k.id), null);
-  for (const row of rows) found.set(entityKey(row.object, row.external_id), { externalId: row.external_id, occurredAt: row.occurred_at, data: row.data });
+  for (const [key, version] of read) found.set(key, version);
 }

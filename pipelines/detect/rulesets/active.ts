@@ -13,7 +13,9 @@ export interface TenantRulesets {
 }
 
 export class RulesetCache {
-  private readonly cached = new Map<string, { at: number; rulesets: TenantRulesets }>();
+  // Per tenant, its rulesets or their read in flight: the evaluations of a batch that find the
+  // entry expired share one read (each made its own, and compiled the rulesets again).
+  private readonly cached = new Map<string, { at: number; rulesets: Promise<TenantRulesets> }>();
   private readonly fallback: CompiledRuleset;
 
   constructor(
@@ -24,9 +26,19 @@ export class RulesetCache {
     this.fallback = compileOrThrow(0, defaultRulesetDocument(library), library);
   }
 
-  async forTenant(tenantId: string): Promise<TenantRulesets> {
+  forTenant(tenantId: string): Promise<TenantRulesets> {
     const hit = this.cached.get(tenantId);
     if (hit && this.now() - hit.at < CACHE_MS) return hit.rulesets;
+    const entry = { at: this.now(), rulesets: this.read(tenantId) };
+    this.cached.set(tenantId, entry);
+    // A failed read is not kept: the next call reads again.
+    entry.rulesets.catch(() => {
+      if (this.cached.get(tenantId) === entry) this.cached.delete(tenantId);
+    });
+    return entry.rulesets;
+  }
+
+  private async read(tenantId: string): Promise<TenantRulesets> {
     const { rows } = await this.pool.query<{ version: number; state: 'active' | 'shadow'; document: unknown }>({
       name: 'rulesets-running',
       text: `SELECT version, state, document FROM rulesets WHERE tenant_id = $1 AND state IN ('active', 'shadow')`,
@@ -34,12 +46,10 @@ export class RulesetCache {
     });
     const active = rows.find((r) => r.state === 'active');
     const shadow = rows.find((r) => r.state === 'shadow');
-    const rulesets = {
+    return {
       live: active ? compileOrThrow(active.version, active.document, this.library) : this.fallback,
       shadow: shadow ? compileOrThrow(shadow.version, shadow.document, this.library) : null,
     };
-    this.cached.set(tenantId, { at: this.now(), rulesets });
-    return rulesets;
   }
 }
 

@@ -1,0 +1,68 @@
+// Which parties have an open live alert raised at or before an instant, asked by the evaluations
+// of one batch of one tenant (mule_network asks for every party it evaluates): the asks made until
+// the event loop's next turn are answered by one statement instead of one each.
+import type { Pool } from '../../../platform/postgres/pool.ts';
+
+interface Ask {
+  parties: readonly string[];
+  at: Date;
+  resolve: (flagged: string[]) => void;
+  reject: (error: unknown) => void;
+}
+
+export class FlaggedPartiesLoader {
+  private pending: Ask[] | null = null;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly tenantId: string,
+  ) {}
+
+  // Of these parties, those with an open live alert whose window starts at or before `at`, in no
+  // particular order.
+  flagged(parties: readonly string[], at: Date): Promise<string[]> {
+    if (parties.length === 0) return Promise.resolve([]);
+    return new Promise((resolve, reject) => {
+      if (!this.pending) {
+        this.pending = [];
+        setImmediate(() => {
+          const asks = this.pending!;
+          this.pending = null;
+          this.flush(asks).catch((error: unknown) => {
+            for (const ask of asks) ask.reject(error);
+          });
+        });
+      }
+      this.pending.push({ parties, at, resolve, reject });
+    });
+  }
+
+  private async flush(asks: Ask[]): Promise<void> {
+    const index: number[] = [];
+    const party: string[] = [];
+    const at: Date[] = [];
+    asks.forEach((ask, i) => {
+      for (const p of new Set(ask.parties)) {
+        index.push(i);
+        party.push(p);
+        at.push(ask.at);
+      }
+    });
+    // One probe of the alerts_party index per party asked (LATERAL ... LIMIT 1: whether one such
+    // alert exists, never a join planned over the tenant's alerts).
+    const { rows } = await this.pool.query<{ i: number; party_id: string }>({
+      name: 'detect-flagged-parties-batch',
+      text: `SELECT u.i, u.party AS party_id
+               FROM unnest($2::int[], $3::text[], $4::timestamptz[]) AS u(i, party, at)
+              CROSS JOIN LATERAL (
+                SELECT 1 FROM alerts a
+                 WHERE a.tenant_id = $1 AND a.mode = 'live' AND a.status = 'open' AND a.party_id = u.party AND a.window_from <= u.at
+                 LIMIT 1
+              ) found`,
+      values: [this.tenantId, index, party, at],
+    });
+    const answers: string[][] = asks.map(() => []);
+    for (const row of rows) answers[row.i]!.push(row.party_id);
+    asks.forEach((ask, i) => ask.resolve(answers[i]!));
+  }
+}
