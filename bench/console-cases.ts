@@ -32,7 +32,7 @@ import { startEmbeddedPostgres } from '../platform/postgres/embedded.ts';
 import { migrate } from '../platform/postgres/migrate.ts';
 import { createPool } from '../platform/postgres/pool.ts';
 import { createTenant } from '../platform/tenants/tenants.ts';
-import { refreshCaseInbox } from '../pipelines/detect/case-inbox.ts';
+import { refreshCaseInbox } from '../services/cases/inbox.ts';
 import { CSRF_HEADER, SESSION_COOKIE } from '../services/console/app.ts';
 import { createConsoleUser } from '../services/console/users.ts';
 import { createConsole } from '../services/console/wiring.ts';

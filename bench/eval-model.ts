@@ -16,8 +16,8 @@
 import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { modelDocumentSchema } from '../pipelines/detect/models/model.ts';
-import { saveModel } from '../pipelines/detect/models/store.ts';
+import { modelDocumentSchema } from '../services/detection/models/model.ts';
+import { saveModel } from '../services/detection/models/store.ts';
 import { startAmlsimWorld, type AmlsimWorld } from './lib/amlsim-world.ts';
 import { svc, TENANT } from './lib/bench-service.ts';
 import { replayModel, quality } from './lib/model-replay.ts';

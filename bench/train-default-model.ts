@@ -1,6 +1,6 @@
 // bench/train-default-model: the built-in default model, reproducibly, from the shared dev data.
 //
-//   npm run train:default-model      writes pipelines/detect/models/default-model.json
+//   npm run train:default-model      writes services/detection/models/default-model.json
 //
 // Both AMLSim dev sets (20K_fanin200, 20K_cycle200; Apache-2.0) go into fresh services of their own
 // (bench/lib/amlsim-world.ts); every account's isFraud label becomes a training example through
@@ -13,15 +13,15 @@ import { createHash } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { examplesFor } from '../pipelines/detect/models/examples.ts';
-import type { ModelDocument } from '../pipelines/detect/models/model.ts';
-import { fit, type Example } from '../pipelines/detect/models/train.ts';
+import { examplesFor } from '../services/detection/models/examples.ts';
+import type { ModelDocument } from '../services/detection/models/model.ts';
+import { fit, type Example } from '../services/detection/models/train.ts';
 import { startAmlsimWorld } from './lib/amlsim-world.ts';
 import { ROOT, TENANT } from './lib/bench-service.ts';
 import { runBench } from './lib/teardown.ts';
 
 const SETS = ['20K_fanin200', '20K_cycle200'].map((name) => resolve(ROOT, '..', 'shared', 'datasets', 'ibm_amlsim', name));
-const OUT = resolve(ROOT, 'pipelines', 'detect', 'models', 'default-model.json');
+const OUT = resolve(ROOT, 'services', 'detection', 'models', 'default-model.json');
 
 const started = performance.now();
 const log = (line: string): void => {

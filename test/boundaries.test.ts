@@ -25,6 +25,8 @@ describe('boundaries (decision 0041)', () => {
     expect(refusedBy('schemas/problem.ts', 'pipelines/groups.ts')).toEqual(['platform-is-the-bottom']);
     expect(refusedBy('platform/bus/port.ts', 'test/support/test-database.ts')).toEqual(['test-support-stays-in-tests']);
     expect(refusedBy('services/api/app.ts', 'pipelines/detect/models/test-kit.ts')).toEqual(['test-support-stays-in-tests', 'services-are-not-pipelines']);
+    expect(refusedBy('services/cases/actions.ts', 'pipelines/detect/run.ts')).toEqual(['services-are-not-pipelines']);
+    expect(refusedBy('services/cli/commands/rulesets.ts', 'pipelines/detect/framework/ruleset.ts')).toEqual(['services-are-not-pipelines']);
     expect(refusedBy('services/api/auth/authenticate.ts', 'clients/typescript/src/index.ts')).toEqual(['server-uses-the-sdk-through-declared-entries']);
     expect(refusedBy('services/webhooks/worker.ts', 'clients/typescript/src/webhook-signing.ts')).toEqual(['server-uses-the-sdk-through-declared-entries']);
     expect(refusedBy('clients/typescript/src/client.ts', 'schemas/problem.ts')).toEqual(['sdk-is-self-contained']);
@@ -36,6 +38,8 @@ describe('boundaries (decision 0041)', () => {
     expect(refusedBy('services/api/routes/metrics.ts', 'pipelines/groups.ts')).toEqual([]);
     expect(refusedBy('services/cli/commands/run.ts', 'pipelines/detect/pipeline.ts')).toEqual([]);
     expect(refusedBy('pipelines/imports/worker.ts', 'services/imports/map-chunk.ts')).toEqual([]);
+    expect(refusedBy('pipelines/detect/run.ts', 'services/detection/posture.ts')).toEqual([]);
+    expect(refusedBy('pipelines/detect/episodes.ts', 'services/cases/inbox.ts')).toEqual([]);
     expect(refusedBy('services/console/app.ts', 'platform/http/edge-app.ts')).toEqual([]);
     expect(refusedBy('platform/bus/contract.test-kit.ts', 'test/support/test-database.ts')).toEqual([]);
     expect(refusedBy('services/api/routes/graph.test.ts', 'pipelines/graph/pipeline.ts')).toEqual([]);

@@ -6,7 +6,7 @@ import { SubjectContext, type DetectionStores } from '../../pipelines/detect/fra
 import { evaluateSubject } from '../../pipelines/detect/framework/evaluate.ts';
 import { prefetch } from '../../pipelines/detect/framework/prefetch.ts';
 import { compileRuleset } from '../../pipelines/detect/framework/ruleset.ts';
-import { learnedModel, LEARNED_DETECTOR_ID } from '../../pipelines/detect/models/detector.ts';
+import { learnedModel, LEARNED_DETECTOR_ID } from '../../services/detection/models/detector.ts';
 
 // Accounts judged per prefetch (one snapshot each, covering all of its instants).
 const CHUNK = 400;

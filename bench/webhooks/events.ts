@@ -1,4 +1,4 @@
-import { enqueueEvents, type OutgoingEvent } from '../../pipelines/detect/outgoing-events.ts';
+import { enqueueEvents, type OutgoingEvent } from '../../services/webhooks/outgoing-events.ts';
 import { ID_PREFIXES, uuidv7 } from '../../platform/ids.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
 import { EVENTS, TENANT } from './settings.ts';

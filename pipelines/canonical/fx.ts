@@ -1,6 +1,6 @@
 import type { AssetRegistry } from '../../schemas/assets/registry.ts';
 import type { PoolClient } from '../../platform/postgres/pool.ts';
-import { convert, decimalToScaled } from './fx-math.ts';
+import { convert, decimalToScaled } from '../../platform/fx/math.ts';
 
 interface Money {
   value: string;

@@ -12,7 +12,7 @@
 import { ID_PREFIXES, uuidv7 } from '../../platform/ids.ts';
 import type { PoolClient } from '../../platform/postgres/pool.ts';
 import { severityRank, type AnyDetector, type Hit, type Severity, type SubjectRef } from './framework/detector.ts';
-import type { OutgoingEvent } from './outgoing-events.ts';
+import type { OutgoingEvent } from '../../services/webhooks/outgoing-events.ts';
 
 export type Mode = 'live' | 'shadow';
 

@@ -4,7 +4,7 @@
 // no longer vouch for what it does not see, so postures report it. Entity feeds are naturally
 // bursty and are tracked for freshness only. Degrading and recovering enqueue coverage.* events.
 import type { PoolClient } from '../../platform/postgres/pool.ts';
-import type { OutgoingEvent } from './outgoing-events.ts';
+import type { OutgoingEvent } from '../../services/webhooks/outgoing-events.ts';
 
 export interface Arrival {
   tenantId: string;

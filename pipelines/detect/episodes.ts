@@ -8,9 +8,9 @@ import type { GraphStore } from '../../platform/graph/port.ts';
 import { ID_PREFIXES, uuidv7 } from '../../platform/ids.ts';
 import type { PoolClient } from '../../platform/postgres/pool.ts';
 import type { OpenedAlert, RaisedAlert } from './alerts.ts';
-import { refreshCaseInbox } from './case-inbox.ts';
+import { refreshCaseInbox } from '../../services/cases/inbox.ts';
 import { severityRank, type Severity } from './framework/detector.ts';
-import type { OutgoingEvent } from './outgoing-events.ts';
+import type { OutgoingEvent } from '../../services/webhooks/outgoing-events.ts';
 
 export interface EpisodePolicy {
   // Subjects within this many hops (any edge type) belong together.

@@ -4,7 +4,7 @@ import type { ActivityRecord } from '../../platform/aggregates/port.ts';
 import { startDetectionWorld, type DetectionWorld } from '../../test/support/detection-world.ts';
 import type { Prefetched } from './framework/context.ts';
 import { LATE_FACT_SPAN_MS, placeLateFacts } from './late-facts.ts';
-import type { SubjectWork } from './subjects.ts';
+import type { SubjectWork } from '../../services/detection/subjects.ts';
 import { splitTransfers } from './typologies/behaviour/split_transfers.ts';
 
 const T0 = Date.parse('2026-02-17T07:00:00Z');

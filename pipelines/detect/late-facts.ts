@@ -8,13 +8,13 @@
 //
 // So when a subject's snapshot already holds a later fact within LATE_FACT_SPAN_MS of the
 // triggering one (the shortest window), the subject is judged at the latest such fact instead, as
-// if the two had been touched in one batch (subjects.ts coalesces such touches the same way):
+// if the two had been touched in one batch (services/detection/subjects.ts coalesces such touches the same way):
 // every window of that evaluation holds both. A control event moves no activity, and detectors
 // triggered by movements read control events too (an account takeover is judged on the large
 // transfer that follows it): a late control event keeps its own evaluation and adds one, as a
 // movement, at the later fact.
 import type { Prefetched } from './framework/context.ts';
-import { COALESCE_SPAN_MS, type SubjectWork } from './subjects.ts';
+import { COALESCE_SPAN_MS, type SubjectWork } from '../../services/detection/subjects.ts';
 
 export const LATE_FACT_SPAN_MS = COALESCE_SPAN_MS;
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { startDetectionWorld, type DetectionWorld } from '../../test/support/detection-world.ts';
 import { defineDetector, noHit, type DetectorOutcome } from './framework/detector.ts';
-import { applyCaseAction } from './cases.ts';
+import { applyCaseAction } from '../../services/cases/actions.ts';
 import type { DetectPipeline } from './pipeline.ts';
 
 // A detector simple enough to reason about: a subject that sent at least `threshold` in one

@@ -17,12 +17,12 @@ import { AGGREGATES, DETECT, GRAPH } from '../groups.ts';
 import { DEFAULT_SILENCE, familiesSeen, sweepCoverage, type Arrival, type SilenceThresholds } from './coverage.ts';
 import type { EpisodePolicy } from './episodes.ts';
 import type { AnyDetector } from './framework/detector.ts';
-import { DETECTOR_LIBRARY } from './library.ts';
-import { enqueueEvents } from './outgoing-events.ts';
+import { DETECTOR_LIBRARY } from '../../services/detection/library.ts';
+import { enqueueEvents } from '../../services/webhooks/outgoing-events.ts';
 import { limitHeapGrowth } from './node-options.ts';
 import { DetectionRunner } from './run.ts';
 import { dueForSchedule } from './schedule.ts';
-import { subjectsOf } from './subjects.ts';
+import { subjectsOf } from '../../services/detection/subjects.ts';
 
 const SWEEP_INTERVAL_MS = 30_000;
 // Scheduled evaluations (schedule.ts) per tenant per sweep: the oldest first, the rest next time.

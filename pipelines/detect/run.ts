@@ -11,19 +11,19 @@ import { GroupLane } from '../../platform/batching/group-lane.ts';
 import { baseAssetOf } from '../../platform/tenants/tenants.ts';
 import { recordHits, type HitToRecord, type Mode } from './alerts.ts';
 import { noteArrivals, type Arrival } from './coverage.ts';
-import { lockTenantDetection } from './detection-lock.ts';
+import { lockTenantDetection } from '../../services/detection/detection-lock.ts';
 import { assignEpisodes, DEFAULT_EPISODE_POLICY, raiseEpisodes, type EpisodePolicy } from './episodes.ts';
-import { explain } from './explain.ts';
+import { explain } from '../../services/detection/explain.ts';
 import { SubjectContext, type DetectionStores } from './framework/context.ts';
 import type { AnyDetector, SubjectKind } from './framework/detector.ts';
 import { evaluateSubject, type Evaluation } from './framework/evaluate.ts';
 import { prefetch } from './framework/prefetch.ts';
 import { LATE_FACT_SPAN_MS, placeLateFacts } from './late-facts.ts';
 import type { CompiledRuleset } from './framework/ruleset.ts';
-import { enqueueEvents, type OutgoingEvent } from './outgoing-events.ts';
-import { recomputePostures } from './posture.ts';
-import { RulesetCache } from './rulesets/active.ts';
-import type { SubjectWork } from './subjects.ts';
+import { enqueueEvents, type OutgoingEvent } from '../../services/webhooks/outgoing-events.ts';
+import { recomputePostures } from '../../services/detection/posture.ts';
+import { RulesetCache } from '../../services/detection/rulesets/active.ts';
+import type { SubjectWork } from '../../services/detection/subjects.ts';
 
 // Subjects evaluated at the same time: each holds pooled connections while its detectors read.
 const EVALUATION_CONCURRENCY = 8;

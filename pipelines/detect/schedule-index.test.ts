@@ -19,7 +19,7 @@ function indexConditions(plan: unknown, index: string): string[] {
 
 describe('the schedule index of subject_evaluations', () => {
   // Detection looks up one subject's row for every subject it writes (run.ts) and every band it
-  // recomputes (posture.ts). When the schedule's index could be searched by tenant (PostgreSQL 18
+  // recomputes (services/detection/posture.ts). When the schedule's index could be searched by tenant (PostgreSQL 18
   // skips to a later key column), a planner without fresh statistics chose it over the primary
   // key and read the tenant's every row per lookup.
   it('cannot be searched by tenant: a lookup of one subject without the primary key finds no index condition on it', async () => {

@@ -8,7 +8,7 @@
 // the party's posture is recomputed with them. Oldest evaluations first, a bounded number per pass.
 import type { Pool } from '../../platform/postgres/pool.ts';
 import type { SubjectKind } from './framework/detector.ts';
-import type { SubjectWork } from './subjects.ts';
+import type { SubjectWork } from '../../services/detection/subjects.ts';
 
 const DAY_MS = 86_400_000;
 // A subject's evaluation is due again after this much event time.

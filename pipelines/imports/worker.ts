@@ -12,7 +12,7 @@ import { ID_PREFIXES, uuidv7 } from '../../platform/ids.ts';
 import { contentHash } from '../../platform/json/canonical-json.ts';
 import { withTransaction, type Pool, type PoolClient } from '../../platform/postgres/pool.ts';
 import { FAMILIES } from '../../schemas/families/index.ts';
-import { enqueueEvents } from '../detect/outgoing-events.ts';
+import { enqueueEvents } from '../../services/webhooks/outgoing-events.ts';
 import type { ImportRow } from '../../services/imports/imports.ts';
 import { mapChunk, type ImportReject } from '../../services/imports/map-chunk.ts';
 import { compileMapping } from '../../services/imports/mapping/compile.ts';

@@ -4,8 +4,8 @@
 // pipeline (the same rules, history and events as every case action). A rejection sends the case
 // back to the proposer (assigned to them). Each step is audited in its own transaction.
 import { withTransaction, type Pool, type PoolClient } from '../../platform/postgres/pool.ts';
-import { applyCaseAction } from '../../pipelines/detect/cases.ts';
-import { refreshCaseInbox } from '../../pipelines/detect/case-inbox.ts';
+import { applyCaseAction } from '../cases/actions.ts';
+import { refreshCaseInbox } from '../cases/inbox.ts';
 import type { FieldError } from '../../schemas/problem.ts';
 import { episodeExists } from '../cases/store.ts';
 import { lockAssignment, setAssignee } from './queries/cases.ts';

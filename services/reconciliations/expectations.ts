@@ -11,7 +11,7 @@ import type { ErrorCode } from '../../schemas/errors/catalog.ts';
 import type { FieldError } from '../../schemas/problem.ts';
 import { expectationRequestSchema, type ExpectationView } from '../../schemas/reconciliation-expectations.ts';
 import { requestSchemaErrors } from '../../schemas/validation/request-errors.ts';
-import { enqueueEvents } from '../../pipelines/detect/outgoing-events.ts';
+import { enqueueEvents } from '../webhooks/outgoing-events.ts';
 import type { Definition } from './ledger.ts';
 
 type Db = Pick<Pool | PoolClient, 'query'>;

@@ -11,7 +11,7 @@ import { withTransaction, type Pool, type PoolClient } from '../../platform/post
 import type { ErrorCode } from '../../schemas/errors/catalog.ts';
 import type { FieldError } from '../../schemas/problem.ts';
 import type { Explanation, ReconciliationResult, ReconciliationView } from '../../schemas/reconciliations.ts';
-import { enqueueEvents } from '../../pipelines/detect/outgoing-events.ts';
+import { enqueueEvents } from '../webhooks/outgoing-events.ts';
 import { Breaks, openBreak, resolveBySystem } from './breaks.ts';
 import { differenceItems, type DifferenceItem, type ItemsPosition } from './items.ts';
 import { parseDeclaration, type Declaration, type DeclaredStatuses } from './declaration.ts';

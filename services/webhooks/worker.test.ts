@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { enqueueEvents, type OutgoingEvent } from '../../pipelines/detect/outgoing-events.ts';
+import { enqueueEvents, type OutgoingEvent } from './outgoing-events.ts';
 import { createTenant } from '../../platform/tenants/tenants.ts';
 import type { WebhookEventType } from '../../schemas/webhooks/catalog.ts';
 import { verifyWebhookDelivery } from '../../test/support/spec-webhook-verifier.ts';

@@ -10,7 +10,7 @@ import { artifactPath, launchChromium } from './chromium.ts';
 import { ALERTS, stubConsoleApi } from './fixtures.ts';
 import { serveBuiltConsole } from './serve-built.ts';
 
-// As pipelines/detect/models/detector.ts hitOf writes it.
+// As services/detection/models/detector.ts hitOf writes it.
 const MODEL_EVIDENCE: Evidence = {
   movements: ['m-7', 'm-9'],
   counterparties: ['account:acct-x', 'party:px'],

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Clock } from '../../../platform/clock.ts';
 import { parseId } from '../../../platform/ids.ts';
 import type { Pool } from '../../../platform/postgres/pool.ts';
-import { applyCaseAction, validateCaseAction } from '../../../pipelines/detect/cases.ts';
+import { applyCaseAction, validateCaseAction } from '../../cases/actions.ts';
 import { ALERT_STATUSES, alertDetailSchema, alertPageSchema, caseActionRequestSchema, EPISODE_STATUSES, episodeDetailSchema, episodePageSchema } from '../../../schemas/responses.ts';
 import { alertView, episodeView, loadAlertDetail, loadEpisodeDetail } from '../../cases/render.ts';
 import { alertPage, episodePage } from '../../cases/store.ts';

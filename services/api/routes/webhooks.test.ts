@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enqueueEvents } from '../../../pipelines/detect/outgoing-events.ts';
+import { enqueueEvents } from '../../webhooks/outgoing-events.ts';
 import { loadConfig } from '../../../platform/config.ts';
 import { createTenant } from '../../../platform/tenants/tenants.ts';
 import { problemSchema } from '../../../schemas/problem.ts';

@@ -1,7 +1,7 @@
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { parseId } from '../../../platform/ids.ts';
-import { applyCaseAction } from '../../../pipelines/detect/cases.ts';
+import { applyCaseAction } from '../../cases/actions.ts';
 import { CASE_STATUSES, DISPOSITIONS } from '../../../schemas/responses.ts';
 import { loadEpisodeDetail } from '../../cases/render.ts';
 import { UsageError, withContext } from '../context.ts';

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildBank, labelRows, TENANT } from '../../../pipelines/detect/models/test-kit.ts';
+import { buildBank, labelRows, TENANT } from '../../detection/models/test-kit.ts';
 import { startDetectionWorld, type DetectionWorld } from '../../../test/support/detection-world.ts';
 import { runSvc } from '../../../test/support/svc-process.ts';
 

@@ -2,12 +2,12 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { systemClock } from '../../../platform/clock.ts';
 import { openDetectionStores } from '../../../platform/engines.ts';
-import { DETECTOR_LIBRARY } from '../../../pipelines/detect/library.ts';
-import { parseLabelFile } from '../../../pipelines/detect/models/labels.ts';
-import { activateModel, shadowModel } from '../../../pipelines/detect/models/lifecycle.ts';
-import { defaultModel, listModels, loadModel, MODEL_ID_PATTERN, type StoredModel } from '../../../pipelines/detect/models/store.ts';
-import { trainModel } from '../../../pipelines/detect/models/training.ts';
-import type { Refusal } from '../../../pipelines/detect/rulesets/lifecycle.ts';
+import { DETECTOR_LIBRARY } from '../../detection/library.ts';
+import { parseLabelFile } from '../../detection/models/labels.ts';
+import { activateModel, shadowModel } from '../../detection/models/lifecycle.ts';
+import { defaultModel, listModels, loadModel, MODEL_ID_PATTERN, type StoredModel } from '../../detection/models/store.ts';
+import { trainModel } from '../../detection/models/training.ts';
+import type { Refusal } from '../../detection/rulesets/lifecycle.ts';
 import { UsageError, withContext } from '../context.ts';
 
 type Print = (line: string) => void;
@@ -22,7 +22,7 @@ const ACTIONS = ['train', 'list', 'show', 'shadow', 'activate'] as const;
 type Action = (typeof ACTIONS)[number];
 const NEEDS_MODEL: readonly Action[] = ['show', 'shadow', 'activate'];
 
-// The operator's side of learned models (pipelines/detect/models): train one from labels, look
+// The operator's side of learned models (services/detection/models): train one from labels, look
 // at them, and run one in shadow or live through a ruleset. Readable text by default, --json for
 // scripts; refusals exit 2 with their reasons.
 export async function modelsCommand(args: string[], print: Print): Promise<void> {

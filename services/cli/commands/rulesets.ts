@@ -2,8 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { systemClock } from '../../../platform/clock.ts';
 import { openDetectionStores } from '../../../platform/engines.ts';
-import { DETECTOR_LIBRARY } from '../../../pipelines/detect/library.ts';
-import { backtest, DEFAULT_MAX_CHANGES, MAX_CHANGES_LIMIT, type BacktestReport } from '../../../pipelines/detect/rulesets/backtest.ts';
+import { DETECTOR_LIBRARY } from '../../detection/library.ts';
+import { backtest, DEFAULT_MAX_CHANGES, MAX_CHANGES_LIMIT, type BacktestReport } from '../../detection/rulesets/backtest.ts';
 import {
   activate,
   createCandidate,
@@ -15,7 +15,7 @@ import {
   type Refusal,
   type RulesetSummary,
   type ShadowReport,
-} from '../../../pipelines/detect/rulesets/lifecycle.ts';
+} from '../../detection/rulesets/lifecycle.ts';
 import { dateTimeMs, isDateTime } from '../../../schemas/primitives/timestamp.ts';
 import { UsageError, withContext } from '../context.ts';
 
@@ -34,7 +34,7 @@ const ACTIONS = ['create', 'list', 'show', 'backtest', 'shadow', 'shadow-report'
 type Action = (typeof ACTIONS)[number];
 const NEEDS_VERSION: readonly Action[] = ['show', 'backtest', 'shadow', 'shadow-report', 'activate'];
 
-// The operator's side of the ruleset lifecycle (pipelines/detect/rulesets): readable text by
+// The operator's side of the ruleset lifecycle (services/detection/rulesets): readable text by
 // default, --json for scripts. Refusals (unknown version, wrong state, a document that does not
 // compile) exit 2 with their reasons.
 export async function rulesetsCommand(args: string[], print: Print): Promise<void> {

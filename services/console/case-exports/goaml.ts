@@ -3,7 +3,7 @@ import { clip, country, dateOnly, entity, idWithin, isPerson, legalName, person,
 import { localPerForeign, minorToDecimal } from './money.ts';
 import type { ReportingEntity } from './reporting-entity.ts';
 import type { CaseMovementRow } from '../queries/case-timeline.ts';
-import { decimalToScaled } from '../../../pipelines/canonical/fx-math.ts';
+import { decimalToScaled } from '../../../platform/fx/math.ts';
 import { el, leaf, type XmlNode } from './xml-writer.ts';
 
 // A case as a goAML report (UNODC goAML schema 5.0.1, test/fixtures/goaml): an STR from the

@@ -1,4 +1,4 @@
-import { divideHalfEven } from '../../../pipelines/canonical/fx-math.ts';
+import { divideHalfEven } from '../../../platform/fx/math.ts';
 
 // Money of the exports: integer minor units turned into decimal text by the asset's scale, in
 // integer arithmetic only (never a float).

@@ -1,7 +1,7 @@
 import type { Pool } from '../../../platform/postgres/pool.ts';
 import type { CASE_INBOX_SORTS } from '../../../schemas/console/cases.ts';
 
-// The case inbox: the tenant's cases from case_inbox (pipelines/detect/case-inbox.ts), filtered
+// The case inbox: the tenant's cases from case_inbox (services/cases/inbox.ts), filtered
 // and in one of four orders, in keyset pages; each order walks its index of migration 0024.
 
 type Db = Pick<Pool, 'query'>;

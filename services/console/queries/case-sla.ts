@@ -1,5 +1,5 @@
 import type { Pool } from '../../../platform/postgres/pool.ts';
-import { DEFAULT_CASE_SLA_HOURS, type CaseSlaHours } from '../../../pipelines/detect/case-inbox.ts';
+import { DEFAULT_CASE_SLA_HOURS, type CaseSlaHours } from '../../cases/inbox.ts';
 
 // The tenant's case SLA (infra/postgres/0024 case_sla); no row means the defaults.
 

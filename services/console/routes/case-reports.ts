@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { ID_PREFIXES, parseId } from '../../../platform/ids.ts';
 import { withTransaction } from '../../../platform/postgres/pool.ts';
-import { redateOpenCases } from '../../../pipelines/detect/case-inbox.ts';
+import { redateOpenCases } from '../../cases/inbox.ts';
 import {
   caseParamsSchema,
   caseSlaSchema,

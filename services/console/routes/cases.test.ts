@@ -8,7 +8,7 @@ import { ManualClock } from '../../../platform/clock.ts';
 import { loadConfig } from '../../../platform/config.ts';
 import { uuidv7 } from '../../../platform/ids.ts';
 import { createTenant } from '../../../platform/tenants/tenants.ts';
-import { refreshCaseInbox } from '../../../pipelines/detect/case-inbox.ts';
+import { refreshCaseInbox } from '../../cases/inbox.ts';
 import { caseDetailSchema, casePageSchema, caseTimelineSchema, type CaseSummary } from '../../../schemas/console/cases.ts';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/test-database.ts';
 import { CSRF_HEADER, SESSION_COOKIE } from '../app.ts';

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { ID_PREFIXES, parseId } from '../../../platform/ids.ts';
 import { withTransaction } from '../../../platform/postgres/pool.ts';
-import { applyCaseAction } from '../../../pipelines/detect/cases.ts';
+import { applyCaseAction } from '../../cases/actions.ts';
 import { assignRequestSchema, auditPageSchema, caseDispositionRequestSchema, caseStatusRequestSchema, consoleEpisodeDetailSchema } from '../../../schemas/console/cases.ts';
 import { auditQuerySchema, episodeParamsSchema } from '../../../schemas/console/routes.ts';
 import { loadEpisodeDetail } from '../../cases/render.ts';
@@ -85,7 +85,7 @@ export function registerEpisodeRoutes(app: FastifyInstance, deps: ConsoleRouteDe
     return (await detail(tenantId, id)) ?? notFound(request, reply, 'episode');
   });
 
-  // Status and disposition go through the case pipeline (pipelines/detect/cases.ts): the same
+  // Status and disposition go through the case pipeline (services/cases/actions.ts): the same
   // rules, case history and outgoing events (case.status_changed, case.disposed) as /v1. The
   // reason is the case action's note and is kept in the console audit log.
   const caseAction = (path: string, what: string, schema: typeof caseStatusRequestSchema | typeof caseDispositionRequestSchema, action: string) =>

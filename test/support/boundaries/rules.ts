@@ -55,16 +55,13 @@ const RULES: readonly BoundaryRule[] = [
     to: ['pipelines/**'],
     allow: [
       { to: 'pipelines/groups.ts', why: 'the consumer group specs, which metrics and status report on' },
-      { to: 'pipelines/detect/outgoing-events.ts', why: 'the outbox store every capability writes its outgoing events to' },
       { from: 'services/cli/**', to: 'pipelines/*/pipeline.ts', why: '`svc run` is the composition root that starts the consumers' },
       { from: 'services/cli/**', to: 'pipelines/imports/worker.ts', why: '`svc run` starts the import worker' },
-      // Still in pipelines/detect, to be moved to services/cases (see decision 0041).
-      { to: 'pipelines/detect/cases.ts', why: 'case actions: request-time, pending the move to services/cases' },
-      { to: 'pipelines/detect/case-inbox.ts', why: 'the case inbox queries: request-time, pending the move to services/cases' },
-      { from: 'services/cli/**', to: 'pipelines/detect/library.ts', why: 'operator commands over detection artefacts, pending their move' },
-      { from: 'services/cli/**', to: 'pipelines/detect/models/**', why: 'operator commands over detection artefacts, pending their move' },
-      { from: 'services/cli/**', to: 'pipelines/detect/rulesets/**', why: 'operator commands over detection artefacts, pending their move' },
-      { from: 'services/console/case-exports/**', to: 'pipelines/canonical/fx-math.ts', why: 'pure money arithmetic, pending its move to platform/fx' },
+      // Pending (decision 0041): the detector engine and the typologies belong to services/detection
+      // and follow it there once the set-based graph reads of issue 32 land in them.
+      { from: 'services/detection/**', to: 'pipelines/detect/framework/**', why: 'the detector engine, pending its move to services/detection' },
+      { from: 'services/detection/library.ts', to: 'pipelines/detect/typologies/*/index.ts', why: 'the typologies, pending their move to services/detection' },
+      { from: 'services/cases/actions.ts', to: 'pipelines/detect/framework/detector.ts', why: 'the severity type, pending the move of the engine to services/detection' },
     ],
   },
   {

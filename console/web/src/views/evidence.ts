@@ -52,7 +52,7 @@ interface ModelFacts {
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-// The learned detector's explanation (pipelines/detect/models/detector.ts): feature values and
+// The learned detector's explanation (services/detection/models/detector.ts): feature values and
 // baselines arrive already worded and formatted by the detector, so they are shown as given.
 function modelSection(model: ModelFacts): HTMLElement {
   const features = Array.isArray(model.top_features) ? model.top_features : [];

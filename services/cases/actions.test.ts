@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uuidv7 } from '../../platform/ids.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/support/test-database.ts';
-import { applyCaseAction, validateCaseAction, type CaseActionInput } from './cases.ts';
+import { applyCaseAction, validateCaseAction, type CaseActionInput } from './actions.ts';
 
 let db: TestDatabase;
 const TENANT = 'acme';
@@ -86,7 +86,7 @@ async function alertStatuses(seeded: Seeded): Promise<string[]> {
 }
 
 // The events enqueued, in the order the action returned their envelopes.
-async function events(envelopes: string[]): Promise<Array<{ type: string; classification: string; data: any }>> {
+async function events(envelopes: string[]): Promise<Array<{ type: string; classification: string; data: Record<string, unknown> }>> {
   const ids = envelopes.map((e) => e.slice('whe_'.length));
   const { rows } = await db.pool.query('SELECT envelope_id, type, classification, data FROM outgoing_events WHERE envelope_id = ANY($1::uuid[])', [ids]);
   return ids.map((id) => rows.find((r) => r.envelope_id === id)).map(({ type, classification, data }) => ({ type, classification, data }));
@@ -263,7 +263,7 @@ describe('applyCaseAction', () => {
     expect(sent.map((e) => e.type)).toEqual(['case.status_changed', 'episode.reopened', 'risk_state.changed', 'recommendation.issued']);
     expect(sent[1]!.data).toMatchObject({ status: 'reopened', previous_status: 'resolved', disposition: null, previous_disposition: 'no_further_action', reason: 'case_action' });
     expect(sent[2]!.data).toMatchObject({ band: 'high', previous_band: 'low', episode_id: seeded.ref });
-    // The operational recommendation is sanitised by posture.ts: no typology, detector or narrative.
+    // The operational recommendation is sanitised by services/detection/posture.ts: no typology, detector or narrative.
     expect(sent[3]).toMatchObject({ classification: 'advisory' });
     expect(await episodeRow(seeded)).toMatchObject({ status: 'reopened', case_status: 'investigating', disposition: null });
     // The alerts were reviewed and stay closed, as when the pipeline reopens an episode.

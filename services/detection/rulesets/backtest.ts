@@ -15,14 +15,15 @@
 import type { Clock } from '../../../platform/clock.ts';
 import { withTransaction } from '../../../platform/postgres/pool.ts';
 import { baseAssetOf } from '../../../platform/tenants/tenants.ts';
+import { baseAmountOf, controlEventChange, movementChange, movementLeg, subjectPartyOf, type ChangeHead } from '../../../schemas/bus/build-change.ts';
 import type { ControlEventChange, MovementChange } from '../../../schemas/bus/canonical-change.ts';
 import { lockTenantDetection } from '../detection-lock.ts';
-import { SubjectContext, type DetectionStores } from '../framework/context.ts';
-import type { AnyDetector, NonResultOutcome } from '../framework/detector.ts';
-import { evaluateSubject, type Evaluation } from '../framework/evaluate.ts';
-import { prefetch } from '../framework/prefetch.ts';
-import { compileRuleset, defaultRulesetDocument, type CompiledRuleset, type RulesetIssue } from '../framework/ruleset.ts';
-import { enqueueEvents } from '../outgoing-events.ts';
+import { SubjectContext, type DetectionStores } from '../../../pipelines/detect/framework/context.ts';
+import type { AnyDetector, NonResultOutcome } from '../../../pipelines/detect/framework/detector.ts';
+import { evaluateSubject, type Evaluation } from '../../../pipelines/detect/framework/evaluate.ts';
+import { prefetch } from '../../../pipelines/detect/framework/prefetch.ts';
+import { compileRuleset, defaultRulesetDocument, type CompiledRuleset, type RulesetIssue } from '../../../pipelines/detect/framework/ruleset.ts';
+import { enqueueEvents } from '../../webhooks/outgoing-events.ts';
 import { subjectsOf, type SubjectWork } from '../subjects.ts';
 import { DEFAULT_VERSION, loadRuleset, wrongState, type Refusal, type RulesetState } from './lifecycle.ts';
 
@@ -188,14 +189,15 @@ async function activeRuleset(deps: BacktestDeps, tenantId: string, library: read
 }
 
 // The tenant's movements and control events in (from, to], oldest first, as the change records the
-// canonical pipeline published for them (so subjectsOf picks the same subjects). A leg's country
-// and a control event's subject party come from the accounts as they are now.
-async function changesIn(deps: BacktestDeps, tenantId: string, baseAsset: string, from: Date, to: Date, limit: number): Promise<Change[]> {
+// canonical pipeline published for them (so subjectsOf picks the same subjects), built by the same
+// builder. A leg's party is the one the pipeline resolved; a leg's country and a control event's
+// subject party come from the accounts as they are now.
+export async function changesIn(deps: BacktestDeps, tenantId: string, baseAsset: string, from: Date, to: Date, limit: number): Promise<Change[]> {
   const movements = await deps.pool.query<MovementRow>({
     text: `SELECT m.external_id, m.event_id, m.occurred_at, m.received_at, m.type, m.status, m.amount_value, m.amount_asset, m.amount_scale,
                   m.debit_account_id, m.debit_party_id, m.credit_account_id, m.credit_party_id, m.normalized, m.data,
-                  coalesce(m.data #>> '{debit,counterparty,country}', da.data->>'jurisdiction') AS debit_country,
-                  coalesce(m.data #>> '{credit,counterparty,country}', ca.data->>'jurisdiction') AS credit_country
+                  m.data #>> '{debit,counterparty,country}' AS debit_counterparty_country, da.data->>'jurisdiction' AS debit_jurisdiction,
+                  m.data #>> '{credit,counterparty,country}' AS credit_counterparty_country, ca.data->>'jurisdiction' AS credit_jurisdiction
              FROM canonical_movements m
              LEFT JOIN canonical_entities da ON da.tenant_id = m.tenant_id AND da.object = 'account' AND da.external_id = m.debit_account_id
              LEFT JOIN canonical_entities ca ON ca.tenant_id = m.tenant_id AND ca.object = 'account' AND ca.external_id = m.credit_account_id
@@ -206,7 +208,7 @@ async function changesIn(deps: BacktestDeps, tenantId: string, baseAsset: string
   });
   const controls = await deps.pool.query<ControlRow>({
     text: `SELECT c.external_id, c.event_id, c.occurred_at, c.received_at, c.type, c.subject_kind, c.subject_external_id, c.data,
-                  CASE c.subject_kind WHEN 'party' THEN c.subject_external_id WHEN 'account' THEN a.data->>'holder_party_id' END AS subject_party_id
+                  a.data->>'holder_party_id' AS subject_holder_party_id
              FROM canonical_control_events c
              LEFT JOIN canonical_entities a ON c.subject_kind = 'account' AND a.tenant_id = c.tenant_id AND a.object = 'account' AND a.external_id = c.subject_external_id
             WHERE c.tenant_id = $1 AND c.occurred_at > $2 AND c.occurred_at <= $3
@@ -214,7 +216,7 @@ async function changesIn(deps: BacktestDeps, tenantId: string, baseAsset: string
             LIMIT $4`,
     values: [tenantId, from, to, limit],
   });
-  const changes: Change[] = [...movements.rows.map((r) => movementChange(tenantId, baseAsset, r)), ...controls.rows.map((r) => controlEventChange(tenantId, r))];
+  const changes: Change[] = [...movements.rows.map((r) => movementOf(tenantId, baseAsset, r)), ...controls.rows.map((r) => controlEventOf(tenantId, r))];
   // Stable: within one instant, movements before control events, each in received order.
   return changes.sort((a, b) => Date.parse(a.occurred_at) - Date.parse(b.occurred_at));
 }
@@ -234,9 +236,11 @@ interface MovementRow {
   credit_account_id: string | null;
   credit_party_id: string | null;
   normalized: { status: string; amount?: { value: string; asset: string; scale: number } } | null;
-  data: Record<string, any>;
-  debit_country: string | null;
-  credit_country: string | null;
+  data: Record<string, unknown>;
+  debit_counterparty_country: string | null;
+  debit_jurisdiction: string | null;
+  credit_counterparty_country: string | null;
+  credit_jurisdiction: string | null;
 }
 
 interface ControlRow {
@@ -247,43 +251,31 @@ interface ControlRow {
   type: string;
   subject_kind: string;
   subject_external_id: string;
-  data: Record<string, any>;
-  subject_party_id: string | null;
+  data: Record<string, unknown>;
+  // The holder of the subject account (null for any other subject).
+  subject_holder_party_id: string | null;
 }
 
-function movementChange(tenantId: string, baseAsset: string, r: MovementRow): MovementChange {
+function headOf(tenantId: string, r: MovementRow | ControlRow): ChangeHead {
+  return { tenant_id: tenantId, event_id: r.event_id, external_id: r.external_id, occurred_at: r.occurred_at.toISOString(), received_at: r.received_at.toISOString() };
+}
+
+function movementOf(tenantId: string, baseAsset: string, r: MovementRow): MovementChange {
   const amount = { value: r.amount_value, asset: r.amount_asset, scale: r.amount_scale };
-  const base = r.amount_asset === baseAsset ? amount : r.normalized?.status === 'normalized' && r.normalized.amount ? r.normalized.amount : null;
-  return {
-    object: 'movement',
-    tenant_id: tenantId,
-    event_id: r.event_id,
-    external_id: r.external_id,
-    occurred_at: r.occurred_at.toISOString(),
-    received_at: r.received_at.toISOString(),
+  return movementChange(headOf(tenantId, r), {
     type: r.type,
     status: r.status,
     amount,
-    base_amount: base,
-    debit: { account_id: r.debit_account_id, party_id: r.debit_party_id, country: r.debit_country },
-    credit: { account_id: r.credit_account_id, party_id: r.credit_party_id, country: r.credit_country },
+    base_amount: baseAmountOf(amount, baseAsset, r.normalized),
+    debit: movementLeg({ account_id: r.debit_account_id, party_id: r.debit_party_id, counterparty: { country: r.debit_counterparty_country } }, { holder_party_id: null, jurisdiction: r.debit_jurisdiction }),
+    credit: movementLeg({ account_id: r.credit_account_id, party_id: r.credit_party_id, counterparty: { country: r.credit_counterparty_country } }, { holder_party_id: null, jurisdiction: r.credit_jurisdiction }),
     data: r.data,
-  };
+  });
 }
 
-function controlEventChange(tenantId: string, r: ControlRow): ControlEventChange {
-  return {
-    object: 'control_event',
-    tenant_id: tenantId,
-    event_id: r.event_id,
-    external_id: r.external_id,
-    occurred_at: r.occurred_at.toISOString(),
-    received_at: r.received_at.toISOString(),
-    type: r.type,
-    subject: { kind: r.subject_kind, external_id: r.subject_external_id },
-    subject_party_id: r.subject_party_id,
-    data: r.data,
-  };
+function controlEventOf(tenantId: string, r: ControlRow): ControlEventChange {
+  const subject = { kind: r.subject_kind, external_id: r.subject_external_id };
+  return controlEventChange(headOf(tenantId, r), { type: r.type, subject, subject_party_id: subjectPartyOf(subject, () => r.subject_holder_party_id), data: r.data });
 }
 
 interface Tally {

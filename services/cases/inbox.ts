@@ -1,7 +1,7 @@
 // The case inbox (infra/postgres/0024_case_management): one row per episode with what the console's
 // inbox filters and sorts on, so a page of 50,000 cases is an index walk, not a sort. Rewritten
 // from the episode, its alerts, its assignment and its report proposals whenever one of them
-// changes: detection (episodes.ts), case actions (cases.ts), the console's assignment, proposals
+// changes: detection (pipelines/detect/episodes.ts), case actions (actions.ts), the console's assignment, proposals
 // and SLA. Runs in the caller's transaction, so the row commits with the change it reflects.
 // Decisions: docs/decisions/0030-case-inbox.md.
 import type { Pool } from '../../platform/postgres/pool.ts';

@@ -6,9 +6,9 @@ import { uuidv7 } from '../../platform/ids.ts';
 import { withTransaction } from '../../platform/postgres/pool.ts';
 import { createTenant } from '../../platform/tenants/tenants.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/support/test-database.ts';
-import { refreshCaseInbox, redateOpenCases } from './case-inbox.ts';
-import { applyCaseAction } from './cases.ts';
-import { assignEpisodes } from './episodes.ts';
+import { refreshCaseInbox, redateOpenCases } from './inbox.ts';
+import { applyCaseAction } from './actions.ts';
+import { assignEpisodes } from '../../pipelines/detect/episodes.ts';
 
 let db: TestDatabase;
 const T0 = new Date('2026-09-01T12:00:00Z');

@@ -9,11 +9,11 @@ import { withTransaction, type Pool, type PoolClient } from '../../platform/post
 import type { FieldError } from '../../schemas/problem.ts';
 import { caseActionRequestSchema, type CASE_STATUSES, type DISPOSITIONS, type EPISODE_STATUSES } from '../../schemas/responses.ts';
 import { requestSchemaErrors } from '../../schemas/validation/request-errors.ts';
-import { refreshCaseInbox } from './case-inbox.ts';
-import { lockTenantDetection } from './detection-lock.ts';
-import type { Severity } from './framework/detector.ts';
-import { enqueueEvents, type OutgoingEvent } from './outgoing-events.ts';
-import { recomputePostures } from './posture.ts';
+import { refreshCaseInbox } from './inbox.ts';
+import { lockTenantDetection } from '../detection/detection-lock.ts';
+import type { Severity } from '../../pipelines/detect/framework/detector.ts';
+import { enqueueEvents, type OutgoingEvent } from '../webhooks/outgoing-events.ts';
+import { recomputePostures } from '../detection/posture.ts';
 
 type CaseStatus = (typeof CASE_STATUSES)[number];
 type Disposition = (typeof DISPOSITIONS)[number];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { convert, decimalToScaled, divideHalfEven } from './fx-math.ts';
+import { convert, decimalToScaled, divideHalfEven } from './math.ts';
 
 describe('exact FX conversion', () => {
   it('converts with a direct rate and rounds half to even', () => {
