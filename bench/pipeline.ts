@@ -136,8 +136,10 @@ interface LogEnd {
 
 async function logEnd(db: pg.Client): Promise<LogEnd> {
   const { rows } = await db.query<{ partition: number; xid: string; position: string }>(
-    `SELECT DISTINCT ON (partition) partition, writer_xid::text AS xid, position::text
-       FROM outbox WHERE stream = 'inbox' ORDER BY partition, writer_xid DESC, position DESC`,
+    // Ordered by the table's columns (o.): an unqualified `position` would name the output column,
+    // the text, and '999' sorts after '1999'.
+    `SELECT DISTINCT ON (o.partition) o.partition, o.writer_xid::text AS xid, o.position::text AS position
+       FROM outbox o WHERE o.stream = 'inbox' ORDER BY o.partition, o.writer_xid DESC, o.position DESC`,
   );
   return { partitions: rows.map((r) => r.partition), xids: rows.map((r) => r.xid), positions: rows.map((r) => r.position) };
 }
@@ -163,8 +165,12 @@ async function lastStageId(db: pg.Client): Promise<string> {
   return rows[0]!.id;
 }
 
+// The last position the log's identity handed out (nothing is being written when it is read): the
+// log's table has no index on position alone (decision 0045), so max(position) would read it whole.
 async function lastOutboxPosition(db: pg.Client): Promise<string> {
-  const { rows } = await db.query<{ position: string }>('SELECT coalesce(max(position), 0)::text AS position FROM outbox');
+  const { rows } = await db.query<{ position: string }>(
+    `SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('outbox', 'position')::regclass), 0)::text AS position`,
+  );
   return rows[0]!.position;
 }
 

@@ -26,6 +26,8 @@ export interface ReadyEvent {
 // once): a change record is stored as the text it was written as, and the fact's other columns
 // come typed. (From one JSON document, json_to_recordset and the document's own validation lexed
 // every record twice, and a fact's record a third time into jsonb: most of the statement's time.)
+// A record's data travels once (decision 0045): a change record's text is its head (every member
+// but data, its last) joined here to its data, which is also the text of a fact's data column.
 // The JSON texts travel as one parameter each, joined by U+001E, which JSON text never holds
 // unescaped: as array literals, every quote in them was escaped in JavaScript (node-postgres),
 // which cost more than the statement saved. An empty text there stands for null.
@@ -38,7 +40,7 @@ const COMMIT_BATCH_SQL = `
     SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::boolean[], string_to_array($6, chr(30)),
                          $7::text[], $8::timestamptz[], $9::timestamptz[], $10::text[], $11::text[], $12::numeric[],
                          $13::text[], $14::smallint[], $15::text[], $16::text[], $17::text[], $18::text[],
-                         string_to_array($19, chr(30), '')::jsonb[], string_to_array($20, chr(30), '')::jsonb[],
+                         string_to_array($19, chr(30), '')::jsonb[], string_to_array($20, chr(30)),
                          string_to_array($21, chr(30), '')::json[], $22::text[], $23::text[])
       AS r(t, e, topic, k, h, p, x, o, rcv, type, status, amount_value, amount_asset, amount_scale,
            debit_account_id, debit_party_id, credit_account_id, credit_party_id, n, d, l, subject_kind, subject_id)
@@ -48,7 +50,7 @@ const COMMIT_BATCH_SQL = `
                                      amount_value, amount_asset, amount_scale, debit_account_id, debit_party_id,
                                      credit_account_id, credit_party_id, normalized, data)
     SELECT t, x, e, o, rcv, type, status, amount_value, amount_asset, amount_scale, debit_account_id, debit_party_id,
-           credit_account_id, credit_party_id, n, d
+           credit_account_id, credit_party_id, n, d::jsonb
       FROM r WHERE topic = 'canonical.movement'
     ON CONFLICT (tenant_id, external_id) DO NOTHING
   ),
@@ -60,12 +62,12 @@ const COMMIT_BATCH_SQL = `
   controls AS (
     INSERT INTO canonical_control_events (tenant_id, external_id, event_id, occurred_at, received_at, type,
                                           subject_kind, subject_external_id, data)
-    SELECT t, x, e, o, rcv, type, subject_kind, subject_id, d FROM r WHERE topic = 'canonical.control_event'
+    SELECT t, x, e, o, rcv, type, subject_kind, subject_id, d::jsonb FROM r WHERE topic = 'canonical.control_event'
     ON CONFLICT (tenant_id, external_id) DO NOTHING
   ),
   changes AS (
     INSERT INTO outbox (tenant_id, event_id, topic, partition_key, created_at, payload)
-    SELECT t, e, topic, k, $24::timestamptz, p FROM r
+    SELECT t, e, topic, k, $24::timestamptz, p || ',"data":' || d || '}' FROM r
   ),
   done AS (
     UPDATE inbox_events i SET status = 'processed', status_reason = NULL, terminal_at = $24, attempts = attempts + 1
@@ -106,13 +108,13 @@ export async function commitBatch(db: Pick<PoolClient, 'query'>, events: ReadyEv
   const creditParties = column();
   const subjectKinds = column();
   const subjectIds = column();
-  const payloads: string[] = [];
+  const heads: string[] = [];
   const normalized: string[] = [];
   const data: string[] = [];
   const links: string[] = [];
   events.forEach((event, i) => {
     const { change } = event;
-    // A record's data is serialised once: alone for a fact's row, and spliced into the record
+    // A record's data is serialised once, and sent once: a fact's row and the record share it
     // (data is every record's last member).
     const { data: content, ...rest } = change;
     const dataJson = JSON.stringify(content);
@@ -122,9 +124,9 @@ export async function commitBatch(db: Pick<PoolClient, 'query'>, events: ReadyEv
     topics[i] = canonicalChangeTopic(change.object as Family);
     keys[i] = changePartitionKey(change);
     held[i] = event.wasHeld;
-    payloads.push(`${head.slice(0, -1)},"data":${dataJson}}`);
+    heads.push(head.slice(0, -1));
+    data.push(dataJson);
     const fact = change.object === 'movement' || change.object === 'control_event';
-    data.push(fact ? dataJson : '');
     normalized.push(change.object === 'movement' && event.normalized ? JSON.stringify(event.normalized) : '');
     links.push(change.object === 'movement' && event.links && hasKeys(event.links) ? JSON.stringify(event.links) : '');
     if (fact) {
@@ -151,7 +153,7 @@ export async function commitBatch(db: Pick<PoolClient, 'query'>, events: ReadyEv
     name: 'canonical-commit-batch',
     text: COMMIT_BATCH_SQL,
     values: [
-      tenants, ids, topics, keys, held, payloads.join(SEPARATOR), externalIds, occurred, received, types, statuses, amounts,
+      tenants, ids, topics, keys, held, heads.join(SEPARATOR), externalIds, occurred, received, types, statuses, amounts,
       assets, scales, debitAccounts, debitParties, creditAccounts, creditParties, normalized.join(SEPARATOR),
       data.join(SEPARATOR), links.join(SEPARATOR), subjectKinds, subjectIds, entry.at, entry.worker, entry.durationMs,
     ],

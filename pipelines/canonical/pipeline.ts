@@ -38,6 +38,7 @@ export async function startCanonicalPipeline(options: {
     hasher: new IdentifierHasher(options.masterKey),
     assets: new TenantAssetRegistry(options.pool),
     worker,
+    onError: options.onError,
   });
   const consumer = await options.bus.consume({
     ...CANONICAL,

@@ -6,7 +6,7 @@ import { ManualClock } from '../../platform/clock.ts';
 import { acceptEvents } from '../../platform/inbox/accept-events.ts';
 import { createTenant } from '../../platform/tenants/tenants.ts';
 import type { Family } from '../../schemas/families/index.ts';
-import { movementEvent, partyEvent } from '../../test/fixtures/events.ts';
+import { accountEvent, movementEvent, partyEvent } from '../../test/fixtures/events.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/support/test-database.ts';
 import { IdentifierHasher } from './identifiers.ts';
 import { CanonicalProcessor } from './processor.ts';
@@ -16,6 +16,7 @@ import { CanonicalProcessor } from './processor.ts';
 const TENANT = 'proc';
 let db: TestDatabase;
 let processor: CanonicalProcessor;
+const reported: unknown[] = [];
 beforeAll(async () => {
   db = await createTestDatabase();
   await createTenant(db.pool, TENANT, 'USD');
@@ -25,6 +26,7 @@ beforeAll(async () => {
     hasher: new IdentifierHasher(Buffer.alloc(32, 3)),
     assets: new TenantAssetRegistry(db.pool),
     worker: 'canonical:test',
+    onError: (error) => reported.push(error),
   });
 });
 afterAll(async () => {
@@ -130,8 +132,11 @@ describe('canonical batches', () => {
       // Fails in the processor itself (no data to read references from).
       { object: 'movement', externalId: 'r-m-nodata', sequence: null, json: JSON.stringify({ external_id: 'r-m-nodata', occurred_at: '2026-09-01T12:00:00Z' }) },
     ]);
+    reported.length = 0;
     await processor.handle(records);
     expect(await statusOf(records)).toEqual(['processed', 'rejected:canonicalization_failed', 'processed', 'rejected:canonicalization_failed']);
+    // The batch's failure is said once, with its cause, before its events are taken one by one.
+    expect(reported.map((e) => (e as Error).message)).toEqual([expect.stringMatching(/^canonical: a batch of 4 events failed, taking them one by one: /)]);
     const { rows } = await db.pool.query<{ external_id: string }>(`SELECT external_id FROM canonical_movements WHERE tenant_id = $1 AND external_id LIKE 'r-%' ORDER BY 1`, [TENANT]);
     expect(rows.map((r) => r.external_id)).toEqual(['r-m-good']);
     const { rows: stages } = await db.pool.query<{ event_id: string; status: string }>(
@@ -141,6 +146,39 @@ describe('canonical batches', () => {
     const stageOf = (i: number) => stages.filter((s) => s.event_id === records[i]!.headers.event_id).map((s) => s.status);
     expect([0, 1, 2, 3].map(stageOf)).toEqual([['ok'], ['rejected'], ['ok'], ['rejected']]);
     expect(await counts(records)).toEqual({ changes: 2, stages: 4 });
+  });
+
+  it('looks up a party or an instrument once per process, and an account on every batch', async () => {
+    // The processor's lookups before each batch's transaction are made on its pool: counted here.
+    const lookups: string[][] = [];
+    const pool = new Proxy(db.pool, {
+      get(target, prop, receiver) {
+        if (prop !== 'query') return Reflect.get(target, prop, receiver) as unknown;
+        return (config: unknown, values?: unknown) => {
+          if (typeof config === 'object' && config !== null && (config as { name?: string }).name === 'find-entities') {
+            lookups.push(((config as { values: unknown[] }).values[2] as string[]).slice().sort());
+          }
+          return target.query(config as string, values as unknown[]);
+        };
+      },
+    });
+    const remembering = new CanonicalProcessor({ pool, clock: new ManualClock(new Date('2026-09-01T12:00:00Z')), hasher: new IdentifierHasher(Buffer.alloc(32, 3)), assets: new TenantAssetRegistry(db.pool), worker: 'canonical:test' });
+    const account = { object: 'account' as const, externalId: 'k-a1', sequence: 1, json: JSON.stringify(accountEvent('k-a1', 'k-p1', 1)) };
+    await remembering.handle(await accepted([party('k-p1', 1), party('k-p2', 1), account]));
+    const viaAccount = () => {
+      const event = movementEvent(`k-m-${lookups.length}`);
+      return { object: 'movement' as const, externalId: event.external_id, sequence: null, json: JSON.stringify({ ...event, data: { ...event.data, debit: { account_id: 'k-a1' }, credit: { party_id: 'k-p2' } } }) };
+    };
+    lookups.length = 0;
+    const first = await accepted([movement('k-m1', 'k-p1', 'k-p2'), viaAccount()]);
+    await remembering.handle(first);
+    const second = await accepted([movement('k-m2', 'k-p2', 'k-p1'), viaAccount()]);
+    await remembering.handle(second);
+    expect(await statusOf([...first, ...second])).toEqual(['processed', 'processed', 'processed', 'processed']);
+    // First batch: both parties and the account are looked up; second: only the account.
+    expect(lookups).toEqual([['k-a1', 'k-p1', 'k-p2'], ['k-a1']]);
+    const { rows } = await db.pool.query(`SELECT debit_party_id FROM canonical_movements WHERE tenant_id = $1 AND debit_account_id = 'k-a1' ORDER BY external_id`, [TENANT]);
+    expect(rows).toEqual([{ debit_party_id: 'k-p1' }, { debit_party_id: 'k-p1' }]);
   });
 
   it('rejects a held event that cannot be made canonical when it is released, and still applies what released it', async () => {

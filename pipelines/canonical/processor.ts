@@ -8,12 +8,21 @@ import { baseAssetOf } from '../../platform/tenants/tenants.ts';
 import type { AssetRegistry } from '../../schemas/assets/registry.ts';
 import { FAMILIES, isFamily, type Family } from '../../schemas/families/index.ts';
 import { eventsWaitingFor, markHeld, markRejected, type EventKey } from './event-status.ts';
-import type { ControlEventChange, EntityChange, MovementChange, MovementLeg } from '../../schemas/bus/canonical-change.ts';
+import type { ControlEventChange, EntityChange, MovementChange } from '../../schemas/bus/canonical-change.ts';
+import { baseAmountOf, controlEventChange, movementChange, movementLeg, subjectPartyOf, type ChangeHead } from '../../schemas/bus/build-change.ts';
 import { commitBatch, type ReadyEvent } from './commit-batch.ts';
 import { normaliseMany } from './fx.ts';
 import type { IdentifierHasher } from './identifiers.ts';
+import { KnownEntities } from './known-entities.ts';
 import { referencesOf, type Reference } from './references.ts';
 import { writeEntities, type EntityWrite, type EventMeta } from './writers.ts';
+import type { z } from 'zod';
+import type { movementDataSchema } from '../../schemas/families/movement.ts';
+import type { controlEventDataSchema } from '../../schemas/families/control-event.ts';
+
+// An event's data as sent (the raw bytes, before any transform of the schema).
+type MovementData = z.input<typeof movementDataSchema>;
+type ControlEventData = z.input<typeof controlEventDataSchema>;
 
 export interface CanonicalDeps {
   pool: Pool;
@@ -21,6 +30,11 @@ export interface CanonicalDeps {
   hasher: IdentifierHasher;
   assets: TenantAssetRegistry;
   worker: string;
+  // A batch that failed for a reason other than an engine away, before its events are taken one
+  // by one (each then processed or rejected on its own): said, so that an operator sees why.
+  onError?: (error: unknown) => void;
+  // How many parties and instruments to remember as existing (known-entities.ts; default 50,000).
+  knownEntities?: number;
 }
 
 type Db = Pick<PoolClient, 'query'>;
@@ -44,7 +58,7 @@ interface Locked {
 // entities it names and its data with identifiers hashed. A failure is kept, to be raised when
 // the event is processed (so that only its own transaction fails, and it is rejected).
 type Prepared = { tenantId: string; object: Family; raw: Buffer } & (
-  | { event: ParsedEvent; refs: Reference[]; data: Record<string, any> }
+  | { event: ParsedEvent; refs: Reference[]; data: Record<string, unknown> }
   | { error: unknown }
 );
 
@@ -52,7 +66,7 @@ interface ParsedEvent {
   external_id: string;
   sequence?: number;
   occurred_at: string;
-  data: Record<string, any>;
+  data: Record<string, unknown>;
 }
 
 interface Found {
@@ -60,10 +74,13 @@ interface Found {
   jurisdiction: string | null;
 }
 
+// What a party or an instrument found tells (only an account has a holder and a jurisdiction).
+const NOTHING_FOUND: Found = Object.freeze({ holder_party_id: null, jurisdiction: null });
+
 interface Parsed extends Locked {
   event: ParsedEvent;
   refs: Reference[];
-  data: Record<string, any>;
+  data: Record<string, unknown>;
 }
 
 const RETRY_CHUNK = 500;
@@ -79,8 +96,12 @@ const REFERENCED: ReadonlySet<string> = new Set(['party', 'account', 'instrument
 // already processed are skipped and every write is keyed by the event.
 export class CanonicalProcessor {
   private readonly bases = new Map<string, { asset: string; expiresAt: number }>();
+  // Parties and instruments found before: not looked up again (known-entities.ts).
+  private readonly known: KnownEntities;
 
-  constructor(private readonly deps: CanonicalDeps) {}
+  constructor(private readonly deps: CanonicalDeps) {
+    this.known = new KnownEntities(deps.knownEntities);
+  }
 
   async handle(records: BusRecord[]): Promise<void> {
     const keys = records.map(keyOf);
@@ -99,6 +120,7 @@ export class CanonicalProcessor {
       await this.attempt(keys, after, { prepared, found });
     } catch (error) {
       if (isTransient(error)) throw error;
+      this.deps.onError?.(new Error(`canonical: a batch of ${keys.length} events failed, taking them one by one: ${(error as Error).message}`, { cause: error }));
       after.held.length = 0;
       after.arrived.length = 0;
       // Entities are looked up again in each record's transaction: those of the records before
@@ -215,8 +237,8 @@ export class CanonicalProcessor {
     for (const p of ordered) {
       if (REFERENCED.has(p.object) && p.refs.length === 0) {
         found.set(refKey(p.key.tenantId, p.object, p.event.external_id), {
-          holder_party_id: p.event.data.holder_party_id ?? null,
-          jurisdiction: p.event.data.jurisdiction ?? null,
+          holder_party_id: stringOrNull(p.event.data.holder_party_id),
+          jurisdiction: stringOrNull(p.event.data.jurisdiction),
         });
       }
     }
@@ -258,40 +280,30 @@ export class CanonicalProcessor {
       if (FAMILIES[p.object].kind === 'entity') {
         entities.push({ meta, data, event: p });
       } else if (p.object === 'movement') {
-        const account = (id: string) => found.get(refKey(tenantId, 'account', id));
-        const change: MovementChange = {
-          tenant_id: tenantId,
-          event_id: meta.eventId,
-          external_id: meta.externalId,
-          occurred_at: meta.occurredAt,
-          received_at: meta.receivedAt,
-          object: 'movement',
-          type: raw.type,
-          status: raw.status,
-          amount: raw.amount,
+        // Accepted events passed their family's schema at ingest.
+        const movement = raw as MovementData;
+        const account = (leg: MovementData['debit']) => (leg.account_id ? found.get(refKey(tenantId, 'account', leg.account_id)) : undefined);
+        const change = movementChange(headOf(meta), {
+          type: movement.type,
+          status: movement.status,
+          amount: movement.amount,
           base_amount: null,
-          debit: legOf(raw.debit, account),
-          credit: legOf(raw.credit, account),
+          debit: movementLeg(movement.debit, account(movement.debit)),
+          credit: movementLeg(movement.credit, account(movement.credit)),
           data,
-        };
-        const event: ReadyEvent = { key: p.key, wasHeld, change, links: raw.links };
+        });
+        const event: ReadyEvent = { key: p.key, wasHeld, change, links: movement.links };
         facts.push(event);
         movements.push({ event, change, tenant: tenants.get(tenantId)! });
       } else {
-        const subject = raw.subject as { kind: string; external_id: string };
-        const change: ControlEventChange = {
-          tenant_id: tenantId,
-          event_id: meta.eventId,
-          external_id: meta.externalId,
-          occurred_at: meta.occurredAt,
-          received_at: meta.receivedAt,
-          object: 'control_event',
-          type: raw.type,
+        const controlEvent = raw as ControlEventData;
+        const subject = controlEvent.subject;
+        const change: ControlEventChange = controlEventChange(headOf(meta), {
+          type: controlEvent.type,
           subject,
-          subject_party_id:
-            subject.kind === 'party' ? subject.external_id : subject.kind === 'account' ? (found.get(refKey(tenantId, 'account', subject.external_id))?.holder_party_id ?? null) : null,
+          subject_party_id: subjectPartyOf(subject, (id) => found.get(refKey(tenantId, 'account', id))?.holder_party_id),
           data,
-        };
+        });
         facts.push({ key: p.key, wasHeld, change });
       }
     }
@@ -305,7 +317,7 @@ export class CanonicalProcessor {
     movements.forEach((m, i) => {
       const n = normalized[i];
       m.event.normalized = n;
-      m.change.base_amount = m.change.amount.asset === m.tenant.baseAsset ? m.change.amount : n?.status === 'normalized' ? n.amount : null;
+      m.change.base_amount = baseAmountOf(m.change.amount, m.tenant.baseAsset, n);
     });
 
     const entry = { at, worker: this.deps.worker, durationMs: Math.round(performance.now() - started) };
@@ -326,10 +338,16 @@ export class CanonicalProcessor {
   // and jurisdiction (only an account's data is read: a party's is large, and a batch can name a
   // thousand parties).
   private async findEntities(db: Db, refs: Array<Reference & { tenantId: string }>): Promise<Map<string, Found>> {
-    // Each entity once (a batch names the same parties many times), so the statement sorts nothing.
+    // Each entity once (a batch names the same parties many times), so the statement sorts nothing;
+    // and only those not known to exist already.
+    const found = new Map<string, Found>();
     const distinct = new Map<string, Reference & { tenantId: string }>();
-    for (const ref of refs) distinct.set(refKey(ref.tenantId, ref.object, ref.external_id), ref);
-    if (distinct.size === 0) return new Map();
+    for (const ref of refs) {
+      const key = refKey(ref.tenantId, ref.object, ref.external_id);
+      if (this.known.has(key)) found.set(key, NOTHING_FOUND);
+      else distinct.set(key, ref);
+    }
+    if (distinct.size === 0) return found;
     const named = [...distinct.values()];
     const { rows } = await db.query<{ tenant_id: string; object: string; external_id: string; holder_party_id: string | null; jurisdiction: string | null }>({
       name: 'find-entities',
@@ -340,7 +358,12 @@ export class CanonicalProcessor {
                  ON e.tenant_id = u.tenant_id AND e.object = u.object AND e.external_id = u.external_id`,
       values: [named.map((r) => r.tenantId), named.map((r) => r.object), named.map((r) => r.external_id)],
     });
-    return new Map(rows.map((r) => [refKey(r.tenant_id, r.object, r.external_id), { holder_party_id: r.holder_party_id, jurisdiction: r.jurisdiction }]));
+    for (const r of rows) {
+      const key = refKey(r.tenant_id, r.object, r.external_id);
+      found.set(key, { holder_party_id: r.holder_party_id, jurisdiction: r.jurisdiction });
+      if (KnownEntities.remembers(r.object)) this.known.add(key);
+    }
+    return found;
   }
 
   private async baseAsset(db: Db, tenantId: string): Promise<string> {
@@ -352,16 +375,11 @@ export class CanonicalProcessor {
   }
 }
 
-// A leg as downstream stores see it: its party is the one it names, else its account's holder;
-// its country is the counterparty's declared one, else the account's jurisdiction.
-function legOf(leg: Record<string, any> | undefined, account: (id: string) => Found | undefined): MovementLeg {
-  const held = leg?.account_id ? account(leg.account_id) : undefined;
-  return {
-    account_id: leg?.account_id ?? null,
-    party_id: leg?.party_id ?? held?.holder_party_id ?? null,
-    country: leg?.counterparty?.country ?? held?.jurisdiction ?? null,
-  };
+function headOf(meta: EventMeta): ChangeHead {
+  return { tenant_id: meta.tenantId, event_id: meta.eventId, external_id: meta.externalId, occurred_at: meta.occurredAt, received_at: meta.receivedAt };
 }
+
+const stringOrNull = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 
 function entityChange(write: EntityWrite, current: boolean): EntityChange {
   const { meta } = write;

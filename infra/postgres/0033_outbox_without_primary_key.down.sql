@@ -1,0 +1,1 @@
+ALTER TABLE outbox ADD CONSTRAINT outbox_pkey PRIMARY KEY (position);
