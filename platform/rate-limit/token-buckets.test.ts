@@ -50,6 +50,16 @@ describe('per-tenant token bucket, measured in events', () => {
     expect((await api.client.post('/v1/batches', batchOf(50, 'rl-wait'), api.keys.ingest)).statusCode).toBe(202);
   });
 
+  it('starts a bucket again, full, when a database crash emptied the unlogged table', async () => {
+    api.clock.advance(100);
+    expect((await api.client.post('/v1/movements', movementEvent('rl-before-crash'), api.keys.ingest)).statusCode).toBe(202);
+    // What a crash leaves of an unlogged table: nothing, while this process believes its row exists.
+    await api.db.pool.query('DELETE FROM rate_limit_buckets WHERE tenant_id = $1', [api.tenantId]);
+    const after = await api.client.post('/v1/movements', movementEvent('rl-after-crash'), api.keys.ingest);
+    expect(after.statusCode).toBe(202);
+    expect(after.headers['svc-ratelimit-remaining']).toBe('999');
+  });
+
   it('holds across API processes sharing the database', async () => {
     api.clock.advance(100);
     const second = await createApi({ config: loadConfig({ LOG_LEVEL: 'silent' }), pool: api.db.pool, databaseUrl: api.db.url, masterKey: api.masterKey, clock: api.clock, logger: false });

@@ -65,19 +65,16 @@ export class TokenBuckets {
       const limits = await this.limitsFor(tenantId);
       const now = this.clock.now();
       await this.ensureBucket(tenantId, limits, now);
-      const { rows } = await this.pool.query<{ tokens: number; last_available: number }>({
-        name: 'take-tokens',
-        text: `UPDATE rate_limit_buckets SET
-           tokens = ${AVAILABLE} - (SELECT coalesce(max(spent), 0) FROM
-                      (SELECT sum(c) OVER (ORDER BY o) AS spent FROM unnest($5::float8[]) WITH ORDINALITY AS u(c, o)) prefix
-                     WHERE spent <= ${AVAILABLE}),
-           last_available = ${AVAILABLE},
-           refreshed_at = GREATEST(refreshed_at, $2)
-         WHERE tenant_id = $1
-         RETURNING tokens, last_available`,
-        values: [tenantId, now, limits.capacity, limits.refillPerS, takes.map((t) => t.cost)],
-      });
-      const { tokens, last_available: available } = rows[0]!;
+      let row = await this.takeTokens(tenantId, now, limits, takes);
+      if (!row) {
+        // The bucket is gone though this process made it: rate_limit_buckets is unlogged, so a
+        // database crash empties it. It starts again full, as a new tenant's would.
+        this.created.delete(tenantId);
+        await this.ensureBucket(tenantId, limits, now);
+        row = await this.takeTokens(tenantId, now, limits, takes);
+        if (!row) throw new Error(`no rate-limit bucket for tenant ${tenantId}`);
+      }
+      const { tokens, last_available: available } = row;
       let spent = 0;
       let open = true;
       for (const take of takes) {
@@ -91,6 +88,24 @@ export class TokenBuckets {
       this.busy.delete(tenantId);
       void this.flush(tenantId);
     }
+  }
+
+  // Refills by elapsed time and deducts the longest prefix of the takes' costs that fits;
+  // undefined when the tenant has no bucket row.
+  private async takeTokens(tenantId: string, now: Date, limits: BucketLimits, takes: Take[]): Promise<{ tokens: number; last_available: number } | undefined> {
+    const { rows } = await this.pool.query<{ tokens: number; last_available: number }>({
+      name: 'take-tokens',
+      text: `UPDATE rate_limit_buckets SET
+         tokens = ${AVAILABLE} - (SELECT coalesce(max(spent), 0) FROM
+                    (SELECT sum(c) OVER (ORDER BY o) AS spent FROM unnest($5::float8[]) WITH ORDINALITY AS u(c, o)) prefix
+                   WHERE spent <= ${AVAILABLE}),
+         last_available = ${AVAILABLE},
+         refreshed_at = GREATEST(refreshed_at, $2)
+       WHERE tenant_id = $1
+       RETURNING tokens, last_available`,
+      values: [tenantId, now, limits.capacity, limits.refillPerS, takes.map((t) => t.cost)],
+    });
+    return rows[0];
   }
 
   // The bucket as it stands, for responses that report it without spending.
