@@ -47,10 +47,15 @@ function paths(value: unknown, prefix: (string | number)[] = [], out: (string | 
   return out;
 }
 
-function setAt(root: any, path: (string | number)[], value: unknown, remove = false): any {
+// A JSON object or array, walked by member name or index.
+type Container = Record<string | number, unknown>;
+const isContainer = (value: unknown): value is Container => typeof value === 'object' && value !== null;
+const valueAt = (root: unknown, path: (string | number)[]): unknown => path.reduce<unknown>((node, key) => (isContainer(node) ? node[key] : undefined), root);
+
+function setAt(root: unknown, path: (string | number)[], value: unknown, remove = false): unknown {
   if (path.length === 0) return value;
-  let node = root;
-  for (const key of path.slice(0, -1)) node = node[key];
+  const node = valueAt(root, path.slice(0, -1));
+  if (!isContainer(node)) throw new Error(`nothing to change at ${path.join('.')}`);
   const last = path[path.length - 1]!;
   if (remove) {
     if (Array.isArray(node)) node.splice(Number(last), 1);
@@ -59,7 +64,7 @@ function setAt(root: any, path: (string | number)[], value: unknown, remove = fa
   return root;
 }
 
-function validBody(rng: Rng): any {
+function validBody(rng: Rng): unknown {
   const families = Object.entries(VALID_EVENTS);
   const item = () => {
     const [object, make] = rng.pick(families);
@@ -68,7 +73,7 @@ function validBody(rng: Rng): any {
   return rng.next() < 0.5 ? item() : { events: Array.from({ length: 1 + rng.int(4) }, item) };
 }
 
-function mutateJson(rng: Rng, body: any): any {
+function mutateJson(rng: Rng, body: unknown): unknown {
   const steps = 1 + rng.int(3);
   for (let i = 0; i < steps; i++) {
     const all = paths(body);
@@ -77,13 +82,13 @@ function mutateJson(rng: Rng, body: any): any {
     if (op === 0 && path.length > 0) body = setAt(body, path, undefined, true);
     else if (op === 1) body = setAt(body, path, structuredClone(rng.pick(STRANGE_VALUES)));
     else if (op === 2) {
-      const target = path.reduce((node: any, key) => node?.[key], body);
-      if (target && typeof target === 'object' && !Array.isArray(target)) target[rng.pick(['extra', 'received_at', 'Data', ''])] = structuredClone(rng.pick(STRANGE_VALUES));
+      const target = valueAt(body, path);
+      if (isContainer(target) && !Array.isArray(target)) target[rng.pick(['extra', 'received_at', 'Data', ''])] = structuredClone(rng.pick(STRANGE_VALUES));
       // Cloned like every value put in: a later step may mutate it, and a STRANGE_VALUES entry
       // mutated in place could come back inside itself (seed 14326 built a circular body).
       else body = setAt(body, path, { nested: { deeper: [structuredClone(rng.pick(STRANGE_VALUES))] } });
     } else {
-      const target = path.reduce((node: any, key) => node?.[key], body);
+      const target = valueAt(body, path);
       if (Array.isArray(target)) for (let n = 0; n < 25; n++) target.push(structuredClone(target[0] ?? null));
       else body = setAt(body, path, 'y'.repeat(rng.int(3000)));
     }
@@ -155,7 +160,7 @@ describe('fuzz: bad input never yields a 500', () => {
     const statuses = new Map<number, number>();
     for (let done = 0; done < MUTATIONS; done += CONCURRENCY) {
       const cases = Array.from({ length: Math.min(CONCURRENCY, MUTATIONS - done) }, () => makeCase(rng));
-      const responses = await Promise.all(cases.map((c) => api.app.inject({ method: c.method as any, url: c.url, headers: c.headers, ...(c.payload ? { payload: c.payload } : {}) })));
+      const responses = await Promise.all(cases.map((c) => api.app.inject({ method: c.method, url: c.url, headers: c.headers, ...(c.payload ? { payload: c.payload } : {}) })));
       responses.forEach((res, i) => {
         statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
         const c = cases[i]!;

@@ -10,7 +10,7 @@ beforeAll(async () => {
 });
 afterAll(async () => api?.close());
 
-function expectGoverned(res: { statusCode: number; headers: Record<string, unknown>; json: () => any }, status: number, code: string) {
+function expectGoverned(res: { statusCode: number; headers: Record<string, unknown>; json: () => unknown }, status: number, code: string) {
   expect(res.statusCode).toBe(status);
   expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
   const problem = problemSchema.parse(res.json());

@@ -36,7 +36,6 @@ const ROOT = resolve(import.meta.dirname, '..');
 const rel = (path: string) => relative(ROOT, path);
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
 
-type Json = any;
 const clone = <T>(value: T): T => structuredClone(value);
 
 // ---------------------------------------------------------------------------------------------
@@ -52,7 +51,7 @@ type Files = Map<string, string>;
 const INFRA_FILES: Files = new Map(filesUnder('infra').map((path) => [path, read(path)]));
 const isDir = (files: Files, dir: string) => [...files.keys()].some((path) => path.startsWith(`${dir}/`));
 
-const yamlDocs = (text: string): Json[] =>
+const yamlDocs = (text: string): unknown[] =>
   parseAllDocuments(text, { merge: true })
     .map((doc) => doc.toJS())
     .filter((doc) => doc !== null && doc !== undefined);
@@ -202,7 +201,7 @@ function checkTopics(topics: TopicsManifest, pipelines: PipelinesManifest): stri
 
 interface ComposeService {
   image?: string;
-  build?: Json;
+  build?: { context?: string; dockerfile?: string };
   entrypoint?: string[];
   command?: string[];
   environment?: Record<string, unknown> | string[];
@@ -230,7 +229,7 @@ const interpolate = (value: string) =>
     .replace(/\u0000/g, '$');
 
 // A process of ours: built from the repository's Dockerfile (the ClickHouse image is built too).
-const isOurs = (service: ComposeService) => (service.build as { context?: string } | undefined)?.context === '../..';
+const isOurs = (service: ComposeService) => service.build?.context === '../..';
 const argvOf = (service: ComposeService) => [...(service.entrypoint ?? ENTRYPOINT), ...(service.command ?? DEFAULT_CMD)];
 
 function checkCompose(compose: Compose, envExample: string, files: Files = INFRA_FILES): string[] {
@@ -279,23 +278,66 @@ function checkCompose(compose: Compose, envExample: string, files: Files = INFRA
 
 // ----- kustomize
 
+// The members of Kubernetes and kustomize documents these checks read.
+interface EnvVar {
+  name: string;
+  value?: unknown;
+  valueFrom?: { secretKeyRef?: { name: string; key: string }; configMapKeyRef?: { name: string; key: string } };
+}
+interface Probe {
+  exec?: { command: string[] };
+  httpGet?: { path: string; port: string | number };
+}
+interface Container {
+  name: string;
+  image?: string;
+  command?: string[];
+  args?: string[];
+  env?: EnvVar[];
+  envFrom?: Array<{ configMapRef?: { name: string }; secretRef?: { name: string } }>;
+  ports?: Array<{ name?: string; containerPort: number }>;
+  startupProbe?: Probe;
+  readinessProbe?: Probe;
+  livenessProbe?: Probe;
+  lifecycle?: { preStop?: { exec?: { command: string[] } } };
+}
+interface K8sSpec {
+  replicas?: number;
+  template?: { metadata?: { labels?: Record<string, string> }; spec?: { initContainers?: Container[]; containers?: Container[] } };
+  // A Service's selector is the labels themselves; a PodDisruptionBudget's is under matchLabels.
+  selector?: Record<string, unknown>;
+  scaleTargetRef?: { kind: string; name: string };
+  minReplicas?: number;
+  maxReplicas?: number;
+}
 interface K8sObject {
   apiVersion: string;
   kind: string;
   metadata: { name: string; labels?: Record<string, string> };
-  spec?: Json;
+  spec?: K8sSpec;
   data?: Record<string, string>;
+}
+type PatchDoc = Partial<Omit<K8sObject, 'metadata'>> & { metadata?: { name?: string } };
+interface KustomizeImage {
+  name: string;
+  newTag?: string;
+}
+interface Kustomization {
+  resources?: string[];
+  configMapGenerator?: Array<{ name: string; behavior?: string; literals?: string[] }>;
+  patches?: Array<{ path?: string; target?: { kind?: string; name?: string } }>;
+  images?: KustomizeImage[];
 }
 interface Kustomized {
   objects: K8sObject[];
   configMaps: Map<string, Record<string, string>>;
-  patches: Array<{ file: string; kind: string; name: string; doc: Json }>;
-  images: Json[];
+  patches: Array<{ file: string; kind: string | undefined; name: string | undefined; doc: PatchDoc }>;
+  images: KustomizeImage[];
   problems: string[];
 }
 
-const literalsOf = (generator: Json): Record<string, string> =>
-  Object.fromEntries(((generator.literals ?? []) as string[]).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+const literalsOf = (generator: { literals?: string[] }): Record<string, string> =>
+  Object.fromEntries((generator.literals ?? []).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
 
 // A small reading of kustomize: resources (files, or directories with a kustomization), patches
 // (files, each targeting a resource of the layers below), configMapGenerator (literals; merge
@@ -305,8 +347,8 @@ function kustomize(dir: string, files: Files = INFRA_FILES): Kustomized {
   const kfile = `${dir}/kustomization.yaml`;
   const text = files.get(kfile);
   if (text === undefined) return { ...out, problems: [`${dir}: no kustomization.yaml`] };
-  const k = parse(text);
-  for (const resource of (k.resources ?? []) as string[]) {
+  const k = parse(text) as Kustomization;
+  for (const resource of k.resources ?? []) {
     const path = normalize(join(dir, resource));
     if (files.has(path)) out.objects.push(...(yamlDocs(files.get(path)!) as K8sObject[]));
     else if (files.has(`${path}/kustomization.yaml`)) {
@@ -318,7 +360,7 @@ function kustomize(dir: string, files: Files = INFRA_FILES): Kustomized {
       for (const [name, data] of below.configMaps) out.configMaps.set(name, data);
     } else out.problems.push(`${kfile}: resource ${resource} does not exist`);
   }
-  for (const generator of (k.configMapGenerator ?? []) as Json[]) {
+  for (const generator of k.configMapGenerator ?? []) {
     const base = out.configMaps.get(generator.name);
     if (generator.behavior === 'merge' || generator.behavior === 'replace') {
       if (!base) out.problems.push(`${kfile}: configMapGenerator ${generator.name} merges onto no ConfigMap of the base`);
@@ -328,7 +370,7 @@ function kustomize(dir: string, files: Files = INFRA_FILES): Kustomized {
       out.configMaps.set(generator.name, literalsOf(generator));
     }
   }
-  for (const patch of (k.patches ?? []) as Json[]) {
+  for (const patch of k.patches ?? []) {
     if (!patch.path) {
       out.problems.push(`${kfile}: inline patches are not used here; put each in a file`);
       continue;
@@ -339,7 +381,7 @@ function kustomize(dir: string, files: Files = INFRA_FILES): Kustomized {
       out.problems.push(`${kfile}: patch ${patch.path} does not exist`);
       continue;
     }
-    const doc = yamlDocs(patchText)[0] ?? {};
+    const doc = (yamlDocs(patchText)[0] ?? {}) as PatchDoc;
     const kind = patch.target?.kind ?? doc.kind;
     const name = patch.target?.name ?? doc.metadata?.name;
     const target = out.objects.find((o) => o.kind === kind && o.metadata.name === name);
@@ -348,7 +390,7 @@ function kustomize(dir: string, files: Files = INFRA_FILES): Kustomized {
     out.patches.push({ file: path, kind, name, doc });
   }
   const used = new Set(containersOf(out.objects).map((c) => c.container.image));
-  for (const image of (k.images ?? []) as Json[]) {
+  for (const image of k.images ?? []) {
     if (!used.has(image.name)) out.problems.push(`${kfile}: images sets ${image.name}, which no container runs`);
     out.images.push(image);
   }
@@ -357,14 +399,14 @@ function kustomize(dir: string, files: Files = INFRA_FILES): Kustomized {
 
 interface ContainerAt {
   object: K8sObject;
-  container: Json;
+  container: Container;
   where: string;
 }
 function containersOf(objects: K8sObject[]): ContainerAt[] {
   return objects.flatMap((object) => {
     const pod = object.spec?.template?.spec;
     if (!pod) return [];
-    return [...(pod.initContainers ?? []), ...(pod.containers ?? [])].map((container: Json) => ({
+    return [...(pod.initContainers ?? []), ...(pod.containers ?? [])].map((container) => ({
       object,
       container,
       where: `${object.kind} ${object.metadata.name} container ${container.name}`,
@@ -382,17 +424,17 @@ function checkKubernetes(result: Kustomized, files: Files = INFRA_FILES): string
   const ours = containersOf(result.objects).filter((c) => c.container.image === 'svc');
   for (const { container, where } of ours) {
     const env: Record<string, string> = {};
-    for (const from of (container.envFrom ?? []) as Json[]) {
+    for (const from of container.envFrom ?? []) {
       const name = from.configMapRef?.name ?? from.secretRef?.name;
       if (from.secretRef) problems.push(`${where}: envFrom a Secret hides which variables it sets; use secretKeyRef per variable`);
-      const data = result.configMaps.get(name);
+      const data = name === undefined ? undefined : result.configMaps.get(name);
       if (!data) problems.push(`${where}: envFrom ConfigMap ${name}, which is not generated`);
       else {
         problems.push(...checkEnvNames(Object.keys(data), `ConfigMap ${name}`));
         Object.assign(env, data);
       }
     }
-    for (const variable of (container.env ?? []) as Json[]) {
+    for (const variable of container.env ?? []) {
       problems.push(...checkEnvNames([variable.name], where));
       const secret = variable.valueFrom?.secretKeyRef;
       const configMap = variable.valueFrom?.configMapKeyRef;
@@ -414,12 +456,13 @@ function checkKubernetes(result: Kustomized, files: Files = INFRA_FILES): string
       const spec = container[probe];
       if (!spec) continue;
       if (spec.exec) problems.push(...checkArgv(spec.exec.command, `${where} ${probe}`, files));
-      if (spec.httpGet) {
-        if (!HEALTH_ROUTES.includes(spec.httpGet.path)) problems.push(`${where} ${probe}: ${spec.httpGet.path} is not a health route (${HEALTH_ROUTES.join(', ')})`);
-        const port = (container.ports ?? []).find((p: Json) => p.name === spec.httpGet.port || p.containerPort === spec.httpGet.port);
-        if (!port) problems.push(`${where} ${probe}: port ${spec.httpGet.port} is not a port of the container`);
+      const httpGet = spec.httpGet;
+      if (httpGet) {
+        if (!HEALTH_ROUTES.includes(httpGet.path)) problems.push(`${where} ${probe}: ${httpGet.path} is not a health route (${HEALTH_ROUTES.join(', ')})`);
+        const port = (container.ports ?? []).find((p) => p.name === httpGet.port || p.containerPort === httpGet.port);
+        if (!port) problems.push(`${where} ${probe}: port ${httpGet.port} is not a port of the container`);
         else {
-          const listens = listenPortFor(spec.httpGet.path, env);
+          const listens = listenPortFor(httpGet.path, env);
           if (String(port.containerPort) !== listens.value) problems.push(`${where} ${probe}: probes ${port.containerPort}, the process listens on ${listens.name}=${listens.value}`);
         }
       }
@@ -428,15 +471,15 @@ function checkKubernetes(result: Kustomized, files: Files = INFRA_FILES): string
     if (preStop) problems.push(...checkArgv(preStop, `${where} preStop`, files));
   }
   const deployments = result.objects.filter((o) => o.kind === 'Deployment');
-  const selects = (selector: Record<string, string>) =>
+  const selects = (selector: Record<string, unknown>) =>
     deployments.filter((d) => Object.entries(selector).every(([k, v]) => d.spec?.template?.metadata?.labels?.[k] === v));
   for (const object of result.objects) {
     if (object.kind === 'Service' || object.kind === 'PodDisruptionBudget') {
-      const selector = object.kind === 'Service' ? object.spec.selector : object.spec.selector.matchLabels;
+      const selector = object.kind === 'Service' ? object.spec!.selector! : (object.spec!.selector!.matchLabels as Record<string, unknown>);
       if (selects(selector).length === 0) problems.push(`${object.kind} ${object.metadata.name}: selects no Deployment's pods`);
     }
     if (object.kind === 'HorizontalPodAutoscaler') {
-      const target = object.spec.scaleTargetRef;
+      const target = object.spec!.scaleTargetRef!;
       const deployment = deployments.find((d) => target.kind === 'Deployment' && d.metadata.name === target.name);
       if (!deployment) problems.push(`HorizontalPodAutoscaler ${object.metadata.name}: scales ${target.kind} ${target.name}, which is not defined`);
       // An autoscaled Deployment must not declare replicas: every apply would reset the scale.
@@ -580,8 +623,8 @@ describe('infra/kafka/topics.yaml', () => {
     const mount = job.volumes!.map((v) => v.split(':')).find(([, target]) => target === argv[4]);
     expect(mount && normalize(join(COMPOSE_DIR, mount[0]!))).toBe('infra/kafka/topics.yaml');
     const k8sJob = kustomize('infra/k8s/base').objects.find((o) => o.kind === 'Job' && o.metadata.name === 'svc-kafka-topics')!;
-    const container = k8sJob.spec.template.spec.containers[0];
-    expect([...container.command, ...container.args]).toEqual(['node', '--import', 'tsx', 'infra/kafka/create-topics.ts', 'infra/kafka/topics.yaml']);
+    const container = k8sJob.spec!.template!.spec!.containers![0]!;
+    expect([...container.command!, ...container.args!]).toEqual(['node', '--import', 'tsx', 'infra/kafka/create-topics.ts', 'infra/kafka/topics.yaml']);
   });
 
   it('is planned as declared, and capped consistently for a one-broker cluster', () => {
@@ -634,7 +677,7 @@ describe('infra/compose/docker-compose.yml', () => {
 
   it('runs each processor once, two API replicas and the migrate job, on the image of the Dockerfile', () => {
     const ours = Object.entries(compose.services).filter(([, s]) => isOurs(s));
-    expect(ours.every(([, s]) => s.build.context === '../..' && s.build.dockerfile === 'Dockerfile')).toBe(true);
+    expect(ours.every(([, s]) => s.build?.context === '../..' && s.build.dockerfile === 'Dockerfile')).toBe(true);
     const running = ours.map(([, s]) => svcArgs(argvOf(s)));
     for (const name of PROCESSORS) expect(running.filter((r) => r === processorCommand(name).join(' ')), name).toHaveLength(1);
     expect(running.filter((r) => r === 'run api')).toHaveLength(2);
@@ -714,7 +757,7 @@ describe('infra/k8s', () => {
 
   it('runs each processor in one Deployment, and the API behind a Service, an autoscaler and a disruption budget', () => {
     const deployments = base.objects.filter((o) => o.kind === 'Deployment');
-    const running = deployments.map((d) => svcArgs([...ENTRYPOINT, ...d.spec.template.spec.containers[0].args]));
+    const running = deployments.map((d) => svcArgs([...ENTRYPOINT, ...d.spec!.template!.spec!.containers![0]!.args!]));
     for (const name of PROCESSORS) expect(running.filter((r) => r === processorCommand(name).join(' ')), name).toHaveLength(1);
     expect(running.filter((r) => r === 'run api')).toHaveLength(1);
     for (const kind of ['Service', 'HorizontalPodAutoscaler', 'PodDisruptionBudget']) {

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
 import { graphChangeOf } from '../../pipelines/graph/changes.ts';
 import type { GraphChange } from '../../platform/graph/port.ts';
 import type { EntityChange, MovementChange } from '../../schemas/bus/canonical-change.ts';
+import type { movementDataSchema } from '../../schemas/families/movement.ts';
 import { accountItem, accountKey, movementItem, partyItem, partyKey, type Dataset, type Transaction } from './amlsim.ts';
 
 // An AMLSim data set as the graph pipeline's input, for a bench that loads a GraphStore through
@@ -13,14 +15,15 @@ import { accountItem, accountKey, movementItem, partyItem, partyKey, type Datase
 // The tenant's base asset is the data set's (USD): every movement is priced at its own amount.
 const BASE_ASSET = 'USD';
 
-interface ItemEvent {
+interface ItemEvent<Data = Record<string, unknown>> {
   external_id: string;
   occurred_at: string;
   sequence?: number;
-  data: Record<string, any>;
+  data: Data;
 }
 
-const eventOf = (item: string): ItemEvent => (JSON.parse(item) as { event: ItemEvent }).event;
+// An item of amlsim.ts, which builds valid events of its family.
+const eventOf = <Data = Record<string, unknown>>(item: string): ItemEvent<Data> => (JSON.parse(item) as { event: ItemEvent<Data> }).event;
 
 // What every change record carries about its event.
 const envelopeOf = (tenantId: string, event: ItemEvent, receivedAt: string) => ({
@@ -44,8 +47,8 @@ function entityChange(tenantId: string, object: 'party' | 'account', item: strin
 }
 
 function movementChange(tenantId: string, t: Transaction, receivedAt: string): MovementChange {
-  const event = eventOf(movementItem(t));
-  const amount = event.data.amount as { value: string; asset: string; scale: number };
+  const event = eventOf<z.input<typeof movementDataSchema>>(movementItem(t));
+  const amount = event.data.amount;
   return {
     ...envelopeOf(tenantId, event, receivedAt),
     object: 'movement',

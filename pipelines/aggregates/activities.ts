@@ -1,5 +1,6 @@
 import type { Activity, Subject } from '../../platform/aggregates/port.ts';
 import type { MovementChange, MovementLeg } from '../../schemas/bus/canonical-change.ts';
+import { isPlainObject } from '../../schemas/validation/validate-item.ts';
 
 // Money that durably moved: a failed movement never moved, and a reversed one was undone, so
 // neither is behaviour of its accounts and parties. A pending movement counts: the customer has
@@ -42,7 +43,8 @@ export function activitiesOf(change: MovementChange): Activity[] {
     const leg = side === 'debit' ? debit : credit;
     const otherSide: Side = side === 'debit' ? 'credit' : 'debit';
     const other = side === 'debit' ? credit : debit;
-    const external = externalKey(change.data[otherSide]?.counterparty);
+    const otherData = change.data[otherSide];
+    const external = externalKey(isPlainObject(otherData) ? otherData.counterparty : undefined);
     if (leg.account_id) see(side, 'account', leg.account_id, accountCounterparty(other, external), other.country);
     if (leg.party_id) see(side, 'party', leg.party_id, other.party_id === leg.party_id ? null : partyCounterparty(other, external), other.country);
   }
@@ -66,8 +68,8 @@ function partyCounterparty(other: MovementLeg, external: string | null): string 
 // Someone outside the tenant, as the movement describes them: `external:<institution>/<instrument_ref>`,
 // either part empty when not given. The name as given is left out: free text, spelt differently
 // from one movement to the next, it would split one counterparty into several.
-function externalKey(counterparty: Record<string, unknown> | undefined): string | null {
-  if (!counterparty) return null;
+function externalKey(counterparty: unknown): string | null {
+  if (!isPlainObject(counterparty)) return null;
   const institution = typeof counterparty.institution === 'string' ? counterparty.institution : '';
   const instrument = typeof counterparty.instrument_ref === 'string' ? counterparty.instrument_ref : '';
   if (!institution && !instrument) return null;

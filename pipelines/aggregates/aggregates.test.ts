@@ -33,10 +33,10 @@ function movement(id: string, at: string, money: { value: string; asset?: string
   const event = movementEvent(id);
   event.occurred_at = at;
   event.data.amount = { value: money.value, asset: money.asset ?? 'USD', scale: 2 };
-  event.data.debit = debit as any;
-  event.data.credit = credit as any;
+  event.data.debit = debit;
+  event.data.credit = credit;
   Object.assign(event.data, changes);
-  delete (event.data as any).fees;
+  delete event.data.fees;
   return { object: 'movement', event };
 }
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadRateFile } from '../../platform/fx/rate-files.ts';
+import { eventStatusSchema } from '../../schemas/responses.ts';
 import { createTenant } from '../../platform/tenants/tenants.ts';
 import { accountEvent, controlEventEvent, movementEvent, partyEvent, relationshipEvent } from '../../test/fixtures/events.ts';
 import { startTestApi, type TestApi } from '../../test/support/test-api.ts';
@@ -21,21 +22,21 @@ const ingest = async (path: string, event: unknown) => {
   expect(res.statusCode, res.body).toBe(202);
   return res.json().event_id as string;
 };
-const status = async (eventId: string) => (await api.client.get(`/v1/events/${eventId}`, api.keys.ingest)).json();
+const status = async (eventId: string) => eventStatusSchema.parse((await api.client.get(`/v1/events/${eventId}`, api.keys.ingest)).json());
 const read = (path: string) => api.client.get(path, api.keys.read);
 
 describe('references: out-of-order arrival', () => {
   it('holds a movement whose accounts have not arrived, and releases it when they do', async () => {
     const movement = movementEvent('ooo-m');
     movement.data.debit = { account_id: 'ooo-a1', party_id: 'ooo-p1' };
-    movement.data.credit = { account_id: 'ooo-a2', party_id: 'ooo-p2', counterparty: { institution: 'Bank B', country: 'US' } } as any;
+    movement.data.credit = { account_id: 'ooo-a2', party_id: 'ooo-p2', counterparty: { institution: 'Bank B', country: 'US' } };
     const movementId = await ingest('/v1/movements', movement);
     await run.drain();
     const held = await status(movementId);
     expect(held.status).toBe('held');
     expect(held.terminal_at).toBeNull();
-    expect(held.stage_history.map((s: any) => `${s.stage}/${s.status}`)).toEqual(['received/ok', 'canonical/held']);
-    expect(held.stage_history[1].detail.missing).toHaveLength(4);
+    expect(held.stage_history.map((s) => `${s.stage}/${s.status}`)).toEqual(['received/ok', 'canonical/held']);
+    expect(held.stage_history[1]?.detail?.missing).toHaveLength(4);
     expect((await read('/v1/movements/ooo-m')).statusCode).toBe(404);
 
     await ingest('/v1/parties', partyEvent('ooo-p1'));
@@ -49,7 +50,7 @@ describe('references: out-of-order arrival', () => {
     const released = await status(movementId);
     expect(released.status).toBe('processed');
     expect(released.terminal_at).not.toBeNull();
-    expect(released.stage_history.map((s: any) => `${s.stage}/${s.status}`)).toEqual(['received/ok', 'canonical/held', 'canonical/ok']);
+    expect(released.stage_history.map((s) => `${s.stage}/${s.status}`)).toEqual(['received/ok', 'canonical/held', 'canonical/ok']);
     const view = (await read('/v1/movements/ooo-m')).json();
     expect(view.parties).toEqual({ debit: 'ooo-p1', credit: 'ooo-p2' });
   });
@@ -144,10 +145,10 @@ describe('identifiers are keyed hashes', () => {
     await ingest('/v1/parties', partyEvent('dev-p'));
     await ingest('/v1/instruments', { ...(await import('../../test/fixtures/events.ts')).instrumentEvent('dev-i'), data: { type: 'card_token', status: 'active', first_seen_at: '2025-02-01T00:00:00Z', masked_identifier: '411111******1111', fingerprint: 'fp-123' } });
     const mv = movementEvent('dev-m');
-    mv.data.debit = { party_id: 'dev-p' } as any;
-    mv.data.credit = { counterparty: { institution: 'X' } } as any;
-    (mv.data as any).device_ref = 'device-42';
-    (mv.data as any).instrument_ref = 'dev-i';
+    mv.data.debit = { party_id: 'dev-p' };
+    mv.data.credit = { counterparty: { institution: 'X' } };
+    mv.data.device_ref = 'device-42';
+    mv.data.instrument_ref = 'dev-i';
     await ingest('/v1/movements', mv);
     await run.drain();
     const view = (await read('/v1/movements/dev-m')).json();
@@ -169,9 +170,9 @@ describe('FX normalisation', () => {
     await ingest('/v1/parties', partyEvent('fx-p'));
     const eur = movementEvent('fx-eur');
     eur.data.amount = { value: '10000', asset: 'EUR', scale: 2 };
-    eur.data.debit = { party_id: 'fx-p' } as any;
-    eur.data.credit = { counterparty: { institution: 'X' } } as any;
-    delete (eur.data as any).fees;
+    eur.data.debit = { party_id: 'fx-p' };
+    eur.data.credit = { counterparty: { institution: 'X' } };
+    delete eur.data.fees;
     const gbp = { ...eur, external_id: 'fx-gbp', data: { ...eur.data, amount: { value: '500', asset: 'GBP', scale: 2 } } };
     const usd = { ...eur, external_id: 'fx-usd', data: { ...eur.data, amount: { value: '500', asset: 'USD', scale: 2 } } };
     await ingest('/v1/movements', eur);
@@ -217,11 +218,11 @@ describe('canonical change records', () => {
     const party = await ingest('/v1/parties', partyEvent('cr-p1'));
     await ingest('/v1/parties', partyEvent('cr-p2'));
     const account = accountEvent('cr-a1', 'cr-p1');
-    (account.data as any).jurisdiction = 'GB';
+    account.data.jurisdiction = 'GB';
     const accountId = await ingest('/v1/accounts', account);
     const mv = movementEvent('cr-m');
-    mv.data.debit = { account_id: 'cr-a1' } as any;
-    mv.data.credit = { party_id: 'cr-p2', counterparty: { institution: 'Bank B', country: 'NG' } } as any;
+    mv.data.debit = { account_id: 'cr-a1' };
+    mv.data.credit = { party_id: 'cr-p2', counterparty: { institution: 'Bank B', country: 'NG' } };
     const movementId = await ingest('/v1/movements', mv);
     const older = await ingest('/v1/parties', { ...partyEvent('cr-p1', 0), occurred_at: '2026-09-01T11:00:00Z' });
     await run.drain();
@@ -261,8 +262,8 @@ describe('idempotence', () => {
   it('processing the same records again changes nothing', async () => {
     await ingest('/v1/parties', partyEvent('idem-p'));
     const mv = movementEvent('idem-m');
-    mv.data.debit = { party_id: 'idem-p' } as any;
-    mv.data.credit = { party_id: 'idem-p' } as any;
+    mv.data.debit = { party_id: 'idem-p' };
+    mv.data.credit = { party_id: 'idem-p' };
     await ingest('/v1/movements', mv);
     await run.drain();
     const snapshot = async () =>

@@ -1,6 +1,7 @@
 import type { AssetRegistry } from '../../schemas/assets/registry.ts';
 import type { PoolClient } from '../../platform/postgres/pool.ts';
 import { convert, decimalToScaled } from '../../platform/fx/math.ts';
+import type { StoredNormalization } from '../../schemas/families/stored.ts';
 
 interface Money {
   value: string;
@@ -8,23 +9,8 @@ interface Money {
   scale: number;
 }
 
-export type Normalization =
-  | {
-      status: 'normalized';
-      amount: Money;
-      fx: {
-        base: string;
-        quote: string;
-        rate: string;
-        rate_scale: number;
-        direction: 'direct' | 'inverse';
-        rate_file_id: string;
-        rate_valid_from: string;
-        computed_at: string;
-      };
-    }
-  // No rate for the pair at that time: no amount, and the reason. Never a guess.
-  | { status: 'unavailable'; reason: 'no_rate'; pair: string; at: string };
+// What normaliseMany gives is what the movement stores.
+export type Normalization = StoredNormalization;
 
 export interface NormalisationRequest {
   amount: Money;

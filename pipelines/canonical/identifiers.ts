@@ -19,19 +19,20 @@ export class IdentifierHasher {
   }
 
   // The family's data with every identifying value replaced by `<field>_hash`.
-  hashData(tenantId: string, family: Family, data: Record<string, any>): Record<string, any> {
-    const out: Record<string, any> = { ...data };
-    const replace = (target: Record<string, any>, field: string, kind: string) => {
-      if (typeof target[field] !== 'string') return;
-      target[`${field}_hash`] = this.hash(tenantId, kind, target[field]);
+  hashData(tenantId: string, family: Family, data: Record<string, unknown>): Record<string, unknown> {
+    const out: Record<string, unknown> = { ...data };
+    const replace = (target: Record<string, unknown>, field: string, kind: string) => {
+      const value = target[field];
+      if (typeof value !== 'string') return;
+      target[`${field}_hash`] = this.hash(tenantId, kind, value);
       delete target[field];
     };
     switch (family) {
       case 'party':
         if (Array.isArray(data.identifiers)) {
-          out.identifiers = data.identifiers.map((identifier: Record<string, any>) => {
+          out.identifiers = data.identifiers.map((identifier: Record<string, unknown>) => {
             const copy = { ...identifier };
-            replace(copy, 'value', `identifier:${identifier.type}`);
+            replace(copy, 'value', `identifier:${String(identifier.type)}`);
             return copy;
           });
         }

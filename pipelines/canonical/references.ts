@@ -1,4 +1,5 @@
 import type { Family } from '../../schemas/families/index.ts';
+import { isPlainObject } from '../../schemas/validation/validate-item.ts';
 
 type ReferencedKind = 'party' | 'account' | 'instrument';
 
@@ -10,19 +11,20 @@ export interface Reference {
 // The entities an event names and must wait for: a movement's legs, agent and instrument; a
 // relationship's ends; a control event's subject. Entities themselves wait for nothing (an
 // account's holder is resolved when it is read).
-export function referencesOf(family: Family, data: Record<string, any>): Reference[] {
+export function referencesOf(family: Family, data: Record<string, unknown>): Reference[] {
   const refs: Reference[] = [];
   const add = (object: ReferencedKind, id: unknown) => {
     if (typeof id === 'string' && !refs.some((r) => r.object === object && r.external_id === id)) refs.push({ object, external_id: id });
   };
-  const addRef = (ref: { kind?: string; external_id?: string } | undefined) => {
-    if (ref && (ref.kind === 'party' || ref.kind === 'account' || ref.kind === 'instrument')) add(ref.kind, ref.external_id);
+  const addRef = (ref: unknown) => {
+    if (isPlainObject(ref) && (ref.kind === 'party' || ref.kind === 'account' || ref.kind === 'instrument')) add(ref.kind, ref.external_id);
   };
   switch (family) {
     case 'movement':
       for (const leg of [data.debit, data.credit]) {
-        add('account', leg?.account_id);
-        add('party', leg?.party_id);
+        if (!isPlainObject(leg)) continue;
+        add('account', leg.account_id);
+        add('party', leg.party_id);
       }
       add('party', data.agent_party_id);
       add('instrument', data.instrument_ref);

@@ -34,8 +34,8 @@ describe('several canonical workers on one log', () => {
       events.push({ object: 'party', event: partyEvent(`w-p${p}`) });
       for (let m = 0; m < 10; m++) {
         const mv = movementEvent(`w-m${p}-${m}`);
-        mv.data.debit = { party_id: `w-p${p}` } as any;
-        mv.data.credit = { party_id: `w-p${(p + 1) % 40}` } as any;
+        mv.data.debit = { party_id: `w-p${p}` };
+        mv.data.credit = { party_id: `w-p${(p + 1) % 40}` };
         events.push({ object: 'movement', event: mv });
       }
     }

@@ -7,7 +7,7 @@ const AT = '2026-08-10T10:00:00Z';
 const base = { tenant_id: 'acme', event_id: EVENT_ID, occurred_at: AT, received_at: '2026-08-10T10:00:01Z' };
 const expectedBase = { tenantId: 'acme', eventId: EVENT_ID, occurredAt: new Date(AT) };
 
-const entity = (object: EntityChange['object'], externalId: string, data: Record<string, any>, current = true): EntityChange => ({
+const entity = (object: EntityChange['object'], externalId: string, data: Record<string, unknown>, current = true): EntityChange => ({
   ...base,
   object,
   external_id: externalId,
@@ -16,7 +16,7 @@ const entity = (object: EntityChange['object'], externalId: string, data: Record
   data,
 });
 
-const movement = (overrides: Partial<MovementChange> = {}, data: Record<string, any> = {}): MovementChange => ({
+const movement = (overrides: Partial<MovementChange> = {}, data: Record<string, unknown> = {}): MovementChange => ({
   ...base,
   object: 'movement',
   external_id: 'mv-1',
@@ -172,7 +172,7 @@ describe('graphChangeOf: movements', () => {
 });
 
 describe('graphChangeOf: control events', () => {
-  const control = (subjectPartyId: string | null, data: Record<string, any>): ControlEventChange => ({
+  const control = (subjectPartyId: string | null, data: Record<string, unknown>): ControlEventChange => ({
     ...base,
     object: 'control_event',
     external_id: 'ce-1',

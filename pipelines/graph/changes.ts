@@ -1,6 +1,7 @@
 import { instantOf } from '../../schemas/primitives/timestamp.ts';
 import { declaredEdge, type GraphChange, type NodeKind, type NodeRef } from '../../platform/graph/port.ts';
 import type { CanonicalChange, EntityChange, MovementChange } from '../../schemas/bus/canonical-change.ts';
+import type { StoredAccountData, StoredRelationshipData } from '../../schemas/families/stored.ts';
 
 // Movements whose money moved (or is moving): failed and reversed ones link nobody.
 const MOVING = new Set(['completed', 'pending']);
@@ -26,6 +27,7 @@ export function graphChangeOf(change: CanonicalChange): GraphChange {
 }
 
 function entityEffects(change: EntityChange): NonNullable<GraphChange['entity']> {
+  // The stored data of change.object's family (schemas/families/stored.ts).
   const data = change.data;
   const self: NodeRef = { kind: change.object as NodeKind, key: change.external_id };
   const origin = `${change.object}:${change.external_id}`;
@@ -42,7 +44,7 @@ function entityEffects(change: EntityChange): NonNullable<GraphChange['entity']>
       return {
         origin,
         node: { ref: self, attrs: pick(data, ['type', 'status', 'asset']) },
-        edges: [declaredEdge('holds', { kind: 'party', key: data.holder_party_id }, self, { validFrom: date(data.opened_at), validTo: date(data.closed_at) })],
+        edges: [declaredEdge('holds', { kind: 'party', key: (data as StoredAccountData).holder_party_id }, self, { validFrom: date(data.opened_at), validTo: date(data.closed_at) })],
       };
     case 'instrument':
       return {
@@ -51,12 +53,13 @@ function entityEffects(change: EntityChange): NonNullable<GraphChange['entity']>
         // Instruments with one fingerprint are one card or account seen under several ids.
         edges: typeof data.fingerprint_hash === 'string' ? [declaredEdge('shares', self, { kind: 'identifier', key: data.fingerprint_hash })] : [],
       };
-    case 'relationship':
+    case 'relationship': {
+      const relationship = data as StoredRelationshipData;
       return {
         origin,
         node: null,
         edges: [
-          declaredEdge(data.type, { kind: data.from.kind, key: data.from.external_id }, { kind: data.to.kind, key: data.to.external_id }, {
+          declaredEdge(relationship.type, { kind: relationship.from.kind, key: relationship.from.external_id }, { kind: relationship.to.kind, key: relationship.to.external_id }, {
             qualifier: change.external_id,
             validFrom: date(data.valid_from),
             validTo: date(data.valid_to),
@@ -64,6 +67,7 @@ function entityEffects(change: EntityChange): NonNullable<GraphChange['entity']>
           }),
         ],
       };
+    }
   }
 }
 
@@ -88,7 +92,7 @@ function movementEffects(change: MovementChange): Pick<GraphChange, 'transfer' |
   return effects;
 }
 
-function sightings(party: string | null, data: Record<string, any>): NonNullable<GraphChange['observed']> {
+function sightings(party: string | null, data: Record<string, unknown>): NonNullable<GraphChange['observed']> {
   if (!party) return [];
   const from: NodeRef = { kind: 'party', key: party };
   const seen: NonNullable<GraphChange['observed']> = [];

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import { buildProblem, PROBLEM_CONTENT_TYPE } from '../../schemas/problem.ts';
 import { clientErrorHandler } from './client-errors.ts';
 import { registerErrorHandling } from './error-handling.ts';
@@ -32,7 +32,8 @@ export function createEdgeApp(options: {
         correlationId: request.id,
         detail: error.message,
       });
-      void (reply as any).code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problem);
+      // Fastify types this hook generically over each route's reply schema; none applies here.
+      void (reply as FastifyReply).code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problem);
     },
   });
 

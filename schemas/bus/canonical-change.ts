@@ -33,7 +33,7 @@ export interface EntityChange extends ChangeBase {
   // This version became the entity's current one (the highest sequence seen when it was written).
   // A later, higher version supersedes it; consumers keep the highest sequence they have applied.
   current: boolean;
-  data: Record<string, any>;
+  data: Record<string, unknown>;
 }
 
 export interface MovementLeg {
@@ -53,7 +53,7 @@ export interface MovementChange extends ChangeBase {
   base_amount: ChangeMoney | null;
   debit: MovementLeg;
   credit: MovementLeg;
-  data: Record<string, any>;
+  data: Record<string, unknown>;
 }
 
 export interface ControlEventChange extends ChangeBase {
@@ -62,7 +62,7 @@ export interface ControlEventChange extends ChangeBase {
   subject: { kind: string; external_id: string };
   // The subject party, or the holder of the subject account.
   subject_party_id: string | null;
-  data: Record<string, any>;
+  data: Record<string, unknown>;
 }
 
 export type CanonicalChange = EntityChange | MovementChange | ControlEventChange;

@@ -24,10 +24,12 @@ export function isFamily(name: unknown): name is Family {
   return typeof name === 'string' && Object.hasOwn(FAMILIES, name);
 }
 
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
+
 // Every Money value inside a family's data, with its path relative to `data`. Used for the asset
 // registry check, which needs the tenant's registry and so runs after the schema parse.
 export function moneyFields(family: Family, data: unknown): Array<{ path: string[]; money: unknown }> {
-  const d = (data ?? {}) as Record<string, any>;
+  const d = isObject(data) ? data : {};
   const found: Array<{ path: string[]; money: unknown }> = [];
   const add = (path: string[], money: unknown) => {
     if (money !== undefined) found.push({ path, money });
@@ -38,7 +40,7 @@ export function moneyFields(family: Family, data: unknown): Array<{ path: string
       if (Array.isArray(d.fees)) d.fees.forEach((fee: unknown, i: number) => add(['fees', String(i)], fee));
       break;
     case 'party':
-      add(['expected_profile', 'declared_monthly_volume'], d.expected_profile?.declared_monthly_volume);
+      add(['expected_profile', 'declared_monthly_volume'], isObject(d.expected_profile) ? d.expected_profile.declared_monthly_volume : undefined);
       break;
     case 'control_event':
       add(['amount'], d.amount);

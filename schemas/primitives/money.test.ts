@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isoRegistry, registryWith } from '../assets/registry.ts';
-import { checkMoneyScale, moneySchema } from './money.ts';
+import { checkMoneyScale, moneySchema, type Money } from './money.ts';
 import {
   SCALE, SCHEMA, check, checkWith, expectAccepted, expectRefused, findings, onData, one,
 } from '../validation/test-kit.ts';
@@ -10,6 +10,8 @@ import {
 // upper-case code or X- followed by 2-10 upper-case letters or digits; scale must match the
 // asset registry (svc:validation/money_scale_mismatch); a money value without scale is refused.
 const usd = (value: unknown = '12550', scale: unknown = 2, asset: unknown = 'USD') => ({ value, asset, scale });
+// One minor unit, well formed: the registry check takes money that passed the shape check.
+const minorOne = (scale: number, asset: string): Money => ({ value: '1', asset, scale });
 const withUsdc = registryWith(new Map([['X-USDC', 6]]));
 
 describe('moneySchema (shape)', () => {
@@ -44,28 +46,28 @@ describe('moneySchema (shape)', () => {
 describe('checkMoneyScale (registry)', () => {
   it.each([
     ['USD', 2], ['EUR', 2], ['JPY', 0], ['KRW', 0], ['KWD', 3], ['BHD', 3], ['CLF', 4],
-  ] as const)('accepts %s with scale %d', (asset, scale) => expect(checkMoneyScale(usd('1', scale, asset) as any, isoRegistry)).toBeUndefined());
+  ] as const)('accepts %s with scale %d', (asset, scale) => expect(checkMoneyScale(minorOne(scale, asset), isoRegistry)).toBeUndefined());
 
   it.each([
     ['USD', 3], ['USD', 0], ['JPY', 2], ['KWD', 2], ['EUR', 18],
   ] as const)('refuses %s with scale %d at scale', (asset, scale) =>
-    expect(checkMoneyScale(usd('1', scale, asset) as any, isoRegistry)?.field).toBe('scale'));
+    expect(checkMoneyScale(minorOne(scale, asset), isoRegistry)?.field).toBe('scale'));
 
   it('refuses an asset the registry does not know, at asset', () => {
-    expect(checkMoneyScale(usd('1', 6, 'X-USDC') as any, isoRegistry)?.field).toBe('asset');
-    expect(checkMoneyScale(usd('1', 2, 'ZZZ') as any, isoRegistry)?.field).toBe('asset');
-    expect(checkMoneyScale(usd('1', 2, 'XAU') as any, isoRegistry)?.field).toBe('asset');
+    expect(checkMoneyScale(minorOne(6, 'X-USDC'), isoRegistry)?.field).toBe('asset');
+    expect(checkMoneyScale(minorOne(2, 'ZZZ'), isoRegistry)?.field).toBe('asset');
+    expect(checkMoneyScale(minorOne(2, 'XAU'), isoRegistry)?.field).toBe('asset');
   });
 
   it('accepts a registered X- asset at its registered scale only', () => {
-    expect(checkMoneyScale(usd('1', 6, 'X-USDC') as any, withUsdc)).toBeUndefined();
-    expect(checkMoneyScale(usd('1', 2, 'X-USDC') as any, withUsdc)?.field).toBe('scale');
-    expect(checkMoneyScale(usd('1', 6, 'X-USDT') as any, withUsdc)?.field).toBe('asset');
-    expect(checkMoneyScale(usd('1', 2, 'USD') as any, withUsdc)).toBeUndefined();
+    expect(checkMoneyScale(minorOne(6, 'X-USDC'), withUsdc)).toBeUndefined();
+    expect(checkMoneyScale(minorOne(2, 'X-USDC'), withUsdc)?.field).toBe('scale');
+    expect(checkMoneyScale(minorOne(6, 'X-USDT'), withUsdc)?.field).toBe('asset');
+    expect(checkMoneyScale(minorOne(2, 'USD'), withUsdc)).toBeUndefined();
   });
 
   it('never lets a registered asset override an ISO scale', () =>
-    expect(checkMoneyScale(usd('1', 6, 'USD') as any, registryWith(new Map([['USD', 6]])))?.field).toBe('scale'));
+    expect(checkMoneyScale(minorOne(6, 'USD'), registryWith(new Map([['USD', 6]])))?.field).toBe('scale'));
 });
 
 // Through the live validation: every Money member of every family, at its exact path.
@@ -113,6 +115,6 @@ describe('money in an item', () => {
   it('keeps the value verbatim (no rounding, no number conversion)', () => {
     const result = check('movement', onData('amount', usd('-90071992547409931234')));
     expectAccepted(result);
-    if (result.ok) expect((result.event.data as any).amount).toEqual(usd('-90071992547409931234'));
+    if (result.ok) expect(result.event.data).toHaveProperty('amount', usd('-90071992547409931234'));
   });
 });

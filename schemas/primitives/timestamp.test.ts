@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalInstant, dateTimeMs, dateTimeSchema, fullDateSchema, isDateTime, isFullDate, replaceLeapSeconds } from './timestamp.ts';
-import { OUT_OF_RANGE, SCHEMA, check, expectAccepted, expectRefused, onData, onEvent, one } from '../validation/test-kit.ts';
+import { OUT_OF_RANGE, SCHEMA, check, expectAccepted, expectRefused, onData, onEvent, one, type Mutation } from '../validation/test-kit.ts';
 
 // Conventions: RFC 3339 with explicit offset or Z; colon in offset required (-04:00, not -0400);
 // lowercase t or z refused; epoch numbers refused; dates without offset refused.
@@ -133,7 +133,7 @@ describe('dateTimeMs', () => {
 
 // Through the live validation: every date-time member refuses a bad format at its own path.
 describe('date-time members in an item', () => {
-  const members: [string, (value: unknown) => (e: any) => void, 'party' | 'movement' | 'relationship' | 'account', string][] = [
+  const members: [string, (value: unknown) => Mutation, 'party' | 'movement' | 'relationship' | 'account', string][] = [
     ['occurred_at', (v) => onEvent('occurred_at', v), 'movement', 'event.occurred_at'],
     ['recorded_at', (v) => onEvent('recorded_at', v), 'movement', 'event.recorded_at'],
     ['party created_at', (v) => onData('created_at', v), 'party', 'event.data.created_at'],

@@ -18,15 +18,19 @@ export const PAN: ErrorCode = 'svc:validation/pan_detected';
 export const SCALE: ErrorCode = 'svc:validation/money_scale_mismatch';
 export const OUT_OF_RANGE: ErrorCode = 'svc:validation/timestamp_out_of_range';
 
+// An event as JSON, to change in place; arrays are walked by their numeric keys like objects.
+type JsonObject = Record<string, unknown>;
+type EventJson = JsonObject & { data: JsonObject };
+
 // A mutation changes a fresh copy of a fixture event in place.
-export type Mutation = (event: any) => void;
+export type Mutation = (event: EventJson) => void;
 
 // A marker value: setting a member to REMOVE deletes it.
 export const REMOVE = Symbol('remove');
 
 // Sets (or with REMOVE deletes) the member at a dotted path, creating missing parents (an array
 // when the next key is numeric).
-function setPath(root: any, dotted: string, value: unknown): void {
+function setPath(root: JsonObject, dotted: string, value: unknown): void {
   const keys = dotted.split('.');
   let current = root;
   for (let i = 0; i < keys.length - 1; i++) {
@@ -34,7 +38,7 @@ function setPath(root: any, dotted: string, value: unknown): void {
     if (current[key] === undefined || current[key] === null || typeof current[key] !== 'object') {
       current[key] = /^\d+$/.test(keys[i + 1]!) ? [] : {};
     }
-    current = current[key];
+    current = current[key] as JsonObject;
   }
   const last = keys[keys.length - 1]!;
   if (value === REMOVE) delete current[last];
@@ -46,13 +50,13 @@ export const onEvent = (path: string, value: unknown): Mutation => (event) => se
 export const onData = (path: string, value: unknown): Mutation => (event) => setPath(event.data, path, value);
 
 // A fresh valid event of the family, with the mutations applied.
-export function eventOf(family: Family, ...mutations: Mutation[]): any {
-  const event: any = VALID_EVENTS[family]();
+export function eventOf(family: Family, ...mutations: Mutation[]): EventJson {
+  const event: EventJson = VALID_EVENTS[family]();
   for (const mutate of mutations) mutate(event);
   return event;
 }
 
-export function itemOf(family: Family, ...mutations: Mutation[]): { object: Family; event: any } {
+export function itemOf(family: Family, ...mutations: Mutation[]): { object: Family; event: EventJson } {
   return { object: family, event: eventOf(family, ...mutations) };
 }
 
@@ -106,18 +110,15 @@ export interface FieldRule {
 }
 
 // The schema of a member of a family's data at a dotted path (numeric keys step into arrays).
-function schemaAt(family: Family, dotted: string): z.ZodType {
-  let current: any = FAMILIES[family].data;
-  const unwrap = () => {
-    while (current instanceof z.ZodOptional) current = current.unwrap();
-  };
+function schemaAt(family: Family, dotted: string): z.core.$ZodType {
+  const unwrap = (schema: z.core.$ZodType): z.core.$ZodType => (schema instanceof z.ZodOptional ? unwrap(schema.unwrap()) : schema);
+  let current: z.core.$ZodType | undefined = FAMILIES[family].data;
   for (const key of dotted.split('.')) {
-    unwrap();
-    current = current instanceof z.ZodArray && /^\d+$/.test(key) ? current.element : current.shape[key];
+    const schema = unwrap(current);
+    current = schema instanceof z.ZodArray && /^\d+$/.test(key) ? schema.element : schema instanceof z.ZodObject ? schema.shape[key] : undefined;
     if (current === undefined) throw new Error(`no member ${dotted} in ${family}`);
   }
-  unwrap();
-  return current;
+  return unwrap(current);
 }
 
 // One describe block per field of a family's data: every accepted value accepted, every refused

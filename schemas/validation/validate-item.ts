@@ -130,10 +130,10 @@ function issueErrors(issue: z.core.$ZodIssue, root: unknown, render: (path: Prop
 }
 
 function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
-  let current: any = root;
+  let current: unknown = root;
   for (const key of path) {
     if (current === null || typeof current !== 'object') return undefined;
-    current = current[key as any];
+    current = (current as Record<PropertyKey, unknown>)[key];
   }
   return current;
 }

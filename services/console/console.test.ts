@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../platform/clock.ts';
 import { loadConfig } from '../../platform/config.ts';
 import { createTenant } from '../../platform/tenants/tenants.ts';
+import { problemSchema } from '../../schemas/problem.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/support/test-database.ts';
 import { CSRF_HEADER, SESSION_COOKIE } from './app.ts';
 import { createConsoleUser, disableConsoleUser, listConsoleUsers, unlockConsoleUser } from './users.ts';
@@ -72,7 +73,7 @@ async function readyUser(tenant: string, email: string): Promise<Session & { pas
 }
 
 async function auditOf(subject: string) {
-  const { rows } = await db.pool.query<{ action: string; actor_kind: string; details: any }>('SELECT action, actor_kind, details FROM console_audit WHERE subject = $1 ORDER BY audit_id', [subject]);
+  const { rows } = await db.pool.query<{ action: string; actor_kind: string; details: Record<string, unknown> }>('SELECT action, actor_kind, details FROM console_audit WHERE subject = $1 ORDER BY audit_id', [subject]);
   return rows;
 }
 const userId = async (tenant: string, email: string) =>
@@ -145,7 +146,7 @@ describe('login', () => {
     expectProblem(await login('acme', 'wrong@example.com', user.password), 401, 'svc:console/invalid_credentials');
     // Disabling ended the session.
     expectProblem(await as(user, 'GET', '/console/v1/session'), 401, 'svc:console/unauthenticated');
-    const { rows } = await db.pool.query<{ action: string; actor_kind: string; details: any }>("SELECT action, actor_kind, details FROM console_audit WHERE action = 'login.failed' AND details->>'email' = 'nobody@example.com'");
+    const { rows } = await db.pool.query<{ action: string; actor_kind: string; details: Record<string, unknown> }>("SELECT action, actor_kind, details FROM console_audit WHERE action = 'login.failed' AND details->>'email' = 'nobody@example.com'");
     expect(rows).toEqual([expect.objectContaining({ actor_kind: 'anonymous', details: expect.objectContaining({ reason: 'unknown_user' }) })]);
   });
 
@@ -197,7 +198,7 @@ describe('login', () => {
     expect(extra.json().errors).toEqual([{ path: 'role', code: 'svc:validation/schema', message: 'unknown member' }]);
     const missing = await post(JSON.stringify({ tenant: 'acme', email: 'not an email' }));
     expectProblem(missing, 400, 'svc:validation/schema');
-    expect(missing.json().errors.map((e: any) => e.path).sort()).toEqual(['email', 'password']);
+    expect(problemSchema.parse(missing.json()).errors?.map((e) => e.path).sort()).toEqual(['email', 'password']);
     expectProblem(await post(JSON.stringify({ tenant: 'acme', email: 'a@example.com', password: 'x'.repeat(3000) })), 413, 'svc:request/payload_too_large');
     expectProblem(await app.inject({ method: 'GET', url: '/console/v1/nothing' }), 404, 'svc:request/not_found');
   });

@@ -42,10 +42,10 @@ afterAll(async () => {
   await api?.close();
 });
 
-const problem = (res: { statusCode: number; headers: Record<string, unknown>; json: () => any }) => ({
+const problem = (res: { statusCode: number; headers: Record<string, unknown>; json: () => unknown }) => ({
   status: res.statusCode,
   type: String(res.headers['content-type']).split(';')[0],
-  code: res.json().code,
+  code: (res.json() as { code?: unknown }).code,
 });
 
 describe('a console session on /v1', () => {

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { ID_PREFIXES } from '../../platform/ids.ts';
 import type { entityViewSchema, movementViewSchema } from '../../schemas/responses.ts';
+import type { StoredNormalization } from '../../schemas/families/stored.ts';
 
 export type EntityView = z.infer<typeof entityViewSchema>;
 export type MovementView = z.infer<typeof movementViewSchema>;
@@ -39,7 +40,7 @@ export interface MovementRow {
   received_at: Date;
   debit_party_id: string | null;
   credit_party_id: string | null;
-  normalized: Record<string, any> | null;
+  normalized: StoredNormalization | null;
   data: Record<string, unknown>;
   linked_from: Array<{ relation: string; external_id: string }> | null;
   cursor_at?: string;

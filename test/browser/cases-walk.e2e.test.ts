@@ -16,6 +16,7 @@ import { createConsoleUser } from '../../services/console/users.ts';
 import { startDetectionWorld, type DetectionWorld } from '../support/detection-world.ts';
 import { artifactPath } from './chromium.ts';
 import { openConsoleInChromium, type ConsoleInChromium } from './console-in-chromium.ts';
+import type { ConsolePage } from './page-globals.ts';
 
 const HOUR = 3_600_000;
 const NEW_PASSWORD = 'a long enough new password';
@@ -229,20 +230,20 @@ describe('the case inbox and the case page in Chromium', () => {
     // The subject's network, centred on the alerted account.
     await ana.click('[data-testid=subjects] [data-testid=network-link]');
     await ana.waitForSelector('#cy[data-ready=true]');
-    expect(await ana.evaluate(() => (globalThis as any).__svcNetwork?.focus)).toBe('account:hub-b');
-    expect(await ana.evaluate(() => (globalThis as any).__svcNetwork?.cited)).toEqual([]);
+    expect(await ana.evaluate(() => (globalThis as ConsolePage).__svcNetwork?.focus)).toBe('account:hub-b');
+    expect(await ana.evaluate(() => (globalThis as ConsolePage).__svcNetwork?.cited)).toEqual([]);
     await ana.goBack();
     await ana.waitForSelector('[data-testid=timeline]');
     // And the network of the period the cited movements span (b-fan-1 … b-fan-out).
     await ana.click('[data-testid=subjects] [data-testid=network-window-link]');
     await ana.waitForSelector('#cy[data-ready=true]');
-    const net = await ana.evaluate(() => (globalThis as any).__svcNetwork as { focus: string; query: string; nodes: Array<{ id: string }> });
+    const net = await ana.evaluate(() => (globalThis as ConsolePage).__svcNetwork as { focus: string; query: string; nodes: Array<{ id: string }> });
     expect(net.focus).toBe('account:hub-b');
     const window = new URLSearchParams(net.query);
     expect(Date.parse(window.get('since')!)).toBeLessThan(Date.parse(window.get('until')!));
     expect(net.nodes.map((n) => n.id)).toEqual(expect.arrayContaining(['account:hub-b', 'account:b-sender1', 'account:onward-b']));
     // The lines carrying the alerts' cited movements are marked, and the legend says so.
-    const marked = await ana.evaluate(() => (globalThis as any).__svcNetwork.cited as string[]);
+    const marked = await ana.evaluate(() => (globalThis as ConsolePage).__svcNetwork!.cited as string[]);
     expect(marked).toEqual(expect.arrayContaining(['pair:account:b-sender1|account:hub-b']));
     expect(await ana.textContent('[data-testid=legend]')).toContain("case's alerts cite");
     await ana.goBack();

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { ensureDebianPackage } from '../../platform/local-engines/debian-packages.ts';
+import type { ConsolePage } from './page-globals.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/console/', import.meta.url));
@@ -35,7 +36,7 @@ export function artifactPath(name: string): string {
 export async function tapNode(page: Page, id: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     const at = await page.evaluate((nodeId) => {
-      const container = (globalThis as any).document.getElementById('cy');
+      const container = (globalThis as ConsolePage).document.getElementById('cy');
       const node = container._cyreg.cy.getElementById(nodeId);
       node.cy().center(node);
       const p = node.renderedPosition();

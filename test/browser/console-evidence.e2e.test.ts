@@ -9,9 +9,11 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureConsoleBuilt } from '../../console/web/ensure-built.ts';
 import { formatMoney } from '../../services/detection/explain.ts';
+import type { Evidence } from '../../pipelines/detect/framework/detector.ts';
 import { startDetectionWorld, type DetectionWorld } from '../support/detection-world.ts';
 import { artifactPath, tapNode } from './chromium.ts';
 import { openConsoleInChromium, type ConsoleInChromium } from './console-in-chromium.ts';
+import type { ConsolePage } from './page-globals.ts';
 
 const HOUR = 3_600_000;
 const AT = Date.parse('2026-09-01T10:00:00Z');
@@ -36,8 +38,8 @@ interface Summary {
   nodes: Array<{ id: string; kind: string }>;
   edges: Array<{ id: string; source: string; target: string; type: string; label: string; parts: string[]; count: number; total: string }>;
 }
-const summary = () => page.evaluate(() => (globalThis as any).__svcNetwork as Summary);
-const ready = () => page.waitForFunction(() => (globalThis as any).__svcNetwork?.ready === true);
+const summary = () => page.evaluate(() => (globalThis as ConsolePage).__svcNetwork as Summary);
+const ready = () => page.waitForFunction(() => (globalThis as ConsolePage).__svcNetwork?.ready === true);
 
 beforeAll(async () => {
   const [, w] = await Promise.all([ensureConsoleBuilt(), startDetectionWorld()]);
@@ -82,7 +84,7 @@ afterAll(async () => {
 
 describe('evidence and the network in Chromium (real console API)', () => {
   it('shows the alert total in major units of its asset, and the thresholds as observed / limit', async () => {
-    const { rows } = await world.api.db.pool.query<{ evidence: any }>(
+    const { rows } = await world.api.db.pool.query<{ evidence: Evidence }>(
       `SELECT e.evidence FROM alert_evidence e JOIN alerts a USING (tenant_id, alert_id) WHERE a.tenant_id = 'acme' AND a.alert_id = $1 ORDER BY (e.score = a.score AND e.severity = a.severity) DESC, e.seq DESC LIMIT 1`,
       [alertId.slice('alrt_'.length)],
     );
@@ -163,7 +165,7 @@ describe('evidence and the network in Chromium (real console API)', () => {
     // The subject's party is the centre and sits in the middle of the canvas.
     expect(net.center).toBe('party:hub-p');
     const offset = await page.evaluate(() => {
-      const container = (globalThis as any).document.getElementById('cy');
+      const container = (globalThis as ConsolePage).document.getElementById('cy');
       const cy = container._cyreg.cy;
       const p = cy.getElementById('party:hub-p').renderedPosition();
       return Math.hypot(p.x - cy.width() / 2, p.y - cy.height() / 2);
@@ -173,7 +175,7 @@ describe('evidence and the network in Chromium (real console API)', () => {
     const label = (select: boolean) =>
       page.evaluate(
         ([id, sel]) => {
-          const cy = (globalThis as any).document.getElementById('cy')._cyreg.cy;
+          const cy = (globalThis as ConsolePage).document.getElementById('cy')._cyreg.cy;
           const edge = cy.getElementById(id);
           if (sel) edge.select();
           return edge.style('label') as string;
@@ -196,7 +198,7 @@ describe('evidence and the network in Chromium (real console API)', () => {
     await expect.poll(async () => (await summary()).focus).toBe('account:sender1');
     expect(page.url()).toContain('focus=account%3Asender1');
     const offset = await page.evaluate(() => {
-      const container = (globalThis as any).document.getElementById('cy');
+      const container = (globalThis as ConsolePage).document.getElementById('cy');
       const cy = container._cyreg.cy;
       const n = cy.getElementById('account:sender1');
       const p = n.renderedPosition();

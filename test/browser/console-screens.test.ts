@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { artifactPath, launchChromium, tapNode } from './chromium.ts';
 import { SESSION, stubConsoleApi } from './fixtures.ts';
 import { serveBuiltConsole } from './serve-built.ts';
+import type { ConsolePage } from './page-globals.ts';
 
 let server: { app: FastifyInstance; base: string };
 let browser: Browser;
@@ -54,13 +55,13 @@ describe('console screens (stubbed API)', () => {
 
   it('draws a 200-node network with the hub, its senders and edge amounts', async () => {
     await page.waitForSelector('#cy[data-ready=true]');
-    const net = await page.evaluate(() => (globalThis as any).__svcNetwork);
+    const net = await page.evaluate(() => (globalThis as ConsolePage).__svcNetwork!);
     expect(net.nodes).toHaveLength(200);
-    const hub = net.nodes.find((n: any) => n.id === 'account:hub');
-    expect(hub.open_alerts).toBe(1);
-    const senders = net.edges.filter((e: any) => e.target === 'account:hub' && e.type === 'transfer').map((e: any) => e.source);
+    const hub = net.nodes.find((n) => n.id === 'account:hub');
+    expect(hub?.open_alerts).toBe(1);
+    const senders = net.edges.filter((e) => e.target === 'account:hub' && e.type === 'transfer').map((e) => e.source);
     expect(senders).toHaveLength(12);
-    expect(net.edges.find((e: any) => e.source === 'account:sender1').label).toMatch(/301\.50 USD\n2026-08-/);
+    expect(net.edges.find((e) => e.source === 'account:sender1')?.label).toMatch(/301\.50 USD\n2026-08-/);
     await shot('screens-network.png');
   });
 
@@ -70,7 +71,7 @@ describe('console screens (stubbed API)', () => {
     expect(await expand.getAttribute('title')).toContain('sender2-p');
     await expand.click();
     await expect.poll(() => stub.reads).toContain('/network/sender2-p?depth=1&limit=200');
-    await page.waitForFunction(() => (globalThis as any).__svcNetwork?.ready);
+    await page.waitForFunction(() => (globalThis as ConsolePage).__svcNetwork?.ready);
     // A filler account has no holder in the drawing: the action is there, disabled, with the reason.
     await tapNode(page, 'account:payer1');
     const disabled = page.locator('.details button', { hasText: 'Expand here' });
@@ -93,8 +94,8 @@ describe('console screens (stubbed API)', () => {
     await page.click('form[aria-label="paths between two parties"] button');
     await page.waitForURL(/\/console\/paths\?from=hub-p&to=sender1-p$/);
     await page.waitForSelector('#cy[data-ready=true]');
-    const state = await page.evaluate(() => (globalThis as any).__svcPaths);
-    expect(state.nodes.map((n: any) => n.id).sort()).toEqual(['account:hub', 'account:sender1', 'party:hub-p', 'party:sender1-p']);
+    const state = await page.evaluate(() => (globalThis as ConsolePage).__svcPaths!);
+    expect(state.nodes.map((n) => n.id).sort()).toEqual(['account:hub', 'account:sender1', 'party:hub-p', 'party:sender1-p']);
     expect(state.edges).toHaveLength(3);
     expect(state.paths).toEqual([
       {

@@ -9,6 +9,7 @@ import { ensureConsoleBuilt } from '../../console/web/ensure-built.ts';
 import { startDetectionWorld, type DetectionWorld } from '../support/detection-world.ts';
 import { artifactPath } from './chromium.ts';
 import { openConsoleInChromium, type ConsoleInChromium } from './console-in-chromium.ts';
+import type { ConsolePage } from './page-globals.ts';
 
 const HOUR = 3_600_000;
 const AT = Date.parse('2026-09-01T10:00:00Z');
@@ -93,7 +94,7 @@ describe('the analysts console in Chromium', () => {
     // The shareable URL of the hub's holder's network.
     await page.goto(`${base}/console/network/hub-p?depth=3`);
     await page.waitForSelector('#cy[data-ready=true]');
-    const net = await page.evaluate(() => (globalThis as any).__svcNetwork as { nodes: Array<{ id: string; label: string; kind: string; degree: number; open_alerts: number }>; edges: Array<{ source: string; target: string; type: string }> });
+    const net = await page.evaluate(() => (globalThis as ConsolePage).__svcNetwork as { nodes: Array<{ id: string; label: string; kind: string; degree: number; open_alerts: number }>; edges: Array<{ source: string; target: string; type: string }> });
     const hub = net.nodes.find((n) => n.kind === 'account' && n.label.includes('hub'));
     expect(hub).toBeDefined();
     const senders = new Set(net.edges.filter((e) => e.target === hub!.id && e.type !== 'holds').map((e) => e.source));
@@ -106,7 +107,7 @@ describe('the analysts console in Chromium', () => {
   it('finds a path from the hub\'s holder to a sender\'s holder', async () => {
     await page.goto(`${base}/console/paths?from=hub-p&to=sender3-p`);
     await page.waitForSelector('#cy[data-ready=true]');
-    const state = await page.evaluate(() => (globalThis as any).__svcPaths as { paths: Array<{ length: number; hops: Array<{ from: string; to: string; type: string }> }> });
+    const state = await page.evaluate(() => (globalThis as ConsolePage).__svcPaths as { paths: Array<{ length: number; hops: Array<{ from: string; to: string; type: string }> }> });
     expect(state.paths.length).toBeGreaterThan(0);
     const [first] = state.paths;
     expect(first!.hops[0]!.from).toBe('hub-p');

@@ -11,9 +11,10 @@ beforeAll(async () => {
 });
 afterAll(async () => double?.close());
 
-const get = async (path: string) => {
+// The double's answer, as the registry's API documents it for that path.
+const get = async <Body = unknown>(path: string) => {
   const res = await fetch(`${double.url}${path}`);
-  return { status: res.status, body: (await res.json()) as any };
+  return { status: res.status, body: (await res.json()) as Body };
 };
 const record = (name: string, fields: unknown[]) => ({ type: SchemaType.AVRO as const, schema: JSON.stringify({ type: 'record', name, namespace: 'svc.test', fields }) });
 
@@ -21,14 +22,14 @@ describe('the schema registry double, through @kafkajs/confluent-schema-registry
   it('registers every bus topic under <topic>-value with its compatibility level, and finds the schemas by id', async () => {
     const codec = new AvroCodec(schemaRegistryClient(double.url), (topic) => `reg1.${topic}`);
     await codec.register(BUS_TOPICS);
-    const subjects = (await get('/subjects')).body as string[];
+    const subjects = (await get<string[]>('/subjects')).body;
     for (const topic of BUS_TOPICS) {
       const subject = subjectOf(`reg1.${topic}`);
       expect(subjects).toContain(subject);
       expect((await get(`/config/${subject}`)).body).toEqual({ compatibilityLevel: COMPATIBILITY_LEVEL });
-      const latest = (await get(`/subjects/${subject}/versions/latest`)).body;
+      const latest = (await get<{ id: number }>(`/subjects/${subject}/versions/latest`)).body;
       expect(latest).toMatchObject({ subject, version: 1, id: codec.schemaId(topic) });
-      expect(JSON.parse((await get(`/schemas/ids/${latest.id}`)).body.schema)).toEqual(topicValueSchema(topic).schema);
+      expect(JSON.parse((await get<{ schema: string }>(`/schemas/ids/${latest.id}`)).body.schema)).toEqual(topicValueSchema(topic).schema);
     }
     // The same schemas again: the same ids, no new versions.
     const again = new AvroCodec(schemaRegistryClient(double.url), (topic) => `reg1.${topic}`);
@@ -41,8 +42,8 @@ describe('the schema registry double, through @kafkajs/confluent-schema-registry
   it('answers unknown ids and unconfigured subjects as Confluent does', async () => {
     expect(await get('/schemas/ids/99999')).toEqual({ status: 404, body: { error_code: 40403, message: 'Schema not found' } });
     expect((await get('/config/nobody-value')).status).toBe(404);
-    expect((await get('/config/nobody-value')).body.error_code).toBe(40408);
-    expect((await get('/subjects/nobody-value/versions')).body.error_code).toBe(40401);
+    expect((await get<{ error_code: number }>('/config/nobody-value')).body.error_code).toBe(40408);
+    expect((await get<{ error_code: number }>('/subjects/nobody-value/versions')).body.error_code).toBe(40401);
   });
 
   it('refuses a schema its subject level forbids: BACKWARD_TRANSITIVE checks every version, BACKWARD the latest', async () => {

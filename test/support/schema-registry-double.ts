@@ -93,7 +93,7 @@ export async function startSchemaRegistryDouble(): Promise<SchemaRegistryDouble>
     });
   };
 
-  const routes: Array<[string, RegExp, (match: string[], body: any) => unknown]> = [
+  const routes: Array<[string, RegExp, (match: string[], body: unknown) => unknown]> = [
     ['GET', /^\/subjects$/, () => [...subjects].filter(([, v]) => v.length > 0).map(([s]) => s)],
     ['GET', /^\/subjects\/([^/]+)\/versions$/, ([s]) => versionsOf(s!).map((v) => v.version)],
     ['GET', /^\/subjects\/([^/]+)\/versions\/([^/]+)$/, ([s, v]) => view(s!, versionOf(s!, v!))],
@@ -231,12 +231,16 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
+// A request body's members; none when it is not a JSON object.
+const memberOf = (body: unknown): Record<string, unknown> => (typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {});
+
 // The schema of a registration body, as compact JSON; 422 unless it is an Avro schema avsc parses.
-function normalise(body: any): string {
-  if (!body || typeof body.schema !== 'string') throw new HttpError(422, 42201, 'Either the input schema or one of its references is invalid');
-  if (body.schemaType !== undefined && body.schemaType !== 'AVRO') throw new HttpError(422, 42201, `the double serves Avro only, not ${body.schemaType}`);
+function normalise(body: unknown): string {
+  const { schema, schemaType } = memberOf(body);
+  if (typeof schema !== 'string') throw new HttpError(422, 42201, 'Either the input schema or one of its references is invalid');
+  if (schemaType !== undefined && schemaType !== 'AVRO') throw new HttpError(422, 42201, `the double serves Avro only, not ${String(schemaType)}`);
   try {
-    const parsed = JSON.parse(body.schema);
+    const parsed = JSON.parse(schema);
     typeOf(JSON.stringify(parsed));
     return JSON.stringify(parsed);
   } catch (error) {
@@ -245,9 +249,10 @@ function normalise(body: any): string {
   }
 }
 
-function level(body: any): CompatibilityLevel {
-  const chosen = String(body?.compatibility ?? '').toUpperCase();
-  if (!LEVELS.has(chosen)) throw new HttpError(422, 42203, `Invalid compatibility level: ${body?.compatibility}`);
+function level(body: unknown): CompatibilityLevel {
+  const { compatibility } = memberOf(body);
+  const chosen = String(compatibility ?? '').toUpperCase();
+  if (!LEVELS.has(chosen)) throw new HttpError(422, 42203, `Invalid compatibility level: ${String(compatibility)}`);
   return chosen as CompatibilityLevel;
 }
 

@@ -1,4 +1,4 @@
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { signRequest } from '../../clients/typescript/src/index.ts';
 
 export interface Credential {
@@ -7,7 +7,7 @@ export interface Credential {
 }
 
 export interface SignedRequest {
-  method?: string;
+  method?: InjectOptions['method'];
   url: string;
   // An object is serialised once; a string or Buffer is sent as the exact bytes.
   body?: unknown;
@@ -53,7 +53,7 @@ export class SigningClient {
     const method = request.method ?? (request.body === undefined ? 'GET' : 'POST');
     const payload = bodyBytes(request.body);
     return this.app.inject({
-      method: method as any,
+      method,
       url: request.url,
       headers: this.headersFor(request),
       ...(payload ? { payload } : {}),

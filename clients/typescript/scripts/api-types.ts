@@ -1,12 +1,11 @@
 import { compile } from 'json-schema-to-typescript';
 import { generateOpenApiDocument } from '../../../services/api/http/openapi-offline.ts';
 import { WEBHOOK_EVENT_CATALOG } from '../../../schemas/webhooks/catalog.ts';
+import { listOf, objectOf } from '../../../services/api/http/json-object.ts';
 
 // The SDK's request and response types, generated from the OpenAPI document (which is itself
 // generated from the routes' declared zod contracts), so the SDK cannot drift from the service. Each component schema becomes a type of the same name; each operation's query
 // parameters become `<Path>Query` (e.g. GET /v1/alerts → AlertsQuery).
-
-type Json = Record<string, any>;
 
 export const GENERATED_TYPES_PATH = new URL('../src/generated/api-types.ts', import.meta.url);
 export const GENERATED_CATALOG_PATH = new URL('../src/generated/webhook-catalog.ts', import.meta.url);
@@ -24,11 +23,11 @@ export function queryTypeName(path: string): string {
   return `${words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}Query`;
 }
 
-function queryDefinitions(document: Json): Json {
-  const definitions: Json = {};
-  for (const [path, operations] of Object.entries<Json>(document.paths)) {
-    for (const operation of Object.values<Json>(operations)) {
-      const query = (operation.parameters ?? []).filter((p: Json) => p.in === 'query');
+function queryDefinitions(document: Record<string, unknown>): Record<string, unknown> {
+  const definitions: Record<string, unknown> = {};
+  for (const [path, operations] of Object.entries(objectOf(document.paths))) {
+    for (const operation of Object.values(objectOf(operations))) {
+      const query = listOf(objectOf(operation).parameters).map(objectOf).filter((p) => p.in === 'query');
       if (query.length === 0) continue;
       const name = queryTypeName(path);
       if (definitions[name]) throw new Error(`two operations would both name their query ${name}`);
@@ -36,8 +35,8 @@ function queryDefinitions(document: Json): Json {
         type: 'object',
         additionalProperties: false,
         description: `Query parameters of ${path}.`,
-        properties: Object.fromEntries(query.map((p: Json) => [p.name, { ...p.schema, ...(p.description ? { description: p.description } : {}) }])),
-        required: query.filter((p: Json) => p.required).map((p: Json) => p.name),
+        properties: Object.fromEntries(query.map((p) => [String(p.name), { ...objectOf(p.schema), ...(p.description ? { description: p.description } : {}) }])),
+        required: query.filter((p) => p.required).map((p) => p.name),
       };
     }
   }
@@ -45,8 +44,8 @@ function queryDefinitions(document: Json): Json {
 }
 
 export async function generateApiTypes(): Promise<string> {
-  const document = (await generateOpenApiDocument()) as Json;
-  const definitions = JSON.parse(JSON.stringify({ ...document.components.schemas, ...queryDefinitions(document) }).replaceAll('#/components/schemas/', '#/definitions/'));
+  const document = await generateOpenApiDocument();
+  const definitions = JSON.parse(JSON.stringify({ ...objectOf(objectOf(document.components).schemas), ...queryDefinitions(document) }).replaceAll('#/components/schemas/', '#/definitions/'));
   const text = await compile({ title: 'Definitions', type: 'object', additionalProperties: false, definitions }, 'Definitions', {
     bannerComment: BANNER,
     unreachableDefinitions: true,

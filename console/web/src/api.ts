@@ -42,14 +42,16 @@ export async function request<T>(method: 'GET' | 'POST' | 'DELETE', path: string
   const res = await fetch(`/console/v1${path}`, { method, headers, credentials: 'same-origin', ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
   if (res.status === 204) return undefined as T;
   const text = await res.text();
-  let parsed: any = null;
+  let parsed: unknown = null;
   try {
     parsed = text ? JSON.parse(text) : null;
   } catch {
     parsed = null;
   }
   if (!res.ok) {
-    const error = new ApiError(res.status, parsed?.code ?? `http_${res.status}`, parsed?.detail ?? parsed?.title ?? `${res.status} ${res.statusText}`, parsed ?? {});
+    const problem = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+    const member = (name: string) => (typeof problem[name] === 'string' ? problem[name] : undefined);
+    const error = new ApiError(res.status, member('code') ?? `http_${res.status}`, member('detail') ?? member('title') ?? `${res.status} ${res.statusText}`, problem);
     if (error.code === 'svc:console/unauthenticated' || error.code === 'svc:console/password_change_required') onAuthProblem(error);
     throw error;
   }

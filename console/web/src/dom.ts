@@ -4,7 +4,9 @@ import { scaleOf } from './format/assets.ts';
 import { formatMinor } from './format/money.ts';
 
 export type Child = Node | string | number | null | undefined | false | Child[];
-type Handler = (event: any) => void;
+// Each `on…` handler takes its own event type (a KeyboardEvent for onkeydown...): method syntax
+// keeps the parameter bivariant, as the DOM's own handler types do.
+type Handler = { handle(event: Event): void }['handle'];
 export type Props = Record<string, string | number | boolean | Handler | null | undefined>;
 
 export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props?: Props | null, ...children: Child[]): HTMLElementTagNameMap[K] {

@@ -172,7 +172,7 @@ export function concentric(cy: cytoscape.Core, center: string): cytoscape.Layout
   const root = cy.getElementById(center);
   if (root.nonempty()) cy.elements().bfs({ roots: root, directed: false, visit: (v, _e, _u, _i, depth) => void hops.set(v.id(), depth) });
   const max = Math.max(1, ...hops.values());
-  return { name: 'concentric', concentric: (n: any) => max + 1 - (hops.get(n.id()) ?? max + 1), levelWidth: () => 1, minNodeSpacing: 12, animate: false, fit: true, padding: 24 };
+  return { name: 'concentric', concentric: (n: cytoscape.NodeSingular) => max + 1 - (hops.get(n.id()) ?? max + 1), levelWidth: () => 1, minNodeSpacing: 12, animate: false, fit: true, padding: 24 };
 }
 
 export const forceLayout = (options: { randomize?: boolean } = {}) => ({ name: 'cose', animate: false, fit: true, padding: 24, ...options }) as cytoscape.LayoutOptions;

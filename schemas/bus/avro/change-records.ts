@@ -22,7 +22,7 @@ const changeBase = {
 };
 
 // The canonical model's data, with identifying values already hashed: free-form JSON.
-const changeData = z.record(z.string(), z.any());
+const changeData = z.record(z.string(), z.unknown());
 
 export const entityChangeSchema = z.strictObject({
   ...changeBase,

@@ -18,7 +18,7 @@ export interface Coverage {
 export interface GeneratorOptions {
   // Values for particular schemas (by identity, e.g. moneySchema) or paths (e.g. "occurred_at"),
   // cycled like the pools; for rules beyond the zod schema (money scales from the asset registry).
-  bySchema?: Map<z.ZodType, unknown[]>;
+  bySchema?: Map<Schema, unknown[]>;
   byPath?: Record<string, unknown[]>;
 }
 
@@ -59,31 +59,32 @@ const JSON_BLOBS: unknown[] = [
   { deep: { deeper: { deepest: [{ x: null }] } }, big: Number.MAX_SAFE_INTEGER, neg: -1e-300 },
 ];
 
-type Def = { type: string; [key: string]: any };
-const defOf = (schema: z.ZodType): Def => (schema as any)._zod.def as Def;
+// zod's own union of its schema classes, discriminated by `_zod.def.type`.
+type Schema = z.core.$ZodType;
+const defOf = (schema: Schema) => (schema as z.core.$ZodTypes)._zod.def;
 
 export class ValueGenerator {
   private readonly counters = new Map<string, number>();
-  private readonly accepted = new Map<z.ZodType, unknown[]>();
+  private readonly accepted = new Map<Schema, unknown[]>();
   readonly coverage: Coverage = { enums: new Map(), optionals: new Map() };
 
   constructor(private readonly options: GeneratorOptions = {}) {}
 
-  value(schema: z.ZodType, path = ''): unknown {
+  value(schema: Schema, path = ''): unknown {
     const fixed = this.options.bySchema?.get(schema) ?? (path in (this.options.byPath ?? {}) ? this.options.byPath![path] : undefined);
     if (fixed) return structuredClone(fixed[this.next(`fixed:${path}`) % fixed.length]);
     const def = defOf(schema);
     switch (def.type) {
       case 'object': {
         const out: Record<string, unknown> = {};
-        for (const [member, sub] of Object.entries(def.shape as Record<string, z.ZodType>)) {
+        for (const [member, sub] of Object.entries(def.shape)) {
           const at = path ? `${path}.${member}` : member;
           if (defOf(sub).type === 'optional') {
             const present = this.next(`optional:${at}`) % 3 !== 2;
             const seen = this.coverage.optionals.get(at) ?? [false, false];
             seen[present ? 1 : 0] = true;
             this.coverage.optionals.set(at, seen);
-            if (present) out[member] = this.value(defOf(sub).innerType, at);
+            if (present) out[member] = this.value((sub as z.core.$ZodOptional)._zod.def.innerType, at);
           } else out[member] = this.value(sub, at);
         }
         return out;
@@ -99,7 +100,7 @@ export class ValueGenerator {
       }
       case 'enum':
       case 'literal': {
-        const values = def.type === 'enum' ? Object.values(def.entries as Record<string, string>) : (def.values as unknown[]);
+        const values: unknown[] = def.type === 'enum' ? Object.values(def.entries) : def.values;
         const chosen = values[this.next(`enum:${path}`) % values.length];
         const seen = this.coverage.enums.get(path) ?? new Set<string>();
         seen.add(String(chosen));
@@ -121,12 +122,12 @@ export class ValueGenerator {
     }
   }
 
-  private fromPool(schema: z.ZodType, pool: unknown[], path: string): unknown {
+  private fromPool(schema: Schema, pool: unknown[], path: string): unknown {
     let accepted = this.accepted.get(schema);
     if (!accepted) {
       // Integer -0 is left out: Avro integers have no negative zero (derive.ts; tested apart).
-      const integer = pool === NUMBERS && !schema.safeParse(0.5).success;
-      accepted = pool.filter((candidate) => schema.safeParse(candidate).success && !(integer && Object.is(candidate, -0)));
+      const integer = pool === NUMBERS && !z.safeParse(schema, 0.5).success;
+      accepted = pool.filter((candidate) => z.safeParse(schema, candidate).success && !(integer && Object.is(candidate, -0)));
       if (accepted.length === 0) throw new Error(`${path}: no pool value is valid here; give one in byPath or bySchema`);
       this.accepted.set(schema, accepted);
     }
@@ -140,25 +141,26 @@ export class ValueGenerator {
   }
 }
 
-function maxItems(def: Def): number | undefined {
-  for (const check of (def.checks ?? []) as Array<{ _zod: { def: { check: string; maximum?: number } } }>) {
-    if (check._zod.def.check === 'max_length') return check._zod.def.maximum;
+function maxItems(def: z.core.$ZodArrayDef): number | undefined {
+  for (const check of def.checks ?? []) {
+    const checkDef = (check as z.core.$ZodChecks)._zod.def;
+    if (checkDef.check === 'max_length') return checkDef.maximum;
   }
   return undefined;
 }
 
 // Every enum/literal path with its values and every optional member path of a schema: what a
 // generator's coverage must reach. Paths stop at options' fixed values (bySchema, byPath).
-export function expectedCoverage(schema: z.ZodType, options: GeneratorOptions = {}, path = '', out: Coverage = { enums: new Map(), optionals: new Map() }): Coverage {
+export function expectedCoverage(schema: Schema, options: GeneratorOptions = {}, path = '', out: Coverage = { enums: new Map(), optionals: new Map() }): Coverage {
   if (options.bySchema?.has(schema) || path in (options.byPath ?? {})) return out;
   const def = defOf(schema);
   switch (def.type) {
     case 'object':
-      for (const [member, sub] of Object.entries(def.shape as Record<string, z.ZodType>)) {
+      for (const [member, sub] of Object.entries(def.shape)) {
         const at = path ? `${path}.${member}` : member;
         if (defOf(sub).type === 'optional') {
           out.optionals.set(at, [true, true]);
-          expectedCoverage(defOf(sub).innerType, options, at, out);
+          expectedCoverage((sub as z.core.$ZodOptional)._zod.def.innerType, options, at, out);
         } else expectedCoverage(sub, options, at, out);
       }
       break;
@@ -170,10 +172,13 @@ export function expectedCoverage(schema: z.ZodType, options: GeneratorOptions = 
       expectedCoverage(def.element, options, `${path}[]`, out);
       break;
     case 'enum':
-      out.enums.set(path, new Set(Object.values(def.entries as Record<string, string>)));
+      out.enums.set(path, new Set(Object.values(def.entries).map(String)));
       break;
     case 'literal':
-      out.enums.set(path, new Set((def.values as unknown[]).map(String)));
+      out.enums.set(path, new Set(def.values.map(String)));
+      break;
+    default:
+      // Any other schema has no enum or optional member below it to reach.
       break;
   }
   return out;

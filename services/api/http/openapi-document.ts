@@ -1,7 +1,12 @@
 // The generated document as published: the type provider emits every registered schema twice
 // (`X` as written in responses, `XInput` as read in requests); the document keeps the forms its
 // operations use, under their plain names where only one form is used.
-type Json = Record<string, any>;
+// What the walk reads of the document; the rest passes through as it is.
+interface OpenApiDocument {
+  paths?: unknown;
+  components?: { schemas?: Record<string, unknown> };
+}
+
 const PREFIX = '#/components/schemas/';
 
 function refsIn(value: unknown, into: Set<string>): void {
@@ -14,8 +19,8 @@ function refsIn(value: unknown, into: Set<string>): void {
   }
 }
 
-export function publishedDocument(document: Json, alsoKeep: { output: readonly string[]; input: readonly string[] }): Json {
-  const schemas: Json = document.components?.schemas ?? {};
+export function publishedDocument<D extends OpenApiDocument>(document: D, alsoKeep: { output: readonly string[]; input: readonly string[] }): D {
+  const schemas = document.components?.schemas ?? {};
   const kept = new Set<string>([...alsoKeep.output, ...alsoKeep.input.map((name) => `${name}Input`)]);
   refsIn(document.paths, kept);
   // Components reach others.
@@ -33,7 +38,7 @@ export function publishedDocument(document: Json, alsoKeep: { output: readonly s
     JSON.parse(JSON.stringify(value), (key, v) =>
       key === '$ref' && typeof v === 'string' && v.startsWith(PREFIX) && renamed.has(v.slice(PREFIX.length)) ? PREFIX + renamed.get(v.slice(PREFIX.length)) : v,
     );
-  const published: Json = {};
+  const published: Record<string, unknown> = {};
   for (const name of [...kept].sort()) {
     if (!schemas[name]) continue;
     const final = renamed.get(name) ?? name;

@@ -4,7 +4,7 @@ import { buildApp } from '../app.ts';
 // The OpenAPI document without a running service (the SDK's type generation): the API's routes
 // registered on an app that never listens, whose dependencies are never reached (registering a
 // route reads none of them; any use fails loudly).
-const unreachable: any = new Proxy(function unreachableDependency() {}, {
+const unreachable: unknown = new Proxy(function unreachableDependency() {}, {
   get: (_target, key) => (key === 'then' ? undefined : unreachable),
   apply: () => {
     throw new Error('the documentation app serves no request');

@@ -60,7 +60,8 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       const generated = transformObject(input);
       const document = withExamples(publishedDocument(generated, { output: ['WebhookEnvelope', 'CanonicalView'], input: Object.values(ENVELOPE_COMPONENTS) }));
       const families = Object.fromEntries(FAMILY_NAMES.map((f) => [f, { kind: FAMILIES[f].kind, ingest_path: FAMILIES[f].path }]));
-      return { ...document, 'x-families': families } as typeof generated;
+      const published = { ...document, 'x-families': families };
+      return published;
     },
   });
 }

@@ -23,9 +23,9 @@ beforeAll(async () => {
     // Alternate direction; several movements share one instant so the order needs its tiebreak.
     const outgoing = i % 3 !== 0;
     mv.occurred_at = new Date(Date.parse('2026-08-01T00:00:00Z') + Math.floor(i / 4) * 60_000).toISOString();
-    mv.data.debit = { account_id: outgoing ? 'alice-acct' : 'bob-acct' } as any;
-    mv.data.credit = { account_id: outgoing ? 'bob-acct' : 'alice-acct' } as any;
-    delete (mv.data as any).fees;
+    mv.data.debit = { account_id: outgoing ? 'alice-acct' : 'bob-acct' };
+    mv.data.credit = { account_id: outgoing ? 'bob-acct' : 'alice-acct' };
+    delete mv.data.fees;
     events.push({ object: 'movement', event: mv });
   }
   const res = await api.client.post('/v1/batches', { events }, api.keys.ingest);
@@ -46,7 +46,7 @@ async function pages(query: string): Promise<string[]> {
     const res = await read(`/v1/parties/alice/movements?${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
     expect(res.statusCode, res.body).toBe(200);
     const body = movementPageSchema.parse(res.json());
-    seen.push(...body.data.map((m: any) => m.external_id));
+    seen.push(...body.data.map((m) => m.external_id));
     if (!body.has_more) {
       expect(body.next_cursor).toBeUndefined();
       return seen;

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
 import { uuidv7 } from '../../../platform/ids.ts';
 import { createTenant } from '../../../platform/tenants/tenants.ts';
 import { problemSchema } from '../../../schemas/problem.ts';
@@ -122,13 +123,13 @@ async function episodeIds(query: string, key?: Credential): Promise<string[]> {
 }
 
 // Every page of a list, following next_cursor.
-async function allPages(path: string, query: string): Promise<Array<Record<string, any>>> {
-  const seen: Array<Record<string, any>> = [];
+async function allPages<T>(path: string, query: string, pageSchema: z.ZodType<{ data: T[]; has_more: boolean; next_cursor?: string | undefined }>): Promise<T[]> {
+  const seen: T[] = [];
   let cursor: string | undefined;
   for (let n = 0; n < 100; n++) {
     const res = await get(`${path}?${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
     expect(res.statusCode, res.body).toBe(200);
-    const body = (path === '/v1/alerts' ? alertPageSchema : episodePageSchema).parse(res.json());
+    const body = pageSchema.parse(res.json());
     seen.push(...body.data);
     if (!body.has_more) {
       expect(body.next_cursor).toBeUndefined();
@@ -142,7 +143,7 @@ async function allPages(path: string, query: string): Promise<Array<Record<strin
 const alrt = (id: string) => `alrt_${id}`;
 const epsd = (id: string) => `epsd_${id}`;
 
-function expectProblem(res: { statusCode: number; headers: Record<string, unknown>; json: () => any }, status: number, code: string) {
+function expectProblem(res: { statusCode: number; headers: Record<string, unknown>; json: () => unknown }, status: number, code: string) {
   expect(res.statusCode).toBe(status);
   expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
   const problem = problemSchema.parse(res.json());
@@ -201,7 +202,7 @@ describe('GET /v1/alerts', () => {
       updated_at: '2026-08-01T10:00:00.000Z',
       evidence: { movements: ['m-1', 'm-2'], version: 2 },
     });
-    const everything = await allPages('/v1/alerts', 'limit=200');
+    const everything = await allPages('/v1/alerts', 'limit=200', alertPageSchema);
     expect(everything).toHaveLength(3 + BULK_ALERTS);
     expect(everything.map((a) => a.alert_id)).not.toContain(alrt(ids.shadow));
     expect(await alertIds('subject=alice&limit=200')).toEqual([alrt(ids.a2)]);
@@ -221,7 +222,7 @@ describe('GET /v1/alerts', () => {
   });
 
   it('returns every alert exactly once across pages, newest first', async () => {
-    const pages = await allPages('/v1/alerts', 'detector=rapid_movement&limit=4');
+    const pages = await allPages('/v1/alerts', 'detector=rapid_movement&limit=4', alertPageSchema);
     expect(pages).toHaveLength(BULK_ALERTS);
     expect(new Set(pages.map((a) => a.alert_id)).size).toBe(BULK_ALERTS);
     const created = pages.map((a) => Date.parse(a.created_at));
@@ -313,7 +314,7 @@ describe('GET /v1/episodes', () => {
   });
 
   it('returns every episode exactly once across pages', async () => {
-    const pages = await allPages('/v1/episodes', 'subject=bulk-ep&limit=5');
+    const pages = await allPages('/v1/episodes', 'subject=bulk-ep&limit=5', episodePageSchema);
     expect(pages).toHaveLength(BULK_EPISODES);
     expect(new Set(pages.map((e) => e.episode_id)).size).toBe(BULK_EPISODES);
     const cursor = (await get('/v1/episodes?subject=bulk-ep&limit=5')).json().next_cursor as string;

@@ -26,11 +26,11 @@ beforeAll(async () => {
   const transfer = (id: string, from: string, to: string, value: string, at: string) => {
     const event = movementEvent(id);
     event.occurred_at = at;
-    event.data.debit = { account_id: from } as any;
-    event.data.credit = { account_id: to } as any;
+    event.data.debit = { account_id: from };
+    event.data.credit = { account_id: to };
     event.data.amount = { value, asset: 'USD', scale: 2 };
     // The fixture's ip would link every payer to every other.
-    delete (event.data as any).ip;
+    delete event.data.ip;
     return { object: 'movement', event };
   };
   const owner = relationshipEvent('rel-owner');

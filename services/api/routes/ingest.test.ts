@@ -78,7 +78,7 @@ describe('the six single-event endpoints', () => {
   it('refuses invalid input with 400 and item-form paths, writing nothing', async () => {
     const before = await counts();
     const event = movementEvent('m-bad');
-    (event.data as any).memo = 'pay 4111-1111-1111-1111';
+    event.data.memo = 'pay 4111-1111-1111-1111';
     const res = await post('/v1/movements', event);
     expect(res.statusCode).toBe(400);
     expect(res.json().code).toBe('svc:validation/pan_detected');
@@ -207,7 +207,7 @@ describe('Idempotency-Key', () => {
 describe('POST /v1/batches', () => {
   it('accepts mixed families in one transaction and reports each item', async () => {
     const bad = movementEvent('b-m-bad');
-    (bad.data as any).memo = 'card 4111111111111111';
+    bad.data.memo = 'card 4111111111111111';
     const res = await post('/v1/batches', {
       events: [
         { object: 'party', event: partyEvent('b-p') },
@@ -222,7 +222,7 @@ describe('POST /v1/batches', () => {
     const body = batchResponseSchema.parse(res.json());
     expect(body.accepted).toBe(4);
     expect(body.rejected).toBe(2);
-    expect(body.results.map((r: any) => r.outcome)).toEqual(['accepted', 'accepted', 'accepted', 'rejected', 'accepted', 'rejected']);
+    expect(body.results.map((r) => r.outcome)).toEqual(['accepted', 'accepted', 'accepted', 'rejected', 'accepted', 'rejected']);
     const [, , third, fourth, fifth, sixth] = body.results;
     expect(fourth?.problem?.errors[0]?.path).toBe('events.3.event.data.memo');
     expect(fourth?.problem?.code).toBe('svc:validation/pan_detected');

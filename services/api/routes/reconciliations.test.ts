@@ -5,6 +5,7 @@ import { Reconciliations } from '../../reconciliations/reconciliations.ts';
 import { createTenant } from '../../../platform/tenants/tenants.ts';
 import { problemSchema } from '../../../schemas/problem.ts';
 import { reconciliationPageSchema, reconciliationSchema } from '../../../schemas/reconciliations.ts';
+import type { MOVEMENT_STATUSES } from '../../../schemas/families/movement.ts';
 import { accountEvent, movementEvent, partyEvent } from '../../../test/fixtures/events.ts';
 import { startTestApi, type TestApi } from '../../../test/support/test-api.ts';
 import { drain, startTestPipeline, type TestPipeline } from '../../../test/support/test-pipeline.ts';
@@ -32,7 +33,7 @@ afterAll(async () => {
   await api.close();
 });
 
-async function send(id: string, at: string, value: string, status = 'completed', debitAccount = 'acct-1') {
+async function send(id: string, at: string, value: string, status: (typeof MOVEMENT_STATUSES)[number] = 'completed', debitAccount = 'acct-1') {
   const event = movementEvent(id);
   event.occurred_at = at;
   event.data.status = status;

@@ -1,4 +1,5 @@
 import type { AssetRegistry } from '../../../schemas/assets/registry.ts';
+import type { StoredAccountData, StoredPartyData } from '../../../schemas/families/stored.ts';
 import type { Pool } from '../../../platform/postgres/pool.ts';
 import { caseNotes } from '../queries/case-notes.ts';
 import { reportProposals } from '../queries/case-reports.ts';
@@ -41,8 +42,8 @@ export interface CaseFile {
   movements: CaseMovementRow[];
   // Cited ids beyond MAX_EXPORT_MOVEMENTS, or cited but not (yet) in the canonical store.
   movementsLeftOut: string[];
-  parties: Map<string, Record<string, any>>;
-  accounts: Map<string, Record<string, any>>;
+  parties: Map<string, StoredPartyData>;
+  accounts: Map<string, StoredAccountData>;
   actions: CaseActionRow[];
   audit: AuditRow[];
   auditTruncated: boolean;

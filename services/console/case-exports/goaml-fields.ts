@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { leaf, type XmlNode } from './xml-writer.ts';
+import type { StoredPartyData } from '../../../schemas/families/stored.ts';
 
 // goAML field values from our data: limits, dates, names, and the person and entity elements of
 // a party. goAML's limits count characters (code points); "-" is its "unknown".
@@ -30,29 +31,32 @@ export function splitName(name: string | undefined): { first: string; last: stri
   return { first: clip(words.slice(0, -1).join(' '), 100), last: clip(words.at(-1)!, 100) };
 }
 
-export const legalName = (party: Record<string, any> | undefined): string | undefined =>
+export const legalName = (party: StoredPartyData | undefined): string | undefined =>
   Array.isArray(party?.legal_names) && typeof party.legal_names[0] === 'string' ? party.legal_names[0] : undefined;
-export const isPerson = (party: Record<string, any> | undefined) => party?.type === 'person';
+export const isPerson = (party: StoredPartyData | undefined) => party?.type === 'person';
 export const dateOnly = (value: unknown) => (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}/.test(value) && value >= '1753' ? sqlDate(value.slice(0, 10)) : undefined);
 export const country = (value: unknown) => (typeof value === 'string' && /^[A-Z]{2}$/.test(value) ? value : undefined);
 
-export function person(partyId: string, party: Record<string, any> | undefined): XmlNode[] {
+export function person(partyId: string, party: StoredPartyData | undefined): XmlNode[] {
   const name = splitName(legalName(party));
+  const nationality = country(party?.jurisdictions?.nationality);
+  const residence = country(party?.jurisdictions?.residency);
   return [
     leaf('first_name', name.first),
     leaf('last_name', name.last),
     dateOnly(party?.birth_or_inc_date) !== undefined && leaf('birthdate', dateOnly(party?.birth_or_inc_date)!),
-    country(party?.jurisdictions?.nationality) !== undefined && leaf('nationality1', party!.jurisdictions.nationality),
-    country(party?.jurisdictions?.residency) !== undefined && leaf('residence', party!.jurisdictions.residency),
+    nationality !== undefined && leaf('nationality1', nationality),
+    residence !== undefined && leaf('residence', residence),
     typeof party?.occupation === 'string' && party.occupation.trim() !== '' && leaf('occupation', clip(party.occupation, 255)),
     leaf('comments', partyRef(partyId)),
   ].filter((n): n is XmlNode => Boolean(n));
 }
 
-export function entity(partyId: string, party: Record<string, any> | undefined): XmlNode[] {
+export function entity(partyId: string, party: StoredPartyData | undefined): XmlNode[] {
+  const registration = country(party?.jurisdictions?.registration);
   return [
     leaf('name', clip(legalName(party)?.trim() || UNKNOWN, 255)),
-    country(party?.jurisdictions?.registration) !== undefined && leaf('incorporation_country_code', party!.jurisdictions.registration),
+    registration !== undefined && leaf('incorporation_country_code', registration),
     dateOnly(party?.birth_or_inc_date) !== undefined && leaf('incorporation_date', dateOnly(party?.birth_or_inc_date)!),
     leaf('comments', partyRef(partyId)),
   ].filter((n): n is XmlNode => Boolean(n));

@@ -84,7 +84,7 @@ function caseFile(over: Partial<CaseFile>): CaseFile {
     ],
     movements: [],
     movementsLeftOut: [],
-    parties: new Map([['solo', { type: 'person', legal_names: ['Cher'] }]]),
+    parties: new Map([['solo', { type: 'person', status: 'active', created_at: '2026-01-01T00:00:00Z', legal_names: ['Cher'] }]]),
     accounts: new Map(),
     actions: [],
     audit: [],

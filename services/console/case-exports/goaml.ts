@@ -3,6 +3,7 @@ import { clip, country, dateOnly, entity, idWithin, isPerson, legalName, person,
 import { localPerForeign, minorToDecimal } from './money.ts';
 import type { ReportingEntity } from './reporting-entity.ts';
 import type { CaseMovementRow } from '../queries/case-timeline.ts';
+import type { StoredMovementData, StoredPartyData } from '../../../schemas/families/stored.ts';
 import { decimalToScaled } from '../../../platform/fx/math.ts';
 import { el, leaf, type XmlNode } from './xml-writer.ts';
 
@@ -23,7 +24,9 @@ export type GoamlOutcome =
   // tenant whose base asset is not one cannot report.
   | { kind: 'local_currency_not_iso'; asset: string };
 
-const partyNode = (name: (kind: 'person' | 'entity') => string, partyId: string, party: Record<string, any> | undefined) =>
+type Counterparty = NonNullable<StoredMovementData['debit']['counterparty']>;
+
+const partyNode = (name: (kind: 'person' | 'entity') => string, partyId: string, party: StoredPartyData | undefined) =>
   isPerson(party) ? el(name('person'), person(partyId, party)) : el(name('entity'), entity(partyId, party));
 
 export function goamlReport(file: CaseFile, rentity: ReportingEntity, now: Date): GoamlOutcome {
@@ -32,13 +35,14 @@ export function goamlReport(file: CaseFile, rentity: ReportingEntity, now: Date)
   const caseRef = `epsd_${file.case.episode_id}`;
 
   // An account of ours (or, when the movement names the counterparty's institution, of theirs).
-  const account = (accountId: string, counterparty: Record<string, any> | undefined): XmlNode[] => {
+  const account = (accountId: string, counterparty: Counterparty | undefined): XmlNode[] => {
     const data = file.accounts.get(accountId);
     const holderId = typeof data?.holder_party_id === 'string' ? data.holder_party_id : undefined;
     const holder = holderId ? file.parties.get(holderId) : undefined;
-    const elsewhere = typeof counterparty?.institution === 'string';
+    const institution = counterparty?.institution;
+    const elsewhere = institution !== undefined;
     return [
-      leaf('institution_name', clip(elsewhere ? counterparty.institution : rentity.institution_name, 255)),
+      leaf('institution_name', clip(institution ?? rentity.institution_name, 255)),
       leaf('institution_code', elsewhere ? UNKNOWN : rentity.institution_code),
       leaf('account', idWithin(accountId, 255)),
       typeof data?.asset === 'string' && ISO_CURRENCY.test(data.asset) && leaf('currency_code', data.asset),
@@ -57,7 +61,7 @@ export function goamlReport(file: CaseFile, rentity: ReportingEntity, now: Date)
     const p = which === 'debit' ? 'from' : 'to';
     const accountId = which === 'debit' ? m.debit_account_id : m.credit_account_id;
     const partyId = which === 'debit' ? m.debit_party_id : m.credit_party_id;
-    const counterparty: Record<string, any> | undefined = m.data?.[which]?.counterparty;
+    const counterparty = m.data?.[which]?.counterparty;
     const accountData = accountId ? file.accounts.get(accountId) : undefined;
     const party = partyId ? file.parties.get(partyId) : undefined;
     let holder: XmlNode;

@@ -26,18 +26,21 @@ export function renderCaseFile(file: CaseFile, meta: { generatedAt: Date; genera
     return anchor ? html`<a href="#${anchor}">${id}</a>` : html`<span>${id}</span>`;
   };
   const nameOf = (kind: string, id: string): string => {
-    const data = kind === 'party' ? file.parties.get(id) : file.accounts.get(id);
-    if (!data) return '';
-    if (kind === 'party') return [Array.isArray(data.legal_names) ? data.legal_names[0] : undefined, data.type].filter(Boolean).join(', ');
-    const holder = typeof data.holder_party_id === 'string' ? data.holder_party_id : undefined;
-    return [data.type, data.asset, holder ? `held by ${holder}` : undefined].filter(Boolean).join(', ');
+    if (kind === 'party') {
+      const party = file.parties.get(id);
+      return party ? [Array.isArray(party.legal_names) ? party.legal_names[0] : undefined, party.type].filter(Boolean).join(', ') : '';
+    }
+    const account = file.accounts.get(id);
+    if (!account) return '';
+    const holder = typeof account.holder_party_id === 'string' ? account.holder_party_id : undefined;
+    return [account.type, account.asset, holder ? `held by ${holder}` : undefined].filter(Boolean).join(', ');
   };
 
   const subjectRows = (list: CaseFile['case']['subjects'], role: string) =>
     list.map((s) => html`<tr><td>${role}</td><td>${s.kind}</td><td>${s.external_id}</td><td>${nameOf(s.kind, s.external_id)}</td></tr>`);
 
   const evidenceOf = (entry: CaseFile['alerts'][number]['evidence'][number]): Markup => {
-    const e = entry.evidence as Record<string, any>;
+    const e = entry.evidence;
     const asset = typeof e.amounts?.asset === 'string' ? e.amounts.asset : file.baseAsset;
     const value = (v: unknown) => (typeof v === 'string' && DIGITS.test(v) ? money(v, asset) : String(v));
     const amounts = e.amounts
@@ -57,7 +60,7 @@ export function renderCaseFile(file: CaseFile, meta: { generatedAt: Date; genera
   const side = (m: CaseMovementRow, which: 'debit' | 'credit') => {
     const account = which === 'debit' ? m.debit_account_id : m.credit_account_id;
     const party = which === 'debit' ? m.debit_party_id : m.credit_party_id;
-    const cp = m.data?.[which]?.counterparty as Record<string, unknown> | undefined;
+    const cp = m.data?.[which]?.counterparty;
     const external = cp ? [cp.name_as_given, cp.institution, cp.country].filter((v) => typeof v === 'string').join(', ') : '';
     const name = party ? nameOf('party', party) : '';
     return [account ? `account ${account}` : '', party ? `party ${party}${name ? ` (${name})` : ''}` : '', external].filter((v) => v !== '').join(' · ') || '—';

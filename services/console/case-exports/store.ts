@@ -1,4 +1,5 @@
 import type { Pool } from '../../../platform/postgres/pool.ts';
+import type { StoredAccountData, StoredPartyData } from '../../../schemas/families/stored.ts';
 
 // The reads behind a case's exports (goAML report, case file): the case, its live alerts with
 // every evidence entry, the parties and accounts on the movements their evidence cites. The
@@ -42,7 +43,19 @@ export interface CaseAlertRow {
   summary: string;
   explanation: string;
   created_at: Date;
-  evidence: Array<{ seq: number; event_at: Date; severity: string; evidence: Record<string, unknown> }>;
+  evidence: Array<{ seq: number; event_at: Date; severity: string; evidence: StoredEvidence }>;
+}
+
+// A hit's evidence as detectors store it (pipelines/detect/framework/detector.ts Evidence): JSON
+// written by many detectors over time, so every part may be absent.
+interface StoredEvidence {
+  movements?: string[];
+  counterparties?: string[];
+  amounts?: { total?: string; count?: number; asset?: string; in?: string; out?: string };
+  window?: { from?: string; to?: string };
+  thresholds?: Array<{ name: string; threshold: string | number; observed: string | number }>;
+  baseline?: { days?: number; mean?: string; stddev?: string; observed?: string; metric?: string };
+  facts?: Record<string, unknown>;
 }
 
 const members = (role: 'subject' | 'counterparty') => `
@@ -77,11 +90,16 @@ export async function caseAlerts(db: Db, tenantId: string, episodeId: string): P
   return rows.map((r) => ({ ...r, evidence: r.evidence.map((v) => ({ ...v, event_at: new Date(v.event_at) })) }));
 }
 
+interface StoredEntityData {
+  party: StoredPartyData;
+  account: StoredAccountData;
+}
+
 // Current data of the parties or accounts with these external ids, by id.
-export async function entitiesByIds(db: Db, tenantId: string, object: 'party' | 'account', ids: readonly string[]): Promise<Map<string, Record<string, any>>> {
-  const found = new Map<string, Record<string, any>>();
+export async function entitiesByIds<O extends keyof StoredEntityData>(db: Db, tenantId: string, object: O, ids: readonly string[]): Promise<Map<string, StoredEntityData[O]>> {
+  const found = new Map<string, StoredEntityData[O]>();
   if (ids.length === 0) return found;
-  const { rows } = await db.query<{ external_id: string; data: Record<string, any> }>(
+  const { rows } = await db.query<{ external_id: string; data: StoredEntityData[O] }>(
     'SELECT external_id, data FROM canonical_entities WHERE tenant_id = $1 AND object = $2 AND external_id = ANY($3::text[])',
     [tenantId, object, [...new Set(ids)]],
   );

@@ -1,4 +1,5 @@
 import type { Pool } from '../../../platform/postgres/pool.ts';
+import type { StoredMovementData, StoredNormalization } from '../../../schemas/families/stored.ts';
 
 // What a case shows besides the episode: the movements its alerts cite and the parties behind
 // its subjects. The case page and the case exports read movements here; case actions are read
@@ -41,8 +42,9 @@ export interface CaseMovementRow {
   debit_party_id: string | null;
   credit_account_id: string | null;
   credit_party_id: string | null;
-  normalized: Record<string, any> | null;
-  data: Record<string, any>;
+  normalized: StoredNormalization | null;
+  // Each member read as possibly absent: the exports write what they find.
+  data: Partial<StoredMovementData>;
 }
 
 // The movements with these external ids the tenant holds, oldest first (by event time), at most

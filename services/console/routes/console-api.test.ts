@@ -1,6 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../platform/config.ts';
+import { auditPageSchema, consoleEpisodeDetailSchema } from '../../../schemas/console/cases.ts';
+import { alertQueuePageSchema, consoleMovementPageSchema, partyPageSchema } from '../../../schemas/console/routes.ts';
+import { problemSchema } from '../../../schemas/problem.ts';
 import { uuidv7 } from '../../../platform/ids.ts';
 import { createTenant } from '../../../platform/tenants/tenants.ts';
 import { startDetectionWorld, type DetectionWorld } from '../../../test/support/detection-world.ts';
@@ -112,22 +115,22 @@ describe('alert queue', () => {
   it('lists the tenant\'s live alerts newest first, in pages, and never another tenant\'s', async () => {
     const first = await call(analyst, 'GET', '/console/v1/alerts?limit=3');
     expect(first.statusCode).toBe(200);
-    const body = first.json();
-    expect(body.data.map((a: any) => a.alert_id)).toEqual([`alrt_${ids.alertC}`, `alrt_${ids.alertA}`, `alrt_${ids.alertB}`]);
+    const body = alertQueuePageSchema.parse(first.json());
+    expect(body.data.map((a) => a.alert_id)).toEqual([`alrt_${ids.alertC}`, `alrt_${ids.alertA}`, `alrt_${ids.alertB}`]);
     expect(body.data[1]).toMatchObject({ detector: 'structuring', severity: 'high', status: 'open', subject: { kind: 'account', external_id: 'alice-acct' }, episode_id: `epsd_${ids.episode}` });
-    expect(body.data[1].evidence).toBeUndefined();
+    expect(first.json().data[1].evidence).toBeUndefined();
     expect(body.has_more).toBe(true);
     // A cursor is bound to its filters and order.
-    expectProblem(await call(analyst, 'GET', `/console/v1/alerts?limit=3&sort=oldest&cursor=${encodeURIComponent(body.next_cursor)}`), 400, 'svc:request/invalid_parameter');
-    const second = await call(analyst, 'GET', `/console/v1/alerts?limit=3&cursor=${encodeURIComponent(body.next_cursor)}`);
+    expectProblem(await call(analyst, 'GET', `/console/v1/alerts?limit=3&sort=oldest&cursor=${encodeURIComponent(body.next_cursor!)}`), 400, 'svc:request/invalid_parameter');
+    const second = await call(analyst, 'GET', `/console/v1/alerts?limit=3&cursor=${encodeURIComponent(body.next_cursor!)}`);
     expect(second.json().data).toHaveLength(3);
-    const all = (await call(analyst, 'GET', '/console/v1/alerts?limit=200')).json().data;
+    const all = alertQueuePageSchema.parse((await call(analyst, 'GET', '/console/v1/alerts?limit=200')).json()).data;
     expect(all).toHaveLength(8);
-    expect(all.map((a: any) => a.alert_id)).not.toContain(`alrt_${ids.otherAlert}`);
+    expect(all.map((a) => a.alert_id)).not.toContain(`alrt_${ids.otherAlert}`);
   });
 
   it('filters by status, severity, detector, subject and age, and sorts by severity or oldest first', async () => {
-    const get = async (q: string) => (await call(analyst, 'GET', `/console/v1/alerts?${q}`)).json().data.map((a: any) => a.alert_id);
+    const get = async (q: string) => alertQueuePageSchema.parse((await call(analyst, 'GET', `/console/v1/alerts?${q}`)).json()).data.map((a) => a.alert_id);
     expect(await get('status=closed')).toEqual([`alrt_${ids.alertC}`]);
     expect(await get('severity=critical')).toEqual([`alrt_${ids.alertB}`]);
     expect(await get('detector=rapid_movement')).toEqual([`alrt_${ids.alertB}`]);
@@ -140,8 +143,8 @@ describe('alert queue', () => {
     const paged: string[] = [];
     let cursor: string | undefined;
     do {
-      const res = (await call(analyst, 'GET', `/console/v1/alerts?sort=severity&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)).json();
-      paged.push(...res.data.map((a: any) => a.alert_id));
+      const res = alertQueuePageSchema.parse((await call(analyst, 'GET', `/console/v1/alerts?sort=severity&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)).json());
+      paged.push(...res.data.map((a) => a.alert_id));
       cursor = res.next_cursor;
     } while (cursor);
     expect(paged).toHaveLength(8);
@@ -153,7 +156,7 @@ describe('alert queue', () => {
   it('answers malformed parameters with every error at once', async () => {
     const res = await call(analyst, 'GET', '/console/v1/alerts?status=maybe&severity=huge&limit=500&max_age_h=-1&sort=random&subject_kind=account');
     expectProblem(res, 400, 'svc:request/invalid_parameter');
-    expect(res.json().errors.map((e: any) => e.path).sort()).toEqual(['limit', 'max_age_h', 'severity', 'sort', 'status', 'subject_kind']);
+    expect(problemSchema.parse(res.json()).errors?.map((e) => e.path).sort()).toEqual(['limit', 'max_age_h', 'severity', 'sort', 'status', 'subject_kind']);
     expectProblem(await call(analyst, 'GET', '/console/v1/alerts?cursor=forged.cursor'), 400, 'svc:request/invalid_parameter');
   });
 
@@ -181,10 +184,10 @@ describe('alert and episode detail', () => {
   it('shows an episode with its alerts, assignee and audit, newest first', async () => {
     const res = await call(analyst, 'GET', `/console/v1/episodes/epsd_${ids.episode}`);
     expect(res.statusCode).toBe(200);
-    const body = res.json();
-    expect(body.alerts.map((a: any) => a.alert_id)).toEqual([`alrt_${ids.alertA}`, `alrt_${ids.alertB}`]);
+    const body = consoleEpisodeDetailSchema.parse(res.json());
+    expect(body.alerts.map((a) => a.alert_id)).toEqual([`alrt_${ids.alertA}`, `alrt_${ids.alertB}`]);
     expect(body.assignee).toBeNull();
-    expect(body.audit.map((e: any) => e.action)).toEqual(['episode.viewed', 'alert.viewed']);
+    expect(body.audit.map((e) => e.action)).toEqual(['episode.viewed', 'alert.viewed']);
     expect(body.audit[0]).toMatchObject({ actor_email: 'ana@example.com', actor_kind: 'user' });
   });
 });
@@ -227,7 +230,7 @@ describe('case actions', () => {
     expect(rows.map((r) => r.type)).toEqual(expect.arrayContaining(['case.status_changed', 'case.disposed', 'episode.resolved']));
 
     const audit = await call(analyst, 'GET', `/console/v1/audit?episode_id=epsd_${ids.episode}&limit=2`);
-    expect(audit.json().data.map((e: any) => e.action)).toEqual(['case.disposed', 'case.status_changed']);
+    expect(auditPageSchema.parse(audit.json()).data.map((e) => e.action)).toEqual(['case.disposed', 'case.status_changed']);
     expect(audit.json().has_more).toBe(true);
     await expect(world.api.db.pool.query('DELETE FROM console_audit')).rejects.toThrow(/append-only/);
   });
@@ -241,10 +244,10 @@ describe('party view and network', () => {
     expect(body.party.external_id).toBe('alice');
     expect(JSON.stringify(body)).not.toContain('ada@example.com');
     for (const identifier of body.party.identifiers) expect(identifier.value_hash).toMatch(/^hmac-sha256:/);
-    expect(body.accounts.map((a: any) => a.external_id)).toEqual(['alice-acct']);
+    expect(partyPageSchema.parse(body).accounts.map((a) => a.external_id)).toEqual(['alice-acct']);
     expect(body.posture).toMatchObject({ band: expect.any(String), reasons: expect.any(Array) });
     const movements = await call(analyst, 'GET', '/console/v1/parties/alice/movements?direction=out');
-    expect(movements.json().data.map((m: any) => [m.external_id, m.parties])).toEqual([['mv-1', { debit: 'alice', credit: 'bob' }]]);
+    expect(consoleMovementPageSchema.parse(movements.json()).data.map((m) => [m.external_id, m.parties])).toEqual([['mv-1', { debit: 'alice', credit: 'bob' }]]);
     expectProblem(await call(analyst, 'GET', '/console/v1/parties/nobody/movements'), 404, 'svc:resource/not_found');
   });
 

@@ -122,13 +122,13 @@ describe('rule 2: target paths', () => {
     const money = { value: '1', asset: 'USD', scale: 2 };
     for (const family of FAMILY_NAMES) {
       // Data with a Money value at every money target the walk found (two items per money collection).
-      const data: Record<string, any> = {};
+      const data: Record<string, unknown> = {};
       const collected = moneyTargets(family).filter((t) => t.endsWith('.<i>'));
       for (const target of moneyTargets(family)) {
         const keys = target.replace(/\.<i>$/, '').split('.').slice(1);
         const last = keys.pop()!;
         let at = data;
-        for (const key of keys) at = at[key] ??= {};
+        for (const key of keys) at = (at[key] ??= {}) as Record<string, unknown>;
         at[last] = collected.includes(target) ? [money, money] : money;
       }
       const found = moneyFields(family, data).map(({ path }) => ['data', ...path].join('.'));
