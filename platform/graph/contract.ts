@@ -544,6 +544,102 @@ export function describeGraphStoreContract(name: string, setup: () => Promise<{ 
       });
     });
 
+    describe('many searches at once (cyclesMany, scatterGatherMany, sharedAttributesMany)', () => {
+      it('cyclesMany answers each search, in order, as cycles does alone', async () => {
+        const g = graphOf(newTenant());
+        // A: a cycle of three and one of two; B: the cycle of three seen from B, ending later;
+        // E: none. C's search ends before C pays A back.
+        await store.apply([
+          g.transfer('c1', 'A', 'B', 1000n, day(2)),
+          g.transfer('c2', 'B', 'C', 980n, day(3)),
+          g.transfer('c3', 'C', 'A', 1050n, day(4)),
+          g.transfer('c4', 'A', 'B', 1000n, day(6)),
+          g.transfer('d1', 'A', 'D', 500n, day(5)),
+          g.transfer('d2', 'D', 'A', 500n, day(6)),
+          g.transfer('e1', 'E', 'F', 500n, day(5)),
+        ]);
+        const window = { since: day(1), until: day(30), minLength: 2, maxLength: 4, tolerance: 0.1, limit: 10 };
+        const requests = [
+          { account: 'A', options: window },
+          { account: 'B', options: { ...window, maxLength: 3 } },
+          { account: 'E', options: window },
+          { account: 'C', options: { ...window, until: day(3, 12) } },
+          { account: 'A', options: { ...window, limit: 1 } },
+          { account: 'A', options: { ...window, firstHops: [{ movementId: 'd1', from: 'A', to: 'D', occurredAt: day(5), amount: 500n }] } },
+        ];
+        const many = await store.cyclesMany(g.tenantId, requests);
+        const alone = await Promise.all(requests.map((r) => store.cycles(g.tenantId, r.account, r.options)));
+        expect(many).toEqual(alone);
+        expect(many.map((found) => found.cycles.map((c) => c.movements.map((m) => m.movementId)))).toEqual([
+          [['c1', 'c2', 'c3'], ['d1', 'd2']],
+          [['c2', 'c3', 'c4']],
+          [],
+          [],
+          // The search stops at the first length that reaches the limit: the cycle of two.
+          [['d1', 'd2']],
+          [['d1', 'd2']],
+        ]);
+        expect(many.map((found) => found.truncated)).toEqual([false, false, false, false, true, false]);
+        expect(await store.cyclesMany(g.tenantId, [])).toEqual([]);
+      });
+
+      it('scatterGatherMany answers each source, in order, as scatterGather does alone', async () => {
+        const g = graphOf(newTenant());
+        await store.apply([
+          ...['I1', 'I2', 'I3'].map((i) => g.transfer(`s-${i}`, 'S', i, 100n, day(2))),
+          ...['I1', 'I2', 'I3'].map((i) => g.transfer(`g-${i}`, i, 'T', 90n, day(3))),
+          ...['J1', 'J2'].map((j) => g.transfer(`r-${j}`, 'R', j, 50n, day(4))),
+          ...['J1', 'J2'].map((j) => g.transfer(`h-${j}`, j, 'U', 40n, day(5))),
+          ...['J1', 'J2'].map((j) => g.transfer(`k-${j}`, j, 'V', 10n, day(5))),
+        ]);
+        const options = { since: day(1), until: day(10), minIntermediaries: 2, limit: 10 };
+        const requests = [
+          { source: 'S', options },
+          { source: 'R', options: { ...options, limit: 1 } },
+          { source: 'T', options },
+          { source: 'S', options: { ...options, until: day(2, 12) } },
+          { source: 'R', options },
+        ];
+        const many = await store.scatterGatherMany(g.tenantId, requests);
+        expect(many).toEqual(await Promise.all(requests.map((r) => store.scatterGather(g.tenantId, r.source, r.options))));
+        expect(many[0]).toEqual({ source: 'S', gathers: [{ account: 'T', intermediaries: ['I1', 'I2', 'I3'], sum: 270n }], truncated: false });
+        expect(many[1]).toEqual({ source: 'R', gathers: [{ account: 'U', intermediaries: ['J1', 'J2'], sum: 80n }], truncated: true });
+        expect(many[2]).toEqual({ source: 'T', gathers: [], truncated: false });
+        expect(many[3]).toEqual({ source: 'S', gathers: [], truncated: false });
+        expect(many[4]!.gathers.map((x) => x.account)).toEqual(['U', 'V']);
+        expect(await store.scatterGatherMany(g.tenantId, [])).toEqual([]);
+      });
+
+      it('sharedAttributesMany answers each party, in order, as sharedAttributes does alone', async () => {
+        const g = graphOf(newTenant());
+        await store.apply([
+          g.party('P1', day(1), { type: 'person' }, ['X']),
+          g.party('P2', day(1), { type: 'person' }, ['X']),
+          g.seen(party('P1'), device('D'), day(2)),
+          g.seen(party('P2'), device('D'), day(3)),
+          g.seen(party('P4'), device('D'), day(3)),
+          g.seen(party('P3'), device('D3'), day(3)),
+        ]);
+        const requests = [
+          { party: 'P1', limit: 10 },
+          { party: 'P3', limit: 10 },
+          { party: 'P1', limit: 1 },
+          { party: 'P4', limit: 10 },
+          { party: 'P9', limit: 10 },
+        ];
+        const many = await store.sharedAttributesMany(g.tenantId, requests);
+        expect(many).toEqual(await Promise.all(requests.map((r) => store.sharedAttributes(g.tenantId, r.party, { limit: r.limit }))));
+        expect(many.map((found) => [found.shared.map((s) => `${s.via.kind}:${s.via.key}=${[...s.parties].sort().join('+')}`), found.truncated])).toEqual([
+          [['device:D=P2+P4', 'identifier:X=P2'], false],
+          [[], false],
+          [['device:D=P2+P4'], true],
+          [['device:D=P1+P2'], false],
+          [[], false],
+        ]);
+        expect(await store.sharedAttributesMany(g.tenantId, [])).toEqual([]);
+      });
+    });
+
     describe('fanIn / fanOut', () => {
       // Into X: S1 100 + 200, S2 500, S3 50 + unpriced, S4 1000 after the window. Out of X: T1 70, T2 30.
       const flows = async () => {

@@ -203,11 +203,19 @@ export interface GraphStore {
   shortestPaths(tenantId: string, from: NodeRef, to: NodeRef, options: PathOptions): Promise<{ paths: Path[]; subgraph: Subgraph }>;
   component(tenantId: string, start: NodeRef, options: { filter?: EdgeFilter; nodeCap: number }): Promise<Subgraph>;
   cycles(tenantId: string, account: string, options: CycleOptions): Promise<{ cycles: Cycle[]; truncated: boolean }>;
+  // cycles for many accounts at once, each with its own options: one answer per request, in order,
+  // each what cycles answers for it (unless the one read budget all of them share runs out: then
+  // those not finished say `truncated`). One statement per length for all of them.
+  cyclesMany(tenantId: string, requests: Array<{ account: string; options: CycleOptions }>): Promise<Array<{ cycles: Cycle[]; truncated: boolean }>>;
   fanIn(tenantId: string, account: string, window: { since: Date; until: Date; limit: number }): Promise<FlowSet>;
   fanOut(tenantId: string, account: string, window: { since: Date; until: Date; limit: number }): Promise<FlowSet>;
   scatterGather(tenantId: string, source: string, options: TwoHopOptions): Promise<ScatterGather>;
+  // scatterGather for many sources at once (one statement), one answer per request, in order.
+  scatterGatherMany(tenantId: string, requests: Array<{ source: string; options: TwoHopOptions }>): Promise<ScatterGather[]>;
   gatherScatter(tenantId: string, hub: string, window: { since: Date; until: Date; limit: number }): Promise<GatherScatter>;
   sharedAttributes(tenantId: string, party: string, options: { limit: number }): Promise<{ shared: SharedAttribute[]; truncated: boolean }>;
+  // sharedAttributes for many parties at once (one statement), one answer per request, in order.
+  sharedAttributesMany(tenantId: string, requests: Array<{ party: string; limit: number }>): Promise<Array<{ shared: SharedAttribute[]; truncated: boolean }>>;
   // For many parties at once, the accounts each holds or held at any time up to its `until` (the
   // accounts a depth-1 ego network over holds edges with that `until` reaches), sorted, at most
   // `limit` per party; one list per request, in order.

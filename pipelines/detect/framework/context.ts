@@ -13,6 +13,7 @@ import { gatherScatterOf } from '../../../platform/graph/shared/flows.ts';
 import { flowSetOf } from './snapshot-flows.ts';
 import type { EntityLoader } from './entity-loader.ts';
 import type { FlaggedPartiesLoader } from './flagged-loader.ts';
+import type { GraphLoader } from './graph-loader.ts';
 
 export interface DetectionStores {
   pool: Pool;
@@ -49,6 +50,8 @@ export interface Prefetched {
   entityLoader?: EntityLoader;
   // Answers flaggedParties, the batch's asks together.
   flaggedLoader?: FlaggedPartiesLoader;
+  // Answers cycles, scatterGather and sharedAttributes, the batch's asks together.
+  graphLoader?: GraphLoader;
 }
 
 // One of the subject's movements with another account: that account, the base value (null when
@@ -211,12 +214,16 @@ export class SubjectContext {
     return this.once(`cycles:${memoKey(options)}`, () => {
       const outs = this.snapshotAccountMovements('out', new Date(options.since.getTime() - 1));
       const firstHops = outs?.map((m) => ({ movementId: m.movementId, from: this.subject.id, to: m.account, occurredAt: m.occurredAt, amount: m.value }));
-      return this.stores.graph.cycles(this.tenantId, this.subject.id, { ...options, until: this.at, ...(firstHops ? { firstHops } : {}) });
+      const search: CycleOptions = { ...options, until: this.at, ...(firstHops ? { firstHops } : {}) };
+      return this.prefetched.graphLoader?.cycles(this.subject.id, search) ?? this.stores.graph.cycles(this.tenantId, this.subject.id, search);
     });
   }
 
   scatterGather(options: Omit<TwoHopOptions, 'until'>): Promise<ScatterGather> {
-    return this.once(`sg:${memoKey(options)}`, () => this.stores.graph.scatterGather(this.tenantId, this.subject.id, { ...options, until: this.at }));
+    return this.once(`sg:${memoKey(options)}`, () => {
+      const search: TwoHopOptions = { ...options, until: this.at };
+      return this.prefetched.graphLoader?.scatterGather(this.subject.id, search) ?? this.stores.graph.scatterGather(this.tenantId, this.subject.id, search);
+    });
   }
 
   gatherScatter(since: Date, limit = 100): Promise<GatherScatter> {
@@ -231,7 +238,7 @@ export class SubjectContext {
   async sharedAttributes(limit = 50): Promise<{ shared: SharedAttribute[]; truncated: boolean }> {
     const party = await this.partyId();
     if (!party) return { shared: [], truncated: false };
-    return this.once(`shared:${party}:${limit}`, () => this.stores.graph.sharedAttributes(this.tenantId, party, { limit }));
+    return this.once(`shared:${party}:${limit}`, () => this.prefetched.graphLoader?.sharedAttributes(party, limit) ?? this.stores.graph.sharedAttributes(this.tenantId, party, { limit }));
   }
 
   // ---- the canonical model ----

@@ -245,13 +245,14 @@ CALL (p) {
 RETURN p.i AS i, t.movementId AS movementId, t.at AS at, t.amount AS amount`,
 );
 
-// One hop more for every partial cycle: priced movements out of its last account, no earlier than
-// its last movement, no later than $until, within the tolerance of its first hop's amount.
+// One hop more for every partial cycle (of one search or many): priced movements out of its last
+// account, no earlier than its last movement, no later than its search's end, within the
+// tolerance of its first hop's amount.
 export const CYCLE_STEP = define(
   'cycle-step',
   `UNWIND $paths AS u
 MATCH (:GraphNode {tenant: $tenant, kind: 'account', key: u.node})-[t:MOVEMENT {tenant: $tenant}]->(d:GraphNode {tenant: $tenant})
-WHERE t.at >= u.after AND t.at <= $until AND t.amount IS NOT NULL
+WHERE t.at >= u.after AND t.at <= u.until AND t.amount IS NOT NULL
   AND (u.low IS NULL OR t.amount >= u.low) AND (u.high IS NULL OR t.amount <= u.high)
 RETURN u.i AS i, t.movementId AS movementId, u.node AS src, d.key AS dst, t.at AS at, t.amount AS amount
 LIMIT $limit`,
@@ -282,37 +283,48 @@ RETURN size(rows) AS accounts, reduce(n = 0, r IN rows | n + r.count) AS totalCo
        reduce(s = 0, r IN rows | s + r.sum) AS totalSum, rows[0..$limit] AS counterparties`,
 );
 
-// Source → intermediaries → an account gathering from at least $minIntermediaries of them, each
-// intermediary's outflow no earlier than its first inflow from the source, all in the window.
+// For each request: source → intermediaries → an account gathering from at least
+// minIntermediaries of them, each intermediary's outflow no earlier than its first inflow from
+// the source, all in the request's window; how many such accounts, and the first `limit`. A
+// request with none may have no row.
 export const SCATTER_GATHER = define(
   'scatter-gather',
-  `MATCH (:GraphNode {tenant: $tenant, kind: 'account', key: $source})-[s:MOVEMENT {tenant: $tenant}]->(mid:GraphNode {tenant: $tenant})
-WHERE s.at >= $since AND s.at <= $until AND mid.key <> $source
-WITH mid, min(s.at) AS scatteredAt
-MATCH (mid)-[t:MOVEMENT {tenant: $tenant}]->(g:GraphNode {tenant: $tenant})
-WHERE t.at >= scatteredAt AND t.at <= $until AND g.key <> $source AND g.key <> mid.key
-WITH g.key AS account, mid.key AS relay, sum(t.amount) AS priced
-ORDER BY relay
-WITH account, collect(relay) AS relays, sum(priced) AS total
-WHERE size(relays) >= $minIntermediaries
-WITH account, relays, total
-ORDER BY size(relays) DESC, total DESC, account
-WITH collect({account: account, intermediaries: relays, sum: total}) AS rows
-RETURN size(rows) AS found, rows[0..$limit] AS gathers`,
+  `UNWIND $requests AS r
+CALL (r) {
+  MATCH (:GraphNode {tenant: $tenant, kind: 'account', key: r.source})-[s:MOVEMENT {tenant: $tenant}]->(mid:GraphNode {tenant: $tenant})
+  WHERE s.at >= r.since AND s.at <= r.until AND mid.key <> r.source
+  WITH mid, min(s.at) AS scatteredAt
+  MATCH (mid)-[t:MOVEMENT {tenant: $tenant}]->(g:GraphNode {tenant: $tenant})
+  WHERE t.at >= scatteredAt AND t.at <= r.until AND g.key <> r.source AND g.key <> mid.key
+  WITH g.key AS account, mid.key AS relay, sum(t.amount) AS priced
+  ORDER BY relay
+  WITH account, collect(relay) AS relays, sum(priced) AS total
+  WHERE size(relays) >= r.minIntermediaries
+  WITH account, relays, total
+  ORDER BY size(relays) DESC, total DESC, account
+  WITH collect({account: account, intermediaries: relays, sum: total}) AS rows
+  RETURN size(rows) AS found, rows[0..r.limit] AS gathers
+}
+RETURN r.i AS i, found, gathers`,
 );
 
-// For each identifier, device or ip a party shares (now or before), the other parties sharing it.
+// For each request, each identifier, device or ip the party shares (now or before) and the other
+// parties sharing it: the first `limit` (most parties first). A request with none may have no row.
 export const SHARED_ATTRIBUTES = define(
   'shared-attributes',
-  `MATCH (:GraphNode {tenant: $tenant, kind: 'party', key: $party})-[:EDGE {tenant: $tenant, type: 'shares'}]->(via:GraphNode {tenant: $tenant})
-      <-[:EDGE {tenant: $tenant, type: 'shares'}]-(other:GraphNode {tenant: $tenant, kind: 'party'})
-WHERE other.key <> $party
-WITH DISTINCT via, other.key AS party
-ORDER BY party
-WITH via, collect(party) AS parties
-RETURN via.kind AS kind, via.key AS key, parties
-ORDER BY size(parties) DESC, kind, key
-LIMIT $limit`,
+  `UNWIND $requests AS r
+CALL (r) {
+  MATCH (:GraphNode {tenant: $tenant, kind: 'party', key: r.party})-[:EDGE {tenant: $tenant, type: 'shares'}]->(via:GraphNode {tenant: $tenant})
+        <-[:EDGE {tenant: $tenant, type: 'shares'}]-(other:GraphNode {tenant: $tenant, kind: 'party'})
+  WHERE other.key <> r.party
+  WITH DISTINCT via, other.key AS party
+  ORDER BY party
+  WITH via, collect(party) AS parties
+  ORDER BY size(parties) DESC, via.kind, via.key
+  WITH collect({kind: via.kind, key: via.key, parties: parties}) AS rows
+  RETURN rows[0..r.limit] AS shared
+}
+RETURN r.i AS i, shared`,
 );
 
 // For each request, the accounts the party holds or held at any time up to its instant.

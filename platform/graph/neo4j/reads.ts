@@ -2,7 +2,7 @@
 // GraphNode nodes and EDGE and MOVEMENT relationships, its rows decoded into the port's types
 // (bigint money, Dates from epoch milliseconds, attributes from JSON text).
 
-import type { EdgeType, FlowSet, NodeKind } from '../port.ts';
+import type { EdgeType, FlowSet, NodeKind, SharedAttribute } from '../port.ts';
 import { compare, type GraphReads } from '../shared/access.ts';
 import { graphEdge, transferEdge } from '../shared/edges.ts';
 import { CYCLE_STEP, FLOW, INCIDENT_EDGES, INCIDENT_TRANSFERS, NODE_ATTRS, RECENT_MOVEMENTS, SCATTER_GATHER, SHARED_ATTRIBUTES } from './cypher.ts';
@@ -98,8 +98,8 @@ export function neo4jReads(budget: ReadBudget, tenant: string): GraphReads {
       return movements?.sort((a, b) => a.pair - b.pair || b.occurredAt.getTime() - a.occurredAt.getTime() || compare(b.movementId, a.movementId));
     },
 
-    async cycleStep(steps, until, limit) {
-      const rows = await budget.run(CYCLE_STEP, { tenant, paths: steps.map((s, i) => ({ i, ...s })), until, limit });
+    async cycleStep(steps, limit) {
+      const rows = await budget.run(CYCLE_STEP, { tenant, paths: steps.map((s, i) => ({ i, ...s })), limit });
       return rows?.map((row) => ({
         step: numberOf(row.i),
         movement: { movementId: String(row.movementId), from: String(row.src), to: String(row.dst), occurredAt: dateOf(row.at), amount: bigintOf(row.amount) },
@@ -119,27 +119,37 @@ export function neo4jReads(budget: ReadBudget, tenant: string): GraphReads {
       };
     },
 
-    async scatterGather(source, options) {
+    async scatterGathers(requests) {
       const rows = await budget.run(SCATTER_GATHER, {
         tenant,
-        source,
-        since: options.since,
-        until: options.until,
-        minIntermediaries: options.minIntermediaries,
-        limit: options.limit,
+        requests: requests.map((r, i) => ({
+          i,
+          source: r.source,
+          since: r.options.since,
+          until: r.options.until,
+          minIntermediaries: r.options.minIntermediaries,
+          limit: r.options.limit,
+        })),
       });
       if (rows === undefined) return undefined;
-      const row = rows[0];
-      if (!row) return { gathers: [], found: 0 };
-      return {
-        gathers: (row.gathers as Row[]).map((g) => ({ account: String(g.account), intermediaries: (g.intermediaries as unknown[]).map(String), sum: bigintOf(g.sum) })),
-        found: numberOf(row.found),
-      };
+      const answers = requests.map(() => ({ gathers: [] as Array<{ account: string; intermediaries: string[]; sum: bigint }>, found: 0 }));
+      for (const row of rows) {
+        answers[numberOf(row.i)] = {
+          gathers: (row.gathers as Row[]).map((g) => ({ account: String(g.account), intermediaries: (g.intermediaries as unknown[]).map(String), sum: bigintOf(g.sum) })),
+          found: numberOf(row.found),
+        };
+      }
+      return answers;
     },
 
-    async sharedAttributes(party, limit) {
-      const rows = await budget.run(SHARED_ATTRIBUTES, { tenant, party, limit });
-      return rows?.map((r) => ({ via: { kind: r.kind as NodeKind, key: String(r.key) }, parties: (r.parties as unknown[]).map(String) }));
+    async sharedAttributes(requests) {
+      const rows = await budget.run(SHARED_ATTRIBUTES, { tenant, requests: requests.map((r, i) => ({ i, party: r.party, limit: r.limit })) });
+      if (rows === undefined) return undefined;
+      const lists: SharedAttribute[][] = requests.map(() => []);
+      for (const row of rows) {
+        lists[numberOf(row.i)] = (row.shared as Row[]).map((r) => ({ via: { kind: r.kind as NodeKind, key: String(r.key) }, parties: (r.parties as unknown[]).map(String) }));
+      }
+      return lists;
     },
   };
 }

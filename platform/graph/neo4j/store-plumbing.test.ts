@@ -112,9 +112,9 @@ const responder: Responder = (statement, p) => {
     case cypher.RECENT_MOVEMENTS:
       return (p.pairs as Array<{ i: bigint; src: string; dst: string }>).map((pair) => ({ i: pair.i, movementId: `m-${pair.src}`, at: ms(day(3)), amount: BIG }));
     case cypher.CYCLE_STEP:
-      return (p.paths as Array<{ i: bigint; node: string; after: bigint; low: bigint | null; high: bigint | null }>).flatMap((u) =>
+      return (p.paths as Array<{ i: bigint; node: string; after: bigint; until: bigint; low: bigint | null; high: bigint | null }>).flatMap((u) =>
         movements
-          .filter((m) => m.src === u.node && m.at >= u.after && m.at <= (p.until as bigint) && (u.low === null || m.amount >= u.low) && (u.high === null || m.amount <= u.high))
+          .filter((m) => m.src === u.node && m.at >= u.after && m.at <= u.until && (u.low === null || m.amount >= u.low) && (u.high === null || m.amount <= u.high))
           .map((m) => ({ i: u.i, movementId: m.movementId, src: m.src, dst: m.dst, at: m.at, amount: m.amount })),
       );
     case cypher.FLOW:
@@ -131,12 +131,14 @@ const responder: Responder = (statement, p) => {
         },
       ];
     case cypher.SCATTER_GATHER:
-      return [{ found: 1n, gathers: [{ account: 'T', intermediaries: ['I1', 'I2', 'I3'], sum: 270n }] }];
+      return (p.requests as Array<{ i: bigint; source: string }>).flatMap((r) =>
+        r.source === 'S' ? [{ i: r.i, found: 1n, gathers: [{ account: 'T', intermediaries: ['I1', 'I2', 'I3'], sum: 270n }] }] : [],
+      );
     case cypher.SHARED_ATTRIBUTES:
-      return [
-        { kind: 'device', key: 'D', parties: ['P2', 'P4'] },
-        { kind: 'identifier', key: 'X', parties: ['P2'] },
-      ].slice(0, Number(p.limit));
+      return (p.requests as Array<{ i: bigint; party: string; limit: bigint }>).map((r) => ({
+        i: r.i,
+        shared: (r.party === 'P1' ? [{ kind: 'device', key: 'D', parties: ['P2', 'P4'] }, { kind: 'identifier', key: 'X', parties: ['P2'] }] : []).slice(0, Number(r.limit)),
+      }));
     case cypher.HOLDINGS:
       return [
         { i: 0n, account: 'A2' },
@@ -265,7 +267,7 @@ describe('Neo4jGraphStore plumbing (a recording driver double, no server)', () =
       ],
       truncated: false,
     });
-    expect(fake.named(cypher.CYCLE_STEP)[1]!.params.paths).toEqual([{ i: 0n, node: 'B', after: ms(day(2)), low: 900n, high: 1100n }]);
+    expect(fake.named(cypher.CYCLE_STEP)[1]!.params.paths).toEqual([{ i: 0n, node: 'B', after: ms(day(2)), until: ms(day(30)), low: 900n, high: 1100n }]);
   });
 
   it('fanIn, fanOut, gatherScatter and scatterGather read totals exactly (Integer objects or bigints)', async () => {
@@ -294,7 +296,7 @@ describe('Neo4jGraphStore plumbing (a recording driver double, no server)', () =
   it('sharedAttributes asks one more than the limit; holdings sorts each list', async () => {
     const fake = fakeDriver(responder);
     expect(await fake.store.sharedAttributes('t1', 'P1', { limit: 1 })).toEqual({ shared: [{ via: { kind: 'device', key: 'D' }, parties: ['P2', 'P4'] }], truncated: true });
-    expect(fake.named(cypher.SHARED_ATTRIBUTES)[0]!.params.limit).toBe(2n);
+    expect(fake.named(cypher.SHARED_ATTRIBUTES)[0]!.params.requests).toEqual([{ i: 0n, party: 'P1', limit: 2n }]);
     expect(await fake.store.holdings('t1', [{ party: 'P1', until: day(4) }, { party: 'P2', until: day(4) }, { party: 'P9', until: day(4) }], 10)).toEqual([['A1', 'A2'], ['B1'], []]);
     expect(fake.named(cypher.HOLDINGS)[0]!.params.requests).toEqual([
       { i: 0n, party: 'P1', until: ms(day(4)) },
@@ -338,7 +340,7 @@ describe('the driver double itself', () => {
     expect(returned(cypher.FLOW)).toEqual(['accounts', 'totalCount', 'totalSum', 'counterparties']);
     expect(returned(cypher.INCIDENT_TRANSFERS)).toEqual(['src', 'dst', 'count', 'sum', 'unpriced', 'firstAt', 'lastAt']);
     expect(returned(cypher.HOLDINGS)).toEqual(['i', 'account']);
-    expect(returned(cypher.SHARED_ATTRIBUTES)).toEqual(['kind', 'key', 'parties']);
+    expect(returned(cypher.SHARED_ATTRIBUTES)).toEqual(['i', 'shared']);
     expect(unsafe({ a: 1, b: [new Date()], c: undefined, d: 1n, e: null }, 'p')).toEqual([
       'p.a: number would not reach Neo4j as an integer or text',
       'p.b[0]: a Date would not reach Neo4j as an integer or text',

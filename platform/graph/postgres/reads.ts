@@ -1,7 +1,7 @@
 // The reads the shared traversals need (shared/access.ts), as SQL over graph_nodes, graph_edges
 // and graph_transfers (infra/postgres/0005_graph.up.sql): each one statement, its rows decoded.
 
-import type { EdgeType, FlowSet, GraphEdge, NodeKind } from '../port.ts';
+import type { EdgeType, FlowSet, GraphEdge, NodeKind, SharedAttribute } from '../port.ts';
 import type { GraphReads } from '../shared/access.ts';
 import { graphEdge, transferEdge } from '../shared/edges.ts';
 import type { ReadBudget } from './budget.ts';
@@ -157,13 +157,13 @@ export function postgresReads(budget: ReadBudget, tenantId: string): GraphReads 
       return rows?.map((row) => ({ pair: row.i, movementId: row.movement_id, occurredAt: row.occurred_at, amount: row.amount === null ? null : BigInt(row.amount) }));
     },
 
-    async cycleStep(steps, until, limit) {
+    async cycleStep(steps, limit) {
       const rows = await budget.query<{ i: number; movement_id: string; src: string; dst: string; occurred_at: Date; amount: string }>({
         name: 'graph-cycle-step',
         text: `SELECT u.i, t.movement_id, t.src, t.dst, t.occurred_at, t.amount::text AS amount
-                 FROM unnest($2::int[], $3::text[], $4::timestamptz[], $5::numeric[], $6::numeric[]) AS u(i, node, after, low, high)
+                 FROM unnest($2::int[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::numeric[], $7::numeric[]) AS u(i, node, after, until, low, high)
                  JOIN graph_transfers t ON t.tenant_id = $1 AND t.src = u.node
-                WHERE t.occurred_at >= u.after AND t.occurred_at <= $7
+                WHERE t.occurred_at >= u.after AND t.occurred_at <= u.until
                   AND t.amount IS NOT NULL AND t.amount BETWEEN coalesce(u.low, t.amount) AND coalesce(u.high, t.amount)
                 LIMIT $8`,
         values: [
@@ -171,9 +171,9 @@ export function postgresReads(budget: ReadBudget, tenantId: string): GraphReads 
           steps.map((_, i) => i),
           steps.map((s) => s.node),
           steps.map((s) => s.after),
+          steps.map((s) => s.until),
           steps.map((s) => s.low?.toString() ?? null),
           steps.map((s) => s.high?.toString() ?? null),
-          until,
           limit,
         ],
       });
@@ -207,45 +207,75 @@ export function postgresReads(budget: ReadBudget, tenantId: string): GraphReads 
       };
     },
 
-    async scatterGather(source, options) {
-      const rows = await budget.query<{ account: string; intermediaries: string[]; sum: string; gathers: bigint }>({
+    // One search per request, each its own index ranges (LATERAL): never a join planned over the
+    // tenant's movements for the requests together.
+    async scatterGathers(requests) {
+      const rows = await budget.query<{ i: number; account: string; intermediaries: string[]; sum: string; gathers: bigint }>({
         name: 'graph-scatter-gather',
-        text: `WITH scatter AS (
-                 SELECT dst AS mid, min(occurred_at) AS first_at FROM graph_transfers
-                  WHERE tenant_id = $1 AND src = $2 AND dst <> $2 AND occurred_at >= $3 AND occurred_at <= $4
-                  GROUP BY dst
-               ), gather AS (
-                 SELECT t.dst AS account, s.mid, coalesce(sum(t.amount), 0) AS sum
-                   FROM scatter s JOIN graph_transfers t ON t.tenant_id = $1 AND t.src = s.mid
-                  WHERE t.occurred_at >= s.first_at AND t.occurred_at <= $4 AND t.dst <> $2 AND t.dst <> s.mid
-                  GROUP BY t.dst, s.mid
-               )
-               SELECT account, array_agg(mid ORDER BY mid) AS intermediaries, sum(sum)::text AS sum, count(*) OVER () AS gathers
-                 FROM gather GROUP BY account HAVING count(*) >= $5
-                ORDER BY count(*) DESC, sum(sum) DESC, account LIMIT $6`,
-        values: [tenantId, source, options.since, options.until, options.minIntermediaries, options.limit],
+        text: `SELECT r.i, g.account, g.intermediaries, g.sum, g.gathers
+                 FROM unnest($2::int[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::int[], $7::int[]) AS r(i, source, since, until, least_mids, lim)
+                CROSS JOIN LATERAL (
+                  SELECT gather.account, array_agg(gather.mid ORDER BY gather.mid) AS intermediaries, sum(gather.sum)::text AS sum,
+                         count(*) OVER () AS gathers,
+                         row_number() OVER (ORDER BY count(*) DESC, sum(gather.sum) DESC, gather.account) AS n
+                    FROM (
+                      SELECT t.dst AS account, s.mid, coalesce(sum(t.amount), 0) AS sum
+                        FROM (
+                          SELECT dst AS mid, min(occurred_at) AS first_at FROM graph_transfers
+                           WHERE tenant_id = $1 AND src = r.source AND dst <> r.source AND occurred_at >= r.since AND occurred_at <= r.until
+                           GROUP BY dst
+                        ) s
+                        JOIN graph_transfers t ON t.tenant_id = $1 AND t.src = s.mid
+                       WHERE t.occurred_at >= s.first_at AND t.occurred_at <= r.until AND t.dst <> r.source AND t.dst <> s.mid
+                       GROUP BY t.dst, s.mid
+                    ) gather
+                   GROUP BY gather.account HAVING count(*) >= r.least_mids
+                   ORDER BY n LIMIT r.lim
+                ) g
+                ORDER BY r.i, g.n`,
+        values: [
+          tenantId,
+          requests.map((_, i) => i),
+          requests.map((r) => r.source),
+          requests.map((r) => r.options.since),
+          requests.map((r) => r.options.until),
+          requests.map((r) => r.options.minIntermediaries),
+          requests.map((r) => r.options.limit),
+        ],
       });
       if (rows === undefined) return undefined;
-      return {
-        gathers: rows.map((r) => ({ account: r.account, intermediaries: r.intermediaries, sum: BigInt(r.sum) })),
-        found: rows[0] ? Number(rows[0].gathers) : 0,
-      };
+      const answers = requests.map(() => ({ gathers: [] as Array<{ account: string; intermediaries: string[]; sum: bigint }>, found: 0 }));
+      for (const row of rows) {
+        const answer = answers[row.i]!;
+        answer.gathers.push({ account: row.account, intermediaries: row.intermediaries, sum: BigInt(row.sum) });
+        answer.found = Number(row.gathers);
+      }
+      return answers;
     },
 
-    async sharedAttributes(party, limit) {
-      const rows = await budget.query<{ kind: string; key: string; parties: string[] }>({
+    async sharedAttributes(requests) {
+      const rows = await budget.query<{ i: number; kind: string; key: string; parties: string[] }>({
         name: 'graph-shared-attributes',
-        text: `SELECT mine.dst_kind AS kind, mine.dst_key AS key, array_agg(DISTINCT other.src_key ORDER BY other.src_key) AS parties
-                 FROM graph_edges mine
-                 JOIN graph_edges other ON other.tenant_id = mine.tenant_id AND other.dst_kind = mine.dst_kind AND other.dst_key = mine.dst_key
-                                       AND other.type = 'shares' AND other.src_kind = 'party' AND other.src_key <> mine.src_key
-                WHERE mine.tenant_id = $1 AND mine.src_kind = 'party' AND mine.src_key = $2 AND mine.type = 'shares'
-                GROUP BY mine.dst_kind, mine.dst_key
-                ORDER BY count(DISTINCT other.src_key) DESC, mine.dst_kind, mine.dst_key
-                LIMIT $3`,
-        values: [tenantId, party, limit],
+        text: `SELECT r.i, s.kind, s.key, s.parties
+                 FROM unnest($2::int[], $3::text[], $4::int[]) AS r(i, party, lim)
+                CROSS JOIN LATERAL (
+                  SELECT mine.dst_kind AS kind, mine.dst_key AS key, array_agg(DISTINCT other.src_key ORDER BY other.src_key) AS parties,
+                         row_number() OVER (ORDER BY count(DISTINCT other.src_key) DESC, mine.dst_kind, mine.dst_key) AS n
+                    FROM graph_edges mine
+                    JOIN graph_edges other ON other.tenant_id = mine.tenant_id AND other.dst_kind = mine.dst_kind AND other.dst_key = mine.dst_key
+                                          AND other.type = 'shares' AND other.src_kind = 'party' AND other.src_key <> mine.src_key
+                   WHERE mine.tenant_id = $1 AND mine.src_kind = 'party' AND mine.src_key = r.party AND mine.type = 'shares'
+                   GROUP BY mine.dst_kind, mine.dst_key
+                   ORDER BY n
+                   LIMIT r.lim
+                ) s
+                ORDER BY r.i, s.n`,
+        values: [tenantId, requests.map((_, i) => i), requests.map((r) => r.party), requests.map((r) => r.limit)],
       });
-      return rows?.map((r) => ({ via: { kind: r.kind as NodeKind, key: r.key }, parties: r.parties }));
+      if (rows === undefined) return undefined;
+      const lists: SharedAttribute[][] = requests.map(() => []);
+      for (const r of rows) lists[r.i]!.push({ via: { kind: r.kind as NodeKind, key: r.key }, parties: r.parties });
+      return lists;
     },
   };
 }

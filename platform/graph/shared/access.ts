@@ -48,13 +48,20 @@ interface MovementQuery {
   limit: number;
 }
 
-// One hop more for a partial cycle: priced movements out of `node`, no earlier than `after`,
-// their amount in [low, high] (no bounds on the first hop).
+// One hop more for a partial cycle: priced movements out of `node`, no earlier than `after` and
+// no later than `until` (its search's end), their amount in [low, high] (no bounds on the first hop).
 interface CycleStep {
   node: string;
   after: Date;
+  until: Date;
   low: bigint | null;
   high: bigint | null;
+}
+
+// One scatter-gather search (GraphReads.scatterGathers).
+interface TwoHopRequest {
+  source: string;
+  options: TwoHopOptions;
 }
 
 // A movement of the pair transfers[pair] (see GraphReads.recentMovements).
@@ -88,13 +95,15 @@ export interface GraphReads {
   // The latest movements (in the filter's window, at most `limit` per pair, latest first) of each
   // transfer edge, the rows of one pair in that order.
   recentMovements(transfers: GraphEdge[], filter: EdgeFilter | undefined, limit: number): Promise<RecentMovement[] | undefined>;
-  // The next hop of every partial cycle at once, no later than `until`, at most `limit` rows.
-  cycleStep(steps: CycleStep[], until: Date, limit: number): Promise<Array<{ step: number; movement: TransferMovement }> | undefined>;
+  // The next hop of every partial cycle at once (of one search or of many), at most `limit` rows.
+  cycleStep(steps: CycleStep[], limit: number): Promise<Array<{ step: number; movement: TransferMovement }> | undefined>;
   flows(account: string, direction: 'in' | 'out', window: { since: Date; until: Date; limit: number }): Promise<FlowTotals | undefined>;
-  // The gathering accounts (most intermediaries first, at most options.limit) and how many there are.
-  scatterGather(source: string, options: TwoHopOptions): Promise<{ gathers: ScatterGather['gathers']; found: number } | undefined>;
-  // The identifiers, devices and ips the party shares (most parties first), at most `limit`.
-  sharedAttributes(party: string, limit: number): Promise<SharedAttribute[] | undefined>;
+  // For each request, in order: the gathering accounts (most intermediaries first, at most its
+  // options.limit) and how many there are.
+  scatterGathers(requests: TwoHopRequest[]): Promise<Array<{ gathers: ScatterGather['gathers']; found: number }> | undefined>;
+  // For each request, in order: the identifiers, devices and ips the party shares (most parties
+  // first), at most its `limit`.
+  sharedAttributes(requests: Array<{ party: string; limit: number }>): Promise<SharedAttribute[][] | undefined>;
 }
 
 // ---- writes ----

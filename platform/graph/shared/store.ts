@@ -8,7 +8,8 @@ export const DEFAULT_READ_BUDGET_MS = 2_000;
 
 // A GraphStore whose traversals and movement queries are the shared ones (traverse.ts, flows.ts),
 // run over the reads an engine gives for one answer. An adapter provides `read` (one tenant, one
-// read budget), apply, node and holdings.
+// read budget), apply, node and holdings. The `Many` reads answer many requests in the statements
+// one of them would take, under one read budget for them all; the single reads are those of one.
 export abstract class TraversalGraphStore implements GraphStore {
   abstract apply(changes: GraphChange[]): Promise<void>;
   abstract node(tenantId: string, node: NodeRef): Promise<GraphNode | null>;
@@ -33,8 +34,14 @@ export abstract class TraversalGraphStore implements GraphStore {
     return this.read(tenantId, (reads) => expand(reads, start, { ...options, depth: Number.POSITIVE_INFINITY }));
   }
 
-  cycles(tenantId: string, account: string, options: CycleOptions) {
-    return this.read(tenantId, (reads) => findCycles(reads, account, options));
+  async cycles(tenantId: string, account: string, options: CycleOptions) {
+    const [found] = await this.cyclesMany(tenantId, [{ account, options }]);
+    return found!;
+  }
+
+  async cyclesMany(tenantId: string, requests: Array<{ account: string; options: CycleOptions }>) {
+    if (requests.length === 0) return [];
+    return this.read(tenantId, (reads) => findCycles(reads, requests));
   }
 
   fanIn(tenantId: string, account: string, window: { since: Date; until: Date; limit: number }) {
@@ -45,15 +52,27 @@ export abstract class TraversalGraphStore implements GraphStore {
     return this.read(tenantId, (reads) => flowSet(reads, account, 'out', window));
   }
 
-  scatterGather(tenantId: string, source: string, options: TwoHopOptions) {
-    return this.read(tenantId, (reads) => scatterGather(reads, source, options));
+  async scatterGather(tenantId: string, source: string, options: TwoHopOptions) {
+    const [found] = await this.scatterGatherMany(tenantId, [{ source, options }]);
+    return found!;
+  }
+
+  async scatterGatherMany(tenantId: string, requests: Array<{ source: string; options: TwoHopOptions }>) {
+    if (requests.length === 0) return [];
+    return this.read(tenantId, (reads) => scatterGather(reads, requests));
   }
 
   gatherScatter(tenantId: string, hub: string, window: { since: Date; until: Date; limit: number }) {
     return this.read(tenantId, (reads) => gatherScatter(reads, hub, window));
   }
 
-  sharedAttributes(tenantId: string, party: string, options: { limit: number }) {
-    return this.read(tenantId, (reads) => sharedAttributes(reads, party, options.limit));
+  async sharedAttributes(tenantId: string, party: string, options: { limit: number }) {
+    const [found] = await this.sharedAttributesMany(tenantId, [{ party, limit: options.limit }]);
+    return found!;
+  }
+
+  async sharedAttributesMany(tenantId: string, requests: Array<{ party: string; limit: number }>) {
+    if (requests.length === 0) return [];
+    return this.read(tenantId, (reads) => sharedAttributes(reads, requests));
   }
 }

@@ -1,0 +1,74 @@
+// The network searches of one batch of evaluations of one tenant: cycle searches, scatter-gathers
+// and shared attributes asked by the evaluations running side by side are gathered until the event
+// loop's next turn and answered by one call of the graph store's `Many` read each (a cycle search
+// then costs one statement per length for all the subjects of the turn, not one per subject:
+// these searches were most of detection's statements; decision 0044). Each ask gets the answer
+// its own read would have given at that turn.
+import type { Cycle, CycleOptions, GraphStore, ScatterGather, SharedAttribute, TwoHopOptions } from '../../../platform/graph/port.ts';
+
+// Asks gathered until the next turn of the event loop, then answered together by `answer` (one
+// answer per ask, in order). A failed call fails every ask of its turn (the batch is retried).
+interface Waiting<Ask, Answer> {
+  ask: Ask;
+  resolve: (answer: Answer) => void;
+  reject: (error: unknown) => void;
+}
+
+class TurnGatherer<Ask, Answer> {
+  private pending: Array<Waiting<Ask, Answer>> | null = null;
+
+  constructor(private readonly answer: (asks: Ask[]) => Promise<Answer[]>) {}
+
+  get(ask: Ask): Promise<Answer> {
+    return new Promise((resolve, reject) => {
+      if (!this.pending) {
+        const pending: Array<Waiting<Ask, Answer>> = [];
+        this.pending = pending;
+        setImmediate(() => {
+          this.pending = null;
+          this.answer(pending.map((p) => p.ask)).then(
+            (answers) => pending.forEach((p, i) => p.resolve(answers[i]!)),
+            (error: unknown) => pending.forEach((p) => p.reject(error)),
+          );
+        });
+      }
+      this.pending.push({ ask, resolve, reject });
+    });
+  }
+}
+
+export class GraphLoader {
+  private readonly cycleSearches: TurnGatherer<{ account: string; options: CycleOptions }, { cycles: Cycle[]; truncated: boolean }>;
+  private readonly scatterGathers: TurnGatherer<{ source: string; options: TwoHopOptions }, ScatterGather>;
+  private readonly shared: TurnGatherer<{ party: string; limit: number }, { shared: SharedAttribute[]; truncated: boolean }>;
+  // A party's shared attributes do not depend on the instant asked about: one read per party and
+  // limit for the whole batch (another evaluation's ask later in the batch gets the answer of the
+  // first, as asks of one evaluation already did through its memo).
+  private readonly sharedKnown = new Map<string, Promise<{ shared: SharedAttribute[]; truncated: boolean }>>();
+
+  constructor(graph: GraphStore, tenantId: string) {
+    this.cycleSearches = new TurnGatherer((asks) => graph.cyclesMany(tenantId, asks));
+    this.scatterGathers = new TurnGatherer((asks) => graph.scatterGatherMany(tenantId, asks));
+    this.shared = new TurnGatherer((asks) => graph.sharedAttributesMany(tenantId, asks));
+  }
+
+  cycles(account: string, options: CycleOptions): Promise<{ cycles: Cycle[]; truncated: boolean }> {
+    return this.cycleSearches.get({ account, options });
+  }
+
+  scatterGather(source: string, options: TwoHopOptions): Promise<ScatterGather> {
+    return this.scatterGathers.get({ source, options });
+  }
+
+  sharedAttributes(party: string, limit: number): Promise<{ shared: SharedAttribute[]; truncated: boolean }> {
+    const key = `${party}\u0000${limit}`;
+    let found = this.sharedKnown.get(key);
+    if (!found) {
+      found = this.shared.get({ party, limit });
+      // A failed read is not remembered: the batch fails and is retried.
+      found.catch(() => this.sharedKnown.delete(key));
+      this.sharedKnown.set(key, found);
+    }
+    return found;
+  }
+}
