@@ -24,7 +24,7 @@ export interface DetectionStores {
 export interface EntityVersion {
   externalId: string;
   occurredAt: Date;
-  data: Record<string, any>;
+  data: Record<string, unknown>;
 }
 
 export interface ControlEventFact {
@@ -32,7 +32,7 @@ export interface ControlEventFact {
   occurredAt: Date;
   type: string;
   subject: { kind: string; externalId: string };
-  data: Record<string, any>;
+  data: Record<string, unknown>;
 }
 
 // What triggered the evaluation, when it was a change record.
@@ -270,7 +270,7 @@ export class SubjectContext {
       const known = this.prefetched.entities?.get(entityKey(object, externalId));
       if (known !== undefined) return known;
       if (this.prefetched.entityLoader) return this.prefetched.entityLoader.get(object, externalId);
-      const { rows } = await this.stores.pool.query<{ external_id: string; occurred_at: Date; data: Record<string, any> }>({
+      const { rows } = await this.stores.pool.query<{ external_id: string; occurred_at: Date; data: Record<string, unknown> }>({
         name: 'detect-entity',
         text: 'SELECT external_id, occurred_at, data FROM canonical_entities WHERE tenant_id = $1 AND object = $2 AND external_id = $3',
         values: [this.tenantId, object, externalId],
@@ -301,7 +301,7 @@ export class SubjectContext {
       const subjects = [...(party ? [`party:${party}`] : []), ...accounts.map((a) => `account:${a}`)];
       if (this.subject.kind === 'account' && !accounts.includes(this.subject.id)) subjects.push(`account:${this.subject.id}`);
       if (subjects.length === 0) return [];
-      const { rows } = await this.stores.pool.query<{ external_id: string; occurred_at: Date; type: string; subject_kind: string; subject_external_id: string; data: Record<string, any> }>({
+      const { rows } = await this.stores.pool.query<{ external_id: string; occurred_at: Date; type: string; subject_kind: string; subject_external_id: string; data: Record<string, unknown> }>({
         name: 'detect-control-events',
         text: `SELECT c.external_id, c.occurred_at, c.type, c.subject_kind, c.subject_external_id, c.data
                  FROM unnest($2::text[]) s(ref)

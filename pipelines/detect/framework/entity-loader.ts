@@ -65,7 +65,7 @@ export class EntityLoader {
 export async function readEntities(pool: Pool, tenantId: string, keys: readonly Wanted[]): Promise<Map<string, EntityVersion | null>> {
   const found = new Map<string, EntityVersion | null>();
   if (keys.length === 0) return found;
-  const { rows } = await pool.query<{ object: string; external_id: string; occurred_at: Date; data: Record<string, any> }>({
+  const { rows } = await pool.query<{ object: string; external_id: string; occurred_at: Date; data: Record<string, unknown> }>({
     name: 'detect-prefetch-entities',
     // One lookup of the primary key per entity asked for (LIMIT 1 keeps the subquery from being
     // turned into a join). As a join, with the table's statistics behind its growth, it was

@@ -24,7 +24,8 @@ export async function evaluateSubject(ctx: SubjectContext, ruleset: CompiledRule
   const party = await ctx.party();
   const account = await ctx.account();
   const segment = typeof party?.data.segment === 'string' ? party.data.segment : undefined;
-  const tier = typeof party?.data.kyc?.tier === 'string' ? party.data.kyc.tier : undefined;
+  const kyc = party?.data.kyc as { tier?: unknown } | undefined;
+  const tier = typeof kyc?.tier === 'string' ? kyc.tier : undefined;
   // Detectors run at the same time; a check that fails answers without a promise of its own
   // (these run for every detector of every subject: their promises were a tenth of detection's
   // allocations, and collecting them much of its garbage collection).

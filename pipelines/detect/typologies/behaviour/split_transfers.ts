@@ -118,7 +118,8 @@ async function isBusiness(ctx: SubjectContext, counterparty: string, p: Params):
   let holder: string | undefined;
   if (kind === 'account') {
     const account = await ctx.entity('account', id);
-    if ((p.excludeCounterpartyAccountTypes as readonly string[]).includes(account?.data.type)) return true;
+    const type = account?.data.type;
+    if (typeof type === 'string' && (p.excludeCounterpartyAccountTypes as readonly string[]).includes(type)) return true;
     holder = typeof account?.data.holder_party_id === 'string' ? account.data.holder_party_id : undefined;
   } else if (kind === 'party') {
     holder = id;
@@ -127,5 +128,6 @@ async function isBusiness(ctx: SubjectContext, counterparty: string, p: Params):
   const party = await ctx.entity('party', holder);
   const excluded = p.excludeCounterpartySegments as readonly string[];
   // A party that declares no segment but is a merchant or a financial institution by type.
-  return excluded.includes(party?.data.segment ?? party?.data.type);
+  const segment = party?.data.segment ?? party?.data.type;
+  return typeof segment === 'string' && excluded.includes(segment);
 }

@@ -59,8 +59,11 @@ export const repeatedControlFailures = defineDetector({
     const score = scoreForRatio(ratio, 0.45, 0.25, 0.85);
 
     // Control events carry amounts in any asset; only those already in the base asset are summed.
-    const inBase = shown.filter((e) => e.data.amount?.asset === ctx.baseAsset && typeof e.data.amount.value === 'string');
-    const total = inBase.reduce((sum, e) => sum + BigInt(e.data.amount.value), 0n);
+    const inBase = shown.flatMap((e) => {
+      const amount = e.data.amount as { asset?: unknown; value?: unknown } | undefined;
+      return amount?.asset === ctx.baseAsset && typeof amount.value === 'string' ? [amount.value] : [];
+    });
+    const total = inBase.reduce((sum, value) => sum + BigInt(value), 0n);
     const byType = Object.fromEntries(p.types.map((type) => [type, shown.filter((e) => e.type === type).length]).filter(([, n]) => n !== 0));
     const crossed = thresholds.map((t) => `${t.observed} in ${t.name.replace('control_failures_', '')} (minimum ${t.threshold})`).join(', ');
     return {
