@@ -45,7 +45,7 @@ import { embeddedConnection } from './lib/embedded-pg.ts';
 import { positiveInteger } from './lib/options.ts';
 import { runBench, Teardown } from './lib/teardown.ts';
 import { choices, describeChoice, raisedUnder, shippedChoice, sweepRuleset, type Choice, type RecordedHit } from './lib/tuning.ts';
-import type { RulesetDocument } from '../pipelines/detect/framework/ruleset.ts';
+import type { RulesetDocument } from '../services/detection/framework/ruleset.ts';
 
 const MOVEMENT_LIMIT = positiveInteger('BENCH_MOVEMENTS', Number.MAX_SAFE_INTEGER);
 const DRAIN_TIMEOUT_MS = positiveInteger('BENCH_DRAIN_TIMEOUT_S', 3600) * 1000;

@@ -26,7 +26,7 @@ describe('boundaries (decision 0041)', () => {
     expect(refusedBy('platform/bus/port.ts', 'test/support/test-database.ts')).toEqual(['test-support-stays-in-tests']);
     expect(refusedBy('services/api/app.ts', 'pipelines/detect/models/test-kit.ts')).toEqual(['test-support-stays-in-tests', 'services-are-not-pipelines']);
     expect(refusedBy('services/cases/actions.ts', 'pipelines/detect/run.ts')).toEqual(['services-are-not-pipelines']);
-    expect(refusedBy('services/cli/commands/rulesets.ts', 'pipelines/detect/framework/ruleset.ts')).toEqual(['services-are-not-pipelines']);
+    expect(refusedBy('services/detection/library.ts', 'pipelines/detect/run.ts')).toEqual(['services-are-not-pipelines']);
     expect(refusedBy('services/api/auth/authenticate.ts', 'clients/typescript/src/index.ts')).toEqual(['server-uses-the-sdk-through-declared-entries']);
     expect(refusedBy('services/webhooks/worker.ts', 'clients/typescript/src/webhook-signing.ts')).toEqual(['server-uses-the-sdk-through-declared-entries']);
     expect(refusedBy('clients/typescript/src/client.ts', 'schemas/problem.ts')).toEqual(['sdk-is-self-contained']);

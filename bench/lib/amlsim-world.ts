@@ -9,7 +9,7 @@ import pg from 'pg';
 import { PostgresAggregateStore } from '../../platform/aggregates/postgres.ts';
 import { PostgresLogBus } from '../../platform/bus/postgres-log.ts';
 import { PostgresGraphStore } from '../../platform/graph/postgres/store.ts';
-import type { DetectionStores } from '../../pipelines/detect/framework/context.ts';
+import type { DetectionStores } from '../../services/detection/framework/context.ts';
 import { AGGREGATES, CANONICAL, GRAPH } from '../../pipelines/groups.ts';
 import { accountItem, accountKey, loadDataset, movementItem, partyItem } from './amlsim.ts';
 import { batchesOf, ingestBatches, startPipeline } from './batches.ts';

@@ -2,10 +2,10 @@
 // framework (data needs, parameters, the learned detector) at each of its instants in time order,
 // as the detection pipeline would have judged it, until one evaluation raises a hit. Read-only:
 // nothing is written, so one ingested world can be judged by several models.
-import { SubjectContext, type DetectionStores } from '../../pipelines/detect/framework/context.ts';
-import { evaluateSubject } from '../../pipelines/detect/framework/evaluate.ts';
-import { prefetch } from '../../pipelines/detect/framework/prefetch.ts';
-import { compileRuleset } from '../../pipelines/detect/framework/ruleset.ts';
+import { SubjectContext, type DetectionStores } from '../../services/detection/framework/context.ts';
+import { evaluateSubject } from '../../services/detection/framework/evaluate.ts';
+import { prefetch } from '../../services/detection/framework/prefetch.ts';
+import { compileRuleset } from '../../services/detection/framework/ruleset.ts';
 import { learnedModel, LEARNED_DETECTOR_ID } from '../../services/detection/models/detector.ts';
 
 // Accounts judged per prefetch (one snapshot each, covering all of its instants).

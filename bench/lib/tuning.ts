@@ -6,7 +6,7 @@
 // So one run of a data set under the loosest values (`sweepRuleset`) tells what every
 // combination of values would flag, and the choice is made on one set and judged on the other.
 import { DETECTOR_LIBRARY } from '../../services/detection/library.ts';
-import { defaultRulesetDocument, type RulesetDocument } from '../../pipelines/detect/framework/ruleset.ts';
+import { defaultRulesetDocument, type RulesetDocument } from '../../services/detection/framework/ruleset.ts';
 
 // What a recorded hit carries: its detector and evidence (as the API returns them).
 export interface RecordedHit {

@@ -4,7 +4,7 @@ import { withTransaction } from '../../platform/postgres/pool.ts';
 import { ALERT_COLUMNS } from '../../services/cases/store.ts';
 import { startDetectionWorld, type DetectionWorld } from '../../test/support/detection-world.ts';
 import { recordHits, type HitToRecord } from './alerts.ts';
-import { defineDetector, noHit, type Severity } from './framework/detector.ts';
+import { defineDetector, noHit, type Severity } from '../../services/detection/framework/detector.ts';
 
 // recordHits reads the alert every hit would update in one statement; hits of one detector on one
 // subject in the same call must still see what the earlier ones wrote.

@@ -11,7 +11,7 @@
 // Runs inside the caller's transaction, which holds the tenant's detection lock.
 import { ID_PREFIXES, uuidv7 } from '../../platform/ids.ts';
 import type { PoolClient } from '../../platform/postgres/pool.ts';
-import { severityRank, type AnyDetector, type Hit, type Severity, type SubjectRef } from './framework/detector.ts';
+import { severityRank, type AnyDetector, type Hit, type Severity, type SubjectRef } from '../../services/detection/framework/detector.ts';
 import type { OutgoingEvent } from '../../services/webhooks/outgoing-events.ts';
 
 export type Mode = 'live' | 'shadow';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startDetectionWorld, type DetectionWorld } from '../../test/support/detection-world.ts';
-import { splitTransfers } from './typologies/behaviour/split_transfers.ts';
+import { splitTransfers } from '../../services/detection/typologies/behaviour/split_transfers.ts';
 
 // A consumer catching up (or a backfill) reads batches spanning days of event time. A short-window
 // pattern early in such a batch must be judged at its own time, not only from the batch's latest

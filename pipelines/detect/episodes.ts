@@ -9,7 +9,7 @@ import { ID_PREFIXES, uuidv7 } from '../../platform/ids.ts';
 import type { PoolClient } from '../../platform/postgres/pool.ts';
 import type { OpenedAlert, RaisedAlert } from './alerts.ts';
 import { refreshCaseInbox } from '../../services/cases/inbox.ts';
-import { severityRank, type Severity } from './framework/detector.ts';
+import { severityRank, type Severity } from '../../services/detection/framework/detector.ts';
 import type { OutgoingEvent } from '../../services/webhooks/outgoing-events.ts';
 
 export interface EpisodePolicy {

@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SnapshotReader } from '../../platform/aggregates/snapshot.ts';
 import type { ActivityRecord } from '../../platform/aggregates/port.ts';
 import { startDetectionWorld, type DetectionWorld } from '../../test/support/detection-world.ts';
-import type { Prefetched } from './framework/context.ts';
+import type { Prefetched } from '../../services/detection/framework/context.ts';
 import { LATE_FACT_SPAN_MS, placeLateFacts } from './late-facts.ts';
 import type { SubjectWork } from '../../services/detection/subjects.ts';
-import { splitTransfers } from './typologies/behaviour/split_transfers.ts';
+import { splitTransfers } from '../../services/detection/typologies/behaviour/split_transfers.ts';
 
 const T0 = Date.parse('2026-02-17T07:00:00Z');
 const MIN = 60_000;

@@ -13,7 +13,7 @@
 // triggered by movements read control events too (an account takeover is judged on the large
 // transfer that follows it): a late control event keeps its own evaluation and adds one, as a
 // movement, at the later fact.
-import type { Prefetched } from './framework/context.ts';
+import type { Prefetched } from '../../services/detection/framework/context.ts';
 import { COALESCE_SPAN_MS, type SubjectWork } from '../../services/detection/subjects.ts';
 
 export const LATE_FACT_SPAN_MS = COALESCE_SPAN_MS;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { startDetectionWorld, type DetectionWorld } from '../../test/support/detection-world.ts';
-import { defineDetector, noHit, type DetectorOutcome } from './framework/detector.ts';
+import { defineDetector, noHit, type DetectorOutcome } from '../../services/detection/framework/detector.ts';
 import { applyCaseAction } from '../../services/cases/actions.ts';
 import type { DetectPipeline } from './pipeline.ts';
 

@@ -16,7 +16,7 @@ import { recordingStages } from '../change-stages.ts';
 import { AGGREGATES, DETECT, GRAPH } from '../groups.ts';
 import { DEFAULT_SILENCE, familiesSeen, sweepCoverage, type Arrival, type SilenceThresholds } from './coverage.ts';
 import type { EpisodePolicy } from './episodes.ts';
-import type { AnyDetector } from './framework/detector.ts';
+import type { AnyDetector } from '../../services/detection/framework/detector.ts';
 import { DETECTOR_LIBRARY } from '../../services/detection/library.ts';
 import { enqueueEvents } from '../../services/webhooks/outgoing-events.ts';
 import { limitHeapGrowth } from './node-options.ts';

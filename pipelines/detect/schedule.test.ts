@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startDetectionWorld, type DetectionWorld } from '../../test/support/detection-world.ts';
-import { defineDetector, noHit } from './framework/detector.ts';
+import { defineDetector, noHit } from '../../services/detection/framework/detector.ts';
 import type { DetectPipeline } from './pipeline.ts';
 import { dueForSchedule } from './schedule.ts';
 

@@ -7,7 +7,7 @@
 // detectors that declare that trigger run (data gone stale, windows judged once they closed) and
 // the party's posture is recomputed with them. Oldest evaluations first, a bounded number per pass.
 import type { Pool } from '../../platform/postgres/pool.ts';
-import type { SubjectKind } from './framework/detector.ts';
+import type { SubjectKind } from '../../services/detection/framework/detector.ts';
 import type { SubjectWork } from '../../services/detection/subjects.ts';
 
 const DAY_MS = 86_400_000;

@@ -11,7 +11,7 @@ import { caseActionRequestSchema, type CASE_STATUSES, type DISPOSITIONS, type EP
 import { requestSchemaErrors } from '../../schemas/validation/request-errors.ts';
 import { refreshCaseInbox } from './inbox.ts';
 import { lockTenantDetection } from '../detection/detection-lock.ts';
-import type { Severity } from '../../pipelines/detect/framework/detector.ts';
+import type { Severity } from '../detection/framework/detector.ts';
 import { enqueueEvents, type OutgoingEvent } from '../webhooks/outgoing-events.ts';
 import { recomputePostures } from '../detection/posture.ts';
 

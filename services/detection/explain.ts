@@ -3,7 +3,7 @@
 // own daily baseline, in words and in the tenant's base asset (major units).
 import type { Baseline } from '../../platform/aggregates/port.ts';
 import { isoRegistry } from '../../schemas/assets/registry.ts';
-import type { AnyDetector, Hit } from '../../pipelines/detect/framework/detector.ts';
+import type { AnyDetector, Hit } from './framework/detector.ts';
 
 export function formatMoney(minor: string | bigint, asset: string): string {
   const scale = isoRegistry.scaleOf(asset) ?? 0;

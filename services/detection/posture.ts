@@ -10,7 +10,7 @@
 // Callers hold the tenant's detection lock (detection-lock.ts), so two writers never race on a band.
 import { ID_PREFIXES } from '../../platform/ids.ts';
 import type { PoolClient } from '../../platform/postgres/pool.ts';
-import { SEVERITIES, severityRank, type Severity } from '../../pipelines/detect/framework/detector.ts';
+import { SEVERITIES, severityRank, type Severity } from './framework/detector.ts';
 import type { OutgoingEvent } from '../webhooks/outgoing-events.ts';
 
 type Band = Severity | 'incomplete';

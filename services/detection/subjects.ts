@@ -7,8 +7,8 @@
 // consumer reads large batches, and a burst in February was judged from an instant in April.)
 import { WINDOWS } from '../../platform/aggregates/port.ts';
 import type { CanonicalChange } from '../../schemas/bus/canonical-change.ts';
-import type { SubjectRef, TriggerKind } from '../../pipelines/detect/framework/detector.ts';
-import type { TriggerChange } from '../../pipelines/detect/framework/context.ts';
+import type { SubjectRef, TriggerKind } from './framework/detector.ts';
+import type { TriggerChange } from './framework/context.ts';
 
 // Failed and reversed movements moved no money: they are evidence for control-event typologies
 // (through the customer's control events), not behaviour to evaluate.

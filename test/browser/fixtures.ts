@@ -89,7 +89,7 @@ export const ALERTS: Alert[] = Array.from({ length: 30 }, (_, i) => ({
 }));
 
 // The fan-in alert's evidence as detection writes it: base-asset minor units as strings, counts
-// as numbers (pipelines/detect/framework/detector.ts Evidence).
+// as numbers (services/detection/framework/detector.ts Evidence).
 const FAN_IN_EVIDENCE = {
   movements: ['fan-1', 'fan-2'],
   counterparties: ['account:sender1', 'party:sender2-p'],

@@ -3,7 +3,7 @@
 // hits about two parties, and the detection pipeline (with the library's sanctions_hit_reported
 // detector) finds them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sanctionsHitReported } from '../../../pipelines/detect/typologies/controls/sanctions_hit_reported.ts';
+import { sanctionsHitReported } from '../../../services/detection/typologies/controls/sanctions_hit_reported.ts';
 import { startDetectionWorld, type DetectionWorld } from '../../../test/support/detection-world.ts';
 import { apiError, serveForSdk, type SdkService } from '../../../test/support/sdk-service.ts';
 import { type Alert, type AlertPage, type Episode, type SvcClient, type WithResponse } from '../src/index.ts';

@@ -10,7 +10,7 @@ import type { accountDataSchema } from '../../../schemas/families/account.ts';
 import type { movementDataSchema } from '../../../schemas/families/movement.ts';
 import type { partyDataSchema } from '../../../schemas/families/party.ts';
 import type { alertSchema } from '../../../schemas/responses.ts';
-import type { Evidence } from '../../../pipelines/detect/framework/detector.ts';
+import type { Evidence } from '../../../services/detection/framework/detector.ts';
 
 export type { ConsoleEpisodeDetail, Evidence };
 export type Alert = z.infer<typeof alertSchema>;

@@ -46,7 +46,7 @@ export interface CaseAlertRow {
   evidence: Array<{ seq: number; event_at: Date; severity: string; evidence: StoredEvidence }>;
 }
 
-// A hit's evidence as detectors store it (pipelines/detect/framework/detector.ts Evidence): JSON
+// A hit's evidence as detectors store it (services/detection/framework/detector.ts Evidence): JSON
 // written by many detectors over time, so every part may be absent.
 interface StoredEvidence {
   movements?: string[];

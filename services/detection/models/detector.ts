@@ -5,8 +5,8 @@
 // version and score, and the features that pushed the score most with their values and the
 // account's own values over the preceding span.
 import { z } from 'zod';
-import { defineDetector, noHit, nonResult, type Hit, type Severity } from '../../../pipelines/detect/framework/detector.ts';
-import type { SubjectContext } from '../../../pipelines/detect/framework/context.ts';
+import { defineDetector, noHit, nonResult, type Hit, type Severity } from '../framework/detector.ts';
+import type { SubjectContext } from '../framework/context.ts';
 import { formatMoney } from '../explain.ts';
 import { earlierFeatures, FEATURE_DAYS, FEATURES, subjectFeatures, type FeatureValues } from './features.ts';
 import { score, topContributions, type Contribution } from './model.ts';

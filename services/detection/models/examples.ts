@@ -1,8 +1,8 @@
 // Labelled accounts as training examples: each account's features at its label's instant, read
 // through the same prefetch and subject context as detection, so an example is what the detector
 // would have seen at that instant (and nothing after it).
-import { SubjectContext, type DetectionStores } from '../../../pipelines/detect/framework/context.ts';
-import { prefetch } from '../../../pipelines/detect/framework/prefetch.ts';
+import { SubjectContext, type DetectionStores } from '../framework/context.ts';
+import { prefetch } from '../framework/prefetch.ts';
 import { subjectFeatures } from './features.ts';
 import type { Example } from './train.ts';
 

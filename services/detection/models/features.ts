@@ -6,7 +6,7 @@
 // the evaluation instant. Training and scoring both call subjectFeatures, so a model is always
 // scored on exactly the numbers it was trained on.
 import type { ActivityRecord } from '../../../platform/aggregates/port.ts';
-import type { SubjectContext } from '../../../pipelines/detect/framework/context.ts';
+import type { SubjectContext } from '../framework/context.ts';
 
 // The span the features describe. The detection snapshot holds the 90 days before the day of
 // the instant, so the whole span is read from it (no store read in the pipeline).

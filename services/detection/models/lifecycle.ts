@@ -5,8 +5,8 @@
 // ruleset already runs activates that very ruleset, so what was watched in shadow is what goes
 // live. Rolling back is the ruleset's rollback (`svc rulesets rollback`).
 import type { Pool } from '../../../platform/postgres/pool.ts';
-import type { AnyDetector } from '../../../pipelines/detect/framework/detector.ts';
-import { defaultRulesetDocument, type RulesetDocument } from '../../../pipelines/detect/framework/ruleset.ts';
+import type { AnyDetector } from '../framework/detector.ts';
+import { defaultRulesetDocument, type RulesetDocument } from '../framework/ruleset.ts';
 import { activate, createCandidate, startShadow, type Outcome } from '../rulesets/lifecycle.ts';
 import { LEARNED_DETECTOR_ID } from './detector.ts';
 import { activeRulesetDocument, loadModel, shadowRulesetModel } from './store.ts';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDetectionWorld, type DetectionWorld } from '../../../test/support/detection-world.ts';
 import { applyCaseAction } from '../../cases/actions.ts';
-import { defaultRulesetDocument } from '../../../pipelines/detect/framework/ruleset.ts';
+import { defaultRulesetDocument } from '../framework/ruleset.ts';
 import { learnedModel, LEARNED_DETECTOR_ID } from './detector.ts';
 import { dispositionLabels } from './label-store.ts';
 import { parseLabelFile } from './labels.ts';

@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Clock } from '../../../platform/clock.ts';
 import { baseAssetOf } from '../../../platform/tenants/tenants.ts';
-import type { DetectionStores } from '../../../pipelines/detect/framework/context.ts';
+import type { DetectionStores } from '../framework/context.ts';
 import { examplesFor, type LabelledAccount } from './examples.ts';
 import { accountsOfParties, dispositionLabels } from './label-store.ts';
 import type { Label } from './labels.ts';

@@ -2,8 +2,8 @@
 // traffic, and the one in shadow, if any, beside it. Read through a short cache: a ruleset
 // activated or put in shadow takes effect within CACHE_MS on every detection worker.
 import type { Pool } from '../../../platform/postgres/pool.ts';
-import type { AnyDetector } from '../../../pipelines/detect/framework/detector.ts';
-import { compileRuleset, defaultRulesetDocument, type CompiledRuleset } from '../../../pipelines/detect/framework/ruleset.ts';
+import type { AnyDetector } from '../framework/detector.ts';
+import { compileRuleset, defaultRulesetDocument, type CompiledRuleset } from '../framework/ruleset.ts';
 
 const CACHE_MS = 5_000;
 

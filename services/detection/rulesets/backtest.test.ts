@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startDetectionWorld, type DetectionWorld } from '../../../test/support/detection-world.ts';
-import { defineDetector, noHit, type DetectorOutcome } from '../../../pipelines/detect/framework/detector.ts';
+import { defineDetector, noHit, type DetectorOutcome } from '../framework/detector.ts';
 import { alertsOpened, backtest, type BacktestDeps, type WindowedHit } from './backtest.ts';
 import { activate, createCandidate } from './lifecycle.ts';
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createTenant } from '../../../platform/tenants/tenants.ts';
 import { startTestApi, type TestApi } from '../../../test/support/test-api.ts';
-import { defineDetector, noHit } from '../../../pipelines/detect/framework/detector.ts';
+import { defineDetector, noHit } from '../framework/detector.ts';
 import { RulesetCache } from './active.ts';
 import { activate, createCandidate, listRulesets, rollback, shadowReport, showRuleset, startShadow } from './lifecycle.ts';
 

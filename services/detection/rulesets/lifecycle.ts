@@ -6,8 +6,8 @@
 // (unknown version, wrong state, a document that does not compile) are returned, never thrown.
 import { withTransaction, type Pool, type PoolClient } from '../../../platform/postgres/pool.ts';
 import { lockTenantDetection } from '../detection-lock.ts';
-import type { AnyDetector } from '../../../pipelines/detect/framework/detector.ts';
-import { compileRuleset, type RulesetIssue } from '../../../pipelines/detect/framework/ruleset.ts';
+import type { AnyDetector } from '../framework/detector.ts';
+import { compileRuleset, type RulesetIssue } from '../framework/ruleset.ts';
 import { enqueueEvents, type OutgoingEvent } from '../../webhooks/outgoing-events.ts';
 import type { BacktestReport } from './backtest.ts';
 

@@ -57,11 +57,6 @@ const RULES: readonly BoundaryRule[] = [
       { to: 'pipelines/groups.ts', why: 'the consumer group specs, which metrics and status report on' },
       { from: 'services/cli/**', to: 'pipelines/*/pipeline.ts', why: '`svc run` is the composition root that starts the consumers' },
       { from: 'services/cli/**', to: 'pipelines/imports/worker.ts', why: '`svc run` starts the import worker' },
-      // Pending (decision 0041): the detector engine and the typologies belong to services/detection
-      // and follow it there once the set-based graph reads of issue 32 land in them.
-      { from: 'services/detection/**', to: 'pipelines/detect/framework/**', why: 'the detector engine, pending its move to services/detection' },
-      { from: 'services/detection/library.ts', to: 'pipelines/detect/typologies/*/index.ts', why: 'the typologies, pending their move to services/detection' },
-      { from: 'services/cases/actions.ts', to: 'pipelines/detect/framework/detector.ts', why: 'the severity type, pending the move of the engine to services/detection' },
     ],
   },
   {

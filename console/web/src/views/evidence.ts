@@ -3,7 +3,7 @@ import { counterpartyLink, movementLink } from '../format/links.ts';
 import { formatMoney } from '../format/money.ts';
 import type { Evidence } from '../payloads.ts';
 
-// The evidence of a hit as an analyst reads it (pipelines/detect/framework/detector.ts Evidence):
+// The evidence of a hit as an analyst reads it (services/detection/framework/detector.ts Evidence):
 // totals in money, thresholds as "observed / threshold", the subject's baseline, the learned
 // model's score and features, and the movements and counterparties as links. Evidence is stored
 // JSON written by many detectors over time, so every part is optional here.
@@ -17,7 +17,7 @@ const valueText = (value: unknown, asset: string | undefined): string => {
   return value === undefined || value === null ? '—' : String(value);
 };
 
-// Other facts a detector adds (pipelines/detect/framework/detector.ts Evidence.facts) are free-form:
+// Other facts a detector adds (services/detection/framework/detector.ts Evidence.facts) are free-form:
 // an integer string under a money-named key is base-asset minor units, like everywhere in evidence.
 const MONEY_KEY = /(^|_)(sum|total|amount|in|out|mean|stddev|value|volume|balance)$/;
 function factsTree(value: unknown, asset: string | undefined, key = ''): HTMLElement {
