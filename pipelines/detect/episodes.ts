@@ -4,7 +4,7 @@
 // alert on one of its own subjects; otherwise the alert starts an episode of its own. Episodes
 // are never merged: two that meet later stay two (merging would rewrite what analysts have seen).
 // Runs inside the caller's transaction, which holds the tenant's detection lock.
-import type { GraphStore } from '../../platform/graph/port.ts';
+import type { GraphStore, NodeRef } from '../../platform/graph/port.ts';
 import { ID_PREFIXES, uuidv7 } from '../../platform/ids.ts';
 import type { PoolClient } from '../../platform/postgres/pool.ts';
 import type { OpenedAlert, RaisedAlert } from './alerts.ts';
@@ -49,9 +49,11 @@ export async function assignEpisodes(
 ): Promise<AssignedEpisodes> {
   const out: AssignedEpisodes = { events: [], parties: new Set() };
   const touched = new Map<string, string[]>();
-  for (const alert of alerts) {
-    const since = new Date(alert.eventAt.getTime() - policy.horizonDays * DAY_MS);
-    const reach = await neighbourhood(graph, alert, since, policy.hops);
+  const sinceOf = (alert: OpenedAlert) => new Date(alert.eventAt.getTime() - policy.horizonDays * DAY_MS);
+  const reached = await neighbourhoods(graph, alerts, sinceOf, policy.hops);
+  for (const [index, alert] of alerts.entries()) {
+    const since = sinceOf(alert);
+    const reach = reached[index]!;
     const { rows } = await db.query<EpisodeRow>({
       name: 'episodes-candidates',
       text: `SELECT e.episode_id, e.status, e.severity, e.alert_count,
@@ -172,18 +174,40 @@ function membersOf(alert: OpenedAlert): Member[] {
   return [...members.values()];
 }
 
-// The subject, its party, and every party or account within `hops` of either in the horizon.
-async function neighbourhood(graph: GraphStore, alert: OpenedAlert, since: Date, hops: number): Promise<Array<{ kind: string; key: string }>> {
-  const found = new Map<string, { kind: string; key: string }>();
-  const centers = [{ kind: alert.subject.kind, key: alert.subject.id }];
-  if (alert.partyId && !(alert.subject.kind === 'party' && alert.subject.id === alert.partyId)) centers.push({ kind: 'party', key: alert.partyId });
-  for (const center of centers) found.set(`${center.kind}:${center.key}`, center);
-  // Both at once: the caller holds the tenant's detection lock while it waits.
-  const reached = await Promise.all(centers.map((center) => graph.reach(alert.tenantId, center, { depth: hops, filter: { since, until: alert.eventAt }, nodeCap: NEIGHBOURHOOD_CAP })));
-  for (const sub of reached) {
-    for (const node of sub.nodes) if (node.kind === 'party' || node.kind === 'account') found.set(`${node.kind}:${node.key}`, { kind: node.kind, key: node.key });
+// For each alert, in order: the subject, its party, and every party or account within `hops` of
+// either in the horizon. No neighbourhood depends on the episodes assigned before it, so the
+// batch's are read before any is assigned, one reachMany per tenant for all their centers.
+async function neighbourhoods(
+  graph: GraphStore,
+  alerts: OpenedAlert[],
+  sinceOf: (alert: OpenedAlert) => Date,
+  hops: number,
+): Promise<Array<Array<{ kind: string; key: string }>>> {
+  const centersOf = alerts.map((alert) => {
+    const centers: NodeRef[] = [{ kind: alert.subject.kind, key: alert.subject.id }];
+    if (alert.partyId && !(alert.subject.kind === 'party' && alert.subject.id === alert.partyId)) centers.push({ kind: 'party', key: alert.partyId });
+    return centers;
+  });
+  const reachedOf = alerts.map((): Array<{ nodes: NodeRef[] }> => []);
+  const tenants = new Map<string, number[]>();
+  for (const [index, alert] of alerts.entries()) tenants.set(alert.tenantId, [...(tenants.get(alert.tenantId) ?? []), index]);
+  for (const [tenantId, indexes] of tenants) {
+    const requests = indexes.flatMap((index) => {
+      const alert = alerts[index]!;
+      const options = { depth: hops, filter: { since: sinceOf(alert), until: alert.eventAt }, nodeCap: NEIGHBOURHOOD_CAP };
+      return centersOf[index]!.map((center) => ({ index, center, options }));
+    });
+    const answers = await graph.reachMany(tenantId, requests.map(({ center, options }) => ({ center, options })));
+    requests.forEach(({ index }, n) => reachedOf[index]!.push(answers[n]!));
   }
-  return [...found.values()];
+  return alerts.map((_, index) => {
+    const found = new Map<string, { kind: string; key: string }>();
+    for (const center of centersOf[index]!) found.set(`${center.kind}:${center.key}`, center);
+    for (const sub of reachedOf[index]!) {
+      for (const node of sub.nodes) if (node.kind === 'party' || node.kind === 'account') found.set(`${node.kind}:${node.key}`, { kind: node.kind, key: node.key });
+    }
+    return [...found.values()];
+  });
 }
 
 // An alert's severity rose with new evidence: its unresolved episode takes the higher severity and

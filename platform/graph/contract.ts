@@ -243,6 +243,32 @@ export function describeGraphStoreContract(name: string, setup: () => Promise<{ 
         expect((await store.reach(tenantId, party('P1'), { depth: 4, nodeCap: 3 })).truncated).toBe(true);
       });
 
+      it('reachMany answers each request what egoNetwork and reach answer for it alone, in order', async () => {
+        const tenantId = await chain();
+        const requests: Array<{ center: NodeRef; options: EgoOptions }> = [
+          { center: party('P1'), options: { depth: 4, nodeCap: 50 } },
+          { center: party('P1'), options: { depth: 4, nodeCap: 3 } },
+          { center: account('A1'), options: { depth: 3, nodeCap: 50, filter: { types: ['transfer'] } } },
+          { center: account('A2'), options: { depth: 2, nodeCap: 50, filter: { since: day(3), until: day(4) } } },
+          { center: account('A2'), options: { depth: 2, nodeCap: 50, filter: { since: day(1), until: day(2) } } },
+          { center: party('P2'), options: { depth: 2, nodeCap: 50, filter: { types: ['holds', 'shares'] } } },
+          { center: account('A1'), options: { depth: 2, nodeCap: 50, filter: { minAmount: 101n } } },
+          { center: party('NOBODY'), options: { depth: 2, nodeCap: 50 } },
+        ];
+        const batch = await store.reachMany(tenantId, requests);
+        expect(batch).toHaveLength(requests.length);
+        for (const [i, { center, options }] of requests.entries()) {
+          const net = await store.egoNetwork(tenantId, center, options);
+          expect(batch[i]!.nodes.map(ref), `request ${i}`).toEqual(nodeIds(net));
+          expect(batch[i]!.truncated, `request ${i}`).toBe(net.truncated);
+          expect(batch[i], `request ${i}`).toEqual(await store.reach(tenantId, center, options));
+        }
+        expect(batch[1]!.truncated).toBe(true);
+        expect(batch[0]!.nodes.length).toBeGreaterThan(batch[1]!.nodes.length);
+        expect(batch[3]!.nodes.map(ref)).not.toEqual(batch[4]!.nodes.map(ref));
+        expect(await store.reachMany(tenantId, [])).toEqual([]);
+      });
+
       // A1 → A2: 100 (day 1), 200 (day 5), unpriced (day 6), 300 (day 9); A1 → A3: 50 (day 2).
       const movements = async () => {
         const g = graphOf(newTenant());
@@ -803,6 +829,17 @@ export function describeGraphStoreContract(name: string, setup: () => Promise<{ 
         expect(nodeIds(ego)).toContain('account:HUB');
         expect(ego.truncated).toBe(true);
         expectClosed(ego);
+        // Capped in a batch as alone, through stored edges and through rebuilt transfers.
+        const capped: Array<{ center: NodeRef; options: EgoOptions }> = [
+          { center: account('HUB'), options: { depth: 2, nodeCap: 100 } },
+          { center: party('OWNER'), options: { depth: 2, nodeCap: 50, filter: { since: day(1), until: day(3) } } },
+        ];
+        const reached = await store.reachMany(g.tenantId, capped);
+        for (const [i, { center, options }] of capped.entries()) {
+          const net = await store.egoNetwork(g.tenantId, center, options);
+          expect(reached[i]!.nodes.map(ref)).toEqual(nodeIds(net));
+          expect(reached[i]!.truncated).toBe(true);
+        }
         const component = await store.component(g.tenantId, party('OWNER'), { nodeCap: 100 });
         expect(component.nodes.length).toBeLessThanOrEqual(100);
         expect(component.truncated).toBe(true);

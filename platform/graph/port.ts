@@ -200,6 +200,10 @@ export interface GraphStore {
   // The nodes of egoNetwork's answer alone, in id order (no edges, attributes or movements), for
   // a caller that only asks who is connected; truncated as egoNetwork's nodes would be.
   reach(tenantId: string, center: NodeRef, options: EgoOptions): Promise<{ nodes: NodeRef[]; truncated: boolean }>;
+  // reach for many centers at once, each with its own options: one answer per request, in order,
+  // each what reach answers for it (unless the one read budget all of them share runs out: then
+  // those not finished say `truncated`). Two statements per level for all of them.
+  reachMany(tenantId: string, requests: Array<{ center: NodeRef; options: EgoOptions }>): Promise<Array<{ nodes: NodeRef[]; truncated: boolean }>>;
   shortestPaths(tenantId: string, from: NodeRef, to: NodeRef, options: PathOptions): Promise<{ paths: Path[]; subgraph: Subgraph }>;
   component(tenantId: string, start: NodeRef, options: { filter?: EdgeFilter; nodeCap: number }): Promise<Subgraph>;
   cycles(tenantId: string, account: string, options: CycleOptions): Promise<{ cycles: Cycle[]; truncated: boolean }>;

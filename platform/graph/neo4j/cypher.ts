@@ -230,6 +230,46 @@ RETURN src, dst, count(t) AS count, sum(t.amount) AS sum, count(t) - count(t.amo
 LIMIT $limit`,
 );
 
+// INCIDENT_EDGES for many frontiers at once, each request its own frontier, types, window and
+// limit (no `within`): for each request, its first `limit` edges.
+export const INCIDENT_EDGES_MANY = define(
+  'incident-edges-many',
+  `UNWIND $requests AS r
+CALL (r) {
+  UNWIND r.frontier AS f
+  MATCH (n:GraphNode {tenant: $tenant, kind: f.kind, key: f.key})-[e:EDGE {tenant: $tenant}]-(o:GraphNode {tenant: $tenant})
+  WHERE (r.types IS NULL OR e.type IN r.types)
+    AND NOT (r.rebuilt AND e.type = 'transfer')
+    AND (r.until IS NULL OR coalesce(e.validFrom, e.firstAt) IS NULL OR coalesce(e.validFrom, e.firstAt) <= r.until)
+    AND (r.since IS NULL OR coalesce(e.validTo, CASE WHEN e.origin IS NULL THEN e.lastAt END) IS NULL
+         OR coalesce(e.validTo, CASE WHEN e.origin IS NULL THEN e.lastAt END) >= r.since)
+  WITH collect({fromKind: startNode(e).kind, fromKey: startNode(e).key, type: e.type, toKind: endNode(e).kind,
+                toKey: endNode(e).key, qualifier: e.qualifier, validFrom: e.validFrom, validTo: e.validTo, count: e.count,
+                sum: e.sum, unpriced: e.unpriced, firstAt: e.firstAt, lastAt: e.lastAt, attrs: e.attrs}) AS rows
+  RETURN rows[0..r.limit] AS edges
+}
+RETURN r.i AS i, edges`,
+);
+
+// INCIDENT_TRANSFERS for many sets of accounts at once, each request its own window, minimum and
+// limit (no `within`): for each request, its first `limit` pairs.
+export const INCIDENT_TRANSFERS_MANY = define(
+  'incident-transfers-many',
+  `UNWIND $requests AS r
+CALL (r) {
+  UNWIND r.accounts AS account
+  MATCH (n:GraphNode {tenant: $tenant, kind: 'account', key: account})-[t:MOVEMENT {tenant: $tenant}]-(o:GraphNode {tenant: $tenant})
+  WHERE (r.since IS NULL OR t.at >= r.since) AND (r.until IS NULL OR t.at <= r.until)
+    AND (r.minAmount IS NULL OR t.amount >= r.minAmount)
+  WITH DISTINCT t
+  WITH startNode(t).key AS src, endNode(t).key AS dst, t
+  WITH src, dst, count(t) AS count, sum(t.amount) AS sum, count(t) - count(t.amount) AS unpriced, min(t.at) AS firstAt, max(t.at) AS lastAt
+  WITH collect({src: src, dst: dst, count: count, sum: sum, unpriced: unpriced, firstAt: firstAt, lastAt: lastAt}) AS rows
+  RETURN rows[0..r.limit] AS pairs
+}
+RETURN r.i AS i, pairs`,
+);
+
 // The latest movements (at most $recent, in the filter's window) of each pair, latest first.
 export const RECENT_MOVEMENTS = define(
   'recent-movements',

@@ -2,10 +2,10 @@
 // GraphNode nodes and EDGE and MOVEMENT relationships, its rows decoded into the port's types
 // (bigint money, Dates from epoch milliseconds, attributes from JSON text).
 
-import type { EdgeType, FlowSet, NodeKind, SharedAttribute } from '../port.ts';
+import type { EdgeType, FlowSet, GraphEdge, NodeKind, SharedAttribute } from '../port.ts';
 import { compare, type GraphReads } from '../shared/access.ts';
 import { graphEdge, transferEdge } from '../shared/edges.ts';
-import { CYCLE_STEP, FLOW, INCIDENT_EDGES, INCIDENT_TRANSFERS, NODE_ATTRS, RECENT_MOVEMENTS, SCATTER_GATHER, SHARED_ATTRIBUTES } from './cypher.ts';
+import { CYCLE_STEP, FLOW, INCIDENT_EDGES, INCIDENT_EDGES_MANY, INCIDENT_TRANSFERS, INCIDENT_TRANSFERS_MANY, NODE_ATTRS, RECENT_MOVEMENTS, SCATTER_GATHER, SHARED_ATTRIBUTES } from './cypher.ts';
 import { bigintOf, bigintOrNull, dateOf, dateOrNull, jsonOrNull, numberOf, type ReadBudget, type Row } from './session.ts';
 
 // A row of INCIDENT_EDGES as the port's GraphEdge.
@@ -74,6 +74,36 @@ export function neo4jReads(budget: ReadBudget, tenant: string): GraphReads {
         limit: q.limit,
       });
       return rows?.map((row) => transferEdge(String(row.src), String(row.dst), totalsOf(row)));
+    },
+
+    async storedEdgesMany(queries) {
+      const rows = await budget.run(INCIDENT_EDGES_MANY, {
+        tenant,
+        requests: queries.map((q, i) => ({
+          i,
+          frontier: q.frontier.map((n) => ({ kind: n.kind, key: n.key })),
+          types: q.types,
+          rebuilt: q.rebuilt,
+          until: q.until,
+          since: q.since,
+          limit: q.limit,
+        })),
+      });
+      if (rows === undefined) return undefined;
+      const lists: GraphEdge[][] = queries.map(() => []);
+      for (const row of rows) lists[numberOf(row.i)] = (row.edges as Row[]).map(toEdge);
+      return lists;
+    },
+
+    async rebuiltTransfersMany(queries) {
+      const rows = await budget.run(INCIDENT_TRANSFERS_MANY, {
+        tenant,
+        requests: queries.map((q, i) => ({ i, accounts: q.accounts, since: q.since, until: q.until, minAmount: q.minAmount, limit: q.limit })),
+      });
+      if (rows === undefined) return undefined;
+      const lists: GraphEdge[][] = queries.map(() => []);
+      for (const row of rows) lists[numberOf(row.i)] = (row.pairs as Row[]).map((p) => transferEdge(String(p.src), String(p.dst), totalsOf(p)));
+      return lists;
     },
 
     async nodeAttrs(entities) {

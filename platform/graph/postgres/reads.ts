@@ -83,6 +83,32 @@ const transfersSide = (near: 'src' | 'dst', far: 'src' | 'dst') => `
          AND ($6::text[] IS NULL OR t.${far} = ANY ($6))
        GROUP BY t.src, t.dst`;
 
+// incidentSide for many frontiers: inside a LATERAL over the requests `r`, each its own frontier
+// (a JSON list), types, window and limit. Each frontier node's edges are a LATERAL of their own,
+// fenced by OFFSET 0: joined instead, the planner hashes a scan of the tenant's edges for every
+// request (it cannot tell how short a frontier is).
+const incidentSideMany = (near: 'src' | 'dst') => `
+    SELECT e.src_kind, e.src_key, e.type, e.dst_kind, e.dst_key, e.qualifier, e.valid_from, e.valid_to, e.count, e.sum::text AS sum,
+           e.unpriced, e.first_at, e.last_at, e.attrs
+      FROM jsonb_to_recordset(r.frontier::jsonb) AS f(kind text, key text)
+     CROSS JOIN LATERAL (SELECT * FROM graph_edges x WHERE x.tenant_id = $1 AND x.${near}_kind = f.kind AND x.${near}_key = f.key OFFSET 0) e
+     WHERE (r.types IS NULL OR e.type IN (SELECT jsonb_array_elements_text(r.types::jsonb)))
+       AND NOT (r.rebuilt AND e.type = 'transfer')
+       AND (r.until IS NULL OR coalesce(e.valid_from, e.first_at) IS NULL OR coalesce(e.valid_from, e.first_at) <= r.until)
+       AND (r.since IS NULL OR coalesce(e.valid_to, CASE WHEN e.origin IS NULL THEN e.last_at END) IS NULL
+            OR coalesce(e.valid_to, CASE WHEN e.origin IS NULL THEN e.last_at END) >= r.since)`;
+
+// transfersSide for many sets of accounts (a JSON list each), inside a LATERAL over the requests;
+// each account's movements a fenced LATERAL of their own, as in incidentSideMany.
+const transfersSideMany = (near: 'src' | 'dst') => `
+      SELECT t.src, t.dst, count(*) AS count, coalesce(sum(t.amount), 0)::text AS sum, count(*) FILTER (WHERE t.amount IS NULL) AS unpriced,
+             min(t.occurred_at) AS first_at, max(t.occurred_at) AS last_at
+        FROM jsonb_array_elements_text(r.accounts::jsonb) AS f(key)
+       CROSS JOIN LATERAL (SELECT * FROM graph_transfers x WHERE x.tenant_id = $1 AND x.${near} = f.key OFFSET 0) t
+       WHERE (r.since IS NULL OR t.occurred_at >= r.since) AND (r.until IS NULL OR t.occurred_at <= r.until)
+         AND (r.min_amount IS NULL OR t.amount >= r.min_amount)
+       GROUP BY t.src, t.dst`;
+
 // The reads of one answer, in the budget's read-only snapshot.
 export function postgresReads(budget: ReadBudget, tenantId: string): GraphReads {
   return {
@@ -117,6 +143,53 @@ export function postgresReads(budget: ReadBudget, tenantId: string): GraphReads 
         values: [tenantId, q.accounts, q.since, q.until, q.minAmount?.toString() ?? null, q.within, q.limit],
       });
       return rows?.map((row) => transferEdge(row.src, row.dst, totalsOf(row)));
+    },
+
+    async storedEdgesMany(queries) {
+      const rows = await budget.query<EdgeRow & { i: number }>({
+        name: 'graph-incident-many',
+        text: `SELECT r.i, s.*
+                 FROM unnest($2::int[], $3::text[], $4::text[], $5::boolean[], $6::timestamptz[], $7::timestamptz[], $8::int[])
+                      AS r(i, frontier, types, rebuilt, until, since, lim)
+                 CROSS JOIN LATERAL (${incidentSideMany('src')} UNION ALL ${incidentSideMany('dst')} LIMIT r.lim) s`,
+        values: [
+          tenantId,
+          queries.map((_, i) => i),
+          queries.map((q) => JSON.stringify(q.frontier.map((n) => ({ kind: n.kind, key: n.key })))),
+          queries.map((q) => (q.types === null ? null : JSON.stringify(q.types))),
+          queries.map((q) => q.rebuilt),
+          queries.map((q) => q.until),
+          queries.map((q) => q.since),
+          queries.map((q) => q.limit),
+        ],
+      });
+      if (rows === undefined) return undefined;
+      const lists: GraphEdge[][] = queries.map(() => []);
+      for (const row of rows) lists[row.i]!.push(toEdge(row));
+      return lists;
+    },
+
+    async rebuiltTransfersMany(queries) {
+      const rows = await budget.query<TotalsRow & { i: number; src: string; dst: string }>({
+        name: 'graph-incident-transfers-many',
+        text: `SELECT r.i, s.*
+                 FROM unnest($2::int[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::numeric[], $7::int[])
+                      AS r(i, accounts, since, until, min_amount, lim)
+                 CROSS JOIN LATERAL (${transfersSideMany('src')} UNION ALL ${transfersSideMany('dst')} LIMIT r.lim) s`,
+        values: [
+          tenantId,
+          queries.map((_, i) => i),
+          queries.map((q) => JSON.stringify(q.accounts)),
+          queries.map((q) => q.since),
+          queries.map((q) => q.until),
+          queries.map((q) => q.minAmount?.toString() ?? null),
+          queries.map((q) => q.limit),
+        ],
+      });
+      if (rows === undefined) return undefined;
+      const lists: GraphEdge[][] = queries.map(() => []);
+      for (const row of rows) lists[row.i]!.push(transferEdge(row.src, row.dst, totalsOf(row)));
+      return lists;
     },
 
     async nodeAttrs(entities) {

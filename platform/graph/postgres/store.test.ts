@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pool } from '../../postgres/pool.ts';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/test-database.ts';
-import { account, day, describeGraphStoreContract, graphOf } from '../contract.ts';
+import { account, day, describeGraphStoreContract, graphOf, party } from '../contract.ts';
 import { DEFAULT_READ_BUDGET_MS } from '../shared/store.ts';
 import { openReadPool, TIMEOUT_SLACK_MS, withReadBudget, type ReadPool } from './budget.ts';
 import { PostgresGraphStore } from './store.ts';
@@ -197,6 +197,31 @@ describe('PostgresGraphStore: read budget and access paths', () => {
     expect(rowsDiscarded((rows[0] as { 'QUERY PLAN': Array<{ Plan: PlanNode }> })['QUERY PLAN'][0]!.Plan)).toBe(0);
   });
 
+  // reachMany's statements look each frontier node's edges and movements up by index: joined to
+  // the requests' frontiers instead, the planner scans the tenant's whole graph for every request.
+  it('reachMany reads by each frontier node, never scanning the other nodes\' edges or movements', async () => {
+    const g = graphOf('reach-many-plan');
+    await new PostgresGraphStore(db.pool).apply(
+      Array.from({ length: 1000 }, (_, i) => [g.account(`M${i}`, `MP${i}`, day(1)), g.transfer(`mm${i}`, `M${i}`, `M${(i + 1) % 1000}`, 100n, day(2))]).flat(),
+    );
+    await db.pool.query('ANALYZE graph_edges, graph_transfers');
+    const statements = capturing(db.pool);
+    const store = new PostgresGraphStore(statements.pool);
+    await store.reachMany('reach-many-plan', [
+      { center: party('MP1'), options: { depth: 2, nodeCap: 50, filter: { since: day(1), until: day(3) } } },
+      { center: account('M7'), options: { depth: 1, nodeCap: 50, filter: { since: day(1), until: day(3) } } },
+    ]);
+    await store.reachMany('reach-many-plan', [{ center: account('M9'), options: { depth: 2, nodeCap: 50 } }]);
+    for (const name of ['graph-incident-many', 'graph-incident-transfers-many']) {
+      const read = statements.named(name);
+      const { rows } = await db.pool.query({ text: `EXPLAIN (ANALYZE, FORMAT JSON) ${read.text}`, values: read.values });
+      const plan = (rows[0] as { 'QUERY PLAN': Array<{ Plan: PlanNode }> })['QUERY PLAN'][0]!.Plan;
+      expect(rowsDiscarded(plan), name).toBe(0);
+      // A frontier of at most 50 nodes, each with a few edges and movements, of the tenant's 3,000.
+      expect(rowsScanned(plan), name).toBeLessThan(500);
+    }
+  });
+
   it('reaches the ego network\'s nodes without reading its last level\'s edges, attributes or movements', async () => {
     const g = graphOf('reach-reads');
     await new PostgresGraphStore(db.pool).apply([
@@ -220,6 +245,8 @@ describe('PostgresGraphStore: read budget and access paths', () => {
 });
 
 interface PlanNode {
+  'Relation Name'?: string;
+  'Actual Rows'?: number;
   'Actual Loops'?: number;
   'Rows Removed by Filter'?: number;
   'Rows Removed by Index Recheck'?: number;
@@ -230,6 +257,12 @@ interface PlanNode {
 function rowsDiscarded(node: PlanNode): number {
   const own = ((node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0)) * (node['Actual Loops'] ?? 1);
   return own + (node.Plans ?? []).reduce((n, child) => n + rowsDiscarded(child), 0);
+}
+
+// Rows a plan read from the graph's tables, over all loops.
+function rowsScanned(node: PlanNode): number {
+  const scanned = node['Relation Name']?.startsWith('graph_') ? ((node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0)) * (node['Actual Loops'] ?? 1) : 0;
+  return scanned + (node.Plans ?? []).reduce((n, child) => n + rowsScanned(child), 0);
 }
 
 // A pool whose connections remember the named statements run on them.

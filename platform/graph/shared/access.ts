@@ -90,6 +90,11 @@ export interface GraphReads {
   storedEdges(query: EdgeQuery): Promise<GraphEdge[] | undefined>;
   // One transfer edge per row, at most query.limit.
   rebuiltTransfers(query: MovementQuery): Promise<GraphEdge[] | undefined>;
+  // storedEdges for many frontiers at once (one statement), each with its own filter and limit:
+  // one list per query, in order. No `within` (only the searches that gather levels use these).
+  storedEdgesMany(queries: Array<Omit<EdgeQuery, 'within'>>): Promise<GraphEdge[][] | undefined>;
+  // rebuiltTransfers for many sets of accounts at once (one statement), one list per query, in order.
+  rebuiltTransfersMany(queries: Array<Omit<MovementQuery, 'within'>>): Promise<GraphEdge[][] | undefined>;
   // The attributes of those of the entities the graph holds any for, by nodeId.
   nodeAttrs(entities: NodeRef[]): Promise<Map<string, Record<string, unknown>>>;
   // The latest movements (in the filter's window, at most `limit` per pair, latest first) of each

@@ -98,6 +98,45 @@ export async function incidentEdges(
   return { edges: [...byId.values()], complete };
 }
 
+// incidentEdges (without `within`) for many frontiers at once, each with its own filter and
+// limit: the stored edges of all of them in one statement, the rebuilt transfers in another. Each
+// answer is what incidentEdges answers for its request alone.
+export async function incidentEdgesMany(
+  reads: GraphReads,
+  requests: Array<{ frontier: NodeRef[]; filter: EdgeFilter | undefined; limit: number }>,
+): Promise<Array<{ edges: GraphEdge[]; complete: boolean }>> {
+  const answers = requests.map(() => ({ byId: new Map<string, GraphEdge>(), complete: true }));
+  const stored = requests.flatMap((r, i) => {
+    const filtered = transfersFiltered(r.filter);
+    const types = r.filter?.types ? r.filter.types.filter((t) => !(filtered && t === 'transfer')) : null;
+    if (types !== null && types.length === 0) return [];
+    return [{ i, query: { frontier: r.frontier, types, rebuilt: filtered, since: r.filter?.since ?? null, until: r.filter?.until ?? null, limit: r.limit } }];
+  });
+  if (stored.length > 0) {
+    const lists = await reads.storedEdgesMany(stored.map((s) => s.query));
+    if (lists === undefined) return requests.map(() => ({ edges: [], complete: false }));
+    stored.forEach(({ i, query }, n) => {
+      const edges = lists[n]!;
+      if (edges.length >= query.limit) answers[i]!.complete = false;
+      for (const edge of edges) answers[i]!.byId.set(edge.id, edge);
+    });
+  }
+  const rebuilt = requests.flatMap((r, i) => {
+    const accounts = r.frontier.filter((n) => n.kind === 'account').map((n) => n.key);
+    if (!transfersFiltered(r.filter) || !wants(r.filter, 'transfer') || accounts.length === 0) return [];
+    return [{ i, query: { accounts, since: r.filter?.since ?? null, until: r.filter?.until ?? null, minAmount: r.filter?.minAmount ?? null, limit: r.limit } }];
+  });
+  if (rebuilt.length > 0) {
+    const lists = await reads.rebuiltTransfersMany(rebuilt.map((r) => r.query));
+    rebuilt.forEach(({ i, query }, n) => {
+      const edges = lists?.[n];
+      if (edges === undefined || edges.length >= query.limit) answers[i]!.complete = false;
+      for (const edge of edges ?? []) answers[i]!.byId.set(edge.id, edge);
+    });
+  }
+  return answers.map((a) => ({ edges: [...a.byId.values()], complete: a.complete }));
+}
+
 // The latest movements (in the filter's window) of each transfer edge, attached as `recent`.
 export async function attachRecentMovements(reads: GraphReads, edges: GraphEdge[], filter: EdgeFilter | undefined): Promise<void> {
   const transfers = edges.filter((e) => e.type === 'transfer');

@@ -1,7 +1,7 @@
 import type { CycleOptions, EdgeFilter, EgoOptions, GraphChange, GraphNode, GraphStore, NodeRef, PathOptions, TwoHopOptions } from '../port.ts';
 import type { GraphReads } from './access.ts';
 import { findCycles, flowSet, gatherScatter, scatterGather, sharedAttributes } from './flows.ts';
-import { expand, reach, shortestPaths } from './traverse.ts';
+import { expand, reachMany, shortestPaths } from './traverse.ts';
 
 // How long one graph read may take before it answers with what it has (truncated).
 export const DEFAULT_READ_BUDGET_MS = 2_000;
@@ -22,8 +22,14 @@ export abstract class TraversalGraphStore implements GraphStore {
     return this.read(tenantId, (reads) => expand(reads, center, options));
   }
 
-  reach(tenantId: string, center: NodeRef, options: EgoOptions) {
-    return this.read(tenantId, (reads) => reach(reads, center, options));
+  async reach(tenantId: string, center: NodeRef, options: EgoOptions) {
+    const [found] = await this.reachMany(tenantId, [{ center, options }]);
+    return found!;
+  }
+
+  async reachMany(tenantId: string, requests: Array<{ center: NodeRef; options: EgoOptions }>) {
+    if (requests.length === 0) return [];
+    return this.read(tenantId, (reads) => reachMany(reads, requests));
   }
 
   shortestPaths(tenantId: string, from: NodeRef, to: NodeRef, options: PathOptions) {

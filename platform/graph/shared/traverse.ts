@@ -4,7 +4,7 @@
 
 import { nodeId, type EdgeFilter, type GraphEdge, type GraphNode, type NodeRef, type Path, type PathOptions, type Subgraph } from '../port.ts';
 import { compare, type GraphReads } from './access.ts';
-import { attachRecentMovements, incidentEdges } from './edges.ts';
+import { attachRecentMovements, incidentEdges, incidentEdgesMany } from './edges.ts';
 
 // Edges read per expansion step, at least; a step that finds more stops there and says so.
 const MIN_EDGE_BUDGET = 5_000;
@@ -35,55 +35,84 @@ export async function expand(
   return finish(reads, [...nodes.values()], [...edges.values()], options.filter, truncated || reads.exhausted);
 }
 
-// The nodes expand() keeps, in id order, without the edges among them, their attributes or their
-// movements: two to four fewer statements, for a caller that only asks who is connected.
-export async function reach(
+// For each request, the nodes expand() keeps from its center, in id order, without the edges
+// among them, their attributes or their movements (for a caller that only asks who is
+// connected). The searches advance level by level together, each level one incidentEdgesMany for
+// all of them (its two statements, not two per search): one answer per request, in order, each
+// what the search of that request alone answers.
+export async function reachMany(
   reads: GraphReads,
-  start: NodeRef,
-  options: { depth: number; filter?: EdgeFilter; nodeCap: number },
-): Promise<{ nodes: NodeRef[]; truncated: boolean }> {
-  const { nodes, truncated } = await levels(reads, start, options);
-  return { nodes: [...nodes.values()].sort((a, b) => compare(nodeId(a), nodeId(b))), truncated: truncated || reads.exhausted };
+  requests: Array<{ center: NodeRef; options: { depth: number; filter?: EdgeFilter; nodeCap: number } }>,
+): Promise<Array<{ nodes: NodeRef[]; truncated: boolean }>> {
+  const searches = requests.map((r) => ({ state: levelsFrom(r.center, r.options), options: r.options }));
+  for (let level = 1; !reads.exhausted; level++) {
+    const active = searches.filter((s) => level <= s.options.depth && s.state.frontier.length > 0);
+    if (active.length === 0) break;
+    const found = await incidentEdgesMany(
+      reads,
+      active.map((s) => ({ frontier: s.state.frontier, filter: s.options.filter, limit: s.state.edgeBudget + 1 })),
+    );
+    active.forEach((s, i) => advance(s.state, found[i]!, s.options.nodeCap));
+  }
+  return searches.map(({ state }) => ({
+    nodes: [...state.nodes.values()].sort((a, b) => compare(nodeId(a), nodeId(b))),
+    truncated: state.truncated || reads.exhausted,
+  }));
 }
 
-// expand()'s levels: the nodes kept, the edges among them read so far, and the last level (whose
-// own edges were not read).
-async function levels(reads: GraphReads, start: NodeRef, options: { depth: number; filter?: EdgeFilter; nodeCap: number }) {
+interface Levels {
+  nodes: Map<string, NodeRef>;
+  // The edges among the kept nodes read so far.
+  edges: Map<string, GraphEdge>;
+  // The last level (whose own edges were not read).
+  frontier: NodeRef[];
+  edgeBudget: number;
+  truncated: boolean;
+}
+
+function levelsFrom(start: NodeRef, options: { nodeCap: number }): Levels {
   const edgeBudget = Math.max(MIN_EDGE_BUDGET, options.nodeCap * 20);
-  const nodes = new Map<string, NodeRef>([[nodeId(start), start]]);
-  const edges = new Map<string, GraphEdge>();
-  let truncated = false;
-  let frontier: NodeRef[] = [start];
-  for (let level = 1; level <= options.depth && frontier.length > 0; level++) {
-    const found = await incidentEdges(reads, frontier, options.filter, edgeBudget + 1);
-    if (!found.complete) truncated = true;
-    const links = new Map<string, { node: NodeRef; edges: number }>();
-    const frontierIds = new Set(frontier.map(nodeId));
-    for (const edge of found.edges) {
-      for (const [near, far] of [
-        [edge.from, edge.to],
-        [edge.to, edge.from],
-      ] as const) {
-        const farId = nodeId(far);
-        if (!frontierIds.has(nodeId(near)) || nodes.has(farId)) continue;
-        const seen = links.get(farId);
-        if (seen) seen.edges++;
-        else links.set(farId, { node: far, edges: 1 });
-      }
-    }
-    const room = options.nodeCap - nodes.size;
-    const ranked = [...links.entries()].sort((a, b) => b[1].edges - a[1].edges || (a[0] < b[0] ? -1 : 1));
-    if (ranked.length > room) truncated = true;
-    frontier = ranked.slice(0, Math.max(0, room)).map(([id, { node }]) => {
-      nodes.set(id, node);
-      return node;
-    });
-    for (const edge of found.edges) {
-      if (nodes.has(nodeId(edge.from)) && nodes.has(nodeId(edge.to))) edges.set(edge.id, edge);
-    }
+  return { nodes: new Map([[nodeId(start), start]]), edges: new Map(), frontier: [start], edgeBudget, truncated: false };
+}
+
+// expand()'s levels: the nodes kept, the edges among them read so far, and the last level.
+async function levels(reads: GraphReads, start: NodeRef, options: { depth: number; filter?: EdgeFilter; nodeCap: number }) {
+  const state = levelsFrom(start, options);
+  for (let level = 1; level <= options.depth && state.frontier.length > 0; level++) {
+    advance(state, await incidentEdges(reads, state.frontier, options.filter, state.edgeBudget + 1), options.nodeCap);
     if (reads.exhausted) break;
   }
-  return { nodes, edges, frontier, edgeBudget, truncated };
+  return state;
+}
+
+// One level more from the edges incident to the frontier.
+function advance(state: Levels, found: { edges: GraphEdge[]; complete: boolean }, nodeCap: number): void {
+  const { nodes, edges, frontier } = state;
+  if (!found.complete) state.truncated = true;
+  const links = new Map<string, { node: NodeRef; edges: number }>();
+  const frontierIds = new Set(frontier.map(nodeId));
+  for (const edge of found.edges) {
+    for (const [near, far] of [
+      [edge.from, edge.to],
+      [edge.to, edge.from],
+    ] as const) {
+      const farId = nodeId(far);
+      if (!frontierIds.has(nodeId(near)) || nodes.has(farId)) continue;
+      const seen = links.get(farId);
+      if (seen) seen.edges++;
+      else links.set(farId, { node: far, edges: 1 });
+    }
+  }
+  const room = nodeCap - nodes.size;
+  const ranked = [...links.entries()].sort((a, b) => b[1].edges - a[1].edges || (a[0] < b[0] ? -1 : 1));
+  if (ranked.length > room) state.truncated = true;
+  state.frontier = ranked.slice(0, Math.max(0, room)).map(([id, { node }]) => {
+    nodes.set(id, node);
+    return node;
+  });
+  for (const edge of found.edges) {
+    if (nodes.has(nodeId(edge.from)) && nodes.has(nodeId(edge.to))) edges.set(edge.id, edge);
+  }
 }
 
 // Attributes of the nodes, the latest movements of the transfer edges, and a stable order.
