@@ -3,8 +3,8 @@
 // log hands over, so the pipelines do not know which bus they read.
 //
 // Commit discipline: eachBatch, no auto-commit, no auto-resolve. Records of one topic-partition go
-// to `handle` in order, at most maxBatch at a time; only when it resolves is the offset resolved
-// and committed (OffsetCommit, awaited) before the next records. The handler is guarded by the
+// to `handle` in order, at most maxBatch at a time; only when it resolves is the offset committed
+// (OffsetCommit, awaited) and then resolved, before the next records. The handler is guarded by the
 // parking lot (../parking/lot.ts), as on the embedded log: a record that fails alone, every
 // attempt, with an error that is not transient is parked in PostgreSQL with its error and the
 // group moves past it; `svc deadletters replay` hands it to the group again. A value that cannot
@@ -264,10 +264,7 @@ class KafkaBusConsumer implements Consumer {
       }
       if (!(await this.deliver(payload, chunk))) return;
       const last = chunk[chunk.length - 1]!;
-      payload.resolveOffset(last.offset);
-      await payload.commitOffsetsIfNecessary({
-        topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: String(BigInt(last.offset) + 1n) }] }],
-      });
+      await commitThenResolve(payload, last.offset);
       index += chunk.length;
     }
   }
@@ -341,6 +338,18 @@ class KafkaBusConsumer implements Consumer {
     }
     return this.running(payload);
   }
+}
+
+// Where a group stands after handling a chunk ending at `offset`: committed first, then resolved.
+// kafkajs fetches from the resolved offset, so one resolved before a commit that then failed (a
+// broker lost mid-commit) would never be fetched again, and the group's committed offset would
+// stay behind records long handled: lag that never drains, and records handled again after any
+// restart. Unresolved, the records are fetched again, handled again (handlers are idempotent) and
+// committed.
+export async function commitThenResolve(payload: Pick<EachBatchPayload, 'batch' | 'commitOffsetsIfNecessary' | 'resolveOffset'>, offset: string): Promise<void> {
+  const { topic, partition } = payload.batch;
+  await payload.commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: String(BigInt(offset) + 1n) }] }] });
+  payload.resolveOffset(offset);
 }
 
 function stringHeaders(headers: IHeaders | undefined): Record<string, string> {
