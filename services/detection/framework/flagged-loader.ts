@@ -2,42 +2,31 @@
 // of one batch of one tenant (mule_network asks for every party it evaluates): the asks made until
 // the event loop's next turn are answered by one statement instead of one each.
 import type { Pool } from '../../../platform/postgres/pool.ts';
+import { TurnGatherer } from './turn-gatherer.ts';
 
 interface Ask {
   parties: readonly string[];
   at: Date;
-  resolve: (flagged: string[]) => void;
-  reject: (error: unknown) => void;
 }
 
 export class FlaggedPartiesLoader {
-  private pending: Ask[] | null = null;
+  private readonly asks: TurnGatherer<Ask, string[]>;
 
   constructor(
     private readonly pool: Pool,
     private readonly tenantId: string,
-  ) {}
+  ) {
+    this.asks = new TurnGatherer((asks) => this.read(asks));
+  }
 
   // Of these parties, those with an open live alert whose window starts at or before `at`, in no
   // particular order.
   flagged(parties: readonly string[], at: Date): Promise<string[]> {
     if (parties.length === 0) return Promise.resolve([]);
-    return new Promise((resolve, reject) => {
-      if (!this.pending) {
-        this.pending = [];
-        setImmediate(() => {
-          const asks = this.pending!;
-          this.pending = null;
-          this.flush(asks).catch((error: unknown) => {
-            for (const ask of asks) ask.reject(error);
-          });
-        });
-      }
-      this.pending.push({ parties, at, resolve, reject });
-    });
+    return this.asks.get({ parties, at });
   }
 
-  private async flush(asks: Ask[]): Promise<void> {
+  private async read(asks: Ask[]): Promise<string[][]> {
     const index: number[] = [];
     const party: string[] = [];
     const at: Date[] = [];
@@ -63,6 +52,6 @@ export class FlaggedPartiesLoader {
     });
     const answers: string[][] = asks.map(() => []);
     for (const row of rows) answers[row.i]!.push(row.party_id);
-    asks.forEach((ask, i) => ask.resolve(answers[i]!));
+    return answers;
   }
 }

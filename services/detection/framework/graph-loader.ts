@@ -5,37 +5,7 @@
 // these searches were most of detection's statements; decision 0044). Each ask gets the answer
 // its own read would have given at that turn.
 import type { Cycle, CycleOptions, GraphStore, ScatterGather, SharedAttribute, TwoHopOptions } from '../../../platform/graph/port.ts';
-
-// Asks gathered until the next turn of the event loop, then answered together by `answer` (one
-// answer per ask, in order). A failed call fails every ask of its turn (the batch is retried).
-interface Waiting<Ask, Answer> {
-  ask: Ask;
-  resolve: (answer: Answer) => void;
-  reject: (error: unknown) => void;
-}
-
-class TurnGatherer<Ask, Answer> {
-  private pending: Array<Waiting<Ask, Answer>> | null = null;
-
-  constructor(private readonly answer: (asks: Ask[]) => Promise<Answer[]>) {}
-
-  get(ask: Ask): Promise<Answer> {
-    return new Promise((resolve, reject) => {
-      if (!this.pending) {
-        const pending: Array<Waiting<Ask, Answer>> = [];
-        this.pending = pending;
-        setImmediate(() => {
-          this.pending = null;
-          this.answer(pending.map((p) => p.ask)).then(
-            (answers) => pending.forEach((p, i) => p.resolve(answers[i]!)),
-            (error: unknown) => pending.forEach((p) => p.reject(error)),
-          );
-        });
-      }
-      this.pending.push({ ask, resolve, reject });
-    });
-  }
-}
+import { TurnGatherer } from './turn-gatherer.ts';
 
 export class GraphLoader {
   private readonly cycleSearches: TurnGatherer<{ account: string; options: CycleOptions }, { cycles: Cycle[]; truncated: boolean }>;
