@@ -40,6 +40,10 @@ export function createPool(connectionString: string, max: number, options: PoolS
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
+  // Nor a checked-out one: a connection ended between two statements of a transaction (a
+  // terminated backend, a restart) emits 'error' on the client, which with no listener throws.
+  // Its next statement fails on its own, and the pool drops a client it can no longer query.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 
