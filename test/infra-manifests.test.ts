@@ -554,6 +554,7 @@ describe('infra/pipelines.yaml', () => {
           return { assignment: () => [], stop: async () => {} };
         },
         lag: async () => [],
+        members: async () => 0,
       };
       const pipeline = await starters[name]({} as Pool, manifestBus(recording, name, processor));
       await pipeline.stop();
@@ -601,7 +602,7 @@ describe('infra/pipelines.yaml', () => {
     if (detect.kind !== 'consumer') throw new Error('detect is a consumer');
     detect.after = ['graph'];
     const starters = pipelineStarters({ config: loadConfig({}), masterKey: randomBytes(32), onError: () => {} });
-    const bus = { consume: async () => ({ assignment: () => [], stop: async () => {} }), lag: async () => [] };
+    const bus = { consume: async () => ({ assignment: () => [], stop: async () => {} }), lag: async () => [], members: async () => 0 };
     await expect(starters.detect({} as Pool, manifestBus(bus, 'detect', detect))).rejects.toThrow(/after: declared \[graph\]; the pipeline waits for \[graph, aggregates\]/);
   });
 });

@@ -16,6 +16,7 @@
 //   - groups are independent: each gets every record; one that keeps failing holds nobody else
 //   - `after`: a record reaches a downstream group only once every upstream group committed it
 //   - lag: what a group has not committed, per partition, capped by upTo, zero once caught up
+//   - members: the group's live members, as the engine that balances them counts them
 //   - poison: a record that fails alone every attempt is parked with its error and the group moves
 //     past it (its partition's later records handled); replayed on request once it can be; a
 //     transient error (an engine away) is retried in place, never parked
@@ -199,6 +200,15 @@ export function describeBusContract(name: string, factory: (context: ContractCon
       expect(b.assignment().length).toBeGreaterThan(0);
       expect(second.map(seqOf).every(({ seq }) => seq >= 3)).toBe(true);
       expect(second.length).toBe(keys.length * 2);
+    });
+
+    it('counts the live members of a group: none before, one while a member runs, none once it left', async () => {
+      const group = `members-${run()}`;
+      expect(await bus.members(group)).toBe(0);
+      const member = await consume({ group, topics: CONTRACT_TOPICS, handle: async () => undefined });
+      await eventually(async () => (await bus.members(group)) === 1, 'the member counted');
+      await member.stop();
+      await eventually(async () => (await bus.members(group)) === 0, 'the member gone');
     });
 
     it('keeps groups independent: each gets every record, a failing one holds nobody else', async () => {

@@ -49,4 +49,6 @@ export interface Bus {
   // Records of these topics not yet committed by the group, per partition; with upTo, counted
   // no further than that per partition (a caller asking "caught up yet?" needs no exact count).
   lag(group: string, topics: string[], options?: { upTo?: number }): Promise<PartitionLag[]>;
+  // The group's live members, as the engine that balances them counts them.
+  members(group: string): Promise<number>;
 }

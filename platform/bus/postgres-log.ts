@@ -78,6 +78,16 @@ export class PostgresLogBus implements Bus {
     );
     return rows.map((r) => ({ partition: r.partition, records: Number(r.records) }));
   }
+
+  // A member heartbeats every rebalance and is counted while its last beat is recent.
+  async members(group: string): Promise<number> {
+    const { rows } = await this.pool.query<{ members: number }>(
+      `SELECT count(*)::int AS members FROM consumer_members
+        WHERE group_name = $1 AND seen_at > now() - make_interval(secs => ${MEMBER_TTL_S})`,
+      [group],
+    );
+    return rows[0]!.members;
+  }
 }
 
 // A group's next records in each of a lane's partitions ($2-$4: partition, position), at most $6

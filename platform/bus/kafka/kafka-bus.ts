@@ -123,6 +123,13 @@ export class KafkaBus implements Bus {
       .map(([partition, records]) => ({ partition, records: options.upTo === undefined ? records : Math.min(options.upTo, records) }));
   }
 
+  // The broker's count: members that joined the group and have not left or timed out.
+  async members(group: string): Promise<number> {
+    const admin = await this.adminClient();
+    const { groups } = await admin.describeGroups([this.names.group(group)]);
+    return groups[0]?.members.length ?? 0;
+  }
+
   // Stops every consumer still running and closes the clients.
   async close(): Promise<void> {
     await Promise.allSettled([...this.consumers].map((c) => c.stop()));

@@ -111,6 +111,7 @@ export function manifestBus(inner: Bus, name: string, processor: Processor, onCo
       return inner.consume({ ...options, concurrency: processor.parallelism, ...(processor.max_batch ? { maxBatch: processor.max_batch } : {}) });
     },
     lag: (group, topics, options) => inner.lag(group, topics, options),
+    members: (group) => inner.members(group),
   };
 }
 
