@@ -1,6 +1,7 @@
 // The subject's activities with someone else. A party moving money between its own accounts
 // deals with nobody: the aggregate store gives the party both an 'out' and an 'in' activity of
-// that movement, and an account sees its sibling account as a counterparty. Counting those would
+// that movement, and an account sees its sibling account (or, paying itself, itself) as a
+// counterparty. Counting those would
 // make one internal sweep look like two movements (structuring, split transfers, volume), so
 // detectors that count dealings read them through here.
 import { WINDOWS, type ActivityRecord, type WindowName } from '../../../../platform/aggregates/port.ts';
@@ -31,8 +32,9 @@ export async function dealings(ctx: SubjectContext, from: Date): Promise<Dealing
     const internal = new Set([...seen].filter(([, directions]) => directions.size === 2).map(([id]) => id));
     return { records: all.filter((record) => !internal.has(record.movementId)), truncated };
   }
-  const own = new Set((await ctx.accountsOfParty()).map((account) => `account:${account}`));
-  own.delete(`account:${ctx.subject.id}`);
+  // The subject itself among them: an account paying itself (a reinvestment) pays nobody either,
+  // and would be seen twice, once out and once in.
+  const own = new Set([ctx.subject.id, ...(await ctx.accountsOfParty())].map((account) => `account:${account}`));
   return { records: all.filter((record) => record.counterparty === null || !own.has(record.counterparty)), truncated };
 }
 

@@ -80,6 +80,14 @@ describe('split_transfers', () => {
     });
   });
 
+  it('leaves out an account paying itself (a reinvestment moves money to nobody)', async () => {
+    await world.party('sp-p9');
+    await world.account('sp-a9', 'sp-p9');
+    await world.movements([1, 2, 3].map((i) => pay(`sp-r${i}`, ['sp-a9', 'sp-p9'], ['sp-a9', 'sp-p9'], 2_000, `2026-08-20T1${i}:00:00Z`)));
+    await world.settle();
+    expect(await world.evaluate(splitTransfers, { kind: 'account', id: 'sp-a9' }, AT)).toEqual({ outcome: 'no_hit' });
+  });
+
   it('hits on a payment split to one external beneficiary, graded by the count', async () => {
     await world.party('sp-p5');
     await world.account('sp-a5', 'sp-p5');
