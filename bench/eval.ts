@@ -332,7 +332,7 @@ async function evalAmlworld(service: BenchService, key: { key_id: string; secret
     console.log(`  ${typology.padEnd(15)} ${String(row.alerted).padStart(3)} / ${String(row.attempts).padStart(3)} attempts alerted (${pct(row.alerted / row.attempts)})`);
   }
   console.log(`transaction-level precision: ${citedLaundering} of ${cited.size} movements cited as evidence are laundering (${pct(cited.size ? citedLaundering / cited.size : 0)})`);
-  console.log(`RESULT ibm_aml_hi_small: ${pct(alerted / attempts)} of ${attempts} attempts alerted (target >= 80%), transaction precision ${pct(cited.size ? citedLaundering / cited.size : 0)}`);
+  console.log(`RESULT ibm_aml_hi_small: ${pct(alerted / attempts)} of ${attempts} attempts alerted (target >= 90%), transaction precision ${pct(cited.size ? citedLaundering / cited.size : 0)} (target >= 50%)`);
 }
 
 await main();

@@ -112,6 +112,17 @@ export class SubjectContext {
     return stats!;
   }
 
+  // How many distinct accounts another account was paid by ('in') or paid ('out') in [since, at],
+  // counted no further than atMost + 1: enough to tell a business that takes everyone's payments
+  // from one person, at the cost of a bounded read of its flows.
+  accountReach(account: string, direction: 'in' | 'out', since: Date, atMost: number): Promise<number> {
+    return this.once(`reach:${account}:${direction}:${since.getTime()}:${atMost}`, async () => {
+      const window = { since, until: this.at, limit: atMost + 1 };
+      const flows = direction === 'in' ? await this.stores.graph.fanIn(this.tenantId, account, window) : await this.stores.graph.fanOut(this.tenantId, account, window);
+      return flows.counterparties.length;
+    });
+  }
+
   baseline(days = 90): Promise<Baseline> {
     return this.once(`baseline:${days}`, async () => this.prefetched.snapshot?.baseline(this.at, days) ?? this.stores.aggregates.baseline(this.aggregateSubject, this.at, days));
   }

@@ -88,6 +88,28 @@ describe('split_transfers', () => {
     expect(await world.evaluate(splitTransfers, { kind: 'account', id: 'sp-a9' }, AT)).toEqual({ outcome: 'no_hit' });
   });
 
+  it('leaves out a counterparty paid by more than twenty accounts in the window', async () => {
+    await world.party('sp-hub-p');
+    await world.account('sp-hub', 'sp-hub-p');
+    const payers = Array.from({ length: 21 }, (_, i) => `sp-h${i}`);
+    for (const payer of payers) {
+      await world.party(`${payer}-p`);
+      await world.account(payer, `${payer}-p`);
+    }
+    await world.movements([
+      ...payers.map((payer, i) => pay(`sp-hm${i}`, [payer, `${payer}-p`], ['sp-hub', 'sp-hub-p'], 100, `2026-08-20T10:${String(i).padStart(2, '0')}:00Z`)),
+      pay('sp-hm-again', ['sp-h0', 'sp-h0-p'], ['sp-hub', 'sp-hub-p'], 100, '2026-08-20T12:00:00Z'),
+    ]);
+    await world.settle();
+    expect(await world.evaluate(splitTransfers, { kind: 'account', id: 'sp-h0' }, AT)).toEqual({ outcome: 'no_hit' });
+    // Twenty-one others: one more than the default allows. Without the bound, a split.
+    expect(await world.evaluate(splitTransfers, { kind: 'account', id: 'sp-h0' }, AT, { params: { maxCounterpartyReach: 21 } })).toMatchObject({ outcome: 'hit' });
+    expect(await world.evaluate(splitTransfers, { kind: 'account', id: 'sp-h0' }, AT, { params: { maxCounterpartyReach: null } })).toMatchObject({
+      outcome: 'hit',
+      evidence: { counterparties: ['account:sp-hub'], thresholds: [{ name: 'movements_out_one_counterparty', observed: 2 }] },
+    });
+  });
+
   it('hits on a payment split to one external beneficiary, graded by the count', async () => {
     await world.party('sp-p5');
     await world.account('sp-a5', 'sp-p5');

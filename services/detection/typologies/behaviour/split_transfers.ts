@@ -11,6 +11,13 @@
 //   merchant or settlement type, or held by a party of a merchant, marketplace, payroll or
 //   financial-institution segment (a customer buys coffee twice a day; the movement type
 //   merchant_payment is not in the activity record, so the counterparty's own data decides);
+// - counterparty accounts paid by (for the subject's payments out) or paying (for its payments
+//   in) more than maxCounterpartyReach distinct accounts within the window, whatever their data
+//   says: an exchange or a biller the customer did not declare as such (on IBM HI-Small one
+//   exchange account was paid twice in a day by each of thousands of customers). A fan-in hub of
+//   mules is fan_in's to judge, not this rule's. On the AMLSim dev sets no counterparty of a
+//   repeated transfer dealt with more than six others in its day, so the default (20) changes
+//   nothing there (docs/decisions/0026);
 // - the party's own accounts (a sweep between one's own accounts pays nobody);
 // - counterparties that cannot be identified (no key to group on).
 // Subjects that are themselves such businesses get a much higher count (segmentDefaults).
@@ -38,6 +45,8 @@ const params = z.strictObject({
   direction: z.enum(['in', 'out', 'both']).default('both'),
   excludeCounterpartySegments: z.array(z.enum(SEGMENTS)).default(['merchant', 'marketplace', 'payroll', 'financial_institution']),
   excludeCounterpartyAccountTypes: z.array(z.enum(ACCOUNT_TYPES)).default(['merchant', 'settlement']),
+  // null: no counterparty is judged a business by its breadth alone.
+  maxCounterpartyReach: z.number().int().min(1).nullable().default(20),
 });
 type Params = z.infer<typeof params>;
 
@@ -82,7 +91,7 @@ export const splitTransfers = defineDetector({
       .map((g) => ({ ...g, sum: sumOf(g.records.map((r) => r.baseValue)) }))
       .filter((g) => g.records.length >= p.minCount && g.sum >= minTotal);
     const qualifying: Group[] = [];
-    for (const group of candidates) if (!(await isBusiness(ctx, group.counterparty, p))) qualifying.push(group);
+    for (const group of candidates) if (!(await isBusiness(ctx, group, from, p))) qualifying.push(group);
     if (qualifying.length === 0) return noHit();
 
     qualifying.sort((a, b) => b.records.length - a.records.length || (b.sum > a.sum ? 1 : b.sum < a.sum ? -1 : 0));
@@ -112,8 +121,8 @@ export const splitTransfers = defineDetector({
 });
 
 // A counterparty whose business is taking (or making) repeated payments.
-async function isBusiness(ctx: SubjectContext, counterparty: string, p: Params): Promise<boolean> {
-  const [kind, ...rest] = counterparty.split(':');
+async function isBusiness(ctx: SubjectContext, group: Group, from: Date, p: Params): Promise<boolean> {
+  const [kind, ...rest] = group.counterparty.split(':');
   const id = rest.join(':');
   let holder: string | undefined;
   if (kind === 'account') {
@@ -124,10 +133,15 @@ async function isBusiness(ctx: SubjectContext, counterparty: string, p: Params):
   } else if (kind === 'party') {
     holder = id;
   }
-  if (!holder) return false;
-  const party = await ctx.entity('party', holder);
-  const excluded = p.excludeCounterpartySegments as readonly string[];
-  // A party that declares no segment but is a merchant or a financial institution by type.
-  const segment = party?.data.segment ?? party?.data.type;
-  return typeof segment === 'string' && excluded.includes(segment);
+  if (holder) {
+    const party = await ctx.entity('party', holder);
+    const excluded = p.excludeCounterpartySegments as readonly string[];
+    // A party that declares no segment but is a merchant or a financial institution by type.
+    const segment = party?.data.segment ?? party?.data.type;
+    if (typeof segment === 'string' && excluded.includes(segment)) return true;
+  }
+  if (kind !== 'account' || p.maxCounterpartyReach === null) return false;
+  // Paid by everyone when the subject pays it; paying everyone when it pays the subject.
+  const reach = await ctx.accountReach(id, group.direction === 'out' ? 'in' : 'out', from, p.maxCounterpartyReach);
+  return reach > p.maxCounterpartyReach;
 }
