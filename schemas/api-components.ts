@@ -38,6 +38,7 @@ import {
   postureSchema,
 } from './responses.ts';
 import { WEBHOOK_EVENT_TYPES } from './webhooks/catalog.ts';
+import { payloadComponentName, WEBHOOK_PAYLOADS } from './webhooks/payloads.ts';
 import {
   endpointRegistrationSchema,
   rotationRequestSchema,
@@ -119,8 +120,10 @@ const NAMED: Array<[string, z.ZodType]> = [
   ['SecretRotation', secretRotationSchema],
   ['WebhookDelivery', webhookDeliverySchema],
   ['WebhookDeliveryPage', webhookDeliveryPageSchema],
-  // Not a request or response: the body of every delivery to a registered endpoint.
+  // Not a request or response: the body of every delivery to a registered endpoint, and the data
+  // of each event type in it.
   ['WebhookEnvelope', webhookEnvelopeSchema],
+  ...WEBHOOK_EVENT_TYPES.map((type): [string, z.ZodType] => [payloadComponentName(type), WEBHOOK_PAYLOADS[type]]),
   ['ImportMapping', mappingDocumentSchema],
   ['ImportDryRunRequest', importDryRunRequestContract],
   ['ImportReject', importRejectSchema],

@@ -1,6 +1,7 @@
 import { enqueueEvents, type OutgoingEvent } from '../../services/webhooks/outgoing-events.ts';
 import { ID_PREFIXES, uuidv7 } from '../../platform/ids.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
+import type { WebhookEventData } from '../../schemas/webhooks/payloads.ts';
 import { EVENTS, TENANT } from './settings.ts';
 
 // The events delivered: alert.opened, as the detect pipeline emits them, put in the outbox for
@@ -10,7 +11,7 @@ import { EVENTS, TENANT } from './settings.ts';
 const ENQUEUE_CHUNK = 1000;
 
 // The data of an alert.opened event, shaped like the detect pipeline's (pipelines/detect/alerts.ts).
-export function alertData(index: number, at: Date): Record<string, unknown> {
+export function alertData(index: number, at: Date): WebhookEventData<'alert.opened'> {
   const account = `A-${String(100_000 + index)}`;
   return {
     alert_id: `${ID_PREFIXES.alert}${uuidv7(at.getTime())}`,

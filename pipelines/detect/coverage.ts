@@ -4,6 +4,7 @@
 // no longer vouch for what it does not see, so postures report it. Entity feeds are naturally
 // bursty and are tracked for freshness only. Degrading and recovering enqueue coverage.* events.
 import type { PoolClient } from '../../platform/postgres/pool.ts';
+import type { Family } from '../../schemas/families/index.ts';
 import type { OutgoingEvent } from '../../services/webhooks/outgoing-events.ts';
 
 export interface Arrival {
@@ -34,7 +35,7 @@ export async function noteArrivals(db: PoolClient, arrivals: Arrival[], now: Dat
     });
   }
   const rows = [...latest.values()].sort((x, y) => (x.tenantId + x.family < y.tenantId + y.family ? -1 : 1));
-  const { rows: recovered } = await db.query<{ tenant_id: string; family: string; silent_since: Date }>({
+  const { rows: recovered } = await db.query<{ tenant_id: string; family: Family; silent_since: Date }>({
     name: 'coverage-degraded-before',
     text: `SELECT tenant_id, family, last_received_at AS silent_since FROM feed_coverage
             WHERE state = 'degraded' AND (tenant_id, family) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
@@ -54,14 +55,14 @@ export async function noteArrivals(db: PoolClient, arrivals: Arrival[], now: Dat
   return recovered.map((row) => ({
     tenantId: row.tenant_id,
     type: 'coverage.recovered' as const,
-    data: { family: row.family, silent_since: row.silent_since.toISOString(), recovered_at: now.toISOString() },
+    data: { reason: 'feed_silence' as const, family: row.family, silent_since: row.silent_since.toISOString(), recovered_at: now.toISOString() },
   }));
 }
 
 // Marks silent fact feeds degraded; returns their coverage.degraded events.
 export async function sweepCoverage(db: PoolClient, now: Date, silence: SilenceThresholds = DEFAULT_SILENCE): Promise<OutgoingEvent[]> {
   const families = Object.keys(silence) as Array<keyof SilenceThresholds>;
-  const { rows } = await db.query<{ tenant_id: string; family: string; last_received_at: Date }>({
+  const { rows } = await db.query<{ tenant_id: string; family: keyof SilenceThresholds; last_received_at: Date }>({
     name: 'coverage-sweep',
     text: `UPDATE feed_coverage f SET state = 'degraded', state_changed_at = $3::timestamptz
              FROM unnest($1::text[], $2::double precision[]) AS s(family, minutes)
@@ -72,7 +73,13 @@ export async function sweepCoverage(db: PoolClient, now: Date, silence: SilenceT
   return rows.map((row) => ({
     tenantId: row.tenant_id,
     type: 'coverage.degraded' as const,
-    data: { family: row.family, last_received_at: row.last_received_at.toISOString(), degraded_at: now.toISOString(), silence_minutes: silence[row.family as keyof SilenceThresholds] },
+    data: {
+      reason: 'feed_silence' as const,
+      family: row.family,
+      last_received_at: row.last_received_at.toISOString(),
+      degraded_at: now.toISOString(),
+      silence_minutes: silence[row.family],
+    },
   }));
 }
 

@@ -11,6 +11,10 @@ import type { OpenedAlert, RaisedAlert } from './alerts.ts';
 import { refreshCaseInbox } from '../../services/cases/inbox.ts';
 import { severityRank, type Severity } from '../../services/detection/framework/detector.ts';
 import type { OutgoingEvent } from '../../services/webhooks/outgoing-events.ts';
+import type { CASE_STATUSES, DISPOSITIONS } from '../../schemas/responses.ts';
+
+type CaseStatus = (typeof CASE_STATUSES)[number];
+type Disposition = (typeof DISPOSITIONS)[number];
 
 export interface EpisodePolicy {
   // Subjects within this many hops (any edge type) belong together.
@@ -127,7 +131,7 @@ export async function assignEpisodes(
     const alertRef = `${ID_PREFIXES.alert}${alert.alertId}`;
     if (change === 'reopened') {
       // The case reopens with the episode: its history says so, as if an analyst had done it.
-      const { rows: previous } = await db.query<{ case_status: string; disposition: string | null; seq: number }>({
+      const { rows: previous } = await db.query<{ case_status: CaseStatus; disposition: Disposition | null; seq: number }>({
         name: 'episodes-reopen-case',
         text: `INSERT INTO case_actions (tenant_id, episode_id, seq, at, actor, case_status, disposition, note)
                SELECT $1, $2, coalesce(max(seq), 0) + 1, $3, 'detection', 'open', NULL, 'reopened by a new alert'
@@ -137,7 +141,7 @@ export async function assignEpisodes(
                  (SELECT c.disposition FROM case_actions c WHERE c.tenant_id = $1 AND c.episode_id = $2 ORDER BY c.seq DESC LIMIT 1) AS disposition`,
         values: [alert.tenantId, episodeId, now],
       });
-      out.events.push({ tenantId: alert.tenantId, type: 'episode.reopened', data: { ...reference, alert_id: alertRef } });
+      out.events.push({ tenantId: alert.tenantId, type: 'episode.reopened', data: { ...reference, reason: 'new_alert', alert_id: alertRef } });
       out.events.push({
         tenantId: alert.tenantId,
         type: 'case.status_changed',

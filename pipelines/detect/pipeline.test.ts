@@ -4,6 +4,7 @@ import { startDetectionWorld, type DetectionWorld } from '../../test/support/det
 import { defineDetector, noHit, type DetectorOutcome } from '../../services/detection/framework/detector.ts';
 import { applyCaseAction } from '../../services/cases/actions.ts';
 import type { DetectPipeline } from './pipeline.ts';
+import { sweepOutbox } from '../../services/webhooks/declared-payloads.test-kit.ts';
 
 // A detector simple enough to reason about: a subject that sent at least `threshold` in one
 // movement in the last 24h; high from ten times the threshold.
@@ -219,4 +220,11 @@ describe('the detection pipeline', () => {
       news.mockRestore();
     }
   });
+});
+
+// Runs last: every event the detect pipeline enqueued, swept from the outbox.
+it('every event the detect pipeline enqueued parses with its type\'s declared payload', async () => {
+  const swept = await sweepOutbox(db());
+  expect(swept.refused).toEqual([]);
+  expect(swept.types).toEqual(expect.arrayContaining(['alert.opened', 'episode.updated', 'episode.escalated', 'coverage.degraded', 'coverage.recovered', 'risk_state.changed']));
 });

@@ -254,7 +254,7 @@ export class ImportWorker {
     );
   }
 
-  private async finish(db: PoolClient, job: ImportRow & { tenant_id: string }, state: 'completed' | 'failed', failure?: string): Promise<void> {
+  private async finish(db: PoolClient, job: ImportRow & { tenant_id: string }, ...[state, failure]: ['completed'] | ['failed', string]): Promise<void> {
     const now = this.options.clock.now();
     const { rows } = await db.query<ImportRow>(
       `UPDATE imports SET state = $2, failure = $3, completed_at = $4, updated_at = $4 WHERE import_id = $1
@@ -262,7 +262,12 @@ export class ImportWorker {
       [job.import_id, state, failure ?? null, now],
     );
     await db.query(`DELETE FROM import_chunks WHERE tenant_id = $1 AND import_id = $2`, [job.tenant_id, job.import_id]);
-    await enqueueEvents(db, [{ tenantId: job.tenant_id, type: state === 'completed' ? 'import.completed' : 'import.failed', data: { ...progressData(rows[0]!), ...(failure ? { failure } : {}) } }], now);
+    const data = progressData(rows[0]!);
+    await enqueueEvents(
+      db,
+      [state === 'completed' ? { tenantId: job.tenant_id, type: 'import.completed', data } : { tenantId: job.tenant_id, type: 'import.failed', data: { ...data, failure } }],
+      now,
+    );
   }
 }
 

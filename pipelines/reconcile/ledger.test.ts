@@ -11,6 +11,7 @@ import { reconciliationSchema } from '../../schemas/reconciliations.ts';
 import { accountEvent, movementEvent, partyEvent } from '../../test/fixtures/events.ts';
 import { startTestApi, type TestApi } from '../../test/support/test-api.ts';
 import { startTestPipeline, type TestPipeline } from '../../test/support/test-pipeline.ts';
+import { sweepOutbox } from '../../services/webhooks/declared-payloads.test-kit.ts';
 
 let api: TestApi;
 let pipeline: TestPipeline;
@@ -296,4 +297,11 @@ describe('re-comparison touches only the declarations a movement can change', ()
     expect(marked.length).toBeGreaterThanOrEqual(mayAcct1 + 1);
     expect(marked).not.toContain(acct3.reconciliation_id);
   });
+});
+
+// Runs last: every event the reconciliations enqueued, swept from the outbox.
+it('every event the reconciliations enqueued parses with its type\'s declared payload', async () => {
+  const swept = await sweepOutbox(api.db.pool);
+  expect(swept.refused).toEqual([]);
+  expect(swept.types).toEqual(expect.arrayContaining(['coverage.degraded', 'coverage.recovered']));
 });

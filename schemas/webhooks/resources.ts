@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CHANNELS, WEBHOOK_EVENT_CATALOG, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './catalog.ts';
+import { WEBHOOK_PAYLOADS } from './payloads.ts';
 
 // Requests and records of webhook management (scope webhook_mgmt), and the envelope the delivery
 // worker sends (services/webhooks/envelope.ts builds it).
@@ -101,7 +102,8 @@ export type WebhookEndpointView = z.infer<typeof webhookEndpointSchema>;
 export type WebhookDeliveryView = z.infer<typeof webhookDeliverySchema>;
 
 // The envelope of a delivery, one shape per catalog type, each with the classification the
-// catalog gives it: a body whose classification disagrees is not a genuine delivery.
+// catalog gives it (a body whose classification disagrees is not a genuine delivery) and the
+// data its type declares (payloads.ts).
 const envelopeOf = <T extends WebhookEventType>(type: T) =>
   z.strictObject({
     id: z.string().startsWith('whe_'),
@@ -109,7 +111,7 @@ const envelopeOf = <T extends WebhookEventType>(type: T) =>
     classification: z.literal(WEBHOOK_EVENT_CATALOG[type].classification as (typeof WEBHOOK_EVENT_CATALOG)[T]['classification']),
     created_at: z.iso.datetime({ offset: true }),
     tenant_id: z.string(),
-    data: z.record(z.string(), z.unknown()),
+    data: WEBHOOK_PAYLOADS[type] as (typeof WEBHOOK_PAYLOADS)[T],
     delivery: z.strictObject({ attempt: z.number().int().min(1), delivery_id: z.string().startsWith('whd_') }),
   });
 

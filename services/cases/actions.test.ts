@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uuidv7 } from '../../platform/ids.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/support/test-database.ts';
 import { applyCaseAction, validateCaseAction, type CaseActionInput } from './actions.ts';
+import { sweepOutbox } from '../webhooks/declared-payloads.test-kit.ts';
 
 let db: TestDatabase;
 const TENANT = 'acme';
@@ -178,7 +179,11 @@ describe('applyCaseAction', () => {
       severity: 'high',
       alert_count: 2,
       case_action_seq: 1,
+      // case.status_changed has another cause (a new alert reopens the case): the reason says which.
+      reason: 'case_action',
     });
+    const { reason: _, ...disposed } = sent[0]!.data;
+    expect(sent[1]!.data).toEqual(disposed);
     expect(sent[3]!.data).toMatchObject({ subject: { kind: 'party', external_id: 'disp-1' }, band: 'low', previous_band: 'high' });
   });
 
@@ -303,4 +308,11 @@ describe('applyCaseAction', () => {
     expect(outcomes.every((o) => o.kind === 'applied' && o.changed)).toBe(true);
     expect((await caseActions(seeded)).map((a) => a.seq)).toEqual([1, 2, 3]);
   });
+});
+
+// Runs last: every event the actions above enqueued, swept from the outbox.
+it('every event the case actions enqueued parses with its type\'s declared payload', async () => {
+  const swept = await sweepOutbox(db.pool);
+  expect(swept.refused).toEqual([]);
+  expect(swept.types).toEqual(expect.arrayContaining(['case.disposed', 'case.status_changed', 'episode.escalated', 'episode.reopened', 'episode.resolved', 'risk_state.changed']));
 });

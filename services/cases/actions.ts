@@ -84,7 +84,43 @@ interface Plan {
   status: EpisodeStatus;
   caseStatus: CaseStatus;
   disposition: Disposition | null;
-  events: Array<OutgoingEvent['type']>;
+  events: CaseActionEventType[];
+}
+
+type CaseActionEventType = 'case.status_changed' | 'case.disposed' | 'episode.resolved' | 'episode.reopened' | 'episode.escalated';
+
+// What every event of a case action carries (schemas/webhooks/payloads.ts, decision 0049).
+interface CaseActionData {
+  episode_id: string;
+  status: EpisodeStatus;
+  previous_status: EpisodeStatus;
+  case_status: CaseStatus;
+  previous_case_status: CaseStatus;
+  disposition: Disposition | null;
+  previous_disposition: Disposition | null;
+  severity: Severity;
+  alert_count: number;
+  case_action_seq: number;
+}
+
+// The types with another cause besides a case action say which caused them (reason); a case is
+// disposed of, and an episode resolved, by a case action only.
+function caseActionEvent(tenantId: string, type: CaseActionEventType, data: CaseActionData): OutgoingEvent {
+  switch (type) {
+    case 'case.status_changed':
+      return { tenantId, type, data: { ...data, reason: 'case_action' } };
+    case 'episode.escalated':
+      return { tenantId, type, data: { ...data, reason: 'case_action' } };
+    case 'episode.reopened':
+      return { tenantId, type, data: { ...data, reason: 'case_action' } };
+    case 'episode.resolved':
+      if (data.status !== 'resolved') break;
+      return { tenantId, type, data: { ...data, status: data.status } };
+    case 'case.disposed':
+      if (data.case_status !== 'closed' || data.disposition === null) break;
+      return { tenantId, type, data: { ...data, case_status: data.case_status, disposition: data.disposition } };
+  }
+  throw new Error(`a case action planned ${type} for a case that does not stand so`);
 }
 
 // What the action makes of the case; undefined when it is already so. An escalated episode stays
@@ -158,7 +194,7 @@ export async function applyCaseAction(pool: Pool, input: CaseActionInput, now: D
     }
     const seq = await appendCaseAction(db, tenantId, episodeId, { ...next, actor, note: action.note ?? null }, now);
 
-    const data = {
+    const data: CaseActionData = {
       episode_id: `${ID_PREFIXES.episode}${episodeId}`,
       status: next.status,
       previous_status: current.status,
@@ -170,11 +206,7 @@ export async function applyCaseAction(pool: Pool, input: CaseActionInput, now: D
       alert_count: current.alert_count,
       case_action_seq: seq,
     };
-    const events: OutgoingEvent[] = next.events.map((type) => ({
-      tenantId,
-      type,
-      data: type === 'episode.escalated' || type === 'episode.reopened' ? { ...data, reason: 'case_action' } : data,
-    }));
+    const events = next.events.map((type) => caseActionEvent(tenantId, type, data));
     const parties = await db.query<{ subject_id: string }>(
       `SELECT subject_id FROM episode_members WHERE tenant_id = $1 AND episode_id = $2 AND subject_kind = 'party' AND role = 'subject'`,
       [tenantId, episodeId],

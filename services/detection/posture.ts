@@ -16,10 +16,11 @@ import type { OutgoingEvent } from '../webhooks/outgoing-events.ts';
 type Band = Severity | 'incomplete';
 
 // What the customer is advised to do at each band; the customer decides and enforces.
-const RECOMMENDATIONS: Partial<Record<Band, string>> = {
+const RECOMMENDATIONS = {
   high: 'enhanced_review',
   critical: 'restrict_pending_review',
-};
+} as const satisfies Partial<Record<Band, string>>;
+const recommends = (band: Band): band is keyof typeof RECOMMENDATIONS => Object.hasOwn(RECOMMENDATIONS, band);
 
 interface PostureRow {
   party_id: string;
@@ -75,9 +76,8 @@ export async function recomputePostures(db: PoolClient, tenantId: string, partie
         ...(row.episode_id ? { episode_id: `${ID_PREFIXES.episode}${row.episode_id}` } : {}),
       },
     });
-    const recommendation = RECOMMENDATIONS[band];
     const rose = row.previous === null || row.previous === 'incomplete' || severityRank(band as Severity) > severityRank(row.previous as Severity);
-    if (recommendation && rose && row.worst) {
+    if (recommends(band) && rose && row.worst) {
       // Operational channel: subject, band, severity, recommendation code and episode only.
       events.push({
         tenantId,
@@ -86,7 +86,7 @@ export async function recomputePostures(db: PoolClient, tenantId: string, partie
           subject: { kind: 'party', external_id: row.party_id },
           band,
           severity: row.worst,
-          recommendation: recommendation,
+          recommendation: RECOMMENDATIONS[band],
           episode_id: `${ID_PREFIXES.episode}${row.episode_id}`,
         },
       });

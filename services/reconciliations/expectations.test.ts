@@ -7,6 +7,7 @@ import { expectationListSchema, expectationSchema } from '../../schemas/reconcil
 import { accountEvent, partyEvent } from '../../test/fixtures/events.ts';
 import { startTestApi, type TestApi } from '../../test/support/test-api.ts';
 import { startTestPipeline, type TestPipeline } from '../../test/support/test-pipeline.ts';
+import { sweepOutbox } from '../../services/webhooks/declared-payloads.test-kit.ts';
 
 let api: TestApi;
 let pipeline: TestPipeline;
@@ -82,4 +83,11 @@ describe('expected declarations', () => {
     expect(await sweepExpectations(api.db.pool, api.clock.now(), 10)).toBe(0);
     expect(await events('coverage.degraded')).toHaveLength(1);
   });
+});
+
+// Runs last: every event the expectations enqueued, swept from the outbox.
+it('every event the expectations enqueued parses with its type\'s declared payload', async () => {
+  const swept = await sweepOutbox(api.db.pool);
+  expect(swept.refused).toEqual([]);
+  expect(swept.types).toEqual(expect.arrayContaining(['coverage.degraded', 'coverage.recovered']));
 });

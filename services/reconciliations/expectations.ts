@@ -158,11 +158,11 @@ export async function recoverMisses(db: Db, def: Definition, reconciliationId: s
   );
 }
 
-function missData(row: Pick<ExpectationRow, 'expectation_id' | 'subject_kind' | 'subject_id' | 'asset'>, from: Date, to: Date, extra: Record<string, string>) {
+function missData<E extends Record<string, string>>(row: Pick<ExpectationRow, 'expectation_id' | 'subject_kind' | 'subject_id' | 'asset'>, from: Date, to: Date, extra: E) {
   return {
-    reason: 'reconciliation_missing',
+    reason: 'reconciliation_missing' as const,
     expectation_id: `${ID_PREFIXES.reconciliationExpectation}${row.expectation_id}`,
-    scope: row.subject_kind === 'tenant' ? { kind: 'tenant' } : { kind: row.subject_kind, external_id: row.subject_id },
+    scope: row.subject_kind === 'tenant' ? { kind: 'tenant' as const } : { kind: row.subject_kind, external_id: row.subject_id! },
     asset: row.asset,
     period: { from: from.toISOString(), to: to.toISOString() },
     ...extra,

@@ -367,21 +367,19 @@ async function announce(db: Db, tenantId: string, id: string, asset: string, res
   if (result.status === 'mismatched') {
     await openBreak(db, tenantId, id, { count: result.explanation.count_difference, sum: result.explanation.sum_difference }, now);
   }
+  const data = {
+    reason: 'reconciliation' as const,
+    reconciliation_id: `${ID_PREFIXES.reconciliation}${id}`,
+    count_difference: result.explanation.count_difference,
+    sum_difference: result.explanation.sum_difference,
+    asset,
+  };
   await enqueueEvents(
     db,
     [
-      {
-        tenantId,
-        type: result.status === 'mismatched' ? 'coverage.degraded' : 'coverage.recovered',
-        data: {
-          reason: 'reconciliation',
-          reconciliation_id: `${ID_PREFIXES.reconciliation}${id}`,
-          status: result.status,
-          count_difference: result.explanation.count_difference,
-          sum_difference: result.explanation.sum_difference,
-          asset,
-        },
-      },
+      result.status === 'mismatched'
+        ? { tenantId, type: 'coverage.degraded', data: { ...data, status: result.status } }
+        : { tenantId, type: 'coverage.recovered', data: { ...data, status: result.status } },
     ],
     now,
   );

@@ -4,6 +4,8 @@ import { ID_PREFIXES, uuidv7 } from '../../platform/ids.ts';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import { WEBHOOK_EVENT_CATALOG, type WebhookEventType } from '../../schemas/webhooks/catalog.ts';
 import type { DeliveryStatus, WebhookDeliveryView } from '../../schemas/webhooks/resources.ts';
+import type { WebhookEventData } from '../../schemas/webhooks/payloads.ts';
+import { checkEventData } from './outgoing-events.ts';
 import type { EndpointRow } from './endpoints.ts';
 
 interface DeliveryRow {
@@ -42,7 +44,7 @@ const SELECT_DELIVERIES = `
                      'attempt', a.attempt, 'started_at', a.started_at, 'latency_ms', a.latency_ms,
                      'response_status', a.response_status, 'error', a.error,
                      'response_excerpt', a.response_excerpt, 'next_retry_at', a.next_retry_at) ORDER BY a.attempt)
-                     FROM webhook_attempts a WHERE a.delivery_id = d.delivery_id), '[]') AS log
+                     FROM webhook_attempts a WHERE a.tenant_id = d.tenant_id AND a.delivery_id = d.delivery_id), '[]') AS log
     FROM webhook_deliveries d`;
 
 const iso = (text: string | null) => (text === null ? null : new Date(text).toISOString());
@@ -127,12 +129,13 @@ export class WebhookDeliveries {
   async test(tenantId: string, endpoint: EndpointRow, now: Date, waitMs: number): Promise<TestOutcome> {
     const envelopeId = uuidv7(now.getTime());
     const deliveryId = uuidv7(now.getTime());
-    const data = {
+    const data: WebhookEventData<'webhook.test'> = {
       endpoint_id: `${ID_PREFIXES.webhookEndpoint}${endpoint.endpoint_id}`,
       channel: endpoint.channel,
       message: 'webhook.test from svc: acknowledge with any 2xx',
       sent_at: now.toISOString(),
     };
+    checkEventData('webhook.test', data);
     await withTransaction(this.pool, async (db) => {
       // Already fanned out: a test goes to this endpoint only.
       await db.query(

@@ -154,7 +154,7 @@ export class DeliveryStore {
              ), logged AS (
                INSERT INTO webhook_attempts (tenant_id, delivery_id, attempt, started_at, latency_ms, response_status, error, response_excerpt, next_retry_at)
                SELECT t, d, a, s, l, rs, er, ex, nx FROM o
-               ON CONFLICT (delivery_id, attempt) DO NOTHING
+               ON CONFLICT (tenant_id, delivery_id, attempt) DO NOTHING
              )
              UPDATE webhook_deliveries w
                 SET status = o.st, next_attempt_at = o.nx, completed_at = CASE WHEN o.st = 'pending' THEN NULL ELSE $2::timestamptz END

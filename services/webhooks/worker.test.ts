@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { enqueueEvents, type OutgoingEvent } from './outgoing-events.ts';
+import { enqueueEvents } from './outgoing-events.ts';
+import { sampleEvent, samplePayload } from './sample-payloads.test-kit.ts';
 import { createTenant } from '../../platform/tenants/tenants.ts';
 import type { WebhookEventType } from '../../schemas/webhooks/catalog.ts';
 import { verifyWebhookDelivery } from '../../test/support/spec-webhook-verifier.ts';
@@ -14,10 +15,10 @@ afterEach(async () => {
   await world.close();
 });
 
-const enqueue = (types: WebhookEventType[], tenantId = world.tenantId) =>
+const enqueue = (types: Array<Exclude<WebhookEventType, 'conformance.drift_detected'>>, tenantId = world.tenantId) =>
   enqueueEvents(
     world.db.pool,
-    types.map((type, i): OutgoingEvent => ({ tenantId, type, data: { n: i, note: 'ünïcode & spaces  kept' } })),
+    types.map((type, i) => sampleEvent(tenantId, type, i)),
     world.clock.now(),
   );
 
@@ -71,7 +72,8 @@ describe('delivery worker', () => {
     }
     const first = received('/compliance').find((d) => envelopeOf(d.body).type === 'alert.opened')!;
     expect(envelopeOf(first.body)).toMatchObject({ id: alert, tenant_id: 'acme', classification: 'restricted_aml', delivery: { attempt: 1 } });
-    expect(envelopeOf(first.body).data).toEqual({ n: 0, note: 'ünïcode & spaces  kept' });
+    expect(envelopeOf(first.body).data).toEqual(samplePayload('alert.opened', 0));
+    expect(envelopeOf(first.body).data.summary).toBe('ünïcode & spaces  kept (0)');
     expect(await deliveryOf(compliance.id)).toMatchObject([{ status: 'succeeded', attempts: 1, next_attempt_at: null }, { status: 'succeeded' }]);
     // Every event left the outbox, including the one nobody subscribed to.
     const { rows } = await world.db.pool.query(`SELECT count(*)::int AS n FROM outgoing_events WHERE fanned_out_at IS NULL`);
@@ -166,7 +168,7 @@ describe('delivery worker', () => {
     await world.register('/answers', 'compliance', ['alert.opened']);
     world.receiver.setBehaviour('/hangs', { hang: true });
     const worker = await world.startWorker({ SVC_WEBHOOK_ENDPOINT_CONCURRENCY: '2', SVC_WEBHOOK_CONCURRENCY: '8', SVC_WEBHOOK_ATTEMPT_TIMEOUT_MS: '60000' });
-    await enqueue(Array.from({ length: 12 }, (): WebhookEventType => 'alert.opened'));
+    await enqueue(Array.from({ length: 12 }, () => 'alert.opened' as const));
     worker.start();
 
     await world.receiver.waitFor((_, counts) => (counts.byPath['/answers'] ?? 0) === 12, 20_000);
@@ -269,7 +271,7 @@ describe('delivery worker', () => {
     const worker = await world.startWorker({ SVC_WEBHOOK_ENDPOINT_CONCURRENCY: '2', SVC_WEBHOOK_CONCURRENCY: '8', SVC_WEBHOOK_ATTEMPT_TIMEOUT_MS: '60000' });
     // A's backlog fanned out first, B's a second later: the oldest due deliveries are all A's.
     const store = new DeliveryStore(world.db.pool);
-    await enqueue(Array.from({ length: 300 }, (): WebhookEventType => 'alert.opened'));
+    await enqueue(Array.from({ length: 300 }, () => 'alert.opened' as const));
     await store.fanOut(world.clock.now(), 500, 86_400_000);
     world.clock.advance(1);
     await enqueue(['episode.updated', 'episode.updated']);

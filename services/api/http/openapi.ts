@@ -7,6 +7,7 @@ import { FAMILIES, FAMILY_NAMES } from '../../../schemas/families/index.ts';
 import { WEBHOOK_EVENT_CATALOG } from '../../../schemas/webhooks/catalog.ts';
 import { publishedDocument } from './openapi-document.ts';
 import { withExamples } from './openapi-examples.ts';
+import { withWebhooks } from './openapi-webhooks.ts';
 import { CAPABILITY_TAGS, problem } from './route-schema.ts';
 
 // The OpenAPI 3.1 document, generated from the routes' declared contracts (@fastify/swagger with
@@ -60,7 +61,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       const generated = transformObject(input);
       const document = withExamples(publishedDocument(generated, { output: ['WebhookEnvelope', 'CanonicalView'], input: Object.values(ENVELOPE_COMPONENTS) }));
       const families = Object.fromEntries(FAMILY_NAMES.map((f) => [f, { kind: FAMILIES[f].kind, ingest_path: FAMILIES[f].path }]));
-      const published = { ...document, 'x-families': families };
+      const published = { ...withWebhooks(document), 'x-families': families };
       return published;
     },
   });

@@ -6,6 +6,7 @@ import { importDryRunReportSchema, importRejectPageSchema, importViewSchema } fr
 import { problemSchema } from '../../../schemas/problem.ts';
 import { movementMapping } from '../../../test/fixtures/import-mappings.ts';
 import { startTestApi, type TestApi } from '../../../test/support/test-api.ts';
+import { sweepOutbox } from '../../../services/webhooks/declared-payloads.test-kit.ts';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -322,4 +323,11 @@ describe('imports that must not stop the queue or leak', () => {
     expect(await view(stuck)).toMatchObject({ state: 'failed', failure: 'chunk 0 could not be landed' });
     expect(await view(behind)).toMatchObject({ state: 'completed', accepted: 1 });
   });
+});
+
+// Runs last: every event the imports enqueued, swept from the outbox.
+it('every event the imports enqueued parses with its type\'s declared payload', async () => {
+  const swept = await sweepOutbox(api.db.pool);
+  expect(swept.refused).toEqual([]);
+  expect(swept.types).toEqual(expect.arrayContaining(['import.progress', 'import.completed']));
 });

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enqueueEvents } from '../../webhooks/outgoing-events.ts';
+import { sampleEvent } from '../../webhooks/sample-payloads.test-kit.ts';
+import { sweepOutbox } from '../../webhooks/declared-payloads.test-kit.ts';
 import { loadConfig } from '../../../platform/config.ts';
 import { createTenant } from '../../../platform/tenants/tenants.ts';
 import { problemSchema } from '../../../schemas/problem.ts';
@@ -239,7 +241,7 @@ describe('webhook test, delivery log and replay (operator test mode, a receiver 
   it('lists deliveries with every attempt, filtered and paged, and replays one under the same envelope id', async () => {
     const endpoint = await register('/log', 'compliance', ['alert.opened', 'episode.updated']);
     receiver.setBehaviour('/log', (attempt) => (attempt === 1 ? { status: 503, retryAfter: '30' } : { status: 200 }));
-    await enqueueEvents(api.db.pool, [{ tenantId: api.tenantId, type: 'alert.opened', data: { alert_id: 'alrt_1' } }], api.clock.now());
+    await enqueueEvents(api.db.pool, [sampleEvent(api.tenantId, 'alert.opened')], api.clock.now());
     await receiver.waitFor((all) => all.filter((d) => d.path === '/log').length === 1, 5000);
     await waitUntil(async () => (await deliveries(`?endpoint_id=${endpoint.endpoint_id}`)).data[0]?.attempts.length === 1);
     const pendingOne = (await deliveries(`?endpoint_id=${endpoint.endpoint_id}&status=pending`)).data[0]!;
@@ -296,6 +298,13 @@ describe('webhook test, delivery log and replay (operator test mode, a receiver 
     expect((await api.client.get('/v1/webhook-deliveries', stranger)).json()).toEqual({ data: [], has_more: false });
     expect(problemOf(await api.client.get(`/v1/webhook-deliveries/${probe!.delivery_id}`, stranger)).code).toBe('svc:resource/not_found');
     expect(problemOf(await api.client.post(`/v1/webhook-deliveries/${probe!.delivery_id}/replay`, undefined, stranger)).code).toBe('svc:resource/not_found');
+  });
+
+  // Runs last: the probes are written around the outbox writer, so they are swept here.
+  it('every webhook.test probe parses with its declared payload', async () => {
+    const swept = await sweepOutbox(api.db.pool);
+    expect(swept.refused).toEqual([]);
+    expect(swept.types).toContain('webhook.test');
   });
 });
 

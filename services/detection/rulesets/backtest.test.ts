@@ -4,6 +4,7 @@ import { startDetectionWorld, type DetectionWorld } from '../../../test/support/
 import { defineDetector, noHit, type DetectorOutcome } from '../framework/detector.ts';
 import { alertsOpened, backtest, type BacktestDeps, type WindowedHit } from './backtest.ts';
 import { activate, createCandidate } from './lifecycle.ts';
+import { sweepOutbox } from '../../../services/webhooks/declared-payloads.test-kit.ts';
 
 describe('alertsOpened (the alert rule of alerts.ts)', () => {
   const hit = (detectorId: string, subject: string, from: number, to: number): WindowedHit => ({ detectorId, subject, from, to });
@@ -208,5 +209,12 @@ describe('backtest', () => {
     expect(await backtest(deps, tenant(), v, { ...window, maxChanges: 4 }, LIBRARY)).toMatchObject({ kind: 'done' });
     const stored = await db().query(`SELECT backtest->'max_changes' AS cap FROM rulesets WHERE tenant_id = $1 AND version = $2`, [tenant(), v]);
     expect(stored.rows[0].cap).toBe(4);
+  });
+
+  // Runs last: every event the backtests enqueued, swept from the outbox.
+  it('every event the backtests enqueued parses with its type\'s declared payload', async () => {
+    const swept = await sweepOutbox(db());
+    expect(swept.refused).toEqual([]);
+    expect(swept.types).toEqual(expect.arrayContaining(['ruleset.candidate_ready']));
   });
 });

@@ -5,6 +5,7 @@ import { startTestApi, type TestApi } from '../../../test/support/test-api.ts';
 import { defineDetector, noHit } from '../framework/detector.ts';
 import { RulesetCache } from './active.ts';
 import { activate, createCandidate, listRulesets, rollback, shadowReport, showRuleset, startShadow } from './lifecycle.ts';
+import { sweepOutbox } from '../../../services/webhooks/declared-payloads.test-kit.ts';
 
 // Two detectors that never need to run here: the lifecycle only compiles rulesets against them.
 const bigOut = defineDetector({
@@ -239,4 +240,11 @@ describe('the public API', () => {
       expect(res.json(), scope).toMatchObject({ status: 404, code: 'svc:request/not_found' });
     }
   });
+});
+
+// Runs last: every event the ruleset lifecycle enqueued, swept from the outbox.
+it('every event the ruleset lifecycle enqueued parses with its type\'s declared payload', async () => {
+  const swept = await sweepOutbox(db());
+  expect(swept.refused).toEqual([]);
+  expect(swept.types).toEqual(expect.arrayContaining(['ruleset.candidate_ready', 'ruleset.activated', 'ruleset.rolled_back']));
 });

@@ -28,6 +28,179 @@ export type BatchItem =
       event: ControlEventEvent;
     };
 export type CanonicalView = EntityView | MovementView;
+/**
+ * The case's status changed: by a case action, or reopened with its episode by a new alert (reason new_alert).
+ */
+export type CaseStatusChangedData =
+  | {
+      episode_id: string;
+      status: 'open' | 'escalated' | 'resolved' | 'reopened';
+      severity: 'low' | 'medium' | 'high' | 'critical';
+      alert_count: number;
+      reason: 'new_alert';
+      case_status: 'open';
+      previous_case_status: 'open' | 'investigating' | 'escalated' | 'closed';
+      previous_disposition:
+        ('suspicious_activity_reported' | 'no_further_action' | 'false_positive' | 'inconclusive') | null;
+    }
+  | {
+      episode_id: string;
+      status: 'open' | 'escalated' | 'resolved' | 'reopened';
+      severity: 'low' | 'medium' | 'high' | 'critical';
+      alert_count: number;
+      previous_status: 'open' | 'escalated' | 'resolved' | 'reopened';
+      case_status: 'open' | 'investigating' | 'escalated' | 'closed';
+      previous_case_status: 'open' | 'investigating' | 'escalated' | 'closed';
+      disposition: ('suspicious_activity_reported' | 'no_further_action' | 'false_positive' | 'inconclusive') | null;
+      previous_disposition:
+        ('suspicious_activity_reported' | 'no_further_action' | 'false_positive' | 'inconclusive') | null;
+      case_action_seq: number;
+      reason: 'case_action';
+    };
+/**
+ * Detection can vouch for less: a fact feed fell silent, an expected declaration is missing, or a reconciliation mismatched.
+ */
+export type CoverageDegradedData =
+  | {
+      reason: 'feed_silence';
+      family: 'party' | 'account' | 'instrument' | 'movement' | 'relationship' | 'control_event';
+      last_received_at: string;
+      degraded_at: string;
+      silence_minutes: number;
+    }
+  | {
+      reason: 'reconciliation_missing';
+      expectation_id: string;
+      scope:
+        | {
+            kind: 'tenant';
+          }
+        | {
+            kind: 'account' | 'party';
+            external_id: string;
+          };
+      asset: string;
+      period: {
+        from: string;
+        to: string;
+      };
+      due_at: string;
+    }
+  | {
+      reason: 'reconciliation';
+      reconciliation_id: string;
+      status: 'mismatched';
+      count_difference: number;
+      sum_difference: string;
+      asset: string;
+    };
+/**
+ * What degraded coverage recovered: the feed arrived again, the missing declaration came, or the reconciliation matched.
+ */
+export type CoverageRecoveredData =
+  | {
+      reason: 'feed_silence';
+      family: 'party' | 'account' | 'instrument' | 'movement' | 'relationship' | 'control_event';
+      silent_since: string;
+      recovered_at: string;
+    }
+  | {
+      reason: 'reconciliation_missing';
+      expectation_id: string;
+      scope:
+        | {
+            kind: 'tenant';
+          }
+        | {
+            kind: 'account' | 'party';
+            external_id: string;
+          };
+      asset: string;
+      period: {
+        from: string;
+        to: string;
+      };
+      reconciliation_id: string;
+    }
+  | {
+      reason: 'reconciliation';
+      reconciliation_id: string;
+      status: 'matched';
+      count_difference: number;
+      sum_difference: string;
+      asset: string;
+    };
+/**
+ * The episode escalated: by the escalation policy (reason threshold) or by a case action.
+ */
+export type EpisodeEscalatedData =
+  | {
+      episode_id: string;
+      status: 'open' | 'escalated' | 'resolved' | 'reopened';
+      severity: 'low' | 'medium' | 'high' | 'critical';
+      alert_count: number;
+      reason: 'threshold';
+      alert_id: string;
+    }
+  | {
+      episode_id: string;
+      status: 'open' | 'escalated' | 'resolved' | 'reopened';
+      severity: 'low' | 'medium' | 'high' | 'critical';
+      alert_count: number;
+      previous_status: 'open' | 'escalated' | 'resolved' | 'reopened';
+      case_status: 'open' | 'investigating' | 'escalated' | 'closed';
+      previous_case_status: 'open' | 'investigating' | 'escalated' | 'closed';
+      disposition: ('suspicious_activity_reported' | 'no_further_action' | 'false_positive' | 'inconclusive') | null;
+      previous_disposition:
+        ('suspicious_activity_reported' | 'no_further_action' | 'false_positive' | 'inconclusive') | null;
+      case_action_seq: number;
+      reason: 'case_action';
+    };
+/**
+ * A resolved episode reopened: by a new alert on one of its subjects (reason new_alert) or by a case action.
+ */
+export type EpisodeReopenedData =
+  | {
+      episode_id: string;
+      status: 'open' | 'escalated' | 'resolved' | 'reopened';
+      severity: 'low' | 'medium' | 'high' | 'critical';
+      alert_count: number;
+      reason: 'new_alert';
+      alert_id: string;
+    }
+  | {
+      episode_id: string;
+      status: 'open' | 'escalated' | 'resolved' | 'reopened';
+      severity: 'low' | 'medium' | 'high' | 'critical';
+      alert_count: number;
+      previous_status: 'open' | 'escalated' | 'resolved' | 'reopened';
+      case_status: 'open' | 'investigating' | 'escalated' | 'closed';
+      previous_case_status: 'open' | 'investigating' | 'escalated' | 'closed';
+      disposition: ('suspicious_activity_reported' | 'no_further_action' | 'false_positive' | 'inconclusive') | null;
+      previous_disposition:
+        ('suspicious_activity_reported' | 'no_further_action' | 'false_positive' | 'inconclusive') | null;
+      case_action_seq: number;
+      reason: 'case_action';
+    };
+/**
+ * A candidate ruleset was created, put in shadow or backtested (stage).
+ */
+export type RulesetCandidateReadyData =
+  | {
+      version: number;
+      stage: 'created';
+      name: string;
+    }
+  | {
+      version: number;
+      stage: 'shadow';
+    }
+  | {
+      version: number;
+      stage: 'backtested';
+      candidate_alerts: number;
+      active_alerts: number;
+    };
 export type WebhookEnvelope =
   | {
       id: string;
@@ -35,9 +208,7 @@ export type WebhookEnvelope =
       classification: 'restricted_aml';
       created_at: string;
       tenant_id: string;
-      data: {
-        [k: string]: unknown | undefined;
-      };
+      data: AlertOpenedData;
       delivery: {
         attempt: number;
         delivery_id: string;
@@ -49,9 +220,7 @@ export type WebhookEnvelope =
       classification: 'restricted_aml';
       created_at: string;
       tenant_id: string;
-      data: {
-        [k: string]: unknown | undefined;
-      };
+      data: EpisodeUpdatedData;
       delivery: {
         attempt: number;
         delivery_id: string;
@@ -63,9 +232,7 @@ export type WebhookEnvelope =
       classification: 'restricted_aml';
       created_at: string;
       tenant_id: string;
-      data: {
-        [k: string]: unknown | undefined;
-      };
+      data: EpisodeEscalatedData;
       delivery: {
         attempt: number;
         delivery_id: string;
@@ -77,9 +244,7 @@ export type WebhookEnvelope =
       classification: 'restricted_aml';
       created_at: string;
       tenant_id: string;
-      data: {
-        [k: string]: unknown | undefined;
-      };
+      data: EpisodeResolvedData;
       delivery: {
         attempt: number;
         delivery_id: string;
@@ -91,9 +256,7 @@ export type WebhookEnvelope =
       classification: 'restricted_aml';
       created_at: string;
       tenant_id: string;
-      data: {
-        [k: string]: unknown | undefined;
-      };
+      data: EpisodeReopenedData;
       delivery: {
         attempt: number;
         delivery_id: string;
@@ -105,9 +268,7 @@ export type WebhookEnvelope =
       classification: 'restricted_aml';
       created_at: string;
       tenant_id: string;
-      data: {
-        [k: string]: unknown | undefined;
-      };
+      data: CaseStatusChangedData;
       delivery: {
         attempt: number;
         delivery_id: string;
@@ -119,9 +280,7 @@ export type WebhookEnvelope =
       classification: 'restricted_aml';
       created_at: string;
       tenant_id: string;
-      data: {
-        [k: string]: unknown | undefined;
-      };
+      data: CaseDisposedData;
       delivery: {
         attempt: number;
         delivery_id: string;
@@ -133,9 +292,7 @@ export type WebhookEnvelope =
       classification: 'restricted_aml';
       created_at: string;
       tenant_id: string;
-      data: {
-        [k: string]: unknown | undefined;
-      };
+      data: RiskStateChangedData;
       delivery: {
         attempt: number;
         delivery_id: string;
@@ -147,9 +304,7 @@ export type WebhookEnvelope =
       classification: 'advisory';
       created_at: string;
       tenant_id: string;
-      data: {
-        [k: string]: unknown | undefined;
-      };
+      data: RecommendationIssuedData;
       delivery: {
         attempt: number;
         delivery_id: string;
@@ -161,9 +316,7 @@ export type WebhookEnvelope =
       classification: 'operational';
       created_at: string;
       tenant_id: string;
-      data: {
-        [k: string]: unknown | undefined;
-      };
+      data: CoverageDegradedData;
       delivery: {
         attempt: number;
         delivery_id: string;
@@ -175,9 +328,7 @@ export type WebhookEnvelope =
       classification: 'operational';
       created_at: string;
       tenant_id: string;
-      data: {
-        [k: string]: unknown | undefined;
-      };
+      data: CoverageRecoveredData;
       delivery: {
         attempt: number;
         delivery_id: string;
@@ -189,9 +340,7 @@ export type WebhookEnvelope =
       classification: 'operational';
       created_at: string;
       tenant_id: string;
-      data: {
-        [k: string]: unknown | undefined;
-      };
+      data: ImportProgressData;
       delivery: {
         attempt: number;
         delivery_id: string;
@@ -203,9 +352,7 @@ export type WebhookEnvelope =
       classification: 'operational';
       created_at: string;
       tenant_id: string;
-      data: {
-        [k: string]: unknown | undefined;
-      };
+      data: ImportCompletedData;
       delivery: {
         attempt: number;
         delivery_id: string;
@@ -217,9 +364,7 @@ export type WebhookEnvelope =
       classification: 'operational';
       created_at: string;
       tenant_id: string;
-      data: {
-        [k: string]: unknown | undefined;
-      };
+      data: ImportFailedData;
       delivery: {
         attempt: number;
         delivery_id: string;
@@ -231,9 +376,7 @@ export type WebhookEnvelope =
       classification: 'operational';
       created_at: string;
       tenant_id: string;
-      data: {
-        [k: string]: unknown | undefined;
-      };
+      data: RulesetCandidateReadyData;
       delivery: {
         attempt: number;
         delivery_id: string;
@@ -245,9 +388,7 @@ export type WebhookEnvelope =
       classification: 'operational';
       created_at: string;
       tenant_id: string;
-      data: {
-        [k: string]: unknown | undefined;
-      };
+      data: RulesetActivatedData;
       delivery: {
         attempt: number;
         delivery_id: string;
@@ -259,9 +400,7 @@ export type WebhookEnvelope =
       classification: 'operational';
       created_at: string;
       tenant_id: string;
-      data: {
-        [k: string]: unknown | undefined;
-      };
+      data: RulesetRolledBackData;
       delivery: {
         attempt: number;
         delivery_id: string;
@@ -273,9 +412,7 @@ export type WebhookEnvelope =
       classification: 'operational';
       created_at: string;
       tenant_id: string;
-      data: {
-        [k: string]: unknown | undefined;
-      };
+      data: ConformanceDriftDetectedData;
       delivery: {
         attempt: number;
         delivery_id: string;
@@ -287,9 +424,7 @@ export type WebhookEnvelope =
       classification: 'operational';
       created_at: string;
       tenant_id: string;
-      data: {
-        [k: string]: unknown | undefined;
-      };
+      data: WebhookTestData;
       delivery: {
         attempt: number;
         delivery_id: string;
@@ -394,6 +529,25 @@ export interface AlertDetail {
       [k: string]: unknown | undefined;
     };
   }[];
+}
+/**
+ * A new alert: its detector, typology, severity, score, subject, evidence window and summary.
+ */
+export interface AlertOpenedData {
+  alert_id: string;
+  detector: string;
+  typology: string;
+  severity: 'low' | 'medium' | 'high' | 'critical';
+  score: number;
+  subject: {
+    kind: 'account' | 'party';
+    external_id: string;
+  };
+  window: {
+    from: string;
+    to: string;
+  };
+  summary: string;
 }
 export interface AlertPage {
   data: Alert[];
@@ -839,6 +993,28 @@ export interface CaseActionRequest {
   disposition?: 'suspicious_activity_reported' | 'no_further_action' | 'false_positive' | 'inconclusive';
   note?: string;
 }
+/**
+ * A case action closed the case with a disposition (again when the disposition is replaced).
+ */
+export interface CaseDisposedData {
+  episode_id: string;
+  status: 'open' | 'escalated' | 'resolved' | 'reopened';
+  severity: 'low' | 'medium' | 'high' | 'critical';
+  alert_count: number;
+  previous_status: 'open' | 'escalated' | 'resolved' | 'reopened';
+  case_status: 'closed';
+  previous_case_status: 'open' | 'investigating' | 'escalated' | 'closed';
+  disposition: 'suspicious_activity_reported' | 'no_further_action' | 'false_positive' | 'inconclusive';
+  previous_disposition:
+    ('suspicious_activity_reported' | 'no_further_action' | 'false_positive' | 'inconclusive') | null;
+  case_action_seq: number;
+}
+/**
+ * Reserved: not emitted by this version, and no payload is declared yet.
+ */
+export interface ConformanceDriftDetectedData {
+  [k: string]: unknown | undefined;
+}
 export interface DryRunResponse {
   valid: boolean;
   checked: number;
@@ -905,6 +1081,33 @@ export interface EpisodePage {
   data: Episode[];
   has_more: boolean;
   next_cursor?: string;
+}
+/**
+ * A case action closed the case with a disposition and resolved the episode.
+ */
+export interface EpisodeResolvedData {
+  episode_id: string;
+  status: 'resolved';
+  severity: 'low' | 'medium' | 'high' | 'critical';
+  alert_count: number;
+  previous_status: 'open' | 'escalated' | 'resolved' | 'reopened';
+  case_status: 'open' | 'investigating' | 'escalated' | 'closed';
+  previous_case_status: 'open' | 'investigating' | 'escalated' | 'closed';
+  disposition: ('suspicious_activity_reported' | 'no_further_action' | 'false_positive' | 'inconclusive') | null;
+  previous_disposition:
+    ('suspicious_activity_reported' | 'no_further_action' | 'false_positive' | 'inconclusive') | null;
+  case_action_seq: number;
+}
+/**
+ * An alert opened, joined, reopened or raised the severity of an episode: the episode after the change.
+ */
+export interface EpisodeUpdatedData {
+  episode_id: string;
+  status: 'open' | 'escalated' | 'resolved' | 'reopened';
+  severity: 'low' | 'medium' | 'high' | 'critical';
+  alert_count: number;
+  change: 'opened' | 'alert_added' | 'reopened' | 'severity_raised';
+  alert_id: string;
 }
 export interface EventStatus {
   event_id: string;
@@ -1069,6 +1272,20 @@ export interface ImportChunk {
   chunk_no: number;
   bytes: number;
   sha256: string;
+}
+/**
+ * An import completed: its final counts.
+ */
+export interface ImportCompletedData {
+  import_id: string;
+  family: 'party' | 'account' | 'instrument' | 'movement' | 'relationship' | 'control_event';
+  chunks_landed: number;
+  chunk_count: number | null;
+  rows_read: number;
+  accepted: number;
+  duplicates: number;
+  rejected: number;
+  skipped: number;
 }
 export interface ImportCreateRequest {
   mapping: ImportMapping;
@@ -1268,6 +1485,36 @@ export interface ImportDryRunRequest {
   mapping: ImportMapping;
   sample: string;
 }
+/**
+ * An import failed: its counts and why.
+ */
+export interface ImportFailedData {
+  import_id: string;
+  family: 'party' | 'account' | 'instrument' | 'movement' | 'relationship' | 'control_event';
+  chunks_landed: number;
+  chunk_count: number | null;
+  rows_read: number;
+  accepted: number;
+  duplicates: number;
+  rejected: number;
+  skipped: number;
+  failure: string;
+}
+/**
+ * A chunk of an import was landed: the counts so far.
+ */
+export interface ImportProgressData {
+  import_id: string;
+  family: 'party' | 'account' | 'instrument' | 'movement' | 'relationship' | 'control_event';
+  chunks_landed: number;
+  chunk_count: number | null;
+  rows_read: number;
+  accepted: number;
+  duplicates: number;
+  rejected: number;
+  skipped: number;
+  chunk_no: number;
+}
 export interface ImportRejectPage {
   data: ImportReject[];
   has_more: boolean;
@@ -1287,6 +1534,19 @@ export interface Posture {
   computed_at: string;
   staleness_seconds: number;
   coverage: 'none' | 'partial' | 'degraded' | 'complete';
+}
+/**
+ * A party's band rose to one with a recommendation: subject, band, severity, recommendation code and episode only.
+ */
+export interface RecommendationIssuedData {
+  subject: {
+    kind: 'party';
+    external_id: string;
+  };
+  band: 'high' | 'critical';
+  severity: 'low' | 'medium' | 'high' | 'critical';
+  recommendation: 'enhanced_review' | 'restrict_pending_review';
+  episode_id: string;
 }
 export interface Reconciliation {
   reconciliation_id: string;
@@ -1594,6 +1854,33 @@ export interface ReconciliationRequest {
   customer_reference?: string;
   corrects?: string;
 }
+/**
+ * A party's posture band changed.
+ */
+export interface RiskStateChangedData {
+  subject: {
+    kind: 'party';
+    external_id: string;
+  };
+  band: 'low' | 'medium' | 'high' | 'critical' | 'incomplete';
+  previous_band: 'low' | 'medium' | 'high' | 'critical' | 'incomplete' | 'unknown';
+  computed_at: string;
+  episode_id?: string;
+}
+/**
+ * A ruleset went live; the previous one (0: the built-in default) retired.
+ */
+export interface RulesetActivatedData {
+  version: number;
+  previous_version: number;
+}
+/**
+ * The live ruleset was rolled back to the one before it (0: the built-in default).
+ */
+export interface RulesetRolledBackData {
+  from_version: number;
+  to_version: number;
+}
 export interface SecretRotation {
   endpoint_id: string;
   secret: string;
@@ -1746,6 +2033,15 @@ export interface WebhookEndpointRegistration {
     | 'webhook.test'
   )[];
   description?: string;
+}
+/**
+ * The probe of POST /v1/webhook-endpoints/{id}/test (spec: endpoint_id, channel, message, sent_at).
+ */
+export interface WebhookTestData {
+  endpoint_id: string;
+  channel: 'compliance' | 'operational';
+  message: string;
+  sent_at: string;
 }
 /**
  * Query parameters of /v1/parties/{external_id}/movements.
