@@ -38,7 +38,7 @@ import { cpuTable } from './lib/cpu-per-event.ts';
 import { closeClients, connectClients } from './lib/embedded-pg.ts';
 import { newAgent, send } from './lib/load.ts';
 import { positiveNumber } from './lib/options.ts';
-import { mb, peakBytes, sampleRss, type RssPeak } from './lib/rss.ts';
+import { mb, peakBytes, sampleRss, statusKiB, type RssPeak } from './lib/rss.ts';
 import { runBench, type Teardown } from './lib/teardown.ts';
 
 const SINGLE_CONNECTIONS = 64;
@@ -210,7 +210,7 @@ async function main(teardown: Teardown): Promise<void> {
 
   if (service.api.hasExited()) throw new Error(`the service exited during the run:\n${service.api.output()}`);
   const ratioA = a ? reportSingle(a) : undefined;
-  const ratioB = b ? reportBatches(b.results, b.rss) : undefined;
+  const ratioB = b ? reportBatches(b.results, b.rss, b.startBytes) : undefined;
   if (ratioA !== undefined && b && ratioB !== undefined) {
     out(`worse ratio: ${Math.min(ratioA, ratioB).toFixed(2)} (a: ${ratioA.toFixed(2)}, b: ${ratioB.toFixed(2)}; peak API RSS ${mb(peakBytes(b.rss))} MB)`);
   }
@@ -251,12 +251,14 @@ async function runSingle({ service, compare, connect, close, singlePayload }: Pa
 }
 
 // With the API's RSS sampled throughout.
-async function runBatches({ service, compare, connect, close }: Parts): Promise<{ results: Results; rss: RssPeak }> {
+async function runBatches({ service, compare, connect, close }: Parts): Promise<{ results: Results; rss: RssPeak; startBytes: number | undefined }> {
   const batchAgent = newAgent(BATCH_CONNECTIONS);
   try {
     const check = await send(signedTarget(service, BATCH_NAME, '/v1/batches', batchBody(BATCH_SIZE)), batchAgent);
     if (check.status !== 202 || batchCounts(check)?.accepted !== BATCH_SIZE) throw new Error(`POST /v1/batches answered ${answered(check)}`);
     const rawClients = await connect(BATCH_CONNECTIONS);
+    // What the API holds before the batches (after start-up and part a), beside the peak during them.
+    const startKiB = statusKiB(service.api.pid, 'VmRSS');
     const sampler = sampleRss(service.api.pid, RSS_INTERVAL_MS);
     let results: Results;
     let rss: RssPeak;
@@ -273,7 +275,7 @@ async function runBatches({ service, compare, connect, close }: Parts): Promise<
       rss = sampler.stop();
       await close(rawClients);
     }
-    return { results, rss };
+    return { results, rss, startBytes: startKiB === undefined ? undefined : startKiB * 1024 };
   } finally {
     batchAgent.destroy();
   }
@@ -295,7 +297,7 @@ function reportSingle([aService, aRaw]: Results): number {
   return ratioA;
 }
 
-function reportBatches([bService, bRaw]: Results, rss: RssPeak): number {
+function reportBatches([bService, bRaw]: Results, rss: RssPeak, startBytes: number | undefined): number {
   const ratioB = ratio(bService, bRaw);
   const peak = peakBytes(rss);
 
@@ -305,7 +307,8 @@ function reportBatches([bService, bRaw]: Results, rss: RssPeak): number {
   out(`ratio b, service/raw events/s: ${ratioB.toFixed(2)} (target >= ${TARGET_B.toFixed(1)})`);
   out(
     `peak API RSS during (b): ${mb(peak)} MB (target <= ${RSS_LIMIT_MB}; VmRSS sampled every ${RSS_INTERVAL_MS} ms: max ${mb(rss.sampledMaxBytes)} MB ` +
-      `over ${rss.samples} samples; VmHWM ${mb(rss.hwmBytes)} MB ${rss.hwmReset ? 'since the start of (b)' : 'since process start (could not reset)'})`,
+      `over ${rss.samples} samples; VmHWM ${mb(rss.hwmBytes)} MB ${rss.hwmReset ? 'since the start of (b)' : 'since process start (could not reset)'}; ` +
+      `${mb(startBytes)} MB when (b) started)`,
   );
   return ratioB;
 }

@@ -5,15 +5,40 @@ import { createHash } from 'node:crypto';
 // documents that differ only in key order or whitespace canonicalise to the same text.
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const keys = Object.keys(value).sort();
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out += ',';
+      out += canonicalJson(value[i]);
+    }
+    return `${out}]`;
+  }
+  const keys = Object.keys(value);
+  if (keys.length > 1) keys.sort();
   let out = '{';
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
     if (i > 0) out += ',';
-    out += `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`;
+    out += quotedMember(key);
+    out += canonicalJson((value as Record<string, unknown>)[key]);
   }
   return `${out}}`;
+}
+
+// Member names repeat from event to event (amount, currency, ...): each one's quoted form is made
+// once per process. Bounded, as the names come from requests: past the bound, or for a long name,
+// it is made each time.
+const QUOTED_MEMBERS = new Map<string, string>();
+const QUOTED_MEMBERS_MAX = 4096;
+const QUOTED_MEMBER_MAX_LENGTH = 64;
+
+function quotedMember(key: string): string {
+  let quoted = QUOTED_MEMBERS.get(key);
+  if (quoted === undefined) {
+    quoted = `${JSON.stringify(key)}:`;
+    if (QUOTED_MEMBERS.size < QUOTED_MEMBERS_MAX && key.length <= QUOTED_MEMBER_MAX_LENGTH) QUOTED_MEMBERS.set(key, quoted);
+  }
+  return quoted;
 }
 
 // SHA-256 over the canonical JSON: the content hash that dedup compares.

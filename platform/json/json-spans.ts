@@ -12,15 +12,17 @@ function skipWhitespace(text: string, i: number): number {
 }
 
 function skipString(text: string, i: number): number {
-  // text[i] is the opening quote.
-  i++;
-  while (i < text.length) {
-    const c = text.charCodeAt(i);
-    if (c === 0x5c) i += 2;
-    else if (c === 0x22) return i + 1;
-    else i++;
+  // text[i] is the opening quote. The closing one is the next quote not escaped, i.e. preceded by
+  // an even run of backslashes; indexOf finds each candidate natively.
+  let from = i + 1;
+  for (;;) {
+    const quote = text.indexOf('"', from);
+    if (quote < 0) throw new Error('unterminated string');
+    let backslash = quote - 1;
+    while (backslash >= from && text.charCodeAt(backslash) === 0x5c) backslash--;
+    if ((quote - 1 - backslash) % 2 === 0) return quote + 1;
+    from = quote + 1;
   }
-  throw new Error('unterminated string');
 }
 
 // Index just past the value starting at i.

@@ -19,6 +19,16 @@ describe('canonical JSON (RFC 8785 style)', () => {
     expect(canonicalJson(JSON.parse('{"\u00e9":1,"z":2,"A":3,"\ud83d\ude00":4}'))).toBe('{"A":3,"z":2,"\u00e9":1,"\ud83d\ude00":4}');
     expect(canonicalJson(JSON.parse('[1.0, 1e2, -0, 0.1]'))).toBe('[1,100,0,0.1]');
   });
+
+  it('writes every member name the same way, however many names and however long, and escapes them', () => {
+    // More distinct names than the process keeps quoted, some past the length it keeps.
+    const names = Array.from({ length: 5000 }, (_, i) => (i % 7 === 0 ? `${'n'.repeat(80)}${i}` : `name"${i}`));
+    const value = Object.fromEntries(names.map((name, i) => [name, i]));
+    const expected = `{${[...names].sort().map((name) => `${JSON.stringify(name)}:${value[name]}`).join(',')}}`;
+    expect(canonicalJson(value)).toBe(expected);
+    expect(canonicalJson(value)).toBe(expected);
+    expect(canonicalJson(JSON.parse('{"\\u0001\\"":[{}],"":[]}'))).toBe('{"":[],"\\u0001\\"":[{}]}');
+  });
 });
 
 describe('batch event spans', () => {
@@ -27,6 +37,10 @@ describe('batch event spans', () => {
     expect(() => JSON.parse(body)).not.toThrow();
     const texts = batchEventTexts(body);
     expect(texts).toEqual(['{"b" : "x,]}" ,\n "a":[1, {"q":"\\"}"}]}', '{"z":1}', undefined, undefined]);
+    // An even run of backslashes before a quote ends the string; an odd one escapes it.
+    const escapes = '{"events":[{"event":{"a":"\\\\","b":"\\\\\\"]}"}}]}';
+    expect(batchEventTexts(escapes)).toEqual(['{"a":"\\\\","b":"\\\\\\"]}"}']);
+    expect(JSON.parse(batchEventTexts(escapes)[0]!)).toEqual(JSON.parse(escapes).events[0].event);
     expect(JSON.parse(texts[0]!)).toEqual(JSON.parse(body).events[0].event);
   });
 

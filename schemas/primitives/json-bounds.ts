@@ -1,9 +1,9 @@
 // Limits on a parsed request body, checked before anything walks it recursively (the PAN scan,
 // canonical JSON, the schemas). JSON.parse itself copes with any nesting the body cap lets through,
-// but a recursive walk over 100,000 levels overflows the stack. The check is iterative, so it
-// cannot fail the way it guards against. The limits are far above any event the spec describes: a
-// batch is an array of at most 1000 events, an event nests a few levels, and free-form members
-// (metadata) are small.
+// but a recursive walk over 100,000 levels overflows the stack. The check recurses only down to
+// the depth limit, so it cannot fail the way it guards against. The limits are far above any
+// event the spec describes: a batch is an array of at most 1000 events, an event nests a few
+// levels, and free-form members (metadata) are small.
 export interface JsonLimits {
   // Nesting of arrays and objects; the body itself is depth 1.
   depth: number;
@@ -24,27 +24,45 @@ export interface JsonBoundsViolation {
 }
 
 export function checkJsonBounds(value: unknown, limits: JsonLimits = REQUEST_JSON_LIMITS): JsonBoundsViolation | undefined {
-  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: '', depth: 1 }];
-  const at = (path: string, key: string | number) => (path === '' ? String(key) : `${path}.${key}`);
-  while (stack.length > 0) {
-    const { value: node, path, depth } = stack.pop()!;
-    if (typeof node === 'string') {
-      if (node.length > limits.stringLength) return { path, message: `a string may hold at most ${limits.stringLength} characters` };
-      continue;
+  const found = boundsWalk(value, 1, limits);
+  if (!found) return undefined;
+  return { path: found.path.reverse().join('.'), message: found.message };
+}
+
+// Depth first in document order (the first violation found is the one reported). The recursion
+// stops at the depth limit before descending any further, so it nests at most limits.depth + 1
+// calls whatever the value. The path is collected only on a violation, innermost key first:
+// a clean body, the usual case, costs no string per member.
+function boundsWalk(node: unknown, depth: number, limits: JsonLimits): { path: string[]; message: string } | undefined {
+  if (typeof node === 'string') {
+    return node.length > limits.stringLength ? { path: [], message: `a string may hold at most ${limits.stringLength} characters` } : undefined;
+  }
+  if (node === null || typeof node !== 'object') return undefined;
+  if (depth > limits.depth) return { path: [], message: `objects and arrays may nest at most ${limits.depth} levels deep` };
+  if (Array.isArray(node)) {
+    if (node.length > limits.members) return { path: [], message: `an array may hold at most ${limits.members} items` };
+    for (let i = 0; i < node.length; i++) {
+      const found = boundsWalk(node[i], depth + 1, limits);
+      if (found) {
+        found.path.push(String(i));
+        return found;
+      }
     }
-    if (node === null || typeof node !== 'object') continue;
-    if (depth > limits.depth) return { path, message: `objects and arrays may nest at most ${limits.depth} levels deep` };
-    if (Array.isArray(node)) {
-      if (node.length > limits.members) return { path, message: `an array may hold at most ${limits.members} items` };
-      for (let i = node.length - 1; i >= 0; i--) stack.push({ value: node[i], path: at(path, i), depth: depth + 1 });
-      continue;
-    }
-    const keys = Object.keys(node);
-    if (keys.length > limits.members) return { path, message: `an object may hold at most ${limits.members} members` };
-    for (let i = keys.length - 1; i >= 0; i--) {
-      const key = keys[i]!;
-      if (key.length > limits.stringLength) return { path, message: `a member name may hold at most ${limits.stringLength} characters` };
-      stack.push({ value: (node as Record<string, unknown>)[key], path: at(path, key), depth: depth + 1 });
+    return undefined;
+  }
+  const keys = Object.keys(node);
+  if (keys.length > limits.members) return { path: [], message: `an object may hold at most ${limits.members} members` };
+  // Every member name is checked before any member's value, as a name past the limit is the
+  // object's own violation.
+  for (let i = 0; i < keys.length; i++) {
+    if (keys[i]!.length > limits.stringLength) return { path: [], message: `a member name may hold at most ${limits.stringLength} characters` };
+  }
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const found = boundsWalk((node as Record<string, unknown>)[key], depth + 1, limits);
+    if (found) {
+      found.path.push(key);
+      return found;
     }
   }
   return undefined;

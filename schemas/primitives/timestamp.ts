@@ -29,6 +29,10 @@ export function isDateTime(text: string): boolean {
   if (!validDate(Number(y), Number(mo), Number(d))) return false;
   if (Number(h) > 23 || Number(mi) > 59 || Number(s) > 60) return false;
   if (oh !== undefined && (Number(oh) > 23 || Number(om) > 59)) return false;
+  // An offset moves the instant by less than a day, so only the first and last years of the range
+  // (and year 0) can fall outside it; any other year is inside without parsing the instant.
+  const year = Number(y);
+  if (year > 1 && year < 9999) return true;
   const ms = dateTimeMs(text);
   return ms >= MIN_INSTANT_MS && ms <= MAX_INSTANT_MS;
 }
@@ -53,6 +57,8 @@ const LEAP_SECOND = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}):60(?:\.\d+)?(?=Z|[+-])/;
 
 // The text with a leap second replaced as above; any other text as it is.
 function withoutLeapSecond(text: string): string {
+  // The colon before the seconds sits at index 16; without ":60" there, the pattern cannot match.
+  if (!text.startsWith(':60', 16)) return text;
   return text.replace(LEAP_SECOND, '$1:59.999');
 }
 

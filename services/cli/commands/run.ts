@@ -255,6 +255,8 @@ export async function runParts(parts: ProcessPart[]): Promise<void> {
 
     if (parts.includes('api')) {
       const { createApi } = await import('../../api/wiring.ts');
+      // One heap per process: where detection runs too, its own (lower) limit stands.
+      if (!parts.includes('pipeline:detect')) (await import('../../api/node-options.ts')).limitApiHeapGrowth();
       const { app, startMaintenance } = await createApi({ config, pool: db.pool, databaseUrl: db.url, masterKey, clock: systemClock });
       const stopMaintenance = startMaintenance();
       stops.unshift(async () => {
