@@ -1,4 +1,5 @@
 import type { PoolClient } from '../../platform/postgres/pool.ts';
+import { ConcurrentChange } from './concurrent-change.ts';
 import { canonicalChangeTopic, changePartitionKey, type CanonicalChange } from '../../schemas/bus/canonical-change.ts';
 import type { Family } from '../../schemas/families/index.ts';
 import type { EventKey, StageEntry } from './event-status.ts';
@@ -31,6 +32,10 @@ export interface ReadyEvent {
 // The JSON texts travel as one parameter each, joined by U+001E, which JSON text never holds
 // unescaped: as array literals, every quote in them was escaped in JavaScript (node-postgres),
 // which cost more than the statement saved. An empty text there stands for null.
+// Inbox rows move to `processed` only from the status they were read with (pending; held or
+// quarantined for a release), and the statement's count says whether all did: a batch whose rows
+// were not locked first (processor.ts, attemptAssumed) is so never committed over an event that
+// moved on meanwhile (ConcurrentChange: the caller rolls back). Under a lock it always holds.
 // The log's rows are inserted in array order (entities, then facts, each in log order), so a
 // change is published exactly when it is committed. Facts are written once, keyed by their
 // external id: corrections, reversals and refunds are new movements whose links name the
@@ -72,6 +77,7 @@ const COMMIT_BATCH_SQL = `
   done AS (
     UPDATE inbox_events i SET status = 'processed', status_reason = NULL, terminal_at = $24, attempts = attempts + 1
       FROM r WHERE i.tenant_id = r.t AND i.event_id = r.e
+       AND CASE WHEN r.h THEN i.status IN ('held', 'quarantined') ELSE i.status = 'pending' END
     RETURNING i.tenant_id, i.event_id, r.h
   )
   INSERT INTO event_stages (tenant_id, event_id, stage, status, at, worker, duration_ms, detail)
@@ -149,7 +155,7 @@ export async function commitBatch(db: Pick<PoolClient, 'query'>, events: ReadyEv
       subjectIds[i] = change.subject.external_id;
     }
   });
-  await db.query({
+  const { rowCount } = await db.query({
     name: 'canonical-commit-batch',
     text: COMMIT_BATCH_SQL,
     values: [
@@ -158,6 +164,8 @@ export async function commitBatch(db: Pick<PoolClient, 'query'>, events: ReadyEv
       data.join(SEPARATOR), links.join(SEPARATOR), subjectKinds, subjectIds, entry.at, entry.worker, entry.durationMs,
     ],
   });
+  // One stage row per inbox row moved to processed.
+  if (rowCount !== events.length) throw new ConcurrentChange('commit', events.length, rowCount ?? 0);
 }
 
 // Joins the JSON texts of a column (see above).

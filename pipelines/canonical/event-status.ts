@@ -1,12 +1,14 @@
 import type { Pool, PoolClient } from '../../platform/postgres/pool.ts';
 import { appendStage, type EventKey, type StageEntry } from '../../platform/inbox/event-stages.ts';
+import { ConcurrentChange } from './concurrent-change.ts';
 import type { Reference } from './references.ts';
 
 export type { EventKey, StageEntry };
 
 type Db = Pick<PoolClient, 'query'>;
 
-// pending → held: each event waits for the entities it names. held_since is its arrival.
+// pending → held: each event waits for the entities it names. held_since is its arrival. Only
+// from pending, checked by count as the commit's statuses are (commit-batch.ts).
 export async function markHeld(
   db: Db,
   events: Array<{ key: EventKey; missing: Reference[]; heldSince: Date }>,
@@ -24,12 +26,12 @@ export async function markHeld(
      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[]) ON CONFLICT DO NOTHING`,
     [refs.map((r) => r.key.tenantId), refs.map((r) => r.m.object), refs.map((r) => r.m.external_id), refs.map((r) => r.key.eventId)],
   );
-  await db.query(
+  const { rowCount } = await db.query(
     `WITH held AS (
        UPDATE inbox_events i SET status = 'held', status_reason = jsonb_build_object('code', 'held_reference', 'missing', u.missing),
                                  attempts = attempts + 1
          FROM unnest($1::text[], $2::uuid[], $3::jsonb[]) AS u(t, e, missing)
-        WHERE i.tenant_id = u.t AND i.event_id = u.e
+        WHERE i.tenant_id = u.t AND i.event_id = u.e AND i.status = 'pending'
        RETURNING i.tenant_id, i.event_id, u.missing
      )
      INSERT INTO event_stages (tenant_id, event_id, stage, status, at, worker, duration_ms, detail)
@@ -43,6 +45,7 @@ export async function markHeld(
       entry.durationMs,
     ],
   );
+  if (rowCount !== events.length) throw new ConcurrentChange('hold', events.length, rowCount ?? 0);
 }
 
 export async function markRejected(pool: Pool, key: EventKey, reason: { code: string; message: string }, entry: Omit<StageEntry, 'stage' | 'status' | 'detail'>): Promise<void> {

@@ -181,6 +181,74 @@ describe('canonical batches', () => {
     expect(rows).toEqual([{ debit_party_id: 'k-p1' }, { debit_party_id: 'k-p1' }]);
   });
 
+  it('takes a batch that says when its events were received without locking their rows, and locks them when one was not pending', async () => {
+    // The statements of the processor's transactions (on connections checked out of its pool).
+    const transactions: string[][] = [];
+    const pool = new Proxy(db.pool, {
+      get(target, prop, receiver) {
+        if (prop !== 'connect') return Reflect.get(target, prop, receiver) as unknown;
+        // pool.query checks a client out with a callback: those statements are not counted.
+        return async (callback?: Parameters<typeof target.connect>[0]) => {
+          if (callback) return target.connect(callback);
+          const client = await target.connect();
+          return new Proxy(client, {
+            get(c, name, r) {
+              if (name !== 'query') return Reflect.get(c, name, r) as unknown;
+              return (config: unknown, values?: unknown) => {
+                const text = typeof config === 'string' ? config : (config as { text: string }).text;
+                if (text === 'BEGIN') transactions.push([]);
+                transactions.at(-1)?.push(text.includes('FOR UPDATE') ? 'lock' : text.includes('canonical_movements') ? 'commit' : text);
+                return c.query(config as string, values as unknown[]);
+              };
+            },
+          });
+        };
+      },
+    });
+    const optimistic = new CanonicalProcessor({ pool, clock: new ManualClock(new Date('2026-09-01T12:00:00Z')), hasher: new IdentifierHasher(Buffer.alloc(32, 3)), assets: new TenantAssetRegistry(db.pool), worker: 'canonical:test' });
+    // How each transaction of a call to handle began and ended: with or without a row lock.
+    const handled = async (records: BusRecord[]) => {
+      transactions.length = 0;
+      await optimistic.handle(records);
+      return transactions.map((t) => `${t.includes('lock') ? 'lock' : 'no lock'}, ${t.at(-1)}`);
+    };
+    // As the embedded log hands accepted events over: with when each was received.
+    const withReceivedAt = async (records: BusRecord[]): Promise<BusRecord[]> => {
+      const { rows } = await db.pool.query<{ event_id: string; received_at: Date }>(
+        'SELECT event_id, received_at FROM inbox_events WHERE tenant_id = $1 AND event_id = ANY($2::uuid[])',
+        [TENANT, records.map((r) => r.headers.event_id)],
+      );
+      const at = new Map(rows.map((r) => [r.event_id, r.received_at.toISOString()]));
+      return records.map((r) => ({ ...r, headers: { ...r.headers, received_at: at.get(r.headers.event_id!)! } }));
+    };
+
+    const batch = await withReceivedAt(await accepted([party('o-p1', 1), movement('o-m1', 'o-p1', 'o-p1'), movement('o-m-held', 'o-p1', 'o-p2')]));
+    // The batch without a lock; then its held event looked at again after the commit (a retry,
+    // which locks).
+    expect(await handled(batch)).toEqual(['no lock, COMMIT', 'lock, COMMIT']);
+    expect(await statusOf(batch)).toEqual(['processed', 'processed', 'held']);
+    expect(await counts(batch)).toEqual({ changes: 2, stages: 3 });
+    const { rows: change } = await db.pool.query<{ received_at: string }>(
+      `SELECT payload::json->>'received_at' AS received_at FROM outbox WHERE tenant_id = $1 AND event_id = $2 AND stream = 'canonical'`,
+      [TENANT, batch[1]!.headers.event_id],
+    );
+    expect(change).toEqual([{ received_at: batch[1]!.headers.received_at }]);
+
+    // Delivered again: its events are no longer pending, so the batch is rolled back and taken
+    // again with its rows locked; nothing more is written, and the held event is held once.
+    expect(await handled(batch)).toEqual(['no lock, ROLLBACK', 'lock, COMMIT']);
+    expect(await statusOf(batch)).toEqual(['processed', 'processed', 'held']);
+    expect(await counts(batch)).toEqual({ changes: 2, stages: 3 });
+    // The held event alone: its hold is not written again either.
+    expect(await handled([batch[2]!])).toEqual(['no lock, ROLLBACK', 'lock, COMMIT']);
+    expect(await counts([batch[2]!])).toEqual({ changes: 0, stages: 1 });
+
+    // What it waits for arrives: the arrival without a lock, the release with one.
+    expect(await handled(await withReceivedAt(await accepted([party('o-p2', 1)])))).toEqual(['no lock, COMMIT', 'lock, COMMIT']);
+    expect(await statusOf(batch)).toEqual(['processed', 'processed', 'processed']);
+    expect(await counts(batch)).toEqual({ changes: 3, stages: 4 });
+  });
+
   it('rejects a held event that cannot be made canonical when it is released, and still applies what released it', async () => {
     const [held] = await accepted([movement('h-m-overflow', 'h-p1', 'h-p1', '9'.repeat(40))]);
     await processor.handle([held!]);

@@ -11,6 +11,7 @@ import { eventsWaitingFor, markHeld, markRejected, type EventKey } from './event
 import type { ControlEventChange, EntityChange, MovementChange } from '../../schemas/bus/canonical-change.ts';
 import { baseAmountOf, controlEventChange, movementChange, movementLeg, subjectPartyOf, type ChangeHead } from '../../schemas/bus/build-change.ts';
 import { commitBatch, type ReadyEvent } from './commit-batch.ts';
+import { ConcurrentChange } from './concurrent-change.ts';
 import { normaliseMany } from './fx.ts';
 import type { IdentifierHasher } from './identifiers.ts';
 import { KnownEntities } from './known-entities.ts';
@@ -117,7 +118,21 @@ export class CanonicalProcessor {
     const found = await this.findEntities(this.deps.pool, namedEntities(prepared));
     const after: FollowUps = { held: [], arrived: [] };
     try {
-      await this.attempt(keys, after, { prepared, found });
+      const assumed = assumedPending(records);
+      if (assumed) {
+        try {
+          await this.attemptAssumed(assumed, after, prepared, found);
+        } catch (error) {
+          if (!(error instanceof ConcurrentChange) && !isDeadlock(error)) throw error;
+          // An event was no longer pending (a redelivery, a release running beside this batch):
+          // the batch again, its rows locked and read first.
+          after.held.length = 0;
+          after.arrived.length = 0;
+          await this.attempt(keys, after, { prepared, found });
+        }
+      } else {
+        await this.attempt(keys, after, { prepared, found });
+      }
     } catch (error) {
       if (isTransient(error)) throw error;
       this.deps.onError?.(new Error(`canonical: a batch of ${keys.length} events failed, taking them one by one: ${(error as Error).message}`, { cause: error }));
@@ -160,6 +175,14 @@ export class CanonicalProcessor {
       const locked = await this.lock(db, keys, how.prepared === undefined);
       await this.process(db, how.released ? locked.filter((e) => e.status === 'held' || e.status === 'quarantined') : locked, after, how.prepared, how.found);
     });
+  }
+
+  // A batch from the bus whose events are taken as pending (see assumedPending): no row lock.
+  // Every status write is conditional on the status assumed here and checked by count (commitBatch,
+  // markHeld), so an event that was not pending fails the transaction as a whole (ConcurrentChange),
+  // and nothing of it is committed.
+  private async attemptAssumed(locked: Locked[], after: FollowUps, prepared: Map<string, Prepared>, found: Map<string, Found>): Promise<void> {
+    await withTransaction(this.deps.pool, (db) => this.process(db, locked, after, prepared, found));
   }
 
   // Each event in a transaction of its own, after its batch failed: one that fails alone (other
@@ -403,6 +426,36 @@ function namedEntities(prepared: Map<string, Prepared>): Array<Reference & { ten
     if ('refs' in prep) for (const ref of prep.refs) named.push({ tenantId: prep.tenantId, object: ref.object, external_id: ref.external_id });
   }
   return named;
+}
+
+// A batch's events as the bus hands them over, taken as pending, when the embedded log said when
+// each was received (its `received_at` header; the Kafka relay carries it over): almost every
+// event arrives once and pending, and for those the row lock was a statement, and a WAL record
+// per event, that changed nothing. Without the header on every record (older records on Kafka),
+// the rows are locked and read as before.
+function assumedPending(records: BusRecord[]): Locked[] | undefined {
+  const locked: Locked[] = [];
+  const seen = new Set<string>();
+  for (const record of records) {
+    const receivedAt = record.headers.received_at;
+    if (receivedAt === undefined) return undefined;
+    const object = record.topic.slice(INBOX_TOPIC_PREFIX.length);
+    const key = keyOf(record);
+    const id = idOf(key);
+    if (!isFamily(object) || seen.has(id)) continue;
+    seen.add(id);
+    const at = new Date(receivedAt);
+    if (Number.isNaN(at.getTime())) return undefined;
+    locked.push({ key, object, raw: undefined, receivedAt: at, status: 'pending' });
+  }
+  return locked;
+}
+
+// PostgreSQL cancelled the transaction to break a deadlock: a batch that locks its inbox rows as
+// its commit statement writes them, in that statement's order rather than by event id, can meet
+// one with a release or a redelivery of the same events; it is taken again with its rows locked.
+function isDeadlock(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === '40P01';
 }
 
 function keyOf(record: BusRecord): EventKey {

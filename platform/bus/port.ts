@@ -9,6 +9,8 @@ export interface BusRecord {
   offset: string;
   key: string;
   value: Buffer;
+  // tenant_id and event_id; an accepted event's record (value: its raw bytes) also received_at,
+  // the ISO instant its inbox row was written (the canonical pipeline's change records carry it).
   headers: Record<string, string>;
 }
 

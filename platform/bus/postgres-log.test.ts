@@ -178,3 +178,23 @@ describe("a member's lanes", () => {
     expect(errors).toEqual([]);
   });
 });
+
+describe('an accepted event on the log', () => {
+  it('is handed over with its raw bytes and, in its headers, its tenant, id and when it was received', async () => {
+    const event = partyEvent('received-at-1');
+    const res = await api.client.post('/v1/parties', event, api.keys.ingest);
+    expect(res.statusCode).toBe(202);
+    const { rows } = await api.db.pool.query<{ tenant_id: string; event_id: string; received_at: Date; raw_event: Buffer }>(
+      `SELECT tenant_id, event_id, received_at, raw_event FROM inbox_events WHERE external_id = 'received-at-1'`,
+    );
+    const errors: unknown[] = [];
+    const bus = new PostgresLogBus(api.db.pool, { onError: (e) => errors.push(e) });
+    const seen: BusRecord[] = [];
+    consumers.push(await bus.consume({ group: 'received-at', topics: INBOX_TOPICS, handle: async (records) => void seen.push(...records) }));
+    await drain(bus, errors, [{ group: 'received-at', topics: INBOX_TOPICS }]);
+    const record = seen.find((r) => r.headers.event_id === rows[0]!.event_id)!;
+    expect(record.headers).toEqual({ tenant_id: rows[0]!.tenant_id, event_id: rows[0]!.event_id, received_at: rows[0]!.received_at.toISOString() });
+    expect(record.value.equals(rows[0]!.raw_event)).toBe(true);
+    expect(errors).toEqual([]);
+  });
+});

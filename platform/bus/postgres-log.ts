@@ -132,6 +132,15 @@ const COMMIT_SQL = `INSERT INTO consumer_offsets (group_name, partition, writer_
 // An accepted event of the log by its tenant and id (acceptedEvents).
 const acceptedEventKey = (row: { tenant_id: string; event_id: string }): string => `${row.tenant_id}\u0000${row.event_id}`;
 
+interface AcceptedEvent {
+  value_text: string;
+  received_at: Date;
+}
+
+function recordOf(row: LogRow, value: string, headers: Record<string, string>): BusRecord {
+  return { topic: row.topic, partition: row.partition, offset: `${row.writer_xid}:${row.position}`, key: row.partition_key, value: Buffer.from(value, 'utf8'), headers };
+}
+
 // A member reads its partitions in lanes: lane i holds the partitions p with p % lanes = i, polls
 // all of them in one statement, hands what it found over in one call and commits their offsets in
 // one statement. A partition's lane never changes, so its records are handled in order, one batch
@@ -384,14 +393,11 @@ class LogConsumer implements Consumer {
     // In partition order, so the cut keeps a leading run of every partition it keeps.
     const rows = found.slice(0, maxBatch);
     const accepted = await this.acceptedEvents(rows.filter((row) => row.payload === null));
-    const records: BusRecord[] = rows.map((row) => ({
-      topic: row.topic,
-      partition: row.partition,
-      offset: `${row.writer_xid}:${row.position}`,
-      key: row.partition_key,
-      value: Buffer.from(row.payload ?? accepted.get(acceptedEventKey(row))!, 'utf8'),
-      headers: { tenant_id: row.tenant_id, event_id: row.event_id },
-    }));
+    const records: BusRecord[] = rows.map((row) => {
+      if (row.payload !== null) return recordOf(row, row.payload, { tenant_id: row.tenant_id, event_id: row.event_id });
+      const event = accepted.get(acceptedEventKey(row))!;
+      return recordOf(row, event.value_text, { tenant_id: row.tenant_id, event_id: row.event_id, received_at: event.received_at.toISOString() });
+    });
     await this.handle(records);
     // The last row of each partition is where the group now stands in it.
     const last = new Map<number, LogRow>();
@@ -407,23 +413,25 @@ class LogConsumer implements Consumer {
   }
 
   // The raw bytes of the accepted events among a poll's records, read as text (they are UTF-8
-  // JSON, checked at ingest, and text skips bytea's hex form), by (tenant, event). Read apart from
-  // the poll: a subquery per record in the poll was planned on every poll of every group, and
-  // only the groups reading the inbox stream have such records. Inbox rows are never deleted.
-  private async acceptedEvents(rows: LogRow[]): Promise<Map<string, string>> {
+  // JSON, checked at ingest, and text skips bytea's hex form), by (tenant, event), with when each
+  // was received (the record's `received_at` header: the canonical pipeline's change records carry
+  // it, and so need not read the inbox row again). Read apart from the poll: a subquery per record
+  // in the poll was planned on every poll of every group, and only the groups reading the inbox
+  // stream have such records. Inbox rows are never deleted.
+  private async acceptedEvents(rows: LogRow[]): Promise<Map<string, AcceptedEvent>> {
     if (rows.length === 0) return new Map();
-    const { rows: found } = await this.pool.query<{ tenant_id: string; event_id: string; value_text: string }>({
+    const { rows: found } = await this.pool.query<AcceptedEvent & { tenant_id: string; event_id: string }>({
       name: 'bus-accepted-events',
-      text: `SELECT k.tenant_id, k.event_id, i.value_text
+      text: `SELECT k.tenant_id, k.event_id, i.value_text, i.received_at
                FROM unnest($1::text[], $2::uuid[]) AS k(tenant_id, event_id)
               CROSS JOIN LATERAL (
-                SELECT convert_from(e.raw_event, 'UTF8') AS value_text FROM inbox_events e
+                SELECT convert_from(e.raw_event, 'UTF8') AS value_text, e.received_at FROM inbox_events e
                  WHERE e.tenant_id = k.tenant_id AND e.event_id = k.event_id
                  LIMIT 1
               ) i`,
       values: [rows.map((row) => row.tenant_id), rows.map((row) => row.event_id)],
     });
-    const values = new Map(found.map((row) => [acceptedEventKey(row), row.value_text]));
+    const values = new Map(found.map((row) => [acceptedEventKey(row), row]));
     const missing = rows.find((row) => !values.has(acceptedEventKey(row)));
     if (missing) throw new Error(`outbox record ${missing.writer_xid}:${missing.position} names accepted event ${missing.event_id} of tenant ${missing.tenant_id}, which inbox_events does not hold`);
     return values;
