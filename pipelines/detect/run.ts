@@ -215,7 +215,10 @@ async function writeEvaluations(db: Pick<Pool, 'query'>, outcomes: SubjectOutcom
     const seen = latest.get(key);
     if (!seen || seen.work.at <= o.work.at) latest.set(key, o);
   }
-  const rows = [...latest.values()]
+  // In key order (each key built once: a comparator building them built two per comparison).
+  const rows = [...latest.keys()]
+    .sort()
+    .map((key) => latest.get(key)!)
     .map((o) => ({
       t: o.work.tenantId,
       k: o.work.subject.kind,
@@ -225,8 +228,7 @@ async function writeEvaluations(db: Pick<Pool, 'query'>, outcomes: SubjectOutcom
       a: o.work.at.toISOString(),
       f: (o.work.factAt ?? o.work.at).toISOString(),
       o: Object.fromEntries(o.evaluations.map((e) => [e.detector.id, e.outcome.outcome])),
-    }))
-    .sort((x, y) => (`${x.k}\u0000${x.s}\u0000${x.m}` < `${y.k}\u0000${y.s}\u0000${y.m}` ? -1 : 1));
+    }));
   // `before` reads the rows as they were: every part of one statement sees the same snapshot.
   const { rows: changed } = await db.query<{ party_id: string }>({
     name: 'detect-evaluations',

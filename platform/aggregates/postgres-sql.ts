@@ -308,25 +308,28 @@ export interface SnapshotFactsRow {
 // $2 is that read's snapshot (NULL: none, so no rows: only the cursor). A row is new when its
 // transaction is not visible in that snapshot: everything below the snapshot's xmin was, so the
 // index range starts there. The cursor is this statement's own snapshot (pg_current_snapshot() is
-// the snapshot the statement reads with), so the rows returned are exactly those it sees and the
-// earlier read did not: nothing is skipped however transactions interleave and commit.
+// the snapshot the statement reads with; both branches of one statement read with the same), so
+// the rows returned are exactly those it sees and the earlier read did not: nothing is skipped
+// however transactions interleave and commit. The cursor comes once, on a row of its own: the
+// snapshot's text lists every transaction in progress, and repeated on every activity it was
+// shipped and decoded once per row.
 export const RECORDED_SINCE_SQL = `
-WITH seen AS MATERIALIZED (SELECT pg_current_snapshot()::text AS cursor)
-SELECT seen.cursor, x.tenant_id, x.subject_kind, x.subject_id, x.occurred_at, x.movement_id, x.direction,
-       x.amount_value::text, x.amount_scale, x.amount_asset, x.base_value::text, x.cash, x.counterparty,
-       x.counterparty_country, x.corridor
-  FROM seen
-  LEFT JOIN LATERAL (
-    SELECT * FROM agg_activity a
-     WHERE a.tenant_id = ANY($1::text[])
-       AND a.recorded_xid >= pg_snapshot_xmin($2::pg_snapshot)
-       AND NOT pg_visible_in_snapshot(a.recorded_xid, $2::pg_snapshot)
-  ) x ON true`;
+SELECT pg_current_snapshot()::text AS cursor, NULL AS tenant_id, NULL AS subject_kind, NULL AS subject_id, NULL AS occurred_at,
+       NULL AS movement_id, NULL AS direction, NULL AS amount_value, NULL AS amount_scale, NULL AS amount_asset, NULL AS base_value,
+       NULL AS cash, NULL AS counterparty, NULL AS counterparty_country, NULL AS corridor
+UNION ALL
+SELECT NULL, a.tenant_id, a.subject_kind, a.subject_id, a.occurred_at, a.movement_id, a.direction,
+       a.amount_value::text, a.amount_scale, a.amount_asset, a.base_value::text, a.cash, a.counterparty,
+       a.counterparty_country, a.corridor
+  FROM agg_activity a
+ WHERE a.tenant_id = ANY($1::text[])
+   AND a.recorded_xid >= pg_snapshot_xmin($2::pg_snapshot)
+   AND NOT pg_visible_in_snapshot(a.recorded_xid, $2::pg_snapshot)`;
 
-// A row per new activity, each with the cursor; when nothing is new, one row with only the cursor
-// (tenant_id and every activity column null).
+// One row with only the cursor (every activity column null), and a row per new activity (its
+// cursor null), in any order.
 export interface RecordedSinceRow extends ActivityRow {
-  cursor: string;
+  cursor: string | null;
   tenant_id: string | null;
   subject_kind: 'account' | 'party';
   subject_id: string;

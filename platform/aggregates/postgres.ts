@@ -185,10 +185,13 @@ export class PostgresAggregateStore implements AggregateStore {
     const { rows } = await this.pool.query<RecordedSinceRow>({ name: 'agg-recorded-since', text: RECORDED_SINCE_SQL, values: [tenants, cursor] });
     const activities: RecordedSince['activities'] = [];
     const shared = new SharedValues();
+    let next: string | null = null;
     for (const row of rows) {
       if (row.tenant_id !== null) activities.push({ subject: { tenantId: row.tenant_id, kind: row.subject_kind, id: row.subject_id }, activity: activityOf(row, shared) });
+      else next = row.cursor;
     }
-    return { activities, cursor: rows[0]!.cursor };
+    if (next === null) throw new Error('agg-recorded-since returned no cursor');
+    return { activities, cursor: next };
   }
 }
 

@@ -170,6 +170,20 @@ describe('SnapshotCache', () => {
       expect(store.loaded - before).toBe(3);
     });
 
+    it('answer facts days late from what is held: an entry reaches a week before the ranges asked', async () => {
+      const cache = new SnapshotCache(store);
+      const who = subject('days-late');
+      await store.record([activity(who, T0 - 92 * DAY, 'party:P'), activity(who, T0 - 2 * DAY, 'party:Q'), activity(who, T0 + 3 * DAY, 'party:R', 'out')]);
+      const before = store.loaded;
+      await cache.snapshots([{ subject: who, at: new Date(T0) }], 100);
+      // Later instants, then facts a day and three days late (ranges starting before the first).
+      const requests = [T0 + 3 * DAY, T0 + 4 * DAY, T0 + 3 * DAY - HOUR, T0 - DAY, T0].map((at) => ({ subject: who, at: new Date(at) }));
+      const answers = [];
+      for (const request of requests) answers.push(...(await cache.snapshots([request], 100)));
+      expect(store.loaded - before).toBe(1);
+      expect(answers).toEqual(await store.snapshots(requests, 100));
+    });
+
     it('hold once an activity committed between the read of what is new and a load', async () => {
       const cache = new SnapshotCache(store);
       const held = subject('between-held');

@@ -29,6 +29,13 @@ const TOO_LARGE_CALLS = 1_000;
 // Past maxRows, entries are dropped down to this share of it: a cache kept full would sort its
 // entries on every call.
 const EVICT_TO = 0.9;
+// An entry reaches this far before the earliest range asked of it (loaded so, and kept so as
+// later instants are asked for): facts reach detection out of event-time order (the log's
+// partitions are taken at their own pace, and a backlog's batches span days of event time), and
+// a request starting before its entry loaded the subject's whole range again. In bench:detect a
+// day of event time passes in about a second of ingest, so nearly every active subject was
+// loaded again whenever the day of its latest instant moved on.
+const RETAINED_MS = 7 * 86_400_000;
 
 type JournalingStore = AggregateStore & Required<Pick<AggregateStore, 'recordedSince'>>;
 
@@ -103,7 +110,7 @@ export class SnapshotCache implements AggregateStore {
     });
     if (toLoad.length > 0) {
       const loaded = await this.store.snapshots(
-        toLoad.map((i) => ({ subject: requests[i]!.subject, at: OPEN_END, since: requests[i]!.since ?? requests[i]!.at })),
+        toLoad.map((i) => ({ subject: requests[i]!.subject, at: OPEN_END, since: new Date((requests[i]!.since ?? requests[i]!.at).getTime() - RETAINED_MS) })),
         cap,
       );
       toLoad.forEach((i, j) => {
@@ -152,7 +159,8 @@ export class SnapshotCache implements AggregateStore {
 
   // The request's snapshot from the entry, or undefined when the entry cannot answer it exactly
   // (it starts after the request's range, or the range holds more rows than the cap). The entry
-  // then drops what lies at or before the request's start: later instants never reach it.
+  // then drops what lies more than RETAINED_MS before the request's start: later instants
+  // reach that far back only with facts that late.
   private answer(entry: Entry, request: SnapshotRequest, cap: number): SubjectSnapshot | undefined {
     const range = snapshotRange(request.at, request.since);
     const from = range.from.getTime();
@@ -168,11 +176,15 @@ export class SnapshotCache implements AggregateStore {
     const lastAtOrBeforeFrom = end < rows.length ? rows[end]!.occurredAt : entry.lastAtOrBeforeFrom;
     const firstSeen = new Map<string, Date>();
     for (const row of listed) if (row.counterparty !== null && !firstSeen.has(row.counterparty)) firstSeen.set(row.counterparty, entry.firstSeen.get(row.counterparty)!);
-    if (from > entry.from) {
-      this.entries.rows -= rows.length - end;
-      rows.length = end;
-      entry.from = from;
-      entry.lastAtOrBeforeFrom = lastAtOrBeforeFrom;
+    const keepFrom = from - RETAINED_MS;
+    if (keepFrom > entry.from) {
+      let keep = end;
+      while (keep < rows.length && rows[keep]!.occurredAt.getTime() > keepFrom) keep++;
+      const lastKept = keep < rows.length ? rows[keep]!.occurredAt : entry.lastAtOrBeforeFrom;
+      this.entries.rows -= rows.length - keep;
+      rows.length = keep;
+      entry.from = keepFrom;
+      entry.lastAtOrBeforeFrom = lastKept;
     }
     entry.used = ++this.answerCount;
     // Already in the store's order (compareActivities) and within the cap.

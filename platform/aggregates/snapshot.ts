@@ -9,6 +9,7 @@ import {
   ALL_WINDOWS,
   DAY_MS,
   DEFAULT_BASELINE_DAYS,
+  DEFAULT_ROUND_MAJOR_UNITS,
   activityLimit,
   bandsOf,
   baselineOf,
@@ -102,6 +103,11 @@ export function snapshotOf(request: SnapshotRequest, range: { from: Date; to: Da
 }
 
 export class SnapshotReader {
+  // What a window counts whatever the options, per instant and window (windowKey): a dozen
+  // detectors read the same few windows of one instant with different options (threshold bands,
+  // round units), and each counted every row of its window again.
+  private readonly counted = new Map<string, WindowBase>();
+
   constructor(readonly snapshot: SubjectSnapshot) {}
 
   // Whether (from, to] lies inside the snapshot's range, with every row of it loaded.
@@ -115,15 +121,29 @@ export class SnapshotReader {
     const end = at.getTime();
     if (!this.covers(Math.min(...asked.map((name) => windowStart(end, name))), end)) return undefined;
     const { thresholds, roundUnits } = windowRequest(options)!;
-    const isRound = roundTest(roundUnits);
+    // Bands and round amounts of other units than the default are counted apart, over the
+    // window's rows again (only what those need).
+    const isRound = roundUnits === DEFAULT_ROUND_MAJOR_UNITS ? null : roundTest(roundUnits);
     const bands = bandsOf(thresholds);
     const lastActivityAt = this.lastAtOrBefore(end);
     return asked.map((name) => {
       const from = windowStart(end, name);
+      const base = this.base(name, from, end);
+      const extra = bands.length > 0 || isRound ? extrasOf(this.snapshot.rows, from, end, bands, isRound) : NO_EXTRAS;
+      return windowStats(name, end, thresholds, { ...base, bands: extra.bands, roundAmounts: extra.round ?? base.roundAmounts }, lastActivityAt);
+    });
+  }
+
+  private base(name: string, from: number, end: number): WindowBase {
+    const key = `${end}:${name}`;
+    let base = this.counted.get(key);
+    if (!base) {
       let firstSeen = 0;
       for (const seenAt of this.snapshot.counterpartyFirstSeen.values()) if (seenAt.getTime() > from && seenAt.getTime() <= end) firstSeen++;
-      return windowStats(name, end, thresholds, { ...countsOf(this.snapshot.rows, from, end, bands, isRound), firstSeenCounterparties: firstSeen }, lastActivityAt);
-    });
+      base = { ...countsOf(this.snapshot.rows, from, end), firstSeenCounterparties: firstSeen };
+      this.counted.set(key, base);
+    }
+    return base;
   }
 
   baseline(at: Date, days = DEFAULT_BASELINE_DAYS): Baseline | undefined {
@@ -190,7 +210,16 @@ export class SnapshotReader {
   }
 }
 
-type RowCounts = Omit<WindowCounts, 'firstSeenCounterparties'>;
+// What a window counts whatever the options: round amounts at the default units.
+type WindowBase = Omit<WindowCounts, 'bands'>;
+type RowCounts = Omit<WindowBase, 'firstSeenCounterparties'>;
+
+// Bands and round amounts of other units, for one read (round null: the default units').
+interface Extras {
+  bands: Array<{ count: number; sum: bigint }>;
+  round: { count: number; sum: bigint } | null;
+}
+const NO_EXTRAS: Extras = { bands: [], round: null };
 
 // What a window collects while it counts, emptied before each count: countsOf runs to the end
 // without yielding, and new sets and maps per count were a twentieth of the detect process's
@@ -198,23 +227,22 @@ type RowCounts = Omit<WindowCounts, 'firstSeenCounterparties'>;
 const counterparties = { in: new Set<string>(), out: new Set<string>(), total: new Set<string>() };
 const countries = new Map<string, GroupStats>();
 const corridors = new Map<string, GroupStats>();
+const isDefaultRound = roundTest(DEFAULT_ROUND_MAJOR_UNITS);
 
 // Clearing allocates a new table: an empty collection is left as it is.
 function empty(collection: Set<string> | Map<string, GroupStats>): void {
   if (collection.size > 0) collection.clear();
 }
 
-// Everything a window counts from its rows (those in (from, to] of rows listed latest first), in
-// one pass over them, copying none. Sums skip unpriced activities; bands compare base amounts, so
-// an unpriced activity is never "just below" a threshold.
-function countsOf(rows: readonly ActivityRecord[], from: number, to: number, bands: readonly Band[], isRound: (value: bigint, scale: number) => boolean): RowCounts {
+// Everything a window counts from its rows (those in (from, to] of rows listed latest first)
+// whatever the options, in one pass over them, copying none. Sums skip unpriced activities.
+function countsOf(rows: readonly ActivityRecord[], from: number, to: number): RowCounts {
   const flows = { in: emptyFlow(), out: emptyFlow() };
   empty(counterparties.in);
   empty(counterparties.out);
   empty(counterparties.total);
   empty(countries);
   empty(corridors);
-  const below = bands.map(() => ({ count: 0, sum: 0n }));
   const round = { count: 0, sum: 0n };
   for (const row of rows) {
     const t = row.occurredAt.getTime();
@@ -235,16 +263,7 @@ function countsOf(rows: readonly ActivityRecord[], from: number, to: number, ban
     }
     if (row.counterpartyCountry !== null) addTo(countries, row.counterpartyCountry, value);
     if (row.corridor !== null) addTo(corridors, row.corridor, value);
-    if (value !== null) {
-      for (let i = 0; i < bands.length; i++) {
-        const band = bands[i]!;
-        if (value >= band.low && value < band.high) {
-          below[i]!.count += 1;
-          below[i]!.sum += value;
-        }
-      }
-    }
-    if (isRound(row.amount.value, row.amount.scale)) {
+    if (isDefaultRound(row.amount.value, row.amount.scale)) {
       round.count += 1;
       round.sum += value ?? 0n;
     }
@@ -255,9 +274,35 @@ function countsOf(rows: readonly ActivityRecord[], from: number, to: number, ban
     distinctCounterparties: { in: counterparties.in.size, out: counterparties.out.size, total: counterparties.total.size },
     countries: ranked([...countries.values()]),
     corridors: ranked([...corridors.values()]),
-    bands: below,
     roundAmounts: round,
   };
+}
+
+// The threshold bands and the round amounts of other units of a window's rows. Bands compare base
+// amounts, so an unpriced activity is never "just below" a threshold.
+function extrasOf(rows: readonly ActivityRecord[], from: number, to: number, bands: readonly Band[], isRound: ((value: bigint, scale: number) => boolean) | null): Extras {
+  const below = bands.map(() => ({ count: 0, sum: 0n }));
+  const round = isRound ? { count: 0, sum: 0n } : null;
+  for (const row of rows) {
+    const t = row.occurredAt.getTime();
+    if (t > to) continue;
+    if (t <= from) break;
+    const value = row.baseValue;
+    if (value !== null) {
+      for (let i = 0; i < bands.length; i++) {
+        const band = bands[i]!;
+        if (value >= band.low && value < band.high) {
+          below[i]!.count += 1;
+          below[i]!.sum += value;
+        }
+      }
+    }
+    if (round && isRound!(row.amount.value, row.amount.scale)) {
+      round.count += 1;
+      round.sum += value ?? 0n;
+    }
+  }
+  return { bands: below, round };
 }
 
 function addTo(groups: Map<string, GroupStats>, key: string, value: bigint | null): void {

@@ -17,7 +17,7 @@ import {
 } from './port.ts';
 
 export const DAY_MS = 86_400_000;
-const DEFAULT_ROUND_MAJOR_UNITS = 100;
+export const DEFAULT_ROUND_MAJOR_UNITS = 100;
 export const DEFAULT_BASELINE_DAYS = 90;
 const DEFAULT_ACTIVITY_LIMIT = 200;
 export const ALL_WINDOWS = Object.keys(WINDOWS) as WindowName[];

@@ -84,16 +84,24 @@ async function holdings(stores: DetectionStores, items: readonly PrefetchItem[],
   const held: Array<string[] | undefined> = items.map(() => undefined);
   for (const tenantId of new Set(items.map((item) => item.tenantId))) {
     const known = entities.get(tenantId)!;
-    const asked: Array<{ index: number; party: string; until: Date }> = [];
+    // Each party and instant asked once: a movement's account and its holder are evaluated at
+    // the same instant, and asked for the same party's accounts.
+    const asked = new Map<string, { items: number[]; party: string; until: Date }>();
     items.forEach((item, index) => {
       if (item.tenantId !== tenantId) return;
       const holder = item.subject.kind === 'party' ? item.subject.id : known.get(entityKey('account', item.subject.id))?.data.holder_party_id;
-      if (typeof holder === 'string') asked.push({ index, party: holder, until: item.at });
+      if (typeof holder !== 'string') return;
+      const key = `${holder}\u0000${item.at.getTime()}`;
+      const found = asked.get(key);
+      if (found) found.items.push(index);
+      else asked.set(key, { items: [index], party: holder, until: item.at });
     });
-    for (let i = 0; i < asked.length; i += CHUNK) {
-      const chunk = asked.slice(i, i + CHUNK);
+    const requests = [...asked.values()];
+    for (let i = 0; i < requests.length; i += CHUNK) {
+      const chunk = requests.slice(i, i + CHUNK);
       const lists = await stores.graph.holdings(tenantId, chunk.map(({ party, until }) => ({ party, until })), HOLDINGS_LIMIT);
-      chunk.forEach(({ index }, j) => (held[index] = lists[j]));
+      // Shared by the items asking the same (read only: a context hands out copies).
+      chunk.forEach(({ items: indexes }, j) => indexes.forEach((index) => (held[index] = lists[j])));
     }
   }
   return held;
