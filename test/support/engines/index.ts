@@ -65,7 +65,7 @@ export async function startTestEngines(env: NodeJS.ProcessEnv = process.env): Pr
   return {
     clickhouseUrl: env.CLICKHOUSE_URL ?? started.CLICKHOUSE_URL ?? '',
     kafkaBrokers: env.KAFKA_BROKERS ?? started.KAFKA_BROKERS ?? '',
-    // Without one, Kafka suites use the registry double in test/support.
+    // Without one, the Kafka suites fail in CI and are skipped elsewhere.
     schemaRegistryUrl: env.SCHEMA_REGISTRY_URL ?? started.SCHEMA_REGISTRY_URL ?? '',
     neo4jUri: env.NEO4J_URI ?? started.NEO4J_URI ?? '',
     neo4jUser: (env.NEO4J_URI ? env.NEO4J_USER : started.NEO4J_USER) ?? 'neo4j',
