@@ -713,6 +713,28 @@ export function describeGraphStoreContract(name: string, setup: () => Promise<{ 
         expect(fanIn.counterparties.map((c) => c.account)).toEqual(['S2', 'S1']);
         expect(fanIn).toMatchObject({ count: 5, sum: 850n, truncated: true });
       });
+
+      it('counterpartyCounts counts the distinct others in each window, no further than one past its bound', async () => {
+        const tenantId = await flows();
+        const { since, until } = window;
+        const g = graphOf(tenantId);
+        // X paying itself deals with nobody.
+        await store.apply([g.transfer('self', 'X', 'X', 10n, day(4))]);
+        const ask = (account: string, direction: 'in' | 'out', atMost = 10, from = since, to = until) => ({ account, direction, since: from, until: to, atMost });
+        expect(
+          await store.counterpartyCounts(tenantId, [
+            ask('X', 'in'),
+            ask('X', 'in', 10, since, day(30)),
+            ask('X', 'in', 1),
+            ask('X', 'out'),
+            ask('X', 'out', 10, day(3)),
+            ask('T1', 'out'),
+            ask('nobody', 'in'),
+            ask('S1', 'out'),
+          ]),
+        ).toEqual([3, 4, 2, 2, 1, 0, 0, 1]);
+        expect(await store.counterpartyCounts(tenantId, [])).toEqual([]);
+      });
     });
 
     describe('scatterGather / gatherScatter', () => {

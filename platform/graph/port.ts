@@ -193,6 +193,14 @@ export interface SharedAttribute {
   parties: string[];
 }
 
+export interface CounterpartyCountRequest {
+  account: string;
+  direction: 'in' | 'out';
+  since: Date;
+  until: Date;
+  atMost: number;
+}
+
 export interface GraphStore {
   apply(changes: GraphChange[]): Promise<void>;
   node(tenantId: string, node: NodeRef): Promise<GraphNode | null>;
@@ -213,6 +221,11 @@ export interface GraphStore {
   cyclesMany(tenantId: string, requests: Array<{ account: string; options: CycleOptions }>): Promise<Array<{ cycles: Cycle[]; truncated: boolean }>>;
   fanIn(tenantId: string, account: string, window: { since: Date; until: Date; limit: number }): Promise<FlowSet>;
   fanOut(tenantId: string, account: string, window: { since: Date; until: Date; limit: number }): Promise<FlowSet>;
+  // For each request, in order: how many distinct other accounts paid its account ('in') or were
+  // paid by it ('out') in [since, until], counted no further than atMost + 1. Enough to tell an
+  // account that deals with everyone without adding up a hub's flows (fanIn and fanOut total
+  // every counterparty). null when the one read budget they share ran out first.
+  counterpartyCounts(tenantId: string, requests: CounterpartyCountRequest[]): Promise<Array<number | null>>;
   scatterGather(tenantId: string, source: string, options: TwoHopOptions): Promise<ScatterGather>;
   // scatterGather for many sources at once (one statement), one answer per request, in order.
   scatterGatherMany(tenantId: string, requests: Array<{ source: string; options: TwoHopOptions }>): Promise<ScatterGather[]>;

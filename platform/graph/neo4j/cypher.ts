@@ -323,6 +323,32 @@ RETURN size(rows) AS accounts, reduce(n = 0, r IN rows | n + r.count) AS totalCo
        reduce(s = 0, r IN rows | s + r.sum) AS totalSum, rows[0..$limit] AS counterparties`,
 );
 
+// For each window: the distinct other accounts on one side of its account (`key`) in it, up to
+// $atMost. DISTINCT and LIMIT stream, so a hub's movements are not all read. A window whose
+// account is not in the graph has no row.
+export const COUNTERPARTY_COUNTS = define(
+  'counterparty-counts',
+  `UNWIND $windows AS w
+MATCH (x:GraphNode {tenant: $tenant, kind: 'account', key: w.key})
+CALL (x, w) {
+  CALL (x) {
+    MATCH (x)<-[t:MOVEMENT {tenant: $tenant}]-(c:GraphNode {tenant: $tenant})
+    WHERE $inbound
+    RETURN t, c
+    UNION ALL
+    MATCH (x)-[t:MOVEMENT {tenant: $tenant}]->(c:GraphNode {tenant: $tenant})
+    WHERE NOT $inbound
+    RETURN t, c
+  }
+  WITH t, c
+  WHERE t.at >= w.since AND t.at <= w.until AND c.key <> w.key
+  WITH DISTINCT c.key AS account
+  LIMIT $atMost
+  RETURN count(*) AS accounts
+}
+RETURN w.i AS i, accounts`,
+);
+
 // For each request: source → intermediaries → an account gathering from at least
 // minIntermediaries of them, each intermediary's outflow no earlier than its first inflow from
 // the source, all in the request's window; how many such accounts, and the first `limit`. A

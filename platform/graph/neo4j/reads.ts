@@ -5,7 +5,7 @@
 import type { EdgeType, FlowSet, GraphEdge, NodeKind, SharedAttribute } from '../port.ts';
 import { compare, type GraphReads } from '../shared/access.ts';
 import { graphEdge, transferEdge } from '../shared/edges.ts';
-import { CYCLE_STEP, FLOW, INCIDENT_EDGES, INCIDENT_EDGES_MANY, INCIDENT_TRANSFERS, INCIDENT_TRANSFERS_MANY, NODE_ATTRS, RECENT_MOVEMENTS, SCATTER_GATHER, SHARED_ATTRIBUTES } from './cypher.ts';
+import { COUNTERPARTY_COUNTS, CYCLE_STEP, FLOW, INCIDENT_EDGES, INCIDENT_EDGES_MANY, INCIDENT_TRANSFERS, INCIDENT_TRANSFERS_MANY, NODE_ATTRS, RECENT_MOVEMENTS, SCATTER_GATHER, SHARED_ATTRIBUTES } from './cypher.ts';
 import { bigintOf, bigintOrNull, dateOf, dateOrNull, jsonOrNull, numberOf, type ReadBudget, type Row } from './session.ts';
 
 // A row of INCIDENT_EDGES as the port's GraphEdge.
@@ -147,6 +147,19 @@ export function neo4jReads(budget: ReadBudget, tenant: string): GraphReads {
         count: numberOf(row.totalCount),
         sum: bigintOf(row.totalSum),
       };
+    },
+
+    async counterpartyCounts(direction, atMost, windows) {
+      const rows = await budget.run(COUNTERPARTY_COUNTS, {
+        tenant,
+        inbound: direction === 'in',
+        atMost,
+        windows: windows.map((w, i) => ({ i, key: w.account, since: w.since, until: w.until })),
+      });
+      if (rows === undefined) return undefined;
+      const counts = windows.map(() => 0);
+      for (const row of rows) counts[numberOf(row.i)] = numberOf(row.accounts);
+      return counts;
     },
 
     async scatterGathers(requests) {

@@ -280,6 +280,30 @@ export function postgresReads(budget: ReadBudget, tenantId: string): GraphReads 
       };
     },
 
+    // Each window stops at atMost: an account's payees come in key order (src, dst, …), so the
+    // distinct ones are read one after another and the scan ends at the bound; its payers come in
+    // time order (tenant_id, dst, occurred_at), and only the window's rows are sorted, with no sums.
+    async counterpartyCounts(direction, atMost, windows) {
+      const [near, far] = direction === 'in' ? ['dst', 'src'] : ['src', 'dst'];
+      const rows = await budget.query<{ i: number; accounts: number }>({
+        name: `graph-counterparty-counts-${direction}`,
+        text: `SELECT r.i, found.accounts
+                 FROM unnest($2::int[], $3::text[], $4::timestamptz[], $5::timestamptz[]) AS r(i, account, since, until)
+                CROSS JOIN LATERAL (
+                  SELECT count(*)::int AS accounts FROM (
+                    SELECT DISTINCT t.${far} FROM graph_transfers t
+                     WHERE t.tenant_id = $1 AND t.${near} = r.account AND t.occurred_at >= r.since AND t.occurred_at <= r.until AND t.${far} <> r.account
+                     LIMIT $6
+                  ) distinct_others
+                ) found`,
+        values: [tenantId, windows.map((_, i) => i), windows.map((w) => w.account), windows.map((w) => w.since), windows.map((w) => w.until), atMost],
+      });
+      if (rows === undefined) return undefined;
+      const counts = windows.map(() => 0);
+      for (const row of rows) counts[row.i] = row.accounts;
+      return counts;
+    },
+
     // One search per request, each its own index ranges (LATERAL): never a join planned over the
     // tenant's movements for the requests together.
     async scatterGathers(requests) {

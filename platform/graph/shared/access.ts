@@ -103,6 +103,10 @@ export interface GraphReads {
   // The next hop of every partial cycle at once (of one search or of many), at most `limit` rows.
   cycleStep(steps: CycleStep[], limit: number): Promise<Array<{ step: number; movement: TransferMovement }> | undefined>;
   flows(account: string, direction: 'in' | 'out', window: { since: Date; until: Date; limit: number }): Promise<FlowTotals | undefined>;
+  // For each window, in order: the distinct other accounts on the `direction` side of its account
+  // in it, counted up to `atMost` (GraphStore.counterpartyCounts asks for one more than its bound).
+  // One statement for them all.
+  counterpartyCounts(direction: 'in' | 'out', atMost: number, windows: Array<{ account: string; since: Date; until: Date }>): Promise<number[] | undefined>;
   // For each request, in order: the gathering accounts (most intermediaries first, at most its
   // options.limit) and how many there are.
   scatterGathers(requests: TwoHopRequest[]): Promise<Array<{ gathers: ScatterGather['gathers']; found: number }> | undefined>;

@@ -1,4 +1,4 @@
-import type { CycleOptions, EdgeFilter, EgoOptions, GraphChange, GraphNode, GraphStore, NodeRef, PathOptions, TwoHopOptions } from '../port.ts';
+import type { CounterpartyCountRequest, CycleOptions, EdgeFilter, EgoOptions, GraphChange, GraphNode, GraphStore, NodeRef, PathOptions, TwoHopOptions } from '../port.ts';
 import type { GraphReads } from './access.ts';
 import { findCycles, flowSet, gatherScatter, scatterGather, sharedAttributes } from './flows.ts';
 import { expand, reachMany, shortestPaths } from './traverse.ts';
@@ -56,6 +56,25 @@ export abstract class TraversalGraphStore implements GraphStore {
 
   fanOut(tenantId: string, account: string, window: { since: Date; until: Date; limit: number }) {
     return this.read(tenantId, (reads) => flowSet(reads, account, 'out', window));
+  }
+
+  // One statement per direction and bound among the requests (detection asks with one bound).
+  async counterpartyCounts(tenantId: string, requests: CounterpartyCountRequest[]) {
+    if (requests.length === 0) return [];
+    const groups = new Map<string, number[]>();
+    requests.forEach((r, i) => {
+      const key = `${r.direction}:${r.atMost}`;
+      (groups.get(key) ?? groups.set(key, []).get(key)!).push(i);
+    });
+    const counts: Array<number | null> = requests.map(() => null);
+    await this.read(tenantId, async (reads) => {
+      for (const indexes of groups.values()) {
+        const { direction, atMost } = requests[indexes[0]!]!;
+        const found = await reads.counterpartyCounts(direction, atMost + 1, indexes.map((i) => requests[i]!));
+        if (found) indexes.forEach((index, j) => (counts[index] = found[j]!));
+      }
+    });
+    return counts;
   }
 
   async scatterGather(tenantId: string, source: string, options: TwoHopOptions) {

@@ -114,12 +114,13 @@ export class SubjectContext {
 
   // How many distinct accounts another account was paid by ('in') or paid ('out') in [since, at],
   // counted no further than atMost + 1: enough to tell a business that takes everyone's payments
-  // from one person, at the cost of a bounded read of its flows.
-  accountReach(account: string, direction: 'in' | 'out', since: Date, atMost: number): Promise<number> {
+  // from one person. A read that stops at the bound: the accounts asked about are hubs, and
+  // adding up a hub's flows for every customer who paid it twice made detection crawl. null when
+  // the network could not answer in time.
+  accountReach(account: string, direction: 'in' | 'out', since: Date, atMost: number): Promise<number | null> {
     return this.once(`reach:${account}:${direction}:${since.getTime()}:${atMost}`, async () => {
-      const window = { since, until: this.at, limit: atMost + 1 };
-      const flows = direction === 'in' ? await this.stores.graph.fanIn(this.tenantId, account, window) : await this.stores.graph.fanOut(this.tenantId, account, window);
-      return flows.counterparties.length;
+      const ask = { account, direction, since, until: this.at, atMost };
+      return this.prefetched.graphLoader ? this.prefetched.graphLoader.counterpartyCount(ask) : (await this.stores.graph.counterpartyCounts(this.tenantId, [ask]))[0]!;
     });
   }
 

@@ -1,6 +1,6 @@
-// The batch's network searches: cycle searches, scatter-gathers and shared attributes asked by
-// several evaluations in one turn of the event loop are answered by one call of the store's `Many`
-// read each, and every ask gets what the store answers for it alone.
+// The batch's network searches: cycle searches, scatter-gathers, shared attributes and counterparty
+// counts asked by several evaluations in one turn of the event loop are answered by one call of
+// the store's `Many` read each, and every ask gets what the store answers for it alone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { day, device, graphOf, party } from '../../../platform/graph/contract.ts';
 import type { GraphStore } from '../../../platform/graph/port.ts';
@@ -108,6 +108,25 @@ describe('GraphLoader', () => {
     expect(shared.map((s) => s.shared[0]?.parties)).toEqual([['P2'], ['P1']]);
     expect([calls.get('cyclesMany'), calls.get('scatterGatherMany'), calls.get('sharedAttributesMany')]).toEqual([1, 1, 1]);
     expect([calls.get('cycles'), calls.get('scatterGather'), calls.get('sharedAttributes')]).toEqual([undefined, undefined, undefined]);
+  });
+
+  it("serves SubjectContext.accountReach: one turn's counts in one counterpartyCounts call, each as asked alone", async () => {
+    const { graph, calls } = counting(store);
+    const loader = new GraphLoader(graph, 'acme');
+    const stores = { pool: db.pool, graph, aggregates: undefined as never };
+    const contexts = ['I1', 'I2', 'T'].map((id) => new SubjectContext(stores, 'acme', 'USD', { kind: 'account', id }, day(30), null, { graphLoader: loader }));
+    const reaches = await Promise.all([
+      contexts[0]!.accountReach('S', 'out', day(1), 5),
+      contexts[1]!.accountReach('S', 'out', day(1), 1),
+      contexts[2]!.accountReach('T', 'in', day(1), 5),
+      contexts[2]!.accountReach('T', 'in', day(2, 12), 5),
+      contexts[0]!.accountReach('A', 'in', day(1), 5),
+    ]);
+    expect(reaches).toEqual([3, 2, 3, 3, 2]);
+    expect(calls.get('counterpartyCounts')).toBe(1);
+    const alone = new SubjectContext({ ...stores, graph: store }, 'acme', 'USD', { kind: 'account', id: 'I1' }, day(30));
+    expect(await alone.accountReach('S', 'out', day(1), 1)).toBe(2);
+    expect(await alone.accountReach('S', 'out', day(3), 5)).toBe(0);
   });
 
   it('fails every ask of a turn when the read fails, and a later ask reads again', async () => {

@@ -110,6 +110,26 @@ describe('split_transfers', () => {
     });
   });
 
+  it('leaves out a counterparty paying more than twenty accounts in the window (an exchange paying out)', async () => {
+    await world.party('sp-xch-p');
+    await world.account('sp-xch', 'sp-xch-p');
+    const payees = Array.from({ length: 21 }, (_, i) => `sp-x${i}`);
+    for (const payee of payees) {
+      await world.party(`${payee}-p`);
+      await world.account(payee, `${payee}-p`);
+    }
+    await world.movements([
+      ...payees.map((payee, i) => pay(`sp-xm${i}`, ['sp-xch', 'sp-xch-p'], [payee, `${payee}-p`], 100, `2026-08-20T10:${String(i).padStart(2, '0')}:00Z`)),
+      pay('sp-xm-again', ['sp-xch', 'sp-xch-p'], ['sp-x0', 'sp-x0-p'], 100, '2026-08-20T12:00:00Z'),
+    ]);
+    await world.settle();
+    expect(await world.evaluate(splitTransfers, { kind: 'account', id: 'sp-x0' }, AT)).toEqual({ outcome: 'no_hit' });
+    expect(await world.evaluate(splitTransfers, { kind: 'account', id: 'sp-x0' }, AT, { params: { maxCounterpartyReach: 21 } })).toMatchObject({
+      outcome: 'hit',
+      evidence: { counterparties: ['account:sp-xch'], thresholds: [{ name: 'movements_in_one_counterparty', observed: 2 }] },
+    });
+  });
+
   it('hits on a payment split to one external beneficiary, graded by the count', async () => {
     await world.party('sp-p5');
     await world.account('sp-a5', 'sp-p5');

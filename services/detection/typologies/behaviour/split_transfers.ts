@@ -90,8 +90,10 @@ export const splitTransfers = defineDetector({
     const candidates = [...groups.values()]
       .map((g) => ({ ...g, sum: sumOf(g.records.map((r) => r.baseValue)) }))
       .filter((g) => g.records.length >= p.minCount && g.sum >= minTotal);
-    const qualifying: Group[] = [];
-    for (const group of candidates) if (!(await isBusiness(ctx, group, from, p))) qualifying.push(group);
+    // All at once: their reads are gathered (a hub has hundreds of candidate groups, and one read
+    // after another made an evaluation of it hundreds of round trips).
+    const business = await Promise.all(candidates.map((group) => isBusiness(ctx, group, from, p)));
+    const qualifying = candidates.filter((_, i) => !business[i]);
     if (qualifying.length === 0) return noHit();
 
     qualifying.sort((a, b) => b.records.length - a.records.length || (b.sum > a.sum ? 1 : b.sum < a.sum ? -1 : 0));
@@ -142,6 +144,7 @@ async function isBusiness(ctx: SubjectContext, group: Group, from: Date, p: Para
   }
   if (kind !== 'account' || p.maxCounterpartyReach === null) return false;
   // Paid by everyone when the subject pays it; paying everyone when it pays the subject.
+  // Unknown (the network did not answer in time): judged as any other counterparty.
   const reach = await ctx.accountReach(id, group.direction === 'out' ? 'in' : 'out', from, p.maxCounterpartyReach);
-  return reach > p.maxCounterpartyReach;
+  return reach !== null && reach > p.maxCounterpartyReach;
 }
