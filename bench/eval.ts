@@ -294,7 +294,8 @@ async function evalAmlworld(service: BenchService, key: { key_id: string; secret
   log(`AMLworld ${dir}: ${world.accounts.length} accounts, ${transactions.length} movements, ${world.attempts.length} attempts`);
   await svc(service.env, ['assets', 'add', 'X-BTC', '--tenant', TENANT, '--scale', '8']);
   const rates = join(service.dataDir, 'usd-rates.csv');
-  await writeFile(rates, usdRateFile());
+  await writeFile(rates, usdRateFile(world));
+  log(`USD per unit: ${[...world.usdRates].map(([asset, r]) => `${asset} ${r.rate}${r.from === 'data' ? '' : ' (approximate)'}`).join(', ')}`);
   await svc(service.env, ['fx-rates', 'load', rates]);
   await send(service, world.accounts.flatMap((a) => [worldPartyItem(a), worldAccountItem(a)]));
   await drained(bus);

@@ -29,9 +29,9 @@ const CURRENCIES: Record<string, { asset: string; scale: number }> = {
   Bitcoin: { asset: 'X-BTC', scale: 8 },
 };
 
-// USD per unit, approximate market rates of early September 2022 (the data's dates), rounded:
-// the evaluation needs amounts comparable across currencies, not accounting precision.
-const USD_RATES: Record<string, string> = {
+// USD per unit, approximate market rates of early September 2022 (the data's dates), rounded: for
+// the currencies the data never converts (impliedUsdRates), whose rates it does not tell.
+const APPROXIMATE_USD_RATES: Record<string, string> = {
   EUR: '1.00', CNY: '0.145', JPY: '0.0070', GBP: '1.16', INR: '0.0125', RUB: '0.0165', AUD: '0.68', CAD: '0.76',
   CHF: '1.03', MXN: '0.050', BRL: '0.19', SAR: '0.266', ILS: '0.29', 'X-BTC': '20000',
 };
@@ -67,6 +67,38 @@ export interface World {
   accounts: string[];
   transactions: WorldTransaction[];
   attempts: Attempt[];
+  // USD per unit of each asset, as decimal text, and whether the data itself told it.
+  usdRates: Map<string, { rate: string; from: 'data' | 'approximation' }>;
+}
+
+// The rates the data was generated with. A row paid in one currency and received in another
+// gives the generator's rate between the two (Amount Received / Amount Paid): each such pair
+// agrees to five significant digits across rows. Pricing the data at market rates instead (the
+// euro at par with the dollar, the ruble and the yen about a quarter off) made a chain of
+// conversions look like money lost or gained along the way. A currency converted only to or from
+// the euro is priced through it; one never converted keeps its approximate market rate.
+function impliedUsdRates(conversions: ReadonlyArray<{ paid: string; received: string; ratio: number }>): World['usdRates'] {
+  const ratios = new Map<string, number[]>();
+  for (const c of conversions) {
+    const key = `${c.paid}>${c.received}`;
+    (ratios.get(key) ?? ratios.set(key, []).get(key)!).push(c.ratio);
+  }
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  // Units of `to` per unit of `from`, from either direction of the pair.
+  const per = (from: string, to: string): number | undefined => {
+    const direct = ratios.get(`${from}>${to}`);
+    if (direct) return median(direct);
+    const inverse = ratios.get(`${to}>${from}`);
+    return inverse ? 1 / median(inverse) : undefined;
+  };
+  const rates: World['usdRates'] = new Map();
+  const eurUsd = per('EUR', 'USD');
+  for (const [asset, approximate] of Object.entries(APPROXIMATE_USD_RATES)) {
+    const viaEuro = eurUsd === undefined ? undefined : per(asset, 'EUR');
+    const usd = per(asset, 'USD') ?? (viaEuro === undefined ? undefined : viaEuro * eurUsd!);
+    rates.set(asset, usd === undefined ? { rate: approximate, from: 'approximation' } : { rate: plainDecimal(usd.toPrecision(6)), from: 'data' });
+  }
+  return rates;
 }
 
 // Bank and account number apart by a letter: joined by a dash, some of them read as a card
@@ -98,6 +130,14 @@ function plainDecimal(text: string): string {
   return `${digits.slice(0, point)}.${digits.slice(point)}`;
 }
 
+// A row paid and received in different currencies: the generator's rate between them.
+function conversionOf(cells: string[]): { paid: string; received: string; ratio: number } | undefined {
+  const [, , , , , received, receivedCurrency, paid, paidCurrency] = cells;
+  const [from, to] = [CURRENCIES[paidCurrency!]?.asset, CURRENCIES[receivedCurrency!]?.asset];
+  if (!from || !to || from === to || Number(paid) <= 0) return undefined;
+  return { paid: from, received: to, ratio: Number(received) / Number(paid) };
+}
+
 function transactionOf(cells: string[]): WorldTransaction {
   const [timestamp, fromBank, fromAccount, toBank, toAccount, , , paid, paidCurrency, format, label] = cells;
   const currency = CURRENCIES[paidCurrency!];
@@ -116,6 +156,11 @@ export async function loadWorld(dir: string): Promise<World> {
   const patterns = await readFile(join(dir, 'HI-Small_Patterns.txt'), 'utf8');
   const attempts: Attempt[] = [];
   const byId = new Map<string, WorldTransaction>();
+  const conversions: Array<{ paid: string; received: string; ratio: number }> = [];
+  const convert = (cells: string[]) => {
+    const conversion = conversionOf(cells);
+    if (conversion) conversions.push(conversion);
+  };
   let current: Attempt | undefined;
   for (const line of patterns.split('\n')) {
     const begin = /^BEGIN LAUNDERING ATTEMPT - ([A-Z-]+)/.exec(line);
@@ -129,6 +174,7 @@ export async function loadWorld(dir: string): Promise<World> {
       continue;
     }
     if (!current) throw new Error(`pattern row outside an attempt: ${line}`);
+    convert(line.split(','));
     const t = transactionOf(line.split(','));
     current.accounts.add(t.from).add(t.to);
     current.movements.add(t.id);
@@ -136,13 +182,14 @@ export async function loadWorld(dir: string): Promise<World> {
   }
   const sample = parse(await readFile(join(dir, 'HI-Small_Trans_sample.csv'), 'utf8'), { from_line: 2, skip_empty_lines: true }) as string[][];
   for (const cells of sample) {
+    convert(cells);
     const t = transactionOf(cells);
     const known = byId.get(t.id);
     byId.set(t.id, known ? { ...known, laundering: known.laundering || t.laundering } : t);
   }
   const transactions = [...byId.values()].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.id < b.id ? -1 : 1));
   const accounts = [...new Set(transactions.flatMap((t) => [t.from, t.to]))].sort();
-  return { accounts, transactions, attempts };
+  return { accounts, transactions, attempts, usdRates: impliedUsdRates(conversions) };
 }
 
 // ---- events, as batch items ----
@@ -190,9 +237,9 @@ export function worldMovementItem(t: WorldTransaction): string {
 }
 
 // The FX rate file (CSV) that prices every currency of the data in USD from before its first day.
-export function usdRateFile(): string {
+export function usdRateFile(world: World): string {
   const lines = ['base,quote,rate,rate_scale,valid_from'];
-  for (const [asset, rate] of Object.entries(USD_RATES)) {
+  for (const [asset, { rate }] of world.usdRates) {
     const scale = rate.includes('.') ? rate.split('.')[1]!.length : 0;
     lines.push(`${asset},USD,${rate},${scale},2022-01-01T00:00:00Z`);
   }
