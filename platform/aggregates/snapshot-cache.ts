@@ -13,7 +13,7 @@
 // (that counterparty may have been met there), or when its rows outgrow the cap. At most maxRows
 // rows are held, the subjects asked for least recently dropped first.
 import type { ActivityQuery, ActivityRecord, AggregateStore, Baseline, CounterpartyHistory, RecordedSince, Subject, WindowOptions, WindowStats, Activity } from './port.ts';
-import { compareActivities, snapshotRange, type SnapshotRequest, type SubjectSnapshot } from './snapshot.ts';
+import { compareActivities, firstAtOrBefore, snapshotRange, type SnapshotRequest, type SubjectSnapshot } from './snapshot.ts';
 
 // About 300 bytes each with their first sightings, the rows of one read sharing their repeated
 // values (shared-values.ts; measured: the detect process's heap after a full collection): some
@@ -167,10 +167,8 @@ export class SnapshotCache implements AggregateStore {
     const to = range.to.getTime();
     if (from < entry.from) return undefined;
     const rows = entry.rows;
-    let start = 0;
-    while (start < rows.length && rows[start]!.occurredAt.getTime() > to) start++;
-    let end = start;
-    while (end < rows.length && rows[end]!.occurredAt.getTime() > from) end++;
+    const start = firstAtOrBefore(rows, to);
+    const end = firstAtOrBefore(rows, from);
     if (end - start > cap) return undefined;
     const listed = rows.slice(start, end);
     const lastAtOrBeforeFrom = end < rows.length ? rows[end]!.occurredAt : entry.lastAtOrBeforeFrom;
@@ -178,8 +176,7 @@ export class SnapshotCache implements AggregateStore {
     for (const row of listed) if (row.counterparty !== null && !firstSeen.has(row.counterparty)) firstSeen.set(row.counterparty, entry.firstSeen.get(row.counterparty)!);
     const keepFrom = from - RETAINED_MS;
     if (keepFrom > entry.from) {
-      let keep = end;
-      while (keep < rows.length && rows[keep]!.occurredAt.getTime() > keepFrom) keep++;
+      const keep = firstAtOrBefore(rows, keepFrom);
       const lastKept = keep < rows.length ? rows[keep]!.occurredAt : entry.lastAtOrBeforeFrom;
       this.entries.rows -= rows.length - keep;
       rows.length = keep;

@@ -107,6 +107,11 @@ export class SnapshotReader {
   // detectors read the same few windows of one instant with different options (threshold bands,
   // round units), and each counted every row of its window again.
   private readonly counted = new Map<string, WindowBase>();
+  // A baseline depends on the days it spans, not on the instant inside the last one: the
+  // evaluations of one subject in a day share it.
+  private readonly baselines = new Map<string, Baseline>();
+  // The first sightings of the counterparties, in time order (epoch ms), made when first counted.
+  private firstSeenTimes: Float64Array | undefined;
 
   constructor(readonly snapshot: SubjectSnapshot) {}
 
@@ -138,8 +143,8 @@ export class SnapshotReader {
     const key = `${end}:${name}`;
     let base = this.counted.get(key);
     if (!base) {
-      let firstSeen = 0;
-      for (const seenAt of this.snapshot.counterpartyFirstSeen.values()) if (seenAt.getTime() > from && seenAt.getTime() <= end) firstSeen++;
+      this.firstSeenTimes ??= Float64Array.from(this.snapshot.counterpartyFirstSeen.values(), (seenAt) => seenAt.getTime()).sort();
+      const firstSeen = countAtOrBefore(this.firstSeenTimes, end) - countAtOrBefore(this.firstSeenTimes, from);
       base = { ...countsOf(this.snapshot.rows, from, end), firstSeenCounterparties: firstSeen };
       this.counted.set(key, base);
     }
@@ -152,45 +157,50 @@ export class SnapshotReader {
     if (!this.covers(span.earliest, to) || at.getTime() > this.snapshot.to.getTime()) return undefined;
     const from = baselineStart(span, this.snapshot.firstActivityAt?.getTime());
     if (from === undefined) return noBaseline(to);
+    const key = `${from}:${to}`;
+    const known = this.baselines.get(key);
+    if (known) return known;
     const daily = { in: new Map<number, DayFigures>(), out: new Map<number, DayFigures>() };
-    for (const row of this.snapshot.rows) {
+    const rows = this.snapshot.rows;
+    for (let i = firstAtOrBefore(rows, to - 1); i < rows.length; i++) {
+      const row = rows[i]!;
       const t = row.occurredAt.getTime();
-      if (t < from || t >= to) continue;
+      if (t < from) break;
       const day = Math.floor(t / DAY_MS);
       const entry = daily[row.direction].get(day) ?? { sum: 0n, count: 0 };
       entry.sum += row.baseValue ?? 0n;
       entry.count += 1;
       daily[row.direction].set(day, entry);
     }
-    return baselineOf(from, to, daily.in.values(), daily.out.values());
+    const baseline = baselineOf(from, to, daily.in.values(), daily.out.values());
+    this.baselines.set(key, baseline);
+    return baseline;
   }
 
   // The latest activity in (after, upTo], when the snapshot holds that range; else undefined.
   latestWithin(after: Date, upTo: Date): Date | undefined {
     if (!this.covers(after.getTime(), upTo.getTime())) return undefined;
-    for (const row of this.snapshot.rows) {
-      const t = row.occurredAt.getTime();
-      if (t <= upTo.getTime()) return t > after.getTime() ? row.occurredAt : undefined;
-    }
-    return undefined;
+    const row = this.snapshot.rows[firstAtOrBefore(this.snapshot.rows, upTo.getTime())];
+    return row && row.occurredAt.getTime() > after.getTime() ? row.occurredAt : undefined;
   }
 
   // The latest activity strictly before `before`.
   lastActivity(before: Date): Date | undefined | null {
     const limit = before.getTime();
     if (!this.snapshot.complete || limit > this.snapshot.to.getTime() || limit <= this.snapshot.from.getTime()) return undefined;
-    for (const row of this.snapshot.rows) if (row.occurredAt.getTime() < limit) return row.occurredAt;
-    return this.snapshot.lastActivityAtOrBeforeFrom;
+    return this.snapshot.rows[firstAtOrBefore(this.snapshot.rows, limit - 1)]?.occurredAt ?? this.snapshot.lastActivityAtOrBeforeFrom;
   }
 
   activities(from: Date, to: Date, query: ActivityQuery = {}): ActivityRecord[] | undefined {
     const limit = activityLimit(query);
     if (!this.covers(from.getTime(), to.getTime())) return undefined;
     const found: ActivityRecord[] = [];
-    for (const row of this.snapshot.rows) {
+    const rows = this.snapshot.rows;
+    for (let i = firstAtOrBefore(rows, to.getTime()); i < rows.length; i++) {
+      const row = rows[i]!;
       const t = row.occurredAt.getTime();
-      if (t > to.getTime() || (query.direction && row.direction !== query.direction)) continue;
       if (t <= from.getTime()) break;
+      if (query.direction && row.direction !== query.direction) continue;
       found.push(row);
       if (found.length === limit) break;
     }
@@ -205,9 +215,35 @@ export class SnapshotReader {
   }
 
   private lastAtOrBefore(end: number): Date | null {
-    for (const row of this.snapshot.rows) if (row.occurredAt.getTime() <= end) return row.occurredAt;
-    return this.snapshot.lastActivityAtOrBeforeFrom;
+    return this.snapshot.rows[firstAtOrBefore(this.snapshot.rows, end)]?.occurredAt ?? this.snapshot.lastActivityAtOrBeforeFrom;
   }
+}
+
+// The index of the first of rows (listed latest first) that happened at or before `to` (epoch
+// ms; rows.length when none did): a busy subject's snapshot reaches past the instant evaluated
+// (the rest of its batch, and late facts), and walking those rows for every read of every
+// evaluation made a hub's evaluations cost its whole snapshot each.
+export function firstAtOrBefore(rows: readonly ActivityRecord[], to: number): number {
+  let low = 0;
+  let high = rows.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (rows[middle]!.occurredAt.getTime() > to) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+// How many of the times (ascending) are at or before `at`.
+function countAtOrBefore(times: Float64Array, at: number): number {
+  let low = 0;
+  let high = times.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (times[middle]! <= at) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }
 
 // What a window counts whatever the options: round amounts at the default units.
@@ -244,9 +280,9 @@ function countsOf(rows: readonly ActivityRecord[], from: number, to: number): Ro
   empty(countries);
   empty(corridors);
   const round = { count: 0, sum: 0n };
-  for (const row of rows) {
+  for (let i = firstAtOrBefore(rows, to); i < rows.length; i++) {
+    const row = rows[i]!;
     const t = row.occurredAt.getTime();
-    if (t > to) continue;
     if (t <= from) break;
     const value = row.baseValue;
     const flow = flows[row.direction];
@@ -283,9 +319,9 @@ function countsOf(rows: readonly ActivityRecord[], from: number, to: number): Ro
 function extrasOf(rows: readonly ActivityRecord[], from: number, to: number, bands: readonly Band[], isRound: ((value: bigint, scale: number) => boolean) | null): Extras {
   const below = bands.map(() => ({ count: 0, sum: 0n }));
   const round = isRound ? { count: 0, sum: 0n } : null;
-  for (const row of rows) {
+  for (let i = firstAtOrBefore(rows, to); i < rows.length; i++) {
+    const row = rows[i]!;
     const t = row.occurredAt.getTime();
-    if (t > to) continue;
     if (t <= from) break;
     const value = row.baseValue;
     if (value !== null) {
