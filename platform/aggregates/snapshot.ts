@@ -102,6 +102,15 @@ export function snapshotOf(request: SnapshotRequest, range: { from: Date; to: Da
   };
 }
 
+// One of the subject's movements with another account: that account, the base value (null when
+// unpriced) and when.
+export interface AccountMovement {
+  movementId: string;
+  account: string;
+  value: bigint | null;
+  occurredAt: Date;
+}
+
 export class SnapshotReader {
   // What a window counts whatever the options, per instant and window (windowKey): a dozen
   // detectors read the same few windows of one instant with different options (threshold bands,
@@ -112,6 +121,8 @@ export class SnapshotReader {
   private readonly baselines = new Map<string, Baseline>();
   // The first sightings of the counterparties, in time order (epoch ms), made when first counted.
   private firstSeenTimes: Float64Array | undefined;
+  // The movements with other accounts per direction, latest first, made when first asked for.
+  private readonly withAccounts: { in?: AccountMovement[]; out?: AccountMovement[] } = {};
 
   constructor(readonly snapshot: SubjectSnapshot) {}
 
@@ -207,6 +218,16 @@ export class SnapshotReader {
     return found;
   }
 
+  // The subject's movements with other accounts in one direction in (from, to], latest first;
+  // undefined when the snapshot does not hold that range. Made once per snapshot and sliced for
+  // each instant: every evaluation of a subject in a batch asked for them, and a hub's were
+  // thousands of new objects per evaluation.
+  accountMovements(direction: 'in' | 'out', from: Date, to: Date): AccountMovement[] | undefined {
+    if (!this.covers(from.getTime(), to.getTime())) return undefined;
+    const all = (this.withAccounts[direction] ??= accountMovementsOf(this.snapshot.rows, direction));
+    return all.slice(firstAtOrBefore(all, to.getTime()), firstAtOrBefore(all, from.getTime()));
+  }
+
   // Whether the subject had nothing with this counterparty up to and including `at`, when the
   // snapshot can tell (a counterparty of its rows first seen after `at`); undefined otherwise.
   noHistoryWith(counterparty: string, at: Date): true | undefined {
@@ -223,7 +244,7 @@ export class SnapshotReader {
 // ms; rows.length when none did): a busy subject's snapshot reaches past the instant evaluated
 // (the rest of its batch, and late facts), and walking those rows for every read of every
 // evaluation made a hub's evaluations cost its whole snapshot each.
-export function firstAtOrBefore(rows: readonly ActivityRecord[], to: number): number {
+export function firstAtOrBefore(rows: ReadonlyArray<{ occurredAt: Date }>, to: number): number {
   let low = 0;
   let high = rows.length;
   while (low < high) {
@@ -232,6 +253,15 @@ export function firstAtOrBefore(rows: readonly ActivityRecord[], to: number): nu
     else high = middle;
   }
   return low;
+}
+
+function accountMovementsOf(rows: readonly ActivityRecord[], direction: 'in' | 'out'): AccountMovement[] {
+  const movements: AccountMovement[] = [];
+  for (const row of rows) {
+    if (row.direction !== direction || !row.counterparty?.startsWith('account:')) continue;
+    movements.push({ movementId: row.movementId, account: row.counterparty.slice('account:'.length), value: row.baseValue, occurredAt: row.occurredAt });
+  }
+  return movements;
 }
 
 // How many of the times (ascending) are at or before `at`.

@@ -7,7 +7,7 @@ import type { FlowSet, GatherScatter, GraphStore, ScatterGather, SharedAttribute
 import type { Pool } from '../../../platform/postgres/pool.ts';
 import type { MovementChange, ControlEventChange } from '../../../schemas/bus/canonical-change.ts';
 import type { SubjectRef } from './detector.ts';
-import type { SnapshotReader } from '../../../platform/aggregates/snapshot.ts';
+import type { AccountMovement, SnapshotReader } from '../../../platform/aggregates/snapshot.ts';
 import { memoKey } from './memo-key.ts';
 import { gatherScatterOf } from '../../../platform/graph/shared/flows.ts';
 import { flowSetOf } from './snapshot-flows.ts';
@@ -54,14 +54,7 @@ export interface Prefetched {
   graphLoader?: GraphLoader;
 }
 
-// One of the subject's movements with another account: that account, the base value (null when
-// unpriced) and when.
-export interface AccountMovement {
-  movementId: string;
-  account: string;
-  value: bigint | null;
-  occurredAt: Date;
-}
+export type { AccountMovement } from '../../../platform/aggregates/snapshot.ts';
 
 // Accounts listed per party: a party with more is a business whose own-account transfers are
 // judged on these.
@@ -160,15 +153,7 @@ export class SubjectContext {
   }
 
   private readAccountMovements(direction: 'in' | 'out', from: Date): AccountMovement[] | null {
-    const rows = this.prefetched.snapshot?.activities(from, this.at, { direction, limit: Number.MAX_SAFE_INTEGER });
-    if (!rows) return null;
-    const movements: AccountMovement[] = [];
-    for (const row of rows) {
-      if (row.counterparty?.startsWith('account:')) {
-        movements.push({ movementId: row.movementId, account: row.counterparty.slice('account:'.length), value: row.baseValue, occurredAt: row.occurredAt });
-      }
-    }
-    return movements;
+    return this.prefetched.snapshot?.accountMovements(direction, from, this.at) ?? null;
   }
 
   // The same movements per account: the sum and first and last instants of each.
