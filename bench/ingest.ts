@@ -37,7 +37,7 @@ import { comparisonTable, compareRounds, ratio, type Side } from './lib/compare.
 import { cpuTable } from './lib/cpu-per-event.ts';
 import { closeClients, connectClients } from './lib/embedded-pg.ts';
 import { newAgent, send } from './lib/load.ts';
-import { positiveNumber } from './lib/options.ts';
+import { nodeArgs, positiveNumber } from './lib/options.ts';
 import { mb, peakBytes, sampleRss, statusKiB, type RssPeak } from './lib/rss.ts';
 import { runBench, type Teardown } from './lib/teardown.ts';
 
@@ -47,7 +47,7 @@ const BATCH_SIZE = 1000;
 const SECONDS = positiveNumber('BENCH_SECONDS', 10);
 const WARMUP_SECONDS = positiveNumber('BENCH_WARMUP_SECONDS', 2, true);
 const ROUNDS = Math.max(1, Math.round(positiveNumber('BENCH_ROUNDS', 2)));
-const SVC_NODE_ARGS = (process.env.BENCH_SVC_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
+const SVC_NODE_ARGS = nodeArgs('BENCH_SVC_NODE_ARGS');
 // BENCH_PARTS=a or b runs that part alone (a --cpu-prof profile of the API then covers its load only).
 const PARTS = process.env.BENCH_PARTS ?? 'ab';
 const RSS_INTERVAL_MS = 100;

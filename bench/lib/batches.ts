@@ -5,6 +5,7 @@ import { batchBody } from './amlsim.ts';
 import { answered, batchCounts, signedTarget } from './api.ts';
 import { startNode, TENANT, type BenchService } from './bench-service.ts';
 import { newAgent, send } from './load.ts';
+import { nodeArgs } from './options.ts';
 import type { Child } from './processes.ts';
 import type { Teardown } from './teardown.ts';
 
@@ -75,9 +76,8 @@ export interface StartedPipeline {
 // to it (e.g. --cpu-prof), and BENCH_DETECT_NODE_ARGS to the detect pipeline alone.
 // env: variables added to the pipeline's environment (e.g. PGAPPNAME, to tell its backends).
 export async function startPipeline(teardown: Teardown, service: BenchService, pipeline: PipelineName, name: string, env: NodeJS.ProcessEnv = {}): Promise<StartedPipeline> {
-  const extra = (variable: string) => (process.env[variable] ?? '').split(' ').filter(Boolean);
-  const nodeArgs = [...(pipeline === 'detect' ? [...DETECTION_NODE_OPTIONS, ...extra('BENCH_DETECT_NODE_ARGS')] : []), ...extra('BENCH_PIPELINE_NODE_ARGS')];
-  const args = [...nodeArgs, 'bin/svc.js', 'run', 'pipeline', pipeline];
+  const options = [...(pipeline === 'detect' ? [...DETECTION_NODE_OPTIONS, ...nodeArgs('BENCH_DETECT_NODE_ARGS')] : []), ...nodeArgs('BENCH_PIPELINE_NODE_ARGS')];
+  const args = [...options, 'bin/svc.js', 'run', 'pipeline', pipeline];
   const { child } = await startNode(teardown, name, args, { ...service.env, ...env }, new RegExp(`${pipeline} pipeline running`));
   return { child, readyAt: performance.now() };
 }

@@ -17,3 +17,8 @@ export function positiveInteger(name: string, fallback: number): number {
   if (!Number.isInteger(value)) throw new Error(`${name} must be a positive integer, not ${process.env[name]}`);
   return value;
 }
+
+// Extra node options for a child process, space-separated (e.g. "--cpu-prof --cpu-prof-dir=DIR").
+export function nodeArgs(name: string): string[] {
+  return (process.env[name] ?? '').split(' ').filter((arg) => arg !== '');
+}

@@ -1,5 +1,5 @@
 import { elapsedLog } from '../lib/log.ts';
-import { positiveInteger, positiveNumber } from '../lib/options.ts';
+import { nodeArgs, positiveInteger, positiveNumber } from '../lib/options.ts';
 
 // The knobs and the fixed shape of bench/webhooks (see its header), read once from the
 // environment. A module of their own because the baseline child (bench/webhooks.ts started again,
@@ -11,7 +11,7 @@ export const CONCURRENCY = positiveInteger('SVC_WEBHOOK_CONCURRENCY', 256);
 export const ENDPOINT_CONCURRENCY = positiveInteger('SVC_WEBHOOK_ENDPOINT_CONCURRENCY', 32);
 export const DRAIN_TIMEOUT_MS = positiveNumber('WEBHOOK_DRAIN_TIMEOUT_S', 900) * 1000;
 // Node options for the worker, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to see where its time goes.
-export const WORKER_NODE_ARGS = (process.env.WEBHOOK_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+export const WORKER_NODE_ARGS = nodeArgs('WEBHOOK_WORKER_NODE_ARGS');
 export const ENDPOINTS = 10;
 export const DELIVERIES = EVENTS * ENDPOINTS;
 export const ANSWER_DELAY_MS = 50;
