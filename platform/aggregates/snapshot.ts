@@ -4,7 +4,7 @@
 // subjects with a dozen detectors each; one snapshot per subject replaces a dozen round trips per
 // subject. A read the snapshot cannot answer exactly (before its range, after its instant, or a
 // subject whose rows were capped) returns undefined, and the caller asks the store itself.
-import type { ActivityQuery, ActivityRecord, Baseline, GroupStats, Subject, WindowOptions, WindowStats } from './port.ts';
+import type { ActivityQuery, ActivityRecord, Baseline, GroupStats, Subject, WindowName, WindowOptions, WindowStats } from './port.ts';
 import {
   ALL_WINDOWS,
   DAY_MS,
@@ -19,7 +19,7 @@ import {
   noBaseline,
   ranked,
   roundTest,
-  windowRequest,
+  roundUnitsOf,
   windowStart,
   windowStats,
   type Band,
@@ -112,10 +112,10 @@ export interface AccountMovement {
 }
 
 export class SnapshotReader {
-  // What a window counts whatever the options, per instant and window (windowKey): a dozen
+  // What a window counts whatever the options, per instant (epoch ms) and window: a dozen
   // detectors read the same few windows of one instant with different options (threshold bands,
   // round units), and each counted every row of its window again.
-  private readonly counted = new Map<string, WindowBase>();
+  private readonly counted = new Map<number, Map<WindowName, WindowBase>>();
   // A baseline depends on the days it spans, not on the instant inside the last one: the
   // evaluations of one subject in a day share it.
   private readonly baselines = new Map<string, Baseline>();
@@ -135,8 +135,12 @@ export class SnapshotReader {
     const asked = options.windows ?? ALL_WINDOWS;
     if (asked.length === 0) return [];
     const end = at.getTime();
-    if (!this.covers(Math.min(...asked.map((name) => windowStart(end, name))), end)) return undefined;
-    const { thresholds, roundUnits } = windowRequest(options)!;
+    let earliest = end;
+    for (const name of asked) earliest = Math.min(earliest, windowStart(end, name));
+    if (!this.covers(earliest, end)) return undefined;
+    // The options that shape the counts, checked as the stores check them.
+    const thresholds = options.thresholds ?? [];
+    const roundUnits = roundUnitsOf(options);
     // Bands and round amounts of other units than the default are counted apart, over the
     // window's rows again (only what those need).
     const isRound = roundUnits === DEFAULT_ROUND_MAJOR_UNITS ? null : roundTest(roundUnits);
@@ -146,18 +150,34 @@ export class SnapshotReader {
       const from = windowStart(end, name);
       const base = this.base(name, from, end);
       const extra = bands.length > 0 || isRound ? extrasOf(this.snapshot.rows, from, end, bands, isRound) : NO_EXTRAS;
-      return windowStats(name, end, thresholds, { ...base, bands: extra.bands, roundAmounts: extra.round ?? base.roundAmounts }, lastActivityAt);
+      // Written out, not spread: this runs for every read of every evaluation, and a spread
+      // copies the counts into a new object property by property.
+      const counts: WindowCounts = {
+        in: base.in,
+        out: base.out,
+        distinctCounterparties: base.distinctCounterparties,
+        firstSeenCounterparties: base.firstSeenCounterparties,
+        countries: base.countries,
+        corridors: base.corridors,
+        bands: extra.bands,
+        roundAmounts: extra.round ?? base.roundAmounts,
+      };
+      return windowStats(name, end, thresholds, counts, lastActivityAt);
     });
   }
 
-  private base(name: string, from: number, end: number): WindowBase {
-    const key = `${end}:${name}`;
-    let base = this.counted.get(key);
+  private base(name: WindowName, from: number, end: number): WindowBase {
+    let atEnd = this.counted.get(end);
+    if (!atEnd) {
+      atEnd = new Map();
+      this.counted.set(end, atEnd);
+    }
+    let base = atEnd.get(name);
     if (!base) {
-      this.firstSeenTimes ??= Float64Array.from(this.snapshot.counterpartyFirstSeen.values(), (seenAt) => seenAt.getTime()).sort();
+      this.firstSeenTimes ??= sortedTimes(this.snapshot.counterpartyFirstSeen.values(), this.snapshot.counterpartyFirstSeen.size);
       const firstSeen = countAtOrBefore(this.firstSeenTimes, end) - countAtOrBefore(this.firstSeenTimes, from);
-      base = { ...countsOf(this.snapshot.rows, from, end), firstSeenCounterparties: firstSeen };
-      this.counted.set(key, base);
+      base = countsOf(this.snapshot.rows, from, end, firstSeen);
+      atEnd.set(name, base);
     }
     return base;
   }
@@ -178,10 +198,13 @@ export class SnapshotReader {
       const t = row.occurredAt.getTime();
       if (t < from) break;
       const day = Math.floor(t / DAY_MS);
-      const entry = daily[row.direction].get(day) ?? { sum: 0n, count: 0 };
-      entry.sum += row.baseValue ?? 0n;
-      entry.count += 1;
-      daily[row.direction].set(day, entry);
+      const entry = daily[row.direction].get(day);
+      if (entry) {
+        entry.sum += row.baseValue ?? 0n;
+        entry.count += 1;
+      } else {
+        daily[row.direction].set(day, { sum: row.baseValue ?? 0n, count: 1 });
+      }
     }
     const baseline = baselineOf(from, to, daily.in.values(), daily.out.values());
     this.baselines.set(key, baseline);
@@ -264,6 +287,15 @@ function accountMovementsOf(rows: readonly ActivityRecord[], direction: 'in' | '
   return movements;
 }
 
+// The instants in ascending order, as epoch ms, filled by hand: Float64Array.from over an
+// iterator with a mapping function takes a slow, generic path.
+function sortedTimes(instants: Iterable<Date>, size: number): Float64Array {
+  const times = new Float64Array(size);
+  let i = 0;
+  for (const instant of instants) times[i++] = instant.getTime();
+  return times.sort();
+}
+
 // How many of the times (ascending) are at or before `at`.
 function countAtOrBefore(times: Float64Array, at: number): number {
   let low = 0;
@@ -278,7 +310,6 @@ function countAtOrBefore(times: Float64Array, at: number): number {
 
 // What a window counts whatever the options: round amounts at the default units.
 type WindowBase = Omit<WindowCounts, 'bands'>;
-type RowCounts = Omit<WindowBase, 'firstSeenCounterparties'>;
 
 // Bands and round amounts of other units, for one read (round null: the default units').
 interface Extras {
@@ -287,26 +318,71 @@ interface Extras {
 }
 const NO_EXTRAS: Extras = { bands: [], round: null };
 
-// What a window collects while it counts, emptied before each count: countsOf runs to the end
-// without yielding, and new sets and maps per count were a twentieth of the detect process's
-// garbage.
-const counterparties = { in: new Set<string>(), out: new Set<string>(), total: new Set<string>() };
+// The distinct counterparties of one count, per direction and in all. Each counterparty is
+// stamped with the count it was last seen in and the directions it was seen in there, so nothing
+// is emptied between counts: new sets per count made much of the detect process's garbage, and
+// emptying three sets per count allocated as much (a clear makes a new table).
+export class DistinctCounterparties {
+  private readonly stamps = new Map<string, number>();
+  private generation = 0;
+  in = 0;
+  out = 0;
+  total = 0;
+
+  // The bounds: the map holds an entry per counterparty seen since the last reset, kept small so
+  // that its table stays in the processor's caches (a large one made every lookup a miss), and the
+  // stamps stay small integers.
+  constructor(
+    private readonly generations = 1 << 28,
+    private readonly kept = 512,
+  ) {}
+
+  // Begins a count: every counterparty is unseen again.
+  start(): void {
+    this.generation += 1;
+    if (this.generation >= this.generations || this.stamps.size >= this.kept) {
+      this.stamps.clear();
+      this.generation = 1;
+    }
+    this.in = 0;
+    this.out = 0;
+    this.total = 0;
+  }
+
+  add(counterparty: string, direction: 'in' | 'out'): void {
+    const bit = direction === 'in' ? 1 : 2;
+    const current = this.generation * 4;
+    const stamp = this.stamps.get(counterparty);
+    if (stamp === undefined || stamp < current) {
+      this.stamps.set(counterparty, current | bit);
+      this.total += 1;
+    } else if ((stamp & bit) === 0) {
+      this.stamps.set(counterparty, stamp | bit);
+    } else {
+      return;
+    }
+    if (bit === 1) this.in += 1;
+    else this.out += 1;
+  }
+}
+
+// What a window collects while it counts: countsOf runs to the end without yielding.
+const counterparties = new DistinctCounterparties();
 const countries = new Map<string, GroupStats>();
 const corridors = new Map<string, GroupStats>();
 const isDefaultRound = roundTest(DEFAULT_ROUND_MAJOR_UNITS);
 
 // Clearing allocates a new table: an empty collection is left as it is.
-function empty(collection: Set<string> | Map<string, GroupStats>): void {
+function empty(collection: Map<string, GroupStats>): void {
   if (collection.size > 0) collection.clear();
 }
 
 // Everything a window counts from its rows (those in (from, to] of rows listed latest first)
-// whatever the options, in one pass over them, copying none. Sums skip unpriced activities.
-function countsOf(rows: readonly ActivityRecord[], from: number, to: number): RowCounts {
+// whatever the options, in one pass over them, copying none, with the first sightings counted
+// apart. Sums skip unpriced activities.
+function countsOf(rows: readonly ActivityRecord[], from: number, to: number, firstSeenCounterparties: number): WindowBase {
   const flows = { in: emptyFlow(), out: emptyFlow() };
-  empty(counterparties.in);
-  empty(counterparties.out);
-  empty(counterparties.total);
+  counterparties.start();
   empty(countries);
   empty(corridors);
   const round = { count: 0, sum: 0n };
@@ -323,10 +399,7 @@ function countsOf(rows: readonly ActivityRecord[], from: number, to: number): Ro
       flow.cashCount += 1;
       flow.cashSum += value ?? 0n;
     }
-    if (row.counterparty !== null) {
-      counterparties[row.direction].add(row.counterparty);
-      counterparties.total.add(row.counterparty);
-    }
+    if (row.counterparty !== null) counterparties.add(row.counterparty, row.direction);
     if (row.counterpartyCountry !== null) addTo(countries, row.counterpartyCountry, value);
     if (row.corridor !== null) addTo(corridors, row.corridor, value);
     if (isDefaultRound(row.amount.value, row.amount.scale)) {
@@ -337,7 +410,8 @@ function countsOf(rows: readonly ActivityRecord[], from: number, to: number): Ro
   return {
     in: flows.in,
     out: flows.out,
-    distinctCounterparties: { in: counterparties.in.size, out: counterparties.out.size, total: counterparties.total.size },
+    distinctCounterparties: { in: counterparties.in, out: counterparties.out, total: counterparties.total },
+    firstSeenCounterparties,
     countries: ranked([...countries.values()]),
     corridors: ranked([...corridors.values()]),
     roundAmounts: round,

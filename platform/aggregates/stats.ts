@@ -59,9 +59,14 @@ export interface WindowRequest {
 export function windowRequest(options: WindowOptions): WindowRequest | null {
   const asked = options.windows ?? ALL_WINDOWS;
   if (asked.length === 0) return null;
+  return { asked, names: [...new Set(asked)], thresholds: options.thresholds ?? [], roundUnits: roundUnitsOf(options) };
+}
+
+// The round-amount units asked for, or the default; a positive number.
+export function roundUnitsOf(options: WindowOptions): number {
   const roundUnits = options.roundMajorUnits ?? DEFAULT_ROUND_MAJOR_UNITS;
   if (!Number.isFinite(roundUnits) || roundUnits <= 0) throw new RangeError(`roundMajorUnits must be a positive number, got ${roundUnits}`);
-  return { asked, names: [...new Set(asked)], thresholds: options.thresholds ?? [], roundUnits };
+  return roundUnits;
 }
 
 // A window is (start, end]: end is the instant asked for (ms).

@@ -2,7 +2,7 @@
 // memoised for the evaluation: a dozen detectors asking for the same windows, baseline or fan-in
 // cost one store call. Reads are bounded in event time (nothing after `at` is ever seen), which
 // is what lets a backtest replay history through the same detectors.
-import type { ActivityQuery, ActivityRecord, AggregateStore, Baseline, CounterpartyHistory, WindowOptions, WindowStats } from '../../../platform/aggregates/port.ts';
+import { WINDOWS, type ActivityQuery, type ActivityRecord, type AggregateStore, type Baseline, type CounterpartyHistory, type WindowName, type WindowOptions, type WindowStats } from '../../../platform/aggregates/port.ts';
 import type { FlowSet, GatherScatter, GraphStore, ScatterGather, SharedAttribute, CycleOptions, Cycle, TwoHopOptions } from '../../../platform/graph/port.ts';
 import type { Pool } from '../../../platform/postgres/pool.ts';
 import type { MovementChange, ControlEventChange } from '../../../schemas/bus/canonical-change.ts';
@@ -62,6 +62,15 @@ export const HOLDINGS_LIMIT = 200;
 
 export const entityKey = (object: string, externalId: string): string => `${object}\u0000${externalId}`;
 
+// The read of one window with no other option, and its memo key (the key windows() gives it).
+// Shared by every evaluation, so frozen: a reader that changed it would fail, not mislead others.
+const ONE_WINDOW = Object.fromEntries(
+  (Object.keys(WINDOWS) as WindowName[]).map((name) => {
+    const options: WindowOptions = Object.freeze({ windows: Object.freeze([name]) as WindowName[] });
+    return [name, { options, key: `windows:${memoKey(options)}` }];
+  }),
+) as Record<WindowName, { options: WindowOptions; key: string }>;
+
 export class SubjectContext {
   private readonly memo = new Map<string, Promise<unknown>>();
   private readonly accountFlows = new Map<string, Map<string, { sum: bigint; firstAt: Date; lastAt: Date }> | null>();
@@ -97,11 +106,16 @@ export class SubjectContext {
   // ---- behaviour (the aggregate store) ----
 
   windows(options: WindowOptions = {}): Promise<WindowStats[]> {
-    return this.once(`windows:${memoKey(options)}`, async () => this.prefetched.snapshot?.windows(this.at, options) ?? this.stores.aggregates.windows(this.aggregateSubject, this.at, options));
+    return this.windowsRead({ options, key: `windows:${memoKey(options)}` });
   }
 
-  async window(name: NonNullable<WindowOptions['windows']>[number], options: Omit<WindowOptions, 'windows'> = {}): Promise<WindowStats> {
-    const [stats] = await this.windows({ ...options, windows: [name] });
+  private windowsRead({ options, key }: { options: WindowOptions; key: string }): Promise<WindowStats[]> {
+    return this.once(key, async () => this.prefetched.snapshot?.windows(this.at, options) ?? this.stores.aggregates.windows(this.aggregateSubject, this.at, options));
+  }
+
+  async window(name: WindowName, options?: Omit<WindowOptions, 'windows'>): Promise<WindowStats> {
+    // Most reads name one window and nothing else: their options and key are made once.
+    const [stats] = await (options ? this.windows({ ...options, windows: [name] }) : this.windowsRead(ONE_WINDOW[name]));
     return stats!;
   }
 
