@@ -2,6 +2,7 @@
 // of their own, builders for hand-made cases, and one call that evaluates one detector on one
 // subject at one instant through the framework (data needs checked, parameters parsed).
 import { PostgresAggregateStore } from '../../platform/aggregates/postgres.ts';
+import type { AggregateStore } from '../../platform/aggregates/port.ts';
 import { PostgresLogBus } from '../../platform/bus/postgres-log.ts';
 import { PostgresGraphStore } from '../../platform/graph/postgres/store.ts';
 import { startAggregatesPipeline, type AggregatesPipeline } from '../../pipelines/aggregates/pipeline.ts';
@@ -153,4 +154,21 @@ export async function startDetectionWorld(env: Record<string, string> = {}): Pro
       await api.close();
     },
   };
+}
+
+// The world's aggregate store, counting the calls made to it by name.
+export function countingAggregates(world: DetectionWorld): { store: AggregateStore; calls: Map<string, number> } {
+  const calls = new Map<string, number>();
+  const real = world.stores.aggregates;
+  const store = new Proxy(real, {
+    get(target, name) {
+      const value: unknown = Reflect.get(target, name, target);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        calls.set(String(name), (calls.get(String(name)) ?? 0) + 1);
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return { store, calls };
 }

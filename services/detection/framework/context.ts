@@ -62,14 +62,17 @@ export const HOLDINGS_LIMIT = 200;
 
 export const entityKey = (object: string, externalId: string): string => `${object}\u0000${externalId}`;
 
-// The read of one window with no other option, and its memo key (the key windows() gives it).
-// Shared by every evaluation, so frozen: a reader that changed it would fail, not mislead others.
+// The read of one window with no other option, its memo key (the key windows() gives it), and the
+// memo key of that window's own statistics. Shared by every evaluation, so frozen: a reader that
+// changed it would fail, not mislead others.
 const ONE_WINDOW = Object.fromEntries(
   (Object.keys(WINDOWS) as WindowName[]).map((name) => {
     const options: WindowOptions = Object.freeze({ windows: Object.freeze([name]) as WindowName[] });
-    return [name, { options, key: `windows:${memoKey(options)}` }];
+    return [name, { options, key: `windows:${memoKey(options)}`, statsKey: `window:${name}` }];
   }),
-) as Record<WindowName, { options: WindowOptions; key: string }>;
+) as Record<WindowName, { options: WindowOptions; key: string; statsKey: string }>;
+
+const firstStats = (stats: WindowStats[]): WindowStats => stats[0]!;
 
 export class SubjectContext {
   private readonly memo = new Map<string, Promise<unknown>>();
@@ -89,8 +92,10 @@ export class SubjectContext {
   ) {}
 
   // Keys name instants by their epoch milliseconds: as exact as toISOString, and cheaper for reads
-  // made by every detector of every evaluation.
-  private once<T>(key: string, load: () => Promise<T>): Promise<T> {
+  // made by every detector of every evaluation. Public for what several detectors derive alike
+  // from these reads (dealings.ts), under keys of their own: the context's keys never start
+  // with "derived:".
+  once<T>(key: string, load: () => Promise<T>): Promise<T> {
     let found = this.memo.get(key) as Promise<T> | undefined;
     if (!found) {
       found = load();
@@ -113,10 +118,14 @@ export class SubjectContext {
     return this.once(key, async () => this.prefetched.snapshot?.windows(this.at, options) ?? this.stores.aggregates.windows(this.aggregateSubject, this.at, options));
   }
 
-  async window(name: WindowName, options?: Omit<WindowOptions, 'windows'>): Promise<WindowStats> {
-    // Most reads name one window and nothing else: their options and key are made once.
-    const [stats] = await (options ? this.windows({ ...options, windows: [name] }) : this.windowsRead(ONE_WINDOW[name]));
-    return stats!;
+  window(name: WindowName, options?: Omit<WindowOptions, 'windows'>): Promise<WindowStats> {
+    if (options) return this.windows({ ...options, windows: [name] }).then(firstStats);
+    // Most reads name one window and nothing else, and several detectors of an evaluation read the
+    // same one: its options and keys are made once, and every read after the first is answered
+    // with the promise the first made (an async function would make a promise, and a destructuring
+    // an iterator, on every read).
+    const one = ONE_WINDOW[name];
+    return this.once(one.statsKey, () => this.windowsRead(one).then(firstStats));
   }
 
   // How many distinct accounts another account was paid by ('in') or paid ('out') in [since, at],

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { startDetectionWorld, type DetectionWorld } from '../../../test/support/detection-world.ts';
+import { countingAggregates, startDetectionWorld, type DetectionWorld } from '../../../test/support/detection-world.ts';
 import { defineDetector, noHit, type DetectorOutcome } from './detector.ts';
 import { compileRuleset, defaultRulesetDocument } from './ruleset.ts';
+import { SubjectContext } from './context.ts';
 
 // A detector that reports what it saw, so the framework's part can be checked on its own.
 const echo = defineDetector({
@@ -86,6 +87,21 @@ describe('evaluation', () => {
     expect(hit).toMatchObject({ outcome: 'hit', summary: 'base:10', evidence: { amounts: { total: '500', count: 1 } } });
     // Before the movement happened, in event time, there was nothing to see.
     expect(await world.evaluate(echo, { kind: 'account', id: 'a-new' }, '2026-08-25T09:00:00Z')).toEqual({ outcome: 'no_hit' });
+  });
+
+  it('reads a window once per evaluation, however many detectors ask for it', async () => {
+    const { store, calls } = countingAggregates(world);
+    const ctx = new SubjectContext({ ...world.stores, aggregates: store }, world.api.tenantId, 'USD', { kind: 'account', id: 'a-new' }, new Date('2026-08-25T12:00:00Z'));
+    // One promise for every read of it, made by the first.
+    expect(ctx.window('24h')).toBe(ctx.window('24h'));
+    const [first, second] = await Promise.all([ctx.window('24h'), ctx.window('24h')]);
+    expect(second).toBe(first);
+    expect(await ctx.window('24h')).toBe(first);
+    expect(first.out).toMatchObject({ count: 1, sum: 500n });
+    expect(calls.get('windows')).toBe(1);
+    // The same window with options is another read.
+    expect((await ctx.window('24h', { roundMajorUnits: 5 })).roundAmounts.count).toBe(1);
+    expect(calls.get('windows')).toBe(2);
   });
 
   it('is not applicable to a trigger the detector does not declare', async () => {

@@ -18,7 +18,13 @@ export interface Dealings {
   truncated: boolean;
 }
 
-export async function dealings(ctx: SubjectContext, from: Date): Promise<Dealings> {
+// Read once per evaluation and window start: most of the detectors that count dealings read the
+// same day or week, and the listing they share is never changed by any of them.
+export function dealings(ctx: SubjectContext, from: Date): Promise<Dealings> {
+  return ctx.once(`derived:dealings:${from.getTime()}`, () => readDealings(ctx, from));
+}
+
+async function readDealings(ctx: SubjectContext, from: Date): Promise<Dealings> {
   const all = await ctx.activities(from, { limit: LISTING_LIMIT });
   const truncated = all.length >= LISTING_LIMIT;
   if (ctx.subject.kind === 'party') {

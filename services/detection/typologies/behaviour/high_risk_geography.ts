@@ -20,6 +20,7 @@
 import { z } from 'zod';
 import type { ActivityRecord } from '../../../../platform/aggregates/port.ts';
 import { defineDetector, noHit, type DetectorOutcome } from '../../framework/detector.ts';
+import { perParameters } from '../../framework/per-parameters.ts';
 import { distinctMovements, LISTING_LIMIT } from './dealings.ts';
 import { byAmount, counted, evidenceOf } from './evidence.ts';
 import { grade } from './grade.ts';
@@ -49,7 +50,7 @@ export const highRiskGeography = defineDetector({
   windows: ['7d', '30d', '90d'],
   params,
   async evaluate(ctx, p): Promise<DetectorOutcome> {
-    const listed = new Set([...p.countries, ...p.callForActionCountries]);
+    const listed = listedOf(p);
     const stats = await ctx.window(p.window);
     const touches = stats.countries.some((g) => listed.has(g.key)) || stats.corridors.some((g) => endsOf(g.key).some((c) => listed.has(c)));
     if (!touches) return noHit();
@@ -105,3 +106,6 @@ function endsOf(corridor: string | null): string[] {
 function countriesOf(record: ActivityRecord): string[] {
   return [...(record.counterpartyCountry ? [record.counterpartyCountry] : []), ...endsOf(record.corridor)];
 }
+
+// The countries a parameter set lists.
+const listedOf = perParameters((p: { countries: readonly string[]; callForActionCountries: readonly string[] }): ReadonlySet<string> => new Set([...p.countries, ...p.callForActionCountries]));

@@ -4,8 +4,9 @@
 // party's own accounts are neither in nor out: moving savings around passes nothing through.
 import type { ActivityRecord } from '../../../../platform/aggregates/port.ts';
 import type { SubjectContext } from '../../framework/context.ts';
+import { perParameters } from '../../framework/per-parameters.ts';
 import { compareWithBaseline, type BaselineCheck } from './baseline.ts';
-import { accountKey, byRelevance, moneyRatio, spanOfHours, sumOf, type Span } from './evidence.ts';
+import { accountKey, byRelevance, moneyRatio, spanOfHours, type Span } from './evidence.ts';
 
 const HOUR_MS = 3_600_000;
 // Activities read for the longest window (both directions); more and the latest are judged.
@@ -39,22 +40,33 @@ export interface PassThrough {
 }
 
 export async function findPassThrough(ctx: SubjectContext, rule: PassThroughRule): Promise<PassThrough | null> {
-  const hours = [...new Set(rule.windowHours)].sort((a, b) => a - b);
+  const hours = windowsOf(rule.windowHours);
   const longest = hours[hours.length - 1];
   if (longest === undefined) return null;
   const activities = await ctx.activities(spanOfHours(ctx, longest).from, { limit: ACTIVITY_LIMIT });
   const own = new Set((await ctx.accountsOfParty()).map(accountKey));
-  const external = activities.filter((a) => !(a.counterparty !== null && own.has(a.counterparty)));
+  const external = (a: ActivityRecord) => !(a.counterparty !== null && own.has(a.counterparty));
+  // Each window is judged by sums alone, in passes over the activities that copy none of them:
+  // this runs for every account evaluated (pass_through and mule_network), and nearly every one
+  // is judged without a hit. The lists are made for the window that is found.
   for (const h of hours) {
     const span = spanOfHours(ctx, h);
-    const inside = external.filter((a) => a.occurredAt > span.from);
-    const ins = inside.filter((a) => a.direction === 'in');
-    if (ins.length === 0) continue;
-    const firstIn = Math.min(...ins.map((a) => a.occurredAt.getTime()));
-    const outs = inside.filter((a) => a.direction === 'out' && a.occurredAt.getTime() >= firstIn);
-    const inflow = sumOf(ins);
-    const outflow = sumOf(outs);
+    const from = span.from.getTime();
+    const isIn = (a: ActivityRecord) => a.direction === 'in' && a.occurredAt.getTime() > from && external(a);
+    let ins = 0;
+    let inflow = 0n;
+    let firstIn = Infinity;
+    for (const a of activities) {
+      if (!isIn(a)) continue;
+      ins += 1;
+      inflow += a.baseValue ?? 0n;
+      firstIn = Math.min(firstIn, a.occurredAt.getTime());
+    }
+    if (ins === 0) continue;
     if (inflow < rule.minInflow || inflow === 0n) continue;
+    const isOut = (a: ActivityRecord) => a.direction === 'out' && a.occurredAt.getTime() > from && a.occurredAt.getTime() >= firstIn && external(a);
+    let outflow = 0n;
+    for (const a of activities) if (isOut(a)) outflow += a.baseValue ?? 0n;
     const ratio = moneyRatio(outflow, inflow);
     if (ratio < rule.minRatio || ratio > rule.maxRatio) continue;
     const baseline = await compareWithBaseline(ctx, 'in', h * HOUR_MS, { sum: inflow }, { multiple: rule.baselineMultiple, minDays: rule.baselineMinDays });
@@ -66,11 +78,14 @@ export async function findPassThrough(ctx: SubjectContext, rule: PassThroughRule
       inflow,
       outflow,
       ratio,
-      ins: ins.sort(byRelevance),
-      outs: outs.sort(byRelevance),
+      ins: activities.filter(isIn).sort(byRelevance),
+      outs: activities.filter(isOut).sort(byRelevance),
       baseline,
       partial: activities.length >= ACTIVITY_LIMIT,
     };
   }
   return null;
 }
+
+// The distinct windows of a rule, shortest first.
+const windowsOf = perParameters((windowHours: readonly number[]): readonly number[] => [...new Set(windowHours)].sort((a, b) => a - b));
