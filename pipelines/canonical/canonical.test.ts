@@ -256,6 +256,32 @@ describe('canonical change records', () => {
     expect(movement!.change.data.ip_hash).toMatch(/^hmac-sha256:/);
     expect(movement!.change.data.ip).toBeUndefined();
   });
+
+  // Decision 0051: a fact's data is kept as the pipeline wrote it, not rebuilt into jsonb (which
+  // would reorder its members and respace it).
+  it("stores a fact's data as the text of its change record's data", async () => {
+    await ingest('/v1/parties', partyEvent('cr-text-p1'));
+    await ingest('/v1/parties', partyEvent('cr-text-p2'));
+    const mv = movementEvent('cr-text-m');
+    mv.data.debit = { party_id: 'cr-text-p1' };
+    mv.data.credit = { party_id: 'cr-text-p2' };
+    const movementId = await ingest('/v1/movements', mv);
+    const controlEvent = controlEventEvent('cr-text-c');
+    controlEvent.data.subject = { kind: 'party', external_id: 'cr-text-p1' };
+    const control = await ingest('/v1/control-events', controlEvent);
+    await run.drain();
+    for (const [eventId, table] of [[movementId, 'canonical_movements'], [control, 'canonical_control_events']] as const) {
+      const id = eventId.replace(/^evt_/, '');
+      const { rows } = await api.db.pool.query<{ stored: string; payload: string }>(
+        `SELECT f.data::text AS stored, o.payload FROM ${table} f JOIN outbox o ON o.stream = 'canonical' AND o.event_id = f.event_id WHERE f.event_id = $1`,
+        [id],
+      );
+      expect(rows).toHaveLength(1);
+      const { stored, payload } = rows[0]!;
+      expect(payload.endsWith(`,"data":${stored}}`), `${table}: ${stored}`).toBe(true);
+      expect(stored.startsWith('{"type":')).toBe(true);
+    }
+  });
 });
 
 describe('idempotence', () => {

@@ -23,10 +23,12 @@ export interface ReadyEvent {
 // rows `processed` and their `canonical`/`ok` stage entries. Released holds are cleared by
 // statements of their own, run only when the batch releases any (as part of the same statement,
 // their tables were read whole on every batch).
-// Column arrays, so that PostgreSQL parses as JSON only what it stores as jsonb (a fact's data,
-// once): a change record is stored as the text it was written as, and the fact's other columns
-// come typed. (From one JSON document, json_to_recordset and the document's own validation lexed
-// every record twice, and a fact's record a third time into jsonb: most of the statement's time.)
+// Column arrays, so that PostgreSQL builds a jsonb tree only of a movement's conversion (when
+// there is one): a change record is stored as the text it was written as, a fact's data as json
+// (the same text, checked as JSON but not rebuilt into jsonb, decision 0051), and the fact's
+// other columns come typed. (From one JSON document, json_to_recordset and the document's own
+// validation lexed every record twice, and a fact's record a third time into jsonb: most of the
+// statement's time.)
 // A record's data travels once (decision 0045): a change record's text is its head (every member
 // but data, its last) joined here to its data, which is also the text of a fact's data column.
 // The JSON texts travel as one parameter each, joined by U+001E, which JSON text never holds
@@ -55,7 +57,7 @@ const COMMIT_BATCH_SQL = `
                                      amount_value, amount_asset, amount_scale, debit_account_id, debit_party_id,
                                      credit_account_id, credit_party_id, normalized, data)
     SELECT t, x, e, o, rcv, type, status, amount_value, amount_asset, amount_scale, debit_account_id, debit_party_id,
-           credit_account_id, credit_party_id, n, d::jsonb
+           credit_account_id, credit_party_id, n, d::json
       FROM r WHERE topic = 'canonical.movement'
     ON CONFLICT (tenant_id, external_id) DO NOTHING
   ),
@@ -67,7 +69,7 @@ const COMMIT_BATCH_SQL = `
   controls AS (
     INSERT INTO canonical_control_events (tenant_id, external_id, event_id, occurred_at, received_at, type,
                                           subject_kind, subject_external_id, data)
-    SELECT t, x, e, o, rcv, type, subject_kind, subject_id, d::jsonb FROM r WHERE topic = 'canonical.control_event'
+    SELECT t, x, e, o, rcv, type, subject_kind, subject_id, d::json FROM r WHERE topic = 'canonical.control_event'
     ON CONFLICT (tenant_id, external_id) DO NOTHING
   ),
   changes AS (
