@@ -123,7 +123,7 @@ export class CanonicalProcessor {
         try {
           await this.attemptAssumed(assumed, after, prepared, found);
         } catch (error) {
-          if (!(error instanceof ConcurrentChange) && !isDeadlock(error)) throw error;
+          if (!(error instanceof ConcurrentChange) && !isDeadlock(error) && !isMovementWrittenBefore(error)) throw error;
           // An event was no longer pending (a redelivery, a release running beside this batch):
           // the batch again, its rows locked and read first.
           after.held.length = 0;
@@ -456,6 +456,16 @@ function assumedPending(records: BusRecord[]): Locked[] | undefined {
 // one with a release or a redelivery of the same events; it is taken again with its rows locked.
 function isDeadlock(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === '40P01';
+}
+
+// A movement of the batch is in the canonical model already: the commit statement inserts
+// movements without ON CONFLICT (commit-batch.ts), and since the inbox holds one event per
+// movement id and processes it once, only a redelivery of an event processed meanwhile meets its
+// row. Taken like a status that moved on: the batch again, its rows locked, its processed events
+// skipped.
+function isMovementWrittenBefore(error: unknown): boolean {
+  const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
+  return code === '23505' && constraint === 'canonical_movements_pkey';
 }
 
 function keyOf(record: BusRecord): EventKey {
