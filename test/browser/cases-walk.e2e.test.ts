@@ -43,7 +43,8 @@ async function plantFanIn(hub: Hub): Promise<void> {
     await world.party(`${id}-p`);
     await world.account(id, `${id}-p`);
   }
-  await world.movements(senders.map((s, i) => ({ id: `${hub}-fan-${i + 1}`, from: [s, `${s}-p`], to: [`hub-${hub}`, `hub-${hub}-p`], value: HUBS[hub] + i * 150, at: before(70 - i * 3) })));
+  // In turn: the test expects the alert to cite all twelve.
+  await world.movementsInTurn(senders.map((s, i) => ({ id: `${hub}-fan-${i + 1}`, from: [s, `${s}-p`], to: [`hub-${hub}`, `hub-${hub}-p`], value: HUBS[hub] + i * 150, at: before(70 - i * 3) })));
   await world.movement({ id: `${hub}-fan-out`, from: [`hub-${hub}`, `hub-${hub}-p`], to: [`onward-${hub}`, `onward-${hub}-p`], value: HUBS[hub] * 10, at: before(2) });
   await world.settle();
 }

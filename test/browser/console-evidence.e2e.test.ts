@@ -51,7 +51,8 @@ beforeAll(async () => {
     await world.party(`${id}-p`);
     await world.account(id, `${id}-p`);
   }
-  await world.movements(SENDERS.map((s, i) => ({ id: `fan-${i + 1}`, from: [s, `${s}-p`], to: ['hub', 'hub-p'], value: 3_000_000 + i * 15_055, at: before(70 - i * 3) })));
+  // In turn: the test expects the headline hit to cite the first sender.
+  await world.movementsInTurn(SENDERS.map((s, i) => ({ id: `fan-${i + 1}`, from: [s, `${s}-p`], to: ['hub', 'hub-p'], value: 3_000_000 + i * 15_055, at: before(70 - i * 3) })));
   // Money back to the first sender: the pair hub–sender1 has transfers both ways.
   await world.movement({ id: 'back-1', from: ['hub', 'hub-p'], to: ['sender1', 'sender1-p'], value: 12_345, at: before(30) });
   await world.movement({ id: 'fan-out', from: ['hub', 'hub-p'], to: ['onward', 'onward-p'], value: 30_000_000, at: before(2) });

@@ -44,6 +44,10 @@ export interface DetectionWorld {
   account(id: string, holder: string, data?: Record<string, unknown>, at?: string | Date): Promise<void>;
   movement(spec: MovementSpec): Promise<void>;
   movements(specs: MovementSpec[]): Promise<void>;
+  // Each movement sent and settled before the next. Sent together, movements of different payers
+  // cross the log's partitions, and an evaluation of their payee sees those that have reached the
+  // stores by then: what an alert cites would depend on the order in which they arrived.
+  movementsInTurn(specs: MovementSpec[]): Promise<void>;
   controlEvent(id: string, type: string, subject: { kind: 'party' | 'account'; external_id: string }, at: string | Date, data?: Record<string, unknown>): Promise<void>;
   // Starts the detection pipeline too (with these detectors); settle() then waits for it as well.
   startDetection(options?: Partial<Pick<DetectPipelineOptions, 'library' | 'episodes' | 'silence'>>): Promise<DetectPipeline>;
@@ -104,7 +108,7 @@ export async function startDetectionWorld(env: Record<string, string> = {}): Pro
     };
   };
 
-  return {
+  const world: DetectionWorld = {
     api,
     stores,
     party: async (id, data = {}, at = '2026-01-01T00:00:00Z') => {
@@ -117,6 +121,12 @@ export async function startDetectionWorld(env: Record<string, string> = {}): Pro
     },
     movement: (spec) => send('/v1/movements', [movementOf(spec)]),
     movements: (specs) => send('/v1/movements', specs.map(movementOf)),
+    movementsInTurn: async (specs) => {
+      for (const spec of specs) {
+        await world.movement(spec);
+        await world.settle();
+      }
+    },
     controlEvent: async (id, type, subject, at, data = {}) => {
       const base = controlEventEvent(id);
       await send('/v1/control-events', [{ external_id: id, schema_version: base.schema_version, occurred_at: iso(at), data: { type, subject, ...data } }]);
@@ -154,6 +164,7 @@ export async function startDetectionWorld(env: Record<string, string> = {}): Pro
       await api.close();
     },
   };
+  return world;
 }
 
 // The world's aggregate store, counting the calls made to it by name.
