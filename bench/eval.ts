@@ -15,7 +15,10 @@
 //     with at least one alert on an involved account (or its party); transaction-level precision:
 //     the share of movements cited as evidence by alerts that are labelled laundering.
 // BENCH_MOVEMENTS keeps only the first movements (in time) for a quick check. EVAL_DUMP=<file>
-// writes the run's alerts (and, for AMLSim, episodes) there as JSON, for analysis. Not a timed test.
+// writes the run's alerts (and, for AMLSim, episodes) there as JSON, for analysis. EVAL_MODEL=<id>
+// (AMLworld only, refused for AMLSim; e.g. default) runs that learned model live beside the
+// default ruleset's detectors, and each detector's alerts and cited movements are printed. Not a
+// timed test.
 //
 //   npm run eval -- --cross [<AMLSim dir> <AMLSim dir>]   (default: the two AMLSim dev sets)
 //
@@ -96,13 +99,19 @@ async function drained(bus: PostgresLogBus): Promise<void> {
 
 const pct = (n: number) => `${(n * 100).toFixed(1)}%`;
 
+const isAmlsimDir = (dir: string): Promise<boolean> => readFile(join(dir, 'nodes.csv')).then(() => true, () => false);
+
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
+  // AMLSim sets judge the model through eval:model (trained per set); here it would be ignored.
+  if (process.env.EVAL_MODEL && (args[0] === '--cross' || (args[0] && (await isAmlsimDir(resolve(args[0])))))) {
+    throw new Error('EVAL_MODEL applies to AMLworld sets; for AMLSim sets, npm run eval:model judges the learned model');
+  }
   if (args[0] === '--cross') return crossDataset(args.slice(1));
   const arg = args[0];
   if (!arg) throw new Error('usage: npm run eval -- <dataset dir> | --cross [<AMLSim dir> <AMLSim dir>]');
   const dir = resolve(arg);
-  const isAmlsim = await readFile(join(dir, 'nodes.csv')).then(() => true, () => false);
+  const isAmlsim = await isAmlsimDir(dir);
 
   await runBench('eval', log, async (teardown) => {
     if (isAmlsim) {
@@ -111,6 +120,8 @@ async function main(): Promise<void> {
     }
     const service = await startService(teardown, log, { name: 'api' });
     const compliance = await issueBenchKey(service.env, 'compliance');
+    // EVAL_MODEL=<id> (e.g. default): the learned model live beside the default ruleset's detectors.
+    if (process.env.EVAL_MODEL) log((await svc(service.env, ['models', 'activate', '--tenant', TENANT, '--model', process.env.EVAL_MODEL])).trim());
     const pool = new pg.Pool({ ...(await embeddedConnection(service.dataDir)), max: 2 });
     const bus = new PostgresLogBus(pool);
     try {
@@ -322,9 +333,18 @@ async function evalAmlworld(service: BenchService, key: { key_id: string; secret
   const laundering = new Set(world.transactions.filter((t) => t.laundering).map((t) => t.id));
   const cited = new Set(alerts.flatMap(citedMovements));
   const citedLaundering = [...cited].filter((m) => laundering.has(m)).length;
-  const byDetector = new Map<string, number>();
-  for (const a of alerts) byDetector.set(a.detector, (byDetector.get(a.detector) ?? 0) + 1);
-  console.log(`alerts ${alerts.length} (${[...byDetector].map(([d, n]) => `${d} ${n}`).join(', ')})`);
+  const byDetector = new Map<string, { alerts: number; cited: Set<string> }>();
+  for (const a of alerts) {
+    const row = byDetector.get(a.detector) ?? { alerts: 0, cited: new Set<string>() };
+    row.alerts += 1;
+    for (const m of citedMovements(a)) row.cited.add(m);
+    byDetector.set(a.detector, row);
+  }
+  console.log(`alerts ${alerts.length}; per detector: alerts, movements cited, of them laundering`);
+  for (const [detector, row] of [...byDetector].sort()) {
+    const hits = [...row.cited].filter((m) => laundering.has(m)).length;
+    console.log(`  ${detector.padEnd(28)} ${String(row.alerts).padStart(5)} ${String(row.cited.size).padStart(6)}  ${pct(row.cited.size ? hits / row.cited.size : 0)}`);
+  }
   let attempts = 0;
   let alerted = 0;
   for (const [typology, row] of [...byTypology].sort()) {
