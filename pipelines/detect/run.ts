@@ -8,6 +8,7 @@ import type { Baseline } from '../../platform/aggregates/port.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import { GroupLane } from '../../platform/batching/group-lane.ts';
+import { AnalyzeOnGrowth } from '../../platform/postgres/analyze-on-growth.ts';
 import { baseAssetOf } from '../../platform/tenants/tenants.ts';
 import { recordHits, type HitToRecord, type Mode } from './alerts.ts';
 import { noteArrivals, type Arrival } from './coverage.ts';
@@ -37,6 +38,14 @@ export interface DetectionDeps extends DetectionStores {
   library: readonly AnyDetector[];
   episodes?: EpisodePolicy;
 }
+
+// The tables of detection's findings, analysed as they grow from an early, smaller size than the
+// stores' (analyze-on-growth.ts): a tenant's first few hundred alerts are enough for a probe the
+// planner takes through the wrong index (the tenant's alerts, not the party's) to cost a read of
+// each of them for every party mule_network asks about, and autovacuum analyses only once a
+// minute (decision 0054).
+const FINDINGS_TABLES = ['alerts', 'alert_evidence', 'episodes', 'episode_members'];
+const FINDINGS_ANALYZED_FROM_ROWS = 200;
 
 // Outcomes committed in one transaction at most (several batches' worth).
 const MAX_OUTCOMES_PER_COMMIT = 5_000;
@@ -73,8 +82,10 @@ export class DetectionRunner {
   // The subject kinds whose latest outcomes are kept (recordedKinds).
   readonly recorded: ReadonlySet<SubjectKind>;
   private readonly policy: EpisodePolicy;
+  private readonly findings: AnalyzeOnGrowth;
 
   constructor(private readonly deps: DetectionDeps) {
+    this.findings = new AnalyzeOnGrowth(deps.pool, FINDINGS_TABLES, { minRows: FINDINGS_ANALYZED_FROM_ROWS });
     this.rulesets = new RulesetCache(deps.pool, deps.library);
     this.recorded = recordedKinds(deps.library);
     this.policy = deps.episodes ?? DEFAULT_EPISODE_POLICY;
@@ -139,7 +150,7 @@ export class DetectionRunner {
     // Each batch's hits are in event-time order; the group's are merged so (stable for ties).
     const hits = group.flatMap((p) => p.hits).sort((a, b) => a.eventAt.getTime() - b.eventAt.getTime());
     const now = this.deps.clock.now();
-    await withTransaction(this.deps.pool, async (db) => {
+    const written = await withTransaction(this.deps.pool, async (db) => {
       await lockTenantDetection(db, tenantId);
       const events: OutgoingEvent[] = await noteArrivals(db, arrivals, now);
       const judged = await writeEvaluations(db, outcomes.filter((o) => this.recorded.has(o.work.subject.kind)), now);
@@ -151,7 +162,10 @@ export class DetectionRunner {
       const parties = new Set([...episodes.parties, ...raised.parties, ...judged]);
       events.push(...(await recomputePostures(db, tenantId, parties, now)));
       await enqueueEvents(db, events, now);
+      // Evidence rows: one per alert opened or updated.
+      return recorded.opened.length + recorded.updated;
     });
+    this.findings.note(written);
   }
 
   // In event-time order: a subject evaluated at several instants of a batch has its alerts opened,

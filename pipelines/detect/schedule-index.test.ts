@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { indexConditions } from '../../test/support/query-plans.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/support/test-database.ts';
 
 let db: TestDatabase;
@@ -7,15 +8,6 @@ beforeAll(async () => {
   db = await createTestDatabase();
 }, 60_000);
 afterAll(async () => db?.drop());
-
-// Every index condition of a JSON plan on the named index.
-function indexConditions(plan: unknown, index: string): string[] {
-  if (Array.isArray(plan)) return plan.flatMap((node) => indexConditions(node, index));
-  if (plan === null || typeof plan !== 'object') return [];
-  const node = plan as Record<string, unknown>;
-  const own = node['Index Name'] === index && typeof node['Index Cond'] === 'string' ? [node['Index Cond']] : [];
-  return [...own, ...Object.values(node).flatMap((value) => indexConditions(value, index))];
-}
 
 describe('the schedule index of subject_evaluations', () => {
   // Detection looks up one subject's row for every subject it writes (run.ts) and every band it

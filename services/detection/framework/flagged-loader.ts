@@ -37,7 +37,7 @@ export class FlaggedPartiesLoader {
         at.push(ask.at);
       }
     });
-    // One probe of the alerts_party index per party asked (LATERAL ... LIMIT 1: whether one such
+    // One probe of the alerts_open_party index per party asked (LATERAL ... LIMIT 1: whether one such
     // alert exists, never a join planned over the tenant's alerts).
     const { rows } = await this.pool.query<{ i: number; party_id: string }>({
       name: 'detect-flagged-parties-batch',
