@@ -105,5 +105,11 @@ export function describeCpu(a: CpuLedger, b: CpuLedger, cores: number): string {
   const parts = [...b.named].map(([name, seconds]) => `${name} ${(seconds - (a.named.get(name) ?? NaN)).toFixed(1)}`);
   parts.push(`postgres ${postgres.toFixed(1)}`, `bench ${(b.self - a.self).toFixed(1)}`);
   const busy = b.machine - a.machine;
-  return `CPU seconds over ${wall.toFixed(1)} s: ${parts.join(', ')}; machine ${busy.toFixed(1)} of ${(wall * cores).toFixed(1)} (${((100 * busy) / (wall * cores)).toFixed(0)} % busy)`;
+  return `CPU seconds over ${wall.toFixed(1)} s: ${parts.join(', ')}; machine ${busy.toFixed(1)} of ${(wall * cores).toFixed(1)} (${(100 * busyShare(busy, wall, cores)).toFixed(0)} % busy)`;
+}
+
+// The share of the machine's cores busy: busy seconds of all cores over wall seconds times cores.
+// Every process's work, so it is a bench's own only on a host where nothing else runs.
+export function busyShare(busySeconds: number, wallSeconds: number, cores: number): number {
+  return busySeconds / (wallSeconds * cores);
 }
