@@ -132,7 +132,7 @@ describe('svc CLI', () => {
       const report = await run(['status', '--json']);
       expect(report.code, report.stderr).toBe(0);
       const parsed = JSON.parse(report.stdout);
-      expect(parsed.groups[0]).toMatchObject({ group: 'canonical', lag: 0, members: 1 });
+      expect(parsed.groups[0]).toMatchObject({ group: 'canonical', lag: 0, lag_unknown_reason: null, members: 1 });
       expect(parsed.events.processed).toBeGreaterThanOrEqual(1);
       expect(parsed.webhooks).toEqual({ outbox: expect.any(Number), pending: 0, dead_lettered: 0 });
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { Bus } from '../../../platform/bus/port.ts';
+import { isTransient } from '../../../platform/bus/parking/transient.ts';
 import type { EngineHealth, ProbedEngine } from '../../../platform/engine-probes.ts';
 import type { ConsumerGroupSpec } from '../../../pipelines/groups.ts';
 
@@ -34,15 +35,25 @@ export function registerMetricsRoute(
   });
   new Gauge({
     name: 'svc_consumer_lag_records',
-    help: 'Records written to the log and not yet committed by the consumer group (absent while the bus engine is down)',
+    help: 'Records written to the log and not yet committed by the consumer group (absent while the bus engine is down or cannot say)',
     labelNames: ['group', 'partition'] as const,
     registers: [registry],
     async collect() {
       this.reset();
       if (!(await answers(deps.engines.busEngine))) return;
-      for (const { group, topics } of deps.groups) {
-        for (const { partition, records } of await deps.bus.lag(group, topics)) this.set({ group, partition: String(partition) }, records);
+      // A bus that answers its probe but cannot yet say the lag (a broker just restarted, loading
+      // its group coordinators: a transient failure) leaves the gauge absent, as while it is
+      // down, rather than failing the whole scrape.
+      const lags: Array<{ group: string; partition: number; records: number }> = [];
+      try {
+        for (const { group, topics } of deps.groups) {
+          for (const { partition, records } of await deps.bus.lag(group, topics)) lags.push({ group, partition, records });
+        }
+      } catch (error) {
+        if (isTransient(error)) return;
+        throw error;
       }
+      for (const { group, partition, records } of lags) this.set({ group, partition: String(partition) }, records);
     },
   });
   new Gauge({
