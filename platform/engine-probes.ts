@@ -8,6 +8,7 @@
 // The drivers are imported only for the engines configured, as in engines.ts.
 import type { EngineSettings } from './engines.ts';
 import type { Pool } from './postgres/pool.ts';
+import { describeFailure } from './failure-description.ts';
 
 export type ProbedEngine = 'postgresql' | 'kafka' | 'schema-registry' | 'neo4j' | 'clickhouse';
 
@@ -124,6 +125,12 @@ export async function requireReachable(open: () => Promise<EngineProbe> | Engine
   }
 }
 
+// PostgreSQL, before a process or command does anything with it: the one line of
+// EngineUnavailableError (exit code 1) instead of the first statement's stack trace.
+export function requirePostgres(pool: Pool, options: { embedded: boolean }): Promise<void> {
+  return requireReachable(() => postgresProbe(pool, options.embedded ? 'SVC_DATA_DIR' : 'DATABASE_URL'));
+}
+
 async function probeOnce(probe: EngineProbe): Promise<EngineHealth> {
   const about = { engine: probe.engine, variable: probe.variable, address: probe.address };
   let timer: NodeJS.Timeout | undefined;
@@ -139,7 +146,7 @@ async function probeOnce(probe: EngineProbe): Promise<EngineHealth> {
       ...about,
       ...(refused && probe.credentials ? { credentialsRefused: probe.credentials } : {}),
       up: false,
-      reason: describe(error),
+      reason: describeFailure(error),
     };
   } finally {
     clearTimeout(timer);
@@ -281,19 +288,4 @@ function withoutCredentials(address: string): string {
   } catch {
     return address.replace(/\/\/[^/@]*@/, '//');
   }
-}
-
-// One line: the innermost cause a driver wrapped (the socket error says most), credentials in
-// URLs removed.
-function describe(error: unknown): string {
-  let innermost = error as { message?: unknown; cause?: unknown; errors?: unknown } | undefined;
-  for (let depth = 0; depth < 5; depth++) {
-    const next = innermost?.cause ?? (Array.isArray(innermost?.errors) ? innermost.errors[0] : undefined);
-    if (!next || typeof next !== 'object') break;
-    innermost = next as typeof innermost;
-  }
-  let text = typeof innermost?.message === 'string' && innermost.message !== '' ? innermost.message : String(error);
-  // neo4j-driver puts its cause in the text: "… Caused by: connect ECONNREFUSED …".
-  text = text.includes('Caused by: ') ? text.slice(text.lastIndexOf('Caused by: ') + 'Caused by: '.length) : text;
-  return text.replace(/\/\/[^/\s@]*@/g, '//').replace(/\s+/g, ' ').trim().slice(0, 300);
 }

@@ -89,6 +89,9 @@ interface Outage {
   behind?: string;
   // Every movement's effect is there exactly once.
   verify: (ctx: Context, planned: Planned[]) => Promise<void>;
+  // An API read served by the engine: 503 svc:service/unavailable while it is down (decision
+  // 0055), answered again once it is back.
+  apiRead?: (read: SvcClient) => Promise<unknown>;
 }
 
 const windowsOnce = async (store: AggregateStore, tenant: string, planned: Planned[]) => {
@@ -172,6 +175,7 @@ const OUTAGES: Outage[] = [
       }
     },
     behind: 'graph',
+    apiRead: (read) => read.graph.network('PA1'),
     verify: async ({ tenant }, planned) => {
       const store = Neo4jGraphStore.connect(neo4jConnection);
       try {
@@ -237,6 +241,7 @@ for (const outage of OUTAGES) {
     let ctx: Context;
     let server: SvcUp | undefined;
     let ingest: SvcClient;
+    let read: SvcClient;
     let serverErrors = '';
 
     const startEngines = async (names: EngineName[]) => (engines = { ...engines, ...(await startLocalEngines({ dataDir: engineDir, engines: names, detached: false, log: () => {} })).env });
@@ -270,7 +275,7 @@ for (const outage of OUTAGES) {
       ctx = { tenant, env, db };
       server = await startSvcUp(env);
       server.process.stderr!.on('data', (chunk) => (serverErrors += chunk));
-      ({ ingest } = await createTenantClients(server.baseUrl, env, tenant));
+      ({ ingest, read } = await createTenantClients(server.baseUrl, env, tenant));
     }, 240_000);
 
     afterAll(async () => {
@@ -329,6 +334,7 @@ for (const outage of OUTAGES) {
       expect(text.stdout).toMatch(new RegExp(`^engine ${outage.engine}: DOWN \\(${outage.variable} `, 'm'));
       expect(await engineUp(outage.engine)).toBe('0');
       expect(await engineUp('postgresql')).toBe('1');
+      if (outage.apiRead) await expect(outage.apiRead(read)).rejects.toMatchObject({ status: 503, code: 'svc:service/unavailable' });
       // The processes are trying: their failures are reported as they retry.
       if (outage.attemptsFail) await waitFor(`a failed attempt on ${outage.engine}`, async () => (/ECONNREFUSED|Connection error|ServiceUnavailable/.test(serverErrors.slice(errorsBefore)) ? true : undefined));
 
@@ -348,6 +354,7 @@ for (const outage of OUTAGES) {
       expect(up.code).toBe(0);
       expect(up.report.engines.every((e) => e.up)).toBe(true);
       expect(await engineUp(outage.engine)).toBe('1');
+      if (outage.apiRead) await outage.apiRead(read);
 
       // 5. Every movement's effect, once each.
       await outage.verify(ctx, [...before, ...during].map((m) => m.planned));

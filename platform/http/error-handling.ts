@@ -1,7 +1,21 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../../schemas/errors/catalog.ts';
+import { isTransient } from '../bus/parking/transient.ts';
+import { describeFailure } from '../failure-description.ts';
 import { sendProblem } from './problem-reply.ts';
 import { isContractViolation, sendContractViolation } from './validation-problem.ts';
+
+// A store that does not answer (PostgreSQL restarting or failing over, a scale-out engine away)
+// is no bug of the request's or ours: 503 with Retry-After, so that a client retries a request it
+// sent with an Idempotency-Key (nothing was written: a write commits whole or not at all), and a
+// warning of one line instead of an error with a stack per request. Five seconds: a restart takes
+// a few, a failover often more, and clients back off further on their own.
+const UNAVAILABLE_RETRY_AFTER_S = 5;
+
+export function sendUnavailable(request: FastifyRequest, reply: FastifyReply, detail: string): FastifyReply {
+  reply.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_S));
+  return sendProblem(request, reply, 'svc:service/unavailable', { detail });
+}
 
 // Fastify's own failures as governed problems. Only client errors are explained to the client;
 // anything else is logged with its context and answered with a bare internal error.
@@ -36,6 +50,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
     // authentication; this is for a route that validates without attaching).
     if (isContractViolation(error)) return sendContractViolation(request, reply, error);
     const code = codeFor(error);
+    if (code === 'svc:internal/error' && isTransient(error)) {
+      request.log.warn({ failure: describeFailure(error) }, 'a store did not answer');
+      return sendUnavailable(request, reply, 'a store the service depends on does not answer; retry later');
+    }
     if (code === 'svc:internal/error') {
       request.log.error({ err: error }, 'request failed');
       return sendProblem(request, reply, code, { detail: 'the service failed to handle this request; it has been logged' });

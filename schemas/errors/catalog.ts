@@ -43,6 +43,7 @@ export const ERROR_CATALOG = {
   'svc:reconciliation/reference_conflict': { status: 409, title: 'The customer reference already names a different declaration' },
   'svc:reconciliation/break_state': { status: 409, title: 'The break is not in a state that takes this action' },
   'svc:reconciliation/expectation_exists': { status: 409, title: 'Declarations of this scope and asset are already expected' },
+  'svc:service/unavailable': { status: 503, title: 'A store the service depends on does not answer; retry later' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -1,5 +1,6 @@
 import { loadConfig, type Config } from '../../platform/config.ts';
 import { resolveMasterKey } from '../../platform/crypto/master-key.ts';
+import { requirePostgres } from '../../platform/engine-probes.ts';
 import { openDatabase, type Database } from '../../platform/postgres/database.ts';
 import { migrate } from '../../platform/postgres/migrate.ts';
 
@@ -11,11 +12,13 @@ export interface CliContext {
 
 // Every command talks to the same database as `svc up`: DATABASE_URL, or the embedded server of
 // the data directory (joined when `svc up` is running, started for the command otherwise).
-// Migrations are applied first, so any command works on a fresh data directory.
+// Migrations are applied first, so any command works on a fresh data directory; a server that does
+// not answer stops the command with one line naming its variable (exit code 1).
 export async function openContext(): Promise<CliContext> {
   const config = loadConfig();
   const db = await openDatabase(config);
   try {
+    await requirePostgres(db.pool, { embedded: db.mode === 'embedded' });
     await migrate(db.pool);
     const masterKey = await resolveMasterKey(config.SVC_MASTER_KEY, config.SVC_DATA_DIR);
     return { config, db, masterKey };

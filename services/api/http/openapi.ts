@@ -14,9 +14,11 @@ import { CAPABILITY_TAGS, problem } from './route-schema.ts';
 // the type provider's transform): registered before the routes, which it collects as they are
 // added. Documented: /health and every /v1 route; signed unless the route is public.
 const SIGNED = [{ SvcKeyId: [], SvcTimestamp: [], SvcNonce: [], SvcSignature: [] }];
-const AUTH_FAILURES = {
+// Every signed request reads PostgreSQL (its nonce at least), so any of them can find it away.
+const SIGNED_ROUTE_FAILURES = {
   401: problem('signature missing, wrong, stale or replayed'),
   403: problem('the credential lacks the scope'),
+  503: problem('a store the service depends on does not answer: retry after Retry-After (with an Idempotency-Key for a write)'),
 };
 
 const DESCRIPTION =
@@ -54,7 +56,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       if (!(url.startsWith('/v1/') || url === '/health')) return { schema: { hide: true }, url };
       const open = route.config?.public === true;
       const declared = (input.schema ?? {}) as FastifySchema & { response?: Record<string, unknown> };
-      const schema = { ...declared, security: open ? [] : SIGNED, response: { ...declared.response, ...(open ? {} : AUTH_FAILURES) } };
+      const schema = { ...declared, security: open ? [] : SIGNED, response: { ...declared.response, ...(open ? {} : SIGNED_ROUTE_FAILURES) } };
       return transformRoute({ ...input, schema });
     },
     transformObject: (input) => {

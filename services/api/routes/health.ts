@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Pool } from '../../../platform/postgres/pool.ts';
 import { healthSchema } from '../../../schemas/responses.ts';
 import { json, problem } from '../http/route-schema.ts';
-import { sendProblem } from '../../../platform/http/problem-reply.ts';
+import { sendUnavailable } from '../../../platform/http/error-handling.ts';
 import { pingDatabase } from '../health-store.ts';
 
 // Liveness needs no signature and touches nothing; readiness also checks the database.
@@ -18,14 +18,14 @@ export function registerHealthRoutes(app: FastifyInstance, deps: { pool: Pool })
     '/ready',
     {
       config: { public: true },
-      schema: { summary: 'Readiness: the database answers', response: { 200: json(healthSchema, 'ready'), 500: problem('the database is not reachable') } },
+      schema: { summary: 'Readiness: the database answers', response: { 200: json(healthSchema, 'ready'), 503: problem('the database is not reachable (Retry-After)') } },
     },
     async (request, reply) => {
       try {
         await pingDatabase(deps.pool);
         return { status: 'ok' as const };
       } catch {
-        return sendProblem(request, reply, 'svc:internal/error', { detail: 'the database is not reachable' });
+        return sendUnavailable(request, reply, 'the database is not reachable');
       }
     },
   );

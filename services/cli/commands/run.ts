@@ -2,9 +2,11 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Bus, ConsumeOptions } from '../../../platform/bus/port.ts';
+import { isTransient } from '../../../platform/bus/parking/transient.ts';
 import { PARTITIONS, PostgresLogBus } from '../../../platform/bus/postgres-log.ts';
 import { systemClock } from '../../../platform/clock.ts';
 import { ConfigError, loadConfig, type Config } from '../../../platform/config.ts';
+import { describeFailure } from '../../../platform/failure-description.ts';
 import { createPool, type Pool } from '../../../platform/postgres/pool.ts';
 import { openAggregateStore, openBus, openDetectionStores, openGraphStore, type EngineSettings, type Opened } from '../../../platform/engines.ts';
 import { CONSUMER_GROUPS } from '../../../pipelines/groups.ts';
@@ -202,11 +204,15 @@ export async function runParts(parts: ProcessPart[]): Promise<void> {
   const { config, db, masterKey } = await openContext();
   const stops: Array<() => Promise<void>> = [];
   const log = (line: string) => process.stdout.write(`${line}\n`);
-  const logError = (error: unknown) => process.stderr.write(`svc: ${(error as Error).stack ?? String(error)}\n`);
+  const logStack = (error: unknown) => process.stderr.write(`svc: ${(error as Error).stack ?? String(error)}\n`);
+  // A transient failure (an engine away: retried until it is back) in one line: during an outage
+  // every worker reports each attempt, and a stack trace per attempt buried what the operator
+  // needs, which engine and why.
+  const logError = (error: unknown) => (isTransient(error) ? process.stderr.write(`svc: transient failure, retried: ${describeFailure(error)}\n`) : logStack(error));
   // A bus consumer that cannot go on ends the process (exit 1): its supervisor restarts it, and
   // at-least-once delivery makes the restart safe; running on without the consumer would not be.
   const endOnFatal = (error: unknown) => {
-    logError(error);
+    logStack(error);
     process.stderr.write('svc: a bus consumer stopped for good; exiting so that the process is restarted\n');
     process.exit(1);
   };

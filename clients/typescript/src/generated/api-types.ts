@@ -888,7 +888,8 @@ export interface ProblemDetails {
     | 'svc:console/locked'
     | 'svc:reconciliation/reference_conflict'
     | 'svc:reconciliation/break_state'
-    | 'svc:reconciliation/expectation_exists';
+    | 'svc:reconciliation/expectation_exists'
+    | 'svc:service/unavailable';
   detail: string;
   instance: string;
   correlation_id: string;
@@ -933,7 +934,8 @@ export interface ProblemDetails {
       | 'svc:console/locked'
       | 'svc:reconciliation/reference_conflict'
       | 'svc:reconciliation/break_state'
-      | 'svc:reconciliation/expectation_exists';
+      | 'svc:reconciliation/expectation_exists'
+      | 'svc:service/unavailable';
     message: string;
   }[];
 }
@@ -1475,7 +1477,8 @@ export interface ImportReject {
     | 'svc:console/locked'
     | 'svc:reconciliation/reference_conflict'
     | 'svc:reconciliation/break_state'
-    | 'svc:reconciliation/expectation_exists';
+    | 'svc:reconciliation/expectation_exists'
+    | 'svc:service/unavailable';
   object_type: 'party' | 'account' | 'instrument' | 'movement' | 'relationship' | 'control_event';
   external_id: string | null;
   message: string;
