@@ -2,7 +2,6 @@
 // waited for until it prints its base URL.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { freePort } from '../../platform/postgres/embedded.ts';
 
 export const SVC = join(import.meta.dirname, '../../bin/svc.js');
 
@@ -30,10 +29,12 @@ export interface SvcUp {
   stop: () => Promise<void>;
 }
 
-// `svc up` on a free port; rejects with its stderr when it exits before it is up. `args` start
+// `svc up` on a port the system gives it when it listens (PORT=0; it prints the one it got): a
+// port found free beforehand can be taken by another process of the run before the service binds
+// it (seen: EADDRINUSE). Rejects with its stderr when it exits before it is up. `args` start
 // another command that serves the API (`run api`).
 export async function startSvcUp(env: NodeJS.ProcessEnv, args: string[] = ['up']): Promise<SvcUp> {
-  const child = spawn(process.execPath, [SVC, ...args], { env: { ...env, PORT: String(await freePort()), SVC_CONSOLE_PORT: '0' } });
+  const child = spawn(process.execPath, [SVC, ...args], { env: { ...env, PORT: '0', SVC_CONSOLE_PORT: '0' } });
   let stderr = '';
   child.stderr.on('data', (chunk) => (stderr += chunk));
   const baseUrl = await new Promise<string>((resolve, reject) => {
