@@ -25,36 +25,10 @@ import type { EngineHealth } from '../platform/engine-probes.ts';
 import { Neo4jGraphStore } from '../platform/graph/neo4j/store.ts';
 import { startLocalEngines, stopLocalEngines } from '../platform/local-engines/index.ts';
 import type { EngineName } from '../platform/local-engines/types.ts';
-import { accountEvent, partyEvent } from './fixtures/events.ts';
+import { ringEntities, ringMovement, RING_ACCOUNTS, type PlannedMovement } from './fixtures/ring.ts';
 import { runSvc, startSvcUp, type SvcUp } from './support/svc-process.ts';
 import { createTenantClients, waitFor } from './support/svc-tenant.ts';
 import { createTestDatabase, type TestDatabase } from './support/test-database.ts';
-
-const ACCOUNTS = ['A1', 'A2', 'A3', 'A4'];
-
-interface Planned {
-  id: string;
-  from: string;
-  to: string;
-  value: bigint;
-}
-
-// Movement i goes round the four accounts, each amount different, all within the last hour.
-function movement(i: number): { item: BatchItem; planned: Planned } {
-  const planned = { id: `MV${String(i).padStart(3, '0')}`, from: ACCOUNTS[i % 4]!, to: ACCOUNTS[(i + 1) % 4]!, value: BigInt(1000 + i) };
-  const at = new Date(Date.now() - 3_600_000 + i * 1000).toISOString();
-  const item = {
-    object: 'movement',
-    event: {
-      external_id: planned.id,
-      schema_version: '2026-09-01',
-      occurred_at: at,
-      recorded_at: at,
-      data: { type: 'p2p', status: 'completed', amount: { value: String(planned.value), asset: 'USD', scale: 2 }, debit: { account_id: planned.from }, credit: { account_id: planned.to } },
-    },
-  } as BatchItem;
-  return { item, planned };
-}
 
 interface StatusReport {
   engines: EngineHealth[];
@@ -88,15 +62,15 @@ interface Outage {
   // lag is the bus's to tell, and status says the bus is down instead).
   behind?: string;
   // Every movement's effect is there exactly once.
-  verify: (ctx: Context, planned: Planned[]) => Promise<void>;
+  verify: (ctx: Context, planned: PlannedMovement[]) => Promise<void>;
   // An API read served by the engine: 503 svc:service/unavailable while it is down (decision
   // 0055), answered again once it is back.
   apiRead?: (read: SvcClient) => Promise<unknown>;
 }
 
-const windowsOnce = async (store: AggregateStore, tenant: string, planned: Planned[]) => {
+const windowsOnce = async (store: AggregateStore, tenant: string, planned: PlannedMovement[]) => {
   const at = new Date(Date.now() + 60_000);
-  for (const account of ACCOUNTS) {
+  for (const account of RING_ACCOUNTS) {
     const outgoing = planned.filter((m) => m.from === account);
     const incoming = planned.filter((m) => m.to === account);
     const subject = { tenantId: tenant, kind: 'account' as const, id: account };
@@ -166,7 +140,7 @@ const OUTAGES: Outage[] = [
     firstEffect: async ({ tenant }) => {
       const store = Neo4jGraphStore.connect(neo4jConnection);
       try {
-        const network = await store.egoNetwork(tenant, { kind: 'account', key: ACCOUNTS[0]! }, { depth: 1, nodeCap: 100 });
+        const network = await store.egoNetwork(tenant, { kind: 'account', key: RING_ACCOUNTS[0]! }, { depth: 1, nodeCap: 100 });
         return network.edges.some((e) => e.type === 'transfer');
       } catch {
         return false;
@@ -179,7 +153,7 @@ const OUTAGES: Outage[] = [
     verify: async ({ tenant }, planned) => {
       const store = Neo4jGraphStore.connect(neo4jConnection);
       try {
-        for (const account of ACCOUNTS) {
+        for (const account of RING_ACCOUNTS) {
           // A read has a time budget; a cold server just restarted may spend it and answer part.
           const network = await waitFor(`${account}'s whole network`, async () => {
             const answer = await store.egoNetwork(tenant, { kind: 'account', key: account }, { depth: 1, nodeCap: 100 });
@@ -297,9 +271,9 @@ for (const outage of OUTAGES) {
     }, 420_000);
 
     async function outageRun(): Promise<void> {
-      const entities = ACCOUNTS.flatMap((id) => [{ object: 'party', event: partyEvent(`P${id}`) }, { object: 'account', event: accountEvent(id, `P${id}`) }]) as BatchItem[];
-      const before = Array.from({ length: 30 }, (_, i) => movement(i));
-      const during = Array.from({ length: 30 }, (_, i) => movement(30 + i));
+      const entities = ringEntities();
+      const before = Array.from({ length: 30 }, (_, i) => ringMovement(i));
+      const during = Array.from({ length: 30 }, (_, i) => ringMovement(30 + i));
       const address = engines[outage.variable];
 
       // 1. Movements on their way: three batches, and the engine stopped as soon as the first of

@@ -12,27 +12,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signRequest, SvcApiError, type BatchItem, type SvcClient } from '../clients/typescript/src/index.ts';
+import { SvcApiError, type MovementEvent, type SvcClient } from '../clients/typescript/src/index.ts';
 import { freePort, startEmbeddedPostgres, type EmbeddedServer } from '../platform/postgres/embedded.ts';
-import { accountEvent, partyEvent } from './fixtures/events.ts';
+import { ringEntities, ringMovement } from './fixtures/ring.ts';
 import { runSvc, startSvcUp, type SvcUp } from './support/svc-process.ts';
 import { createTenantClients, waitFor } from './support/svc-tenant.ts';
-
-const ACCOUNTS = ['A1', 'A2', 'A3', 'A4'];
-
-function movement(i: number): BatchItem {
-  const at = new Date(Date.now() - 3_600_000 + i * 1000).toISOString();
-  return {
-    object: 'movement',
-    event: {
-      external_id: `MV${String(i).padStart(3, '0')}`,
-      schema_version: '2026-09-01',
-      occurred_at: at,
-      recorded_at: at,
-      data: { type: 'p2p', status: 'completed', amount: { value: String(1000 + i), asset: 'USD', scale: 2 }, debit: { account_id: ACCOUNTS[i % 4]! }, credit: { account_id: ACCOUNTS[(i + 1) % 4]! } },
-    },
-  } as BatchItem;
-}
 
 describe('PostgreSQL lost while svc up runs on it', () => {
   const tenant = `pgout${randomBytes(4).toString('hex')}`;
@@ -42,7 +26,6 @@ describe('PostgreSQL lost while svc up runs on it', () => {
   let database: EmbeddedServer | undefined;
   let server: SvcUp | undefined;
   let ingest: SvcClient;
-  let key: { keyId: string; secret: string };
   let env: NodeJS.ProcessEnv;
   let serverErrors = '';
   let exited: number | null | undefined;
@@ -61,13 +44,8 @@ describe('PostgreSQL lost while svc up runs on it', () => {
     const metrics = await (await fetch(`${server!.baseUrl}/metrics`)).text();
     return new RegExp(`^svc_engine_up\\{engine="${name}"\\} (\\d)$`, 'm').exec(metrics)?.[1];
   };
-  // A signed POST of one movement with an Idempotency-Key, answered as it came.
-  const post = async (item: BatchItem, idempotencyKey: string) => {
-    const body = JSON.stringify(item.event);
-    const headers = signRequest({ keyId: key.keyId, secret: key.secret, method: 'POST', target: '/v1/movements', body });
-    const response = await fetch(`${server!.baseUrl}/v1/movements`, { method: 'POST', body, headers: { ...headers, 'content-type': 'application/json', 'idempotency-key': idempotencyKey } });
-    return { status: response.status, headers: response.headers, body: (await response.json()) as Record<string, unknown> };
-  };
+  // The movement the outage refuses, sent again once it is over, under the same Idempotency-Key.
+  const retried = () => ingest.movements.ingest(ringMovement(20).item.event as MovementEvent, { idempotencyKey: 'retried-after-the-outage' });
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'svc-pg-outage-'));
@@ -86,16 +64,9 @@ describe('PostgreSQL lost while svc up runs on it', () => {
     server = await startSvcUp(env);
     server.process.stderr!.on('data', (chunk) => (serverErrors += chunk));
     server.process.on('exit', (code) => (exited = code));
-    ({ ingest } = await createTenantClients(server.baseUrl, env, tenant));
-    key = await issueIngestKey();
+    // No retries: each refusal is seen as the service answered it.
+    ({ ingest } = await createTenantClients(server.baseUrl, env, tenant, { retry: { maxRetries: 0 } }));
   }, 240_000);
-
-  async function issueIngestKey(): Promise<{ keyId: string; secret: string }> {
-    const issued = await runSvc(['keys', 'issue', '--tenant', tenant, '--scope', 'ingest', '--json'], env);
-    expect(issued.code, issued.stderr).toBe(0);
-    const parsed = JSON.parse(issued.stdout) as { key_id: string; secret: string };
-    return { keyId: parsed.key_id, secret: parsed.secret };
-  }
 
   afterAll(async () => {
     await server?.stop();
@@ -105,10 +76,10 @@ describe('PostgreSQL lost while svc up runs on it', () => {
 
   it('answers 503 while it is away, stays up, and resumes with every effect exactly once', async () => {
     try {
-      const entities = ACCOUNTS.flatMap((id) => [{ object: 'party', event: partyEvent(`P${id}`) }, { object: 'account', event: accountEvent(id, `P${id}`) }]) as BatchItem[];
+      const entities = ringEntities();
       expect((await ingest.batches.create({ events: entities })).accepted).toBe(entities.length);
       // On their way through the pipelines when the server goes.
-      const before = Array.from({ length: 20 }, (_, i) => movement(i));
+      const before = Array.from({ length: 20 }, (_, i) => ringMovement(i).item);
       expect((await ingest.batches.create({ events: before })).accepted).toBe(before.length);
 
       await database!.stop();
@@ -116,16 +87,16 @@ describe('PostgreSQL lost while svc up runs on it', () => {
 
       // 1. Nothing can be accepted: 503, a governed problem with Retry-After, for a single event
       // and a batch alike; readiness says so, liveness and /metrics still answer.
-      const refused = await post(movement(20), 'retried-after-the-outage');
-      expect(refused.status).toBe(503);
-      expect(refused.body).toMatchObject({ code: 'svc:service/unavailable', status: 503 });
-      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
-      const batch = await ingest.batches.create({ events: [movement(21)] }).then(
+      const refused = await retried().then(() => undefined, (error: SvcApiError) => error);
+      expect(refused).toBeInstanceOf(SvcApiError);
+      expect(refused).toMatchObject({ status: 503, code: 'svc:service/unavailable', attempts: 1 });
+      expect(refused!.retryAfterMs).toBeGreaterThan(0);
+      const batch = await ingest.batches.create({ events: [ringMovement(21).item] }).then(
         () => undefined,
         (error: SvcApiError) => error,
       );
       expect(batch).toBeInstanceOf(SvcApiError);
-      expect(batch).toMatchObject({ status: 503, code: 'svc:service/unavailable' });
+      expect(batch).toMatchObject({ status: 503, code: 'svc:service/unavailable', attempts: 1 });
       const ready = await fetch(`${server!.baseUrl}/ready`);
       expect(ready.status).toBe(503);
       expect(ready.headers.get('retry-after')).not.toBeNull();
@@ -151,10 +122,11 @@ describe('PostgreSQL lost while svc up runs on it', () => {
       // accepted at once and as new (nothing of it was written; no connection the outage broke is
       // handed out again), and so are the rest.
       await startDatabase();
-      const accepted = await post(movement(20), 'retried-after-the-outage');
-      expect(accepted.status).toBe(202);
-      expect(accepted.body).toMatchObject({ external_id: 'MV020', idempotent_replay: false });
-      const after = Array.from({ length: 10 }, (_, i) => movement(21 + i));
+      const accepted = await retried();
+      expect(accepted.lastResponse.status).toBe(202);
+      expect(accepted).toMatchObject({ external_id: 'MV020', idempotent_replay: false });
+      expect(accepted.lastResponse.idempotentReplayed).toBe(false);
+      const after = Array.from({ length: 10 }, (_, i) => ringMovement(21 + i).item);
       expect((await ingest.batches.create({ events: after })).accepted).toBe(after.length);
       expect((await fetch(`${server!.baseUrl}/ready`)).status).toBe(200);
       expect(await engineUp('postgresql')).toBe('1');

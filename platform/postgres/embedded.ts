@@ -13,6 +13,7 @@ const EMBEDDED_DATABASE = 'svc';
 
 export interface EmbeddedServer {
   url: (database?: string) => string;
+  port: number;
   // True when this process started the server (and so is the one to stop it).
   owned: boolean;
   stop: () => Promise<void>;
@@ -50,7 +51,7 @@ export async function startEmbeddedPostgres(options: {
   const running = await runningPort(paths.pgDir);
   if (running !== undefined) {
     await ensureDatabase(url(running)('postgres'), EMBEDDED_DATABASE);
-    return { url: url(running), owned: false, stop: async () => {} };
+    return { url: url(running), port: running, owned: false, stop: async () => {} };
   }
   const port = options.port || (await freePort());
   const pgCtl = await binary('pg_ctl');
@@ -59,10 +60,9 @@ export async function startEmbeddedPostgres(options: {
   await asServerUser(pgCtl, ['-D', paths.pgDir, '-l', paths.logFile, '-o', serverOptions, '-w', '-t', '60', 'start']);
   const server: EmbeddedServer = {
     url: url(port),
+    port,
     owned: true,
-    stop: async () => {
-      await asServerUser(pgCtl, ['-D', paths.pgDir, '-m', 'fast', '-w', 'stop']).catch(() => undefined);
-    },
+    stop: () => stopEmbeddedPostgres(options.dataDir),
   };
   await ensureDatabase(server.url('postgres'), EMBEDDED_DATABASE);
   return server;
@@ -96,25 +96,89 @@ async function initialise(paths: Layout): Promise<void> {
   await writeFile(paths.credentialsFile, `${password}\n`, { mode: 0o600 });
 }
 
-// The port of a live server on this data directory, read from its postmaster.pid.
-async function runningPort(pgDir: string): Promise<number | undefined> {
+// The server of a data directory, from its postmaster.pid: none (no file, or its process is gone:
+// a server killed leaves the file behind), ready on a port, or alive but not ready (starting,
+// recovering after a crash, stopping).
+type ServerState = { state: 'stopped' } | { state: 'ready'; port: number } | { state: 'busy' };
+
+async function serverState(pgDir: string): Promise<ServerState> {
   let text: string;
   try {
     text = await readFile(join(pgDir, 'postmaster.pid'), 'utf8');
   } catch {
-    return undefined;
+    return { state: 'stopped' };
   }
   const lines = text.split('\n');
   const pid = Number(lines[0]);
   const port = Number(lines[3]);
-  if (!Number.isInteger(pid) || !Number.isInteger(port)) return undefined;
+  // A file still being written by a starting server.
+  if (!Number.isInteger(pid) || !Number.isInteger(port)) return { state: 'busy' };
   try {
     process.kill(pid, 0);
   } catch {
-    return undefined;
+    return { state: 'stopped' };
   }
-  // "ready" in the status line: a server still starting or already stopping is not joined.
-  return lines[7]?.trim() === 'ready' ? port : undefined;
+  return lines[7]?.trim() === 'ready' ? { state: 'ready', port } : { state: 'busy' };
+}
+
+// The port of a live server on this data directory: a server still starting or already stopping
+// is not joined.
+async function runningPort(pgDir: string): Promise<number | undefined> {
+  const found = await serverState(pgDir);
+  return found.state === 'ready' ? found.port : undefined;
+}
+
+export interface EmbeddedWatch {
+  // Ends the watch; true when it restarted the server, which this process then owns.
+  stop: () => Promise<boolean>;
+}
+
+// For a long-running process on the embedded server: the server is a daemon of its own, so when
+// it dies (killed, crashed) nothing else starts it again and every process retries against a
+// closed port until an operator does. Every intervalMs the data directory is looked at, and a
+// server found gone is started again on the same port (its crash recovery replays the WAL; the
+// processes' pools reconnect on their own). A server starting or stopping is left alone, as is one
+// an operator is handling while this process keeps trying: a start that fails is reported and
+// tried again at the next look.
+export function watchEmbeddedPostgres(options: {
+  dataDir: string;
+  port: number;
+  intervalMs?: number;
+  onRestarted: () => void;
+  onError: (error: unknown) => void;
+}): EmbeddedWatch {
+  const paths = layout(options.dataDir);
+  let restarted = false;
+  let stopping = false;
+  // One look at a time: a start (a crash recovery) can outlast the interval.
+  let look: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    look ??= (async () => {
+      if (stopping || (await serverState(paths.pgDir)).state !== 'stopped') return;
+      try {
+        await startEmbeddedPostgres({ dataDir: options.dataDir, port: options.port });
+        restarted = true;
+        options.onRestarted();
+      } catch (error) {
+        options.onError(error);
+      }
+    })().finally(() => (look = undefined));
+  }, options.intervalMs ?? 2_000);
+  timer.unref();
+  return {
+    stop: async () => {
+      stopping = true;
+      clearInterval(timer);
+      await look;
+      return restarted;
+    },
+  };
+}
+
+// Stops the server of a data directory, whoever started it.
+export async function stopEmbeddedPostgres(dataDir: string): Promise<void> {
+  const { pgDir } = layout(dataDir);
+  await asServerUser(await binary('pg_ctl'), ['-D', pgDir, '-m', 'fast', '-w', 'stop']).catch(() => undefined);
 }
 
 async function binary(name: 'pg_ctl' | 'initdb' | 'postgres'): Promise<string> {

@@ -1,7 +1,7 @@
 import { loadConfig, type Config } from '../../platform/config.ts';
 import { resolveMasterKey } from '../../platform/crypto/master-key.ts';
 import { requirePostgres } from '../../platform/engine-probes.ts';
-import { openDatabase, type Database } from '../../platform/postgres/database.ts';
+import { openDatabase, type Database, type EmbeddedWatchReports } from '../../platform/postgres/database.ts';
 import { migrate } from '../../platform/postgres/migrate.ts';
 
 export interface CliContext {
@@ -13,10 +13,11 @@ export interface CliContext {
 // Every command talks to the same database as `svc up`: DATABASE_URL, or the embedded server of
 // the data directory (joined when `svc up` is running, started for the command otherwise).
 // Migrations are applied first, so any command works on a fresh data directory; a server that does
-// not answer stops the command with one line naming its variable (exit code 1).
-export async function openContext(): Promise<CliContext> {
+// not answer stops the command with one line naming its variable (exit code 1). `watch`: for a
+// long-running process, which keeps the embedded server running.
+export async function openContext(options: { watch?: EmbeddedWatchReports } = {}): Promise<CliContext> {
   const config = loadConfig();
-  const db = await openDatabase(config);
+  const db = await openDatabase(config, options);
   try {
     await requirePostgres(db.pool, { embedded: db.mode === 'embedded' });
     await migrate(db.pool);

@@ -1,19 +1,25 @@
 // A tenant on a running service and SDK clients for it, made as an operator makes them (`svc
 // tenants create`, `svc keys issue`), and a poll for what the pipelines have not written yet.
 import { expect } from 'vitest';
-import { SvcApiError, SvcClient } from '../../clients/typescript/src/index.ts';
+import { SvcApiError, SvcClient, type ClientOptions } from '../../clients/typescript/src/index.ts';
 import { runSvc } from './svc-process.ts';
 
 export type ClientScope = 'ingest' | 'read' | 'compliance';
 
-export async function createTenantClients(baseUrl: string, env: NodeJS.ProcessEnv, tenant: string): Promise<Record<ClientScope, SvcClient>> {
+// `options`: the clients' own settings (retries, timeouts).
+export async function createTenantClients(
+  baseUrl: string,
+  env: NodeJS.ProcessEnv,
+  tenant: string,
+  options: Omit<ClientOptions, 'baseUrl' | 'keyId' | 'secret'> = {},
+): Promise<Record<ClientScope, SvcClient>> {
   const created = await runSvc(['tenants', 'create', tenant, '--base-asset', 'USD'], env);
   expect(created.code, created.stderr).toBe(0);
   const client = async (scope: ClientScope) => {
     const issued = await runSvc(['keys', 'issue', '--tenant', tenant, '--scope', scope, '--json'], env);
     expect(issued.code, issued.stderr).toBe(0);
     const key = JSON.parse(issued.stdout) as { key_id: string; secret: string };
-    return new SvcClient({ baseUrl, keyId: key.key_id, secret: key.secret });
+    return new SvcClient({ ...options, baseUrl, keyId: key.key_id, secret: key.secret });
   };
   const [ingest, read, compliance] = await Promise.all([client('ingest'), client('read'), client('compliance')]);
   return { ingest, read, compliance };

@@ -194,21 +194,27 @@ export function pipelineStarters(options: {
 }
 
 // Runs the given parts of the service in this process until SIGINT or SIGTERM; `svc up` runs
-// them all. On the way out the embedded database is stopped only if this process started it.
+// them all. On the way out the embedded database is stopped only if this process started it (at
+// start, or again after it died: openContext watches it).
 export async function runParts(parts: ProcessPart[]): Promise<void> {
   if (parts.length === 0) throw new UsageError('nothing to run');
   // The manifest first: a bad one stops start-up before any database is started.
   const processors = parts.flatMap((part): ProcessorName[] => (part === 'api' || part === 'console' ? [] : [part === 'webhooks' ? 'webhooks' : part.slice('pipeline:'.length) as Pipeline]));
   const manifest =
     processors.length > 0 ? await loadPipelinesManifest(resolve(loadConfig().SVC_PIPELINES_MANIFEST ?? DEFAULT_PIPELINES_MANIFEST)) : undefined;
-  const { config, db, masterKey } = await openContext();
-  const stops: Array<() => Promise<void>> = [];
   const log = (line: string) => process.stdout.write(`${line}\n`);
   const logStack = (error: unknown) => process.stderr.write(`svc: ${(error as Error).stack ?? String(error)}\n`);
   // A transient failure (an engine away: retried until it is back) in one line: during an outage
   // every worker reports each attempt, and a stack trace per attempt buried what the operator
   // needs, which engine and why.
   const logError = (error: unknown) => (isTransient(error) ? process.stderr.write(`svc: transient failure, retried: ${describeFailure(error)}\n`) : logStack(error));
+  const { config, db, masterKey } = await openContext({
+    watch: {
+      onRestarted: () => process.stderr.write('svc: the embedded PostgreSQL server had stopped; started it again on its port and data\n'),
+      onError: (error) => process.stderr.write(`svc: the embedded PostgreSQL server has stopped and did not start again (tried again shortly): ${describeFailure(error)}\n`),
+    },
+  });
+  const stops: Array<() => Promise<void>> = [];
   // A bus consumer that cannot go on ends the process (exit 1): its supervisor restarts it, and
   // at-least-once delivery makes the restart safe; running on without the consumer would not be.
   const endOnFatal = (error: unknown) => {
