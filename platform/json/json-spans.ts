@@ -55,54 +55,69 @@ function skipValue(text: string, i: number): number {
   return i;
 }
 
-type Span = [start: number, end: number];
+const COMMA = 0x2c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
 
-// The spans of an object's members by key; a repeated key keeps its last span, as JSON.parse does.
-function memberSpans(text: string, span: Span): Map<string, Span> {
-  const members = new Map<string, Span>();
-  let i = skipWhitespace(text, span[0]);
-  if (text[i] !== '{') return members;
-  i = skipWhitespace(text, i + 1);
-  while (i < span[1] && text[i] !== '}') {
-    const keyEnd = skipString(text, i);
-    const key = JSON.parse(text.slice(i, keyEnd)) as string;
-    i = skipWhitespace(text, keyEnd);
-    i = skipWhitespace(text, i + 1); // past ':'
-    const valueEnd = skipValue(text, i);
-    members.set(key, [i, valueEnd]);
-    i = skipWhitespace(text, valueEnd);
-    if (text[i] === ',') i = skipWhitespace(text, i + 1);
-  }
-  return members;
+// A member name as JSON.parse reads it; parsed only when it holds an escape.
+function memberName(text: string, start: number, end: number): string {
+  const inner = text.slice(start + 1, end - 1);
+  return inner.includes('\\') ? (JSON.parse(text.slice(start, end)) as string) : inner;
 }
 
-// The spans of an array's elements.
-function elementSpans(text: string, span: Span): Span[] {
-  const elements: Span[] = [];
-  let i = skipWhitespace(text, span[0]);
-  if (text[i] !== '[') return elements;
+// Walks the members of the object opening at i; `member` is given each name and the index where
+// its value starts, and returns the index just past that value. Returns the index past the '}'.
+function walkMembers(text: string, i: number, member: (name: string, start: number) => number): number {
   i = skipWhitespace(text, i + 1);
-  while (i < span[1] && text[i] !== ']') {
-    const end = skipValue(text, i);
-    elements.push([i, end]);
+  while (text.charCodeAt(i) !== CLOSE_BRACE) {
+    const nameEnd = skipString(text, i);
+    const name = memberName(text, i, nameEnd);
+    i = skipWhitespace(text, skipWhitespace(text, nameEnd) + 1); // past ':'
+    i = skipWhitespace(text, member(name, i));
+    if (text.charCodeAt(i) === COMMA) i = skipWhitespace(text, i + 1);
+  }
+  return i + 1;
+}
+
+// The text of each element's event member, for the array opening at i, and the index past it.
+function itemEventTexts(text: string, i: number): { texts: Array<string | undefined>; end: number } {
+  const texts: Array<string | undefined> = [];
+  i = skipWhitespace(text, i + 1);
+  while (text.charCodeAt(i) !== CLOSE_BRACKET) {
+    let event: string | undefined;
+    const end =
+      text.charCodeAt(i) === OPEN_BRACE
+        ? walkMembers(text, i, (name, start) => {
+            const valueEnd = skipValue(text, start);
+            // A repeated member keeps its last value, as JSON.parse does.
+            if (name === 'event') event = text.slice(start, valueEnd);
+            return valueEnd;
+          })
+        : skipValue(text, i);
+    texts.push(event);
     i = skipWhitespace(text, end);
-    if (text[i] === ',') i = skipWhitespace(text, i + 1);
+    if (text.charCodeAt(i) === COMMA) i = skipWhitespace(text, i + 1);
   }
-  return elements;
-}
-
-function wholeSpan(text: string): Span {
-  const start = skipWhitespace(text, 0);
-  return [start, skipValue(text, start)];
+  return { texts, end: i + 1 };
 }
 
 // The exact text of events[i].event for every item of a batch body (undefined where an item is
-// not an object with an event member).
+// not an object with an event member). One pass: each byte of an event is looked at once.
 export function batchEventTexts(text: string): Array<string | undefined> {
-  const events = memberSpans(text, wholeSpan(text)).get('events');
-  if (!events) return [];
-  return elementSpans(text, events).map((item) => {
-    const event = memberSpans(text, item).get('event');
-    return event ? text.slice(event[0], event[1]) : undefined;
+  const start = skipWhitespace(text, 0);
+  let texts: Array<string | undefined> = [];
+  if (text.charCodeAt(start) !== OPEN_BRACE) return texts;
+  walkMembers(text, start, (name, valueStart) => {
+    if (name !== 'events') return skipValue(text, valueStart);
+    if (text.charCodeAt(valueStart) !== OPEN_BRACKET) {
+      texts = [];
+      return skipValue(text, valueStart);
+    }
+    const items = itemEventTexts(text, valueStart);
+    texts = items.texts;
+    return items.end;
   });
+  return texts;
 }

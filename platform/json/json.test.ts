@@ -48,4 +48,12 @@ describe('batch event spans', () => {
     const body = '{"events":[{"event":{"v":1},"event":{"v":2}}],"events":[{"event":{"v":3}}]}';
     expect(batchEventTexts(body)).toEqual(['{"v":3}']);
   });
+
+  it('reads member names with escapes as JSON.parse does, and only the body\'s own events', () => {
+    const body = '{"\\u0065vents":[{"ev\\u0065nt" : {"v":[1,"]"]}},{"event":{}} ],"other":{"events":[{"event":1}]}} ';
+    expect(JSON.parse(body).events).toHaveLength(2);
+    expect(batchEventTexts(body)).toEqual(['{"v":[1,"]"]}', '{}']);
+    expect(batchEventTexts('{"events":{"event":1}}')).toEqual([]);
+    expect(batchEventTexts('[{"event":1}]')).toEqual([]);
+  });
 });
