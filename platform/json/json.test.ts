@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, contentHash } from './canonical-json.ts';
 import { batchEventTexts } from './json-spans.ts';
@@ -18,6 +19,14 @@ describe('canonical JSON (RFC 8785 style)', () => {
   it('sorts keys by UTF-16 code units and writes numbers in ECMAScript form', () => {
     expect(canonicalJson(JSON.parse('{"\u00e9":1,"z":2,"A":3,"\ud83d\ude00":4}'))).toBe('{"A":3,"z":2,"\u00e9":1,"\ud83d\ude00":4}');
     expect(canonicalJson(JSON.parse('[1.0, 1e2, -0, 0.1]'))).toBe('[1,100,0,0.1]');
+  });
+
+  it('writes every string as JSON.stringify does, escapes and lone surrogates included', () => {
+    for (const text of ['plain', 'a"b', 'a\\b', 'tab\there', '\u0000\u001f\u007f', '\u2028', '\ud83d\ude00', '\ud800', 'x\udc00y', '']) {
+      expect(canonicalJson(text)).toBe(JSON.stringify(text));
+      expect(canonicalJson({ [text]: [text] })).toBe(`{${JSON.stringify(text)}:[${JSON.stringify(text)}]}`);
+    }
+    fc.assert(fc.property(fc.string({ unit: 'binary' }), (text) => canonicalJson(text) === JSON.stringify(text)), { numRuns: 2000 });
   });
 
   it('writes every member name the same way, however many names and however long, and escapes them', () => {
