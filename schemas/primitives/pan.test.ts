@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { containsPan, findPans, luhnValid } from './pan.ts';
 import { validateItem } from '../validation/validate-item.ts';
@@ -48,6 +49,20 @@ describe('containsPan', () => {
     ['no digits', 'dinner'],
     ['empty', ''],
   ])('does not flag %s', (_name, text) => expect(containsPan(text)).toBe(false));
+
+  it('answers as the digit-group pattern alone would, whatever its shortcut skips', () => {
+    // The rule without the shortcut: any consecutive groups of one run, 13-19 digits, Luhn-valid.
+    const byPattern = (text: string) =>
+      [...text.matchAll(/\d+(?:[ -]\d+)*/g)].some(([run]) => {
+        const groups = run.split(/[ -]/);
+        return groups.some((_, start) => {
+          let digits = '';
+          return groups.slice(start).some((group) => (digits += group).length >= 13 && digits.length <= 19 && luhnValid(digits));
+        });
+      });
+    const pieces = fc.constantFrom('4111', '1111', '5555', '4444', '0', '12', ' ', '-', '--', ' -', 'x', ':', '4111111111111111');
+    fc.assert(fc.property(fc.array(pieces, { maxLength: 14 }).map((p) => p.join('')), (text) => containsPan(text) === byPattern(text)), { numRuns: 3000 });
+  });
 });
 
 describe('findPans', () => {

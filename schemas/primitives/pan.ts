@@ -22,13 +22,7 @@ export function luhnValid(digits: string): boolean {
 }
 
 export function containsPan(text: string): boolean {
-  // Fast exit: most strings hold fewer than 13 digits.
-  let count = 0;
-  for (let i = 0; i < text.length && count < MIN_DIGITS; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 48 && c <= 57) count++;
-  }
-  if (count < MIN_DIGITS) return false;
+  if (!hasLongDigitRun(text)) return false;
   for (const match of text.matchAll(DIGIT_GROUPS)) {
     const groups = match[0].split(/[ -]/);
     for (let start = 0; start < groups.length; start++) {
@@ -38,6 +32,28 @@ export function containsPan(text: string): boolean {
         if (digits.length > MAX_DIGITS) break;
         if (digits.length >= MIN_DIGITS && luhnValid(digits)) return true;
       }
+    }
+  }
+  return false;
+}
+
+// Whether some run of digit groups (what DIGIT_GROUPS matches) holds 13 digits or more: a PAN lies
+// within one run, so a text without such a run holds none. Most do not (a date-time's longest run
+// is its 8-digit date), and this loop spares them the pattern and its strings.
+function hasLongDigitRun(text: string): boolean {
+  let run = 0;
+  // Whether the previous character was a separator directly after a digit.
+  let joined = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      if (++run >= MIN_DIGITS) return true;
+      joined = false;
+    } else if ((c === 0x20 || c === 0x2d) && run > 0 && !joined) {
+      joined = true;
+    } else {
+      run = 0;
+      joined = false;
     }
   }
   return false;
