@@ -113,7 +113,7 @@ export async function benchRelay(options: RelayBenchOptions = {}): Promise<Relay
           sequence: null,
           rawEvent: raw,
           contentHash: createHash('sha256').update(raw).digest(),
-          occurredAt: '2026-09-01T11:59:00Z',
+          occurredAt: new Date('2026-09-01T11:59:00Z'),
           receivedAt,
           correlationId: null,
           importId: null,

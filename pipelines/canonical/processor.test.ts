@@ -44,7 +44,7 @@ async function accepted(events: Array<{ object: Family; externalId: string; sequ
     sequence: e.sequence,
     rawEvent: Buffer.from(e.json),
     contentHash: createHash('sha256').update(e.json).digest(),
-    occurredAt: '2026-09-01T12:00:00Z',
+    occurredAt: new Date('2026-09-01T12:00:00Z'),
     receivedAt: new Date('2026-09-01T12:00:01Z'),
     correlationId: null,
     importId: null,

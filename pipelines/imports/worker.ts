@@ -12,6 +12,7 @@ import { ID_PREFIXES, uuidv7 } from '../../platform/ids.ts';
 import { contentHash } from '../../platform/json/canonical-json.ts';
 import { withTransaction, type Pool, type PoolClient } from '../../platform/postgres/pool.ts';
 import { FAMILIES } from '../../schemas/families/index.ts';
+import { instantOf } from '../../schemas/primitives/timestamp.ts';
 import { enqueueEvents } from '../../services/webhooks/outgoing-events.ts';
 import type { ImportRow } from '../../services/imports/imports.ts';
 import { mapChunk, type ImportReject } from '../../services/imports/map-chunk.ts';
@@ -209,7 +210,7 @@ export class ImportWorker {
             sequence: row.event.sequence ?? null,
             rawEvent: Buffer.from(JSON.stringify(row.event), 'utf8'),
             contentHash: contentHash(row.event),
-            occurredAt: row.event.occurred_at,
+            occurredAt: instantOf(row.event.occurred_at),
             receivedAt: now,
             correlationId: `${ID_PREFIXES.import}${job.import_id}`,
             importId: job.import_id,

@@ -3,6 +3,7 @@ import { createTestDatabase, type TestDatabase } from '../../test/support/test-d
 import { movementEvent } from '../../test/fixtures/events.ts';
 import { uuidv7 } from '../ids.ts';
 import { contentHash } from '../json/canonical-json.ts';
+import { instantOf } from '../../schemas/primitives/timestamp.ts';
 import { createTenant } from '../tenants/tenants.ts';
 import { acceptEvents, type PreparedEvent } from './accept-events.ts';
 
@@ -26,7 +27,7 @@ function prepared(externalId: string, raw: string): PreparedEvent {
     sequence: null,
     rawEvent: Buffer.from(raw, 'utf8'),
     contentHash: contentHash(value),
-    occurredAt: value.occurred_at,
+    occurredAt: instantOf(value.occurred_at),
     receivedAt: RECEIVED_AT,
     correlationId: null,
     importId: null,

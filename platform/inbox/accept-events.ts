@@ -1,4 +1,3 @@
-import { canonicalInstant } from '../../schemas/primitives/timestamp.ts';
 import type { Family } from '../../schemas/families/index.ts';
 import type { Pool, PoolClient } from '../postgres/pool.ts';
 
@@ -12,7 +11,8 @@ export interface PreparedEvent {
   sequence: number | null;
   rawEvent: Buffer;
   contentHash: Buffer;
-  occurredAt: string;
+  // The instant of occurred_at (the text as sent stays in rawEvent).
+  occurredAt: Date;
   receivedAt: Date;
   correlationId: string | null;
   importId: string | null;
@@ -78,7 +78,7 @@ export async function acceptEvents(db: Queryable, events: PreparedEvent[]): Prom
       bytes.hashes,
       rows.map((e) => e.receivedAt),
       // PostgreSQL is handed the instant, not the text as sent (its offsets stop at ±15:59).
-      rows.map((e) => canonicalInstant(e.occurredAt)),
+      rows.map((e) => e.occurredAt.toISOString()),
       rows.map((e) => e.correlationId),
       rows.map((e) => e.importId),
       rows.map((e) => e.historical),

@@ -18,7 +18,8 @@ export interface ValidationContext {
 }
 
 export type ItemValidation =
-  | { ok: true; object: Family; event: Envelope }
+  // occurredAt: the instant of event.occurred_at, read once here for everything after.
+  | { ok: true; object: Family; event: Envelope; occurredAt: Date }
   | { ok: false; code: ErrorCode; errors: FieldError[]; object?: Family; externalId?: string };
 
 // Oldest accepted occurred_at: nothing this service models happened before the Unix epoch.
@@ -97,17 +98,19 @@ export function validateItem(raw: unknown, ctx: ValidationContext, prefix: strin
     }
   }
 
-  if (typeof event.occurred_at === 'string' && isDateTime(event.occurred_at)) {
-    const ms = dateTimeMs(event.occurred_at);
-    if (ms > ctx.nowMs + ctx.futureSkewMs) {
+  // The envelope's schema has checked the date-time when it passed; otherwise it is checked here.
+  let occurredAtMs = Number.NaN;
+  if (typeof event.occurred_at === 'string' && (parsed.success || isDateTime(event.occurred_at))) {
+    occurredAtMs = dateTimeMs(event.occurred_at);
+    if (occurredAtMs > ctx.nowMs + ctx.futureSkewMs) {
       errors.push({ path: at('event', 'occurred_at'), code: 'svc:validation/timestamp_out_of_range', message: 'occurred_at lies further in the future than the tolerated clock skew' });
-    } else if (ms < EARLIEST_OCCURRED_AT_MS) {
+    } else if (occurredAtMs < EARLIEST_OCCURRED_AT_MS) {
       errors.push({ path: at('event', 'occurred_at'), code: 'svc:validation/timestamp_out_of_range', message: 'occurred_at lies before 1970-01-01T00:00:00Z' });
     }
   }
 
   if (errors.length > 0 || !parsed.success) return fail(errors, object, externalId);
-  return { ok: true, object, event: parsed.data };
+  return { ok: true, object, event: parsed.data, occurredAt: new Date(occurredAtMs) };
 }
 
 function fail(errors: FieldError[], object?: Family, externalId?: string): ItemValidation {

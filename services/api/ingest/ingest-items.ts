@@ -59,7 +59,7 @@ export async function ingestItems(
         sequence: event.sequence ?? null,
         rawEvent: item.rawEvent ?? Buffer.from(JSON.stringify(raw), 'utf8'),
         contentHash: contentHash(raw),
-        occurredAt: event.occurred_at,
+        occurredAt: validation.occurredAt,
         receivedAt: context.receivedAt,
         correlationId: context.correlationId,
         importId: null,

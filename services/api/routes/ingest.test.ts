@@ -61,6 +61,18 @@ describe('the six single-event endpoints', () => {
     expect(record.stage_history).toEqual([{ stage: 'received', status: 'ok', at: receipt.received_at, worker: expect.any(String), duration_ms: null, detail: null }]);
   });
 
+  it('stores occurred_at as its instant in UTC, a leap second and a far offset included', async () => {
+    for (const [externalId, sent, stored] of [
+      ['m-leap', '2016-12-31T18:59:60.25-05:00', '2016-12-31T23:59:59.999Z'],
+      ['m-offset', '2026-09-01T00:00:00+23:59', '2026-08-31T00:01:00.000Z'],
+    ] as const) {
+      const res = await api.client.post('/v1/movements', { ...movementEvent(externalId), occurred_at: sent }, api.keys.ingest);
+      expect(res.statusCode).toBe(202);
+      const status = await api.client.get(`/v1/events/${ingestReceiptSchema.parse(res.json()).event_id}`, api.keys.ingest);
+      expect(eventStatusSchema.parse(status.json()).occurred_at).toBe(stored);
+    }
+  });
+
   it('needs the ingest scope', async () => {
     const res = await api.client.post('/v1/parties', partyEvent('p-scope'), api.keys.read);
     expect(res.statusCode).toBe(403);
