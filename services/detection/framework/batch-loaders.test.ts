@@ -1,5 +1,6 @@
-// The batch's shared reads: entities and flagged parties asked for by several evaluations in one
-// turn of the event loop are read in one statement, and each ask gets exactly its own answer.
+// The batch's shared reads: entities, flagged parties and movement types asked for by several
+// evaluations in one turn of the event loop are read in one statement, and each ask gets exactly
+// its own answer.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uuidv7 } from '../../../platform/ids.ts';
@@ -9,6 +10,7 @@ import { createTestDatabase, type TestDatabase } from '../../../test/support/tes
 import { entityKey, SubjectContext, type EntityVersion } from './context.ts';
 import { EntityLoader } from './entity-loader.ts';
 import { FlaggedPartiesLoader } from './flagged-loader.ts';
+import { MovementTypesLoader } from './movement-types.ts';
 
 let db: TestDatabase;
 const T0 = new Date('2026-09-01T12:00:00Z');
@@ -47,6 +49,14 @@ async function alert(party: string, options: { mode?: string; status?: string; f
   );
 }
 
+async function movement(id: string, type: string, tenantId = 'acme'): Promise<void> {
+  await db.pool.query(
+    `INSERT INTO canonical_movements (tenant_id, external_id, event_id, occurred_at, received_at, type, status, amount_value, amount_asset, amount_scale, data)
+     VALUES ($1, $2, $3, $4, $4, $5, 'completed', 100, 'USD', 2, '{}')`,
+    [tenantId, id, randomUUID(), T0, type],
+  );
+}
+
 beforeAll(async () => {
   db = await createTestDatabase();
   await createTenant(db.pool, 'acme', 'USD');
@@ -58,6 +68,11 @@ beforeAll(async () => {
   await alert('p3', { from: T0, status: 'closed' });
   await alert('p4', { from: T0, mode: 'shadow' });
   await alert('p5', { from: T0 });
+  await movement('m1', 'p2p');
+  await movement('m2', 'merchant_payment');
+  await movement('m3', 'refund');
+  await createTenant(db.pool, 'other', 'USD');
+  await movement('m4', 'wire', 'other');
 });
 afterAll(async () => db?.drop());
 
@@ -125,5 +140,31 @@ describe('FlaggedPartiesLoader', () => {
     const parties = ['p5', 'p1', 'p2', 'p3', 'p4'];
     expect((await batched.flaggedParties(parties)).sort()).toEqual((await alone.flaggedParties(parties)).sort());
     expect((await alone.flaggedParties(parties)).sort()).toEqual(['p1', 'p5']);
+  });
+});
+
+describe('MovementTypesLoader', () => {
+  it('reads the types asked for in one turn in one statement, of its own tenant only, and keeps them', async () => {
+    const { pool, statements } = counting(db.pool);
+    const loader = new MovementTypesLoader(pool, 'acme');
+    const [first, second, none] = await Promise.all([loader.types(['m1', 'm2']), loader.types(['m2', 'm3', 'm4']), loader.types([])]);
+    expect(statements()).toBe(1);
+    expect(first).toEqual(new Map([['m1', 'p2p'], ['m2', 'merchant_payment']]));
+    // m4 is another tenant's movement.
+    expect(second).toEqual(new Map([['m2', 'merchant_payment'], ['m3', 'refund']]));
+    expect(none).toEqual(new Map());
+    // Asked again (a type never changes): no further read, the one not found included.
+    expect(await loader.types(['m3', 'm1', 'm4'])).toEqual(new Map([['m3', 'refund'], ['m1', 'p2p']]));
+    expect(statements()).toBe(1);
+  });
+
+  it('gives SubjectContext.movementTypes the same answer as its own read', async () => {
+    const stores = { pool: db.pool, graph: undefined as never, aggregates: undefined as never };
+    const subject = { kind: 'account' as const, id: 'a1' };
+    const batched = new SubjectContext(stores, 'acme', 'USD', subject, T0, null, { movementTypesLoader: new MovementTypesLoader(db.pool, 'acme') });
+    const alone = new SubjectContext(stores, 'acme', 'USD', subject, T0, null);
+    const ids = ['m3', 'm1', 'm4', 'm2'];
+    expect(await batched.movementTypes(ids)).toEqual(await alone.movementTypes(ids));
+    expect(await alone.movementTypes(ids)).toEqual(new Map([['m3', 'refund'], ['m1', 'p2p'], ['m2', 'merchant_payment']]));
   });
 });

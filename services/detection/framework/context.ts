@@ -14,6 +14,7 @@ import { flowSetOf } from './snapshot-flows.ts';
 import type { EntityLoader } from './entity-loader.ts';
 import type { FlaggedPartiesLoader } from './flagged-loader.ts';
 import type { GraphLoader } from './graph-loader.ts';
+import { readMovementTypes, type MovementTypesLoader } from './movement-types.ts';
 
 export interface DetectionStores {
   pool: Pool;
@@ -52,6 +53,8 @@ export interface Prefetched {
   flaggedLoader?: FlaggedPartiesLoader;
   // Answers cycles, scatterGather and sharedAttributes, the batch's asks together.
   graphLoader?: GraphLoader;
+  // Answers movementTypes, the batch's asks together.
+  movementTypesLoader?: MovementTypesLoader;
 }
 
 export type { AccountMovement } from '../../../platform/aggregates/snapshot.ts';
@@ -163,6 +166,12 @@ export class SubjectContext {
       `acts:${from.getTime()}:${memoKey(query)}`,
       async () => this.prefetched.snapshot?.activities(from, this.at, query) ?? this.stores.aggregates.activities(this.aggregateSubject, from, this.at, query),
     );
+  }
+
+  // The types of these movements (by external id), from the canonical model: the activity
+  // record does not carry them. Types never change, so nothing after `at` can leak through.
+  movementTypes(ids: readonly string[]): Promise<Map<string, string>> {
+    return this.once(`mtypes:${ids.join('\u0000')}`, () => this.prefetched.movementTypesLoader?.types(ids) ?? readMovementTypes(this.stores.pool, this.tenantId, ids));
   }
 
   // The subject's movements with other accounts in one direction in (from, at], latest first,

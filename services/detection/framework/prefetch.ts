@@ -6,6 +6,7 @@ import { SnapshotReader, type SnapshotRequest } from '../../../platform/aggregat
 import type { Pool } from '../../../platform/postgres/pool.ts';
 import { EntityLoader, readEntities } from './entity-loader.ts';
 import { FlaggedPartiesLoader } from './flagged-loader.ts';
+import { MovementTypesLoader } from './movement-types.ts';
 import { GraphLoader } from './graph-loader.ts';
 import { entityKey, HOLDINGS_LIMIT, type DetectionStores, type EntityVersion, type Prefetched } from './context.ts';
 import type { SubjectRef } from './detector.ts';
@@ -35,7 +36,12 @@ export async function prefetch(stores: DetectionStores, items: readonly Prefetch
   const loaders = new Map(
     [...entities].map(([tenantId, known]) => [
       tenantId,
-      { entityLoader: new EntityLoader(stores.pool, tenantId, known), flaggedLoader: new FlaggedPartiesLoader(stores.pool, tenantId), graphLoader: new GraphLoader(stores.graph, tenantId) },
+      {
+        entityLoader: new EntityLoader(stores.pool, tenantId, known),
+        flaggedLoader: new FlaggedPartiesLoader(stores.pool, tenantId),
+        graphLoader: new GraphLoader(stores.graph, tenantId),
+        movementTypesLoader: new MovementTypesLoader(stores.pool, tenantId),
+      },
     ]),
   );
   return items.map((item, i) => ({ snapshot: readers[i]!, entities: entities.get(item.tenantId)!, accountsOfParty: held[i], ...loaders.get(item.tenantId)! }));

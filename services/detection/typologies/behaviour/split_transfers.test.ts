@@ -73,10 +73,49 @@ describe('split_transfers', () => {
     await world.settle();
     expect(await world.evaluate(splitTransfers, { kind: 'account', id: 'sp-a4' }, AT)).toEqual({ outcome: 'no_hit' });
     expect(await world.evaluate(splitTransfers, { kind: 'account', id: 'sp-a4s' }, AT)).toEqual({ outcome: 'no_hit' });
-    // Only the exclusion kept the merchant payments out.
-    expect(await world.evaluate(splitTransfers, { kind: 'account', id: 'sp-a4' }, AT, { params: { excludeCounterpartySegments: [], excludeCounterpartyAccountTypes: [] } })).toMatchObject({
+    // Only the exclusions kept the merchant payments out.
+    const nothingLeftOut = { excludeCounterpartySegments: [], excludeCounterpartyAccountTypes: [], excludeMovementTypes: [] };
+    expect(await world.evaluate(splitTransfers, { kind: 'account', id: 'sp-a4' }, AT, { params: { ...nothingLeftOut, excludeMovementTypes: ['merchant_payment'] } })).toEqual({ outcome: 'no_hit' });
+    expect(await world.evaluate(splitTransfers, { kind: 'account', id: 'sp-a4' }, AT, { params: { ...nothingLeftOut, excludeCounterpartySegments: ['merchant'] } })).toEqual({ outcome: 'no_hit' });
+    expect(await world.evaluate(splitTransfers, { kind: 'account', id: 'sp-a4' }, AT, { params: nothingLeftOut })).toMatchObject({
       outcome: 'hit',
       evidence: { counterparties: ['account:sp-shop-a'] },
+    });
+  });
+
+  it('leaves out card payments at a shop that declared nothing, and judges the transfers beside them', async () => {
+    // The shop is an ordinary party and account: only the movements' type says they are purchases.
+    await world.party('sp-kiosk-p');
+    await world.account('sp-kiosk', 'sp-kiosk-p');
+    await world.party('sp-p6');
+    await world.account('sp-a6', 'sp-p6');
+    await world.party('sp-p7');
+    await world.account('sp-a7', 'sp-p7');
+    await world.movements([
+      ...[1, 2, 3].map((i) => pay(`sp-k${i}`, ['sp-a6', 'sp-p6'], ['sp-kiosk', 'sp-kiosk-p'], 450, `2026-08-20T0${i}:00:00Z`, { type: 'merchant_payment' })),
+      // To another customer: one transfer and one refund (a refund is not a payment made).
+      pay('sp-t1', ['sp-a7', 'sp-p7'], ['sp-a6', 'sp-p6'], 2_000, '2026-08-20T10:00:00Z'),
+      pay('sp-t2', ['sp-a7', 'sp-p7'], ['sp-a6', 'sp-p6'], 300, '2026-08-20T11:00:00Z', { type: 'refund' }),
+    ]);
+    await world.settle();
+    expect(await world.evaluate(splitTransfers, { kind: 'account', id: 'sp-a6' }, AT)).toEqual({ outcome: 'no_hit' });
+    expect(await world.evaluate(splitTransfers, { kind: 'account', id: 'sp-kiosk' }, AT)).toEqual({ outcome: 'no_hit' });
+    expect(await world.evaluate(splitTransfers, { kind: 'account', id: 'sp-a6' }, AT, { params: { excludeMovementTypes: [] } })).toMatchObject({
+      outcome: 'hit',
+      evidence: { movements: ['sp-k3', 'sp-k2', 'sp-k1', 'sp-t2', 'sp-t1'], counterparties: ['account:sp-kiosk', 'account:sp-a7'] },
+    });
+    // A second transfer from the other customer makes that group a split of transfers; the card
+    // payments stay out of it.
+    await world.movements([pay('sp-t3', ['sp-a7', 'sp-p7'], ['sp-a6', 'sp-p6'], 1_500, '2026-08-20T12:00:00Z')]);
+    await world.settle();
+    expect(await world.evaluate(splitTransfers, { kind: 'account', id: 'sp-a6' }, AT)).toMatchObject({
+      outcome: 'hit',
+      evidence: {
+        movements: ['sp-t3', 'sp-t1'],
+        counterparties: ['account:sp-a7'],
+        amounts: { total: '3500', count: 2, in: '3500', out: '0' },
+        thresholds: [{ name: 'movements_in_one_counterparty', threshold: 2, observed: 2 }],
+      },
     });
   });
 

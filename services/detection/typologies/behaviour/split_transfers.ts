@@ -7,10 +7,13 @@
 // that is ordinary raises it in its ruleset (three was the default before).
 //
 // What is left out, because repetition is ordinary there:
+// - movements that are not transfers: card and other merchant payments, refunds, reversals and
+//   settlements (a customer buys coffee twice a day, at a shop that declared nothing about itself;
+//   decision 0057). The activity record does not carry a movement's type, so the types of the
+//   movements of a group that would qualify are read from the canonical model;
 // - counterparties that are businesses taking repeated payments: a counterparty account of a
 //   merchant or settlement type, or held by a party of a merchant, marketplace, payroll or
-//   financial-institution segment (a customer buys coffee twice a day; the movement type
-//   merchant_payment is not in the activity record, so the counterparty's own data decides);
+//   financial-institution segment;
 // - counterparty accounts paid by (for the subject's payments out) or paying (for its payments
 //   in) more than maxCounterpartyReach distinct accounts within the window, whatever their data
 //   says: an exchange or a biller the customer did not declare as such (on IBM HI-Small one
@@ -26,6 +29,7 @@
 import { z } from 'zod';
 import type { ActivityRecord } from '../../../../platform/aggregates/port.ts';
 import { accountDataSchema } from '../../../../schemas/families/account.ts';
+import { movementDataSchema } from '../../../../schemas/families/movement.ts';
 import { partyDataSchema } from '../../../../schemas/families/party.ts';
 import { defineDetector, noHit, type DetectorOutcome } from '../../framework/detector.ts';
 import type { SubjectContext } from '../../framework/context.ts';
@@ -36,6 +40,7 @@ import { formatMoney, minorUnits, sumOf } from './money.ts';
 
 const SEGMENTS = partyDataSchema.shape.segment.unwrap().options;
 const ACCOUNT_TYPES = accountDataSchema.shape.type.options;
+const MOVEMENT_TYPES = movementDataSchema.shape.type.options;
 
 const params = z.strictObject({
   minCount: z.number().int().min(2).default(2),
@@ -43,6 +48,7 @@ const params = z.strictObject({
   // Base minor units; 0: a split of tiny amounts is still a split.
   minTotal: minorUnits('0'),
   direction: z.enum(['in', 'out', 'both']).default('both'),
+  excludeMovementTypes: z.array(z.enum(MOVEMENT_TYPES)).default(['merchant_payment', 'refund', 'reversal', 'settlement']),
   excludeCounterpartySegments: z.array(z.enum(SEGMENTS)).default(['merchant', 'marketplace', 'payroll', 'financial_institution']),
   excludeCounterpartyAccountTypes: z.array(z.enum(ACCOUNT_TYPES)).default(['merchant', 'settlement']),
   // null: no counterparty is judged a business by its breadth alone.
@@ -87,9 +93,11 @@ export const splitTransfers = defineDetector({
       groups.set(key, group);
     }
     const minTotal = BigInt(p.minTotal);
-    const candidates = [...groups.values()]
-      .map((g) => ({ ...g, sum: sumOf(g.records.map((r) => r.baseValue)) }))
-      .filter((g) => g.records.length >= p.minCount && g.sum >= minTotal);
+    const summed = (g: Group): Group => ({ ...g, sum: sumOf(g.records.map((r) => r.baseValue)) });
+    const qualifies = (g: Group) => g.records.length >= p.minCount && g.sum >= minTotal;
+    // Judged again without the movements that are not transfers.
+    const byCount = [...groups.values()].map(summed).filter(qualifies);
+    const candidates = (await transfersOnly(ctx, byCount, p)).map(summed).filter(qualifies);
     // All at once: their reads are gathered (a hub has hundreds of candidate groups, and one read
     // after another made an evaluation of it hundreds of round trips).
     const business = await Promise.all(candidates.map((group) => isBusiness(ctx, group, from, p)));
@@ -121,6 +129,15 @@ export const splitTransfers = defineDetector({
     };
   },
 });
+
+// The groups without their movements of an excluded type. Only groups that would qualify are
+// looked at: almost no account has one, so almost no evaluation reads the types.
+async function transfersOnly(ctx: SubjectContext, groups: Group[], p: Params): Promise<Group[]> {
+  if (groups.length === 0 || p.excludeMovementTypes.length === 0) return groups;
+  const types = await ctx.movementTypes(groups.flatMap((g) => g.records.map((r) => r.movementId)));
+  const excluded = new Set<string>(p.excludeMovementTypes);
+  return groups.map((g) => ({ ...g, records: g.records.filter((r) => !excluded.has(types.get(r.movementId) ?? '')) }));
+}
 
 // A counterparty whose business is taking (or making) repeated payments.
 async function isBusiness(ctx: SubjectContext, group: Group, from: Date, p: Params): Promise<boolean> {
