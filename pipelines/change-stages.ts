@@ -10,6 +10,9 @@ export interface ChangeStageOptions {
   // The stage's name in an event's stage_history: the consumer group's.
   stage: string;
   clock: Clock;
+  // What the stage's entry says of a record's event beyond `ok` (null: nothing). Events are
+  // written in one statement per distinct detail.
+  detailOf?: (change: CanonicalChange) => Record<string, unknown> | null;
 }
 
 // A pipeline over canonical change records, with its progress on each event shown by
@@ -23,16 +26,20 @@ export function recordingStages(options: ChangeStageOptions, handle: (changes: C
     const started = performance.now();
     const changes = records.map((record) => JSON.parse(record.value.toString('utf8')) as CanonicalChange);
     await handle(changes);
-    await appendStageOnce(options.pool, options.stage, eventsOf(changes), {
-      at: options.clock.now(),
-      worker,
-      durationMs: Math.round(performance.now() - started),
-    });
+    const entry = { at: options.clock.now(), worker, durationMs: Math.round(performance.now() - started) };
+    for (const { detail, events } of eventsOf(changes, options.detailOf)) await appendStageOnce(options.pool, options.stage, events, { ...entry, detail });
   };
 }
 
-function eventsOf(changes: readonly CanonicalChange[]): EventKey[] {
-  const seen = new Map<string, EventKey>();
-  for (const c of changes) seen.set(`${c.tenant_id}\u0000${c.event_id}`, { tenantId: c.tenant_id, eventId: c.event_id });
-  return [...seen.values()];
+// The batch's events once each, grouped by the detail of their entry.
+function eventsOf(changes: readonly CanonicalChange[], detailOf: ChangeStageOptions['detailOf']): Array<{ detail: Record<string, unknown> | null; events: EventKey[] }> {
+  const groups = new Map<string, { detail: Record<string, unknown> | null; events: Map<string, EventKey> }>();
+  for (const c of changes) {
+    const detail = detailOf?.(c) ?? null;
+    const group = detail === null ? 'null' : JSON.stringify(detail);
+    let entry = groups.get(group);
+    if (!entry) groups.set(group, (entry = { detail, events: new Map() }));
+    entry.events.set(`${c.tenant_id}\u0000${c.event_id}`, { tenantId: c.tenant_id, eventId: c.event_id });
+  }
+  return [...groups.values()].map(({ detail, events }) => ({ detail, events: [...events.values()] }));
 }

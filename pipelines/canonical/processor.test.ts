@@ -35,7 +35,7 @@ afterAll(async () => {
 
 // Accepts the events (inbox, log and `received` rows, as the API does) and returns them as the
 // bus would deliver them.
-async function accepted(events: Array<{ object: Family; externalId: string; sequence: number | null; json: string }>): Promise<BusRecord[]> {
+async function accepted(events: Array<{ object: Family; externalId: string; sequence: number | null; json: string }>, historical = false): Promise<BusRecord[]> {
   const prepared = events.map((e) => ({
     tenantId: TENANT,
     eventId: randomUUID(),
@@ -48,7 +48,7 @@ async function accepted(events: Array<{ object: Family; externalId: string; sequ
     receivedAt: new Date('2026-09-01T12:00:01Z'),
     correlationId: null,
     importId: null,
-    historical: false,
+    historical,
   }));
   const outcomes = await acceptEvents(db.pool, prepared);
   expect(outcomes.map((o) => o.kind)).toEqual(events.map(() => 'accepted'));
@@ -60,6 +60,20 @@ async function accepted(events: Array<{ object: Family; externalId: string; sequ
     value: p.rawEvent,
     headers: { tenant_id: TENANT, event_id: p.eventId },
   }));
+}
+
+// As the embedded log hands accepted events over: with when each was received and whether a
+// historical import landed it, read from its inbox row.
+async function withLogHeaders(records: BusRecord[]): Promise<BusRecord[]> {
+  const { rows } = await db.pool.query<{ event_id: string; received_at: Date; historical: boolean }>(
+    'SELECT event_id, received_at, historical FROM inbox_events WHERE tenant_id = $1 AND event_id = ANY($2::uuid[])',
+    [TENANT, records.map((r) => r.headers.event_id)],
+  );
+  const byId = new Map(rows.map((r) => [r.event_id, r]));
+  return records.map((r) => {
+    const row = byId.get(r.headers.event_id!)!;
+    return { ...r, headers: { ...r.headers, received_at: row.received_at.toISOString(), historical: String(row.historical) } };
+  });
 }
 
 const party = (id: string, sequence: number) => ({ object: 'party' as const, externalId: id, sequence, json: JSON.stringify(partyEvent(id, sequence)) });
@@ -212,17 +226,7 @@ describe('canonical batches', () => {
       await optimistic.handle(records);
       return transactions.map((t) => `${t.includes('lock') ? 'lock' : 'no lock'}, ${t.at(-1)}`);
     };
-    // As the embedded log hands accepted events over: with when each was received.
-    const withReceivedAt = async (records: BusRecord[]): Promise<BusRecord[]> => {
-      const { rows } = await db.pool.query<{ event_id: string; received_at: Date }>(
-        'SELECT event_id, received_at FROM inbox_events WHERE tenant_id = $1 AND event_id = ANY($2::uuid[])',
-        [TENANT, records.map((r) => r.headers.event_id)],
-      );
-      const at = new Map(rows.map((r) => [r.event_id, r.received_at.toISOString()]));
-      return records.map((r) => ({ ...r, headers: { ...r.headers, received_at: at.get(r.headers.event_id!)! } }));
-    };
-
-    const batch = await withReceivedAt(await accepted([party('o-p1', 1), movement('o-m1', 'o-p1', 'o-p1'), movement('o-m-held', 'o-p1', 'o-p2')]));
+    const batch = await withLogHeaders(await accepted([party('o-p1', 1), movement('o-m1', 'o-p1', 'o-p1'), movement('o-m-held', 'o-p1', 'o-p2')]));
     // The batch without a lock; then its held event looked at again after the commit (a retry,
     // which locks).
     expect(await handled(batch)).toEqual(['no lock, COMMIT', 'lock, COMMIT']);
@@ -244,9 +248,34 @@ describe('canonical batches', () => {
     expect(await counts([batch[2]!])).toEqual({ changes: 0, stages: 1 });
 
     // What it waits for arrives: the arrival without a lock, the release with one.
-    expect(await handled(await withReceivedAt(await accepted([party('o-p2', 1)])))).toEqual(['no lock, COMMIT', 'lock, COMMIT']);
+    expect(await handled(await withLogHeaders(await accepted([party('o-p2', 1)])))).toEqual(['no lock, COMMIT', 'lock, COMMIT']);
     expect(await statusOf(batch)).toEqual(['processed', 'processed', 'processed']);
     expect(await counts(batch)).toEqual({ changes: 3, stages: 4 });
+  });
+
+  it('marks the change records of historically imported events, from the log\'s headers or from their inbox rows', async () => {
+    const flagged = async (records: BusRecord[]) => {
+      const { rows } = await db.pool.query<{ event_id: string; historical: boolean | null }>(
+        `SELECT event_id, (payload::json->>'historical')::boolean AS historical FROM outbox WHERE tenant_id = $1 AND event_id = ANY($2::uuid[]) AND stream = 'canonical'`,
+        [TENANT, records.map((r) => r.headers.event_id)],
+      );
+      const byId = new Map(rows.map((r) => [r.event_id, r.historical]));
+      return records.map((r) => byId.get(r.headers.event_id!));
+    };
+    // Without the headers (a record relayed before they existed) the rows are read and locked.
+    const read = await accepted([party('hi-p1', 1), movement('hi-m1', 'hi-p1', 'hi-p1')], true);
+    await processor.handle(read);
+    expect(await flagged(read)).toEqual([true, true]);
+    const told = await withLogHeaders([...(await accepted([movement('hi-m2', 'hi-p1', 'hi-p1')], true)), ...(await accepted([movement('hi-m3', 'hi-p1', 'hi-p1')]))]);
+    expect(told.map((r) => r.headers.historical)).toEqual(['true', 'false']);
+    await processor.handle(told);
+    expect(await statusOf(told)).toEqual(['processed', 'processed']);
+    expect(await flagged(told)).toEqual([true, false]);
+    // A record with only one of the two headers is not trusted to say either: its row is read.
+    const half = (await withLogHeaders(await accepted([movement('hi-m4', 'hi-p1', 'hi-p1')], true))).map((r) => ({ ...r, headers: { ...r.headers } }));
+    for (const record of half) delete record.headers.historical;
+    await processor.handle(half);
+    expect(await flagged(half)).toEqual([true]);
   });
 
   it('rejects a held event that cannot be made canonical when it is released, and still applies what released it', async () => {

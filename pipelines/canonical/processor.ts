@@ -53,6 +53,8 @@ interface Locked {
   raw: Buffer | undefined;
   receivedAt: Date;
   status: string;
+  // Landed by a historical import (the inbox row's flag): its change record says so.
+  historical: boolean;
 }
 
 // What an event's bytes give, computed once whichever path handles it: its content, the
@@ -205,9 +207,9 @@ export class CanonicalProcessor {
   // The events' inbox rows, locked in event-id order (the one order every path uses), returned
   // in the order asked for, without those already final; with their raw bytes if asked.
   private async lock(db: Db, keys: EventKey[], withRaw: boolean): Promise<Locked[]> {
-    const { rows } = await db.query<{ tenant_id: string; event_id: string; object: string; raw_event: Buffer | null; received_at: Date; status: string }>({
+    const { rows } = await db.query<{ tenant_id: string; event_id: string; object: string; raw_event: Buffer | null; received_at: Date; status: string; historical: boolean }>({
       name: withRaw ? 'lock-events-raw' : 'lock-events',
-      text: `SELECT i.tenant_id, i.event_id, i.object, ${withRaw ? 'i.raw_event' : 'NULL::bytea AS raw_event'}, i.received_at, i.status
+      text: `SELECT i.tenant_id, i.event_id, i.object, ${withRaw ? 'i.raw_event' : 'NULL::bytea AS raw_event'}, i.received_at, i.status, i.historical
                FROM inbox_events i JOIN unnest($1::text[], $2::uuid[]) AS u(t, e) ON i.tenant_id = u.t AND i.event_id = u.e
               ORDER BY i.tenant_id, i.event_id FOR UPDATE OF i`,
       values: [keys.map((k) => k.tenantId), keys.map((k) => k.eventId)],
@@ -219,7 +221,7 @@ export class CanonicalProcessor {
       const row = byId.get(id);
       if (!row || !isFamily(row.object) || row.status === 'processed' || row.status === 'rejected') continue;
       byId.delete(id);
-      locked.push({ key, object: row.object, raw: row.raw_event ?? undefined, receivedAt: row.received_at, status: row.status });
+      locked.push({ key, object: row.object, raw: row.raw_event ?? undefined, receivedAt: row.received_at, status: row.status, historical: row.historical });
     }
     return locked;
   }
@@ -249,7 +251,7 @@ export class CanonicalProcessor {
         prep = this.prepare(l.key.tenantId, l.object, raw);
       }
       if ('error' in prep) throw prep.error;
-      return { key: l.key, object: l.object, raw: l.raw, receivedAt: l.receivedAt, status: l.status, event: prep.event, refs: prep.refs, data: prep.data };
+      return { key: l.key, object: l.object, raw: l.raw, receivedAt: l.receivedAt, status: l.status, historical: l.historical, event: prep.event, refs: prep.refs, data: prep.data };
     });
     // Entities first, then facts; each in log order.
     const ordered = [...parsed.filter((p) => FAMILIES[p.object].kind === 'entity'), ...parsed.filter((p) => FAMILIES[p.object].kind === 'fact')];
@@ -296,6 +298,7 @@ export class CanonicalProcessor {
         sequence: p.event.sequence ?? null,
         occurredAt: canonicalInstant(p.event.occurred_at),
         receivedAt: p.receivedAt.toISOString(),
+        historical: p.historical,
       };
       const raw = p.event.data;
       const data = p.data;
@@ -399,7 +402,7 @@ export class CanonicalProcessor {
 }
 
 function headOf(meta: EventMeta): ChangeHead {
-  return { tenant_id: meta.tenantId, event_id: meta.eventId, external_id: meta.externalId, occurred_at: meta.occurredAt, received_at: meta.receivedAt };
+  return { tenant_id: meta.tenantId, event_id: meta.eventId, external_id: meta.externalId, occurred_at: meta.occurredAt, received_at: meta.receivedAt, historical: meta.historical };
 }
 
 const stringOrNull = (value: unknown): string | null => (typeof value === 'string' ? value : null);
@@ -412,6 +415,7 @@ function entityChange(write: EntityWrite, current: boolean): EntityChange {
     external_id: meta.externalId,
     occurred_at: meta.occurredAt,
     received_at: meta.receivedAt,
+    historical: meta.historical,
     object: meta.object as EntityChange['object'],
     sequence: meta.sequence,
     current,
@@ -429,16 +433,16 @@ function namedEntities(prepared: Map<string, Prepared>): Array<Reference & { ten
 }
 
 // A batch's events as the bus hands them over, taken as pending, when the embedded log said when
-// each was received (its `received_at` header; the Kafka relay carries it over): almost every
-// event arrives once and pending, and for those the row lock was a statement, and a WAL record
-// per event, that changed nothing. Without the header on every record (older records on Kafka),
-// the rows are locked and read as before.
+// each was received and whether it was imported (its `received_at` and `historical` headers; the
+// Kafka relay carries them over): almost every event arrives once and pending, and for those the
+// row lock was a statement, and a WAL record per event, that changed nothing. Without both headers
+// on every record (older records on Kafka), the rows are locked and read as before.
 function assumedPending(records: BusRecord[]): Locked[] | undefined {
   const locked: Locked[] = [];
   const seen = new Set<string>();
   for (const record of records) {
-    const receivedAt = record.headers.received_at;
-    if (receivedAt === undefined) return undefined;
+    const { received_at: receivedAt, historical } = record.headers;
+    if (receivedAt === undefined || historical === undefined) return undefined;
     const object = record.topic.slice(INBOX_TOPIC_PREFIX.length);
     const key = keyOf(record);
     const id = idOf(key);
@@ -446,7 +450,7 @@ function assumedPending(records: BusRecord[]): Locked[] | undefined {
     seen.add(id);
     const at = new Date(receivedAt);
     if (Number.isNaN(at.getTime())) return undefined;
-    locked.push({ key, object, raw: undefined, receivedAt: at, status: 'pending' });
+    locked.push({ key, object, raw: undefined, receivedAt: at, status: 'pending', historical: historical === 'true' });
   }
   return locked;
 }

@@ -13,6 +13,7 @@ export interface EventMeta {
   sequence: number | null;
   occurredAt: string;
   receivedAt: string;
+  historical: boolean;
 }
 
 export interface EntityWrite {

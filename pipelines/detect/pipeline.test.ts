@@ -200,6 +200,53 @@ describe('the detection pipeline', () => {
     expect(reopening.map((e) => e.data)).toEqual([expect.objectContaining({ case_status: 'open', previous_case_status: 'closed' })]);
   });
 
+  it('takes a historical import in as context: nothing is judged on it, and the first live fact is judged with it', async () => {
+    await world.party('h1');
+    await world.party('h2');
+    await world.account('ha1', 'h1');
+    await world.account('ha2', 'h2');
+    await world.settle();
+    const coverage = async () => (await db().query(`SELECT family, state, last_received_at, last_occurred_at FROM feed_coverage WHERE tenant_id = 'acme' ORDER BY family`)).rows;
+    // The import reports its own progress (import.*); detection must add nothing.
+    const detected = async () => (await events()).filter((e) => !e.type.startsWith('import.')).length;
+    const before = { coverage: await coverage(), events: await detected() };
+    // A large payment from ha1, landed through the public import path before the go-live watermark.
+    await world.importMovements([{ id: 'h-m1', from: ['ha1', null], to: ['ha2', null], value: 300_000, at: '2026-08-29T08:00:00Z' }], '2026-08-29T09:00:00Z');
+    await world.settle();
+
+    // Taken in by the stores and consumed by detection, but nothing judged on it: no alert, no
+    // outcome, no posture, no outgoing event, and the live feed's coverage untouched.
+    const imported = (await db().query(`SELECT event_id, historical FROM inbox_events WHERE tenant_id = 'acme' AND external_id = 'h-m1'`)).rows[0];
+    expect(imported.historical).toBe(true);
+    const stages = (await db().query(`SELECT stage, detail FROM event_stages WHERE tenant_id = 'acme' AND event_id = $1 AND status = 'ok' ORDER BY stage`, [imported.event_id])).rows;
+    expect(stages.map((r) => r.stage)).toEqual(expect.arrayContaining(['aggregates', 'canonical', 'detect', 'graph']));
+    expect(stages.find((r) => r.stage === 'detect').detail).toEqual({ evaluated: false, reason: 'historical_import' });
+    // As the event's status shows it.
+    const status = (await world.api.client.get(`/v1/events/evt_${imported.event_id}`, world.api.keys.ingest)).json();
+    expect(status).toMatchObject({ historical: true, status: 'processed' });
+    expect(status.stage_history).toContainEqual(expect.objectContaining({ stage: 'detect', status: 'ok', detail: { evaluated: false, reason: 'historical_import' } }));
+    const subjects = ['ha1', 'ha2', 'h1', 'h2'];
+    const judged = async () => (await db().query(`SELECT subject_id FROM subject_evaluations WHERE tenant_id = 'acme' AND subject_id = ANY($1::text[])`, [subjects])).rows;
+    expect(await judged()).toEqual([]);
+    expect((await alerts()).filter((a) => subjects.includes(a.subject_id))).toEqual([]);
+    expect((await db().query(`SELECT party_id FROM party_postures WHERE tenant_id = 'acme' AND party_id = ANY($1::text[])`, [subjects])).rows).toEqual([]);
+    expect({ coverage: await coverage(), events: await detected() }).toEqual(before);
+
+    // A small live payment an hour after go-live: its 24 hours hold the imported one.
+    await world.movement({ id: 'h-m2', from: ['ha1', null], to: ['ha2', null], value: 1_000, at: '2026-08-29T10:00:00Z' });
+    await world.settle();
+    const raised = (await alerts()).filter((a) => subjects.includes(a.subject_id));
+    expect(raised.map((a) => [a.subject_kind, a.subject_id])).toEqual([
+      ['account', 'ha1'],
+      ['party', 'h1'],
+    ]);
+    const cited = await db().query(`SELECT DISTINCT jsonb_array_elements_text(evidence->'movements') AS movement FROM alert_evidence WHERE tenant_id = 'acme' AND alert_id = ANY($1::uuid[])`, [raised.map((a) => a.alert_id)]);
+    expect(cited.rows).toEqual([{ movement: 'h-m1' }]);
+    expect((await judged()).length).toBeGreaterThan(0);
+    const live = await db().query(`SELECT s.detail FROM event_stages s JOIN inbox_events i USING (tenant_id, event_id) WHERE i.tenant_id = 'acme' AND i.external_id = 'h-m2' AND s.stage = 'detect'`);
+    expect(live.rows).toEqual([{ detail: null }]);
+  });
+
   it("keeps the subjects' activity between batches: a subject evaluated before is not loaded again", async () => {
     const store = world.stores.aggregates;
     const loaded: string[] = [];

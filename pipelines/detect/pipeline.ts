@@ -27,6 +27,8 @@ import { subjectsOf } from '../../services/detection/subjects.ts';
 const SWEEP_INTERVAL_MS = 30_000;
 // Scheduled evaluations (schedule.ts) per tenant per sweep: the oldest first, the rest next time.
 const SCHEDULED_PER_SWEEP = 2_000;
+// The detect entry of an imported event: consumed, and deliberately not judged (decision 0058).
+const HISTORICAL_DETAIL = { evaluated: false, reason: 'historical_import' };
 
 export interface DetectPipelineOptions {
   bus: Bus;
@@ -62,7 +64,12 @@ export async function startDetectPipeline(options: DetectPipelineOptions): Promi
     library: options.library ?? DETECTOR_LIBRARY,
     ...(options.episodes ? { episodes: options.episodes } : {}),
   });
-  const handle = async (changes: CanonicalChange[]) => {
+  const handle = async (all: CanonicalChange[]) => {
+    // A historical import's facts are context (the stores above have taken them in), not
+    // triggers: a backfill raises no alerts, webhooks or postures of its own and says nothing of a
+    // live feed's health. The first live facts are judged with them in their windows; a backtest
+    // judges the history itself (decision 0058).
+    const changes = all.filter((c) => c.historical !== true);
     const arrivals: Arrival[] = changes.map((c) => ({ tenantId: c.tenant_id, family: c.object, receivedAt: new Date(c.received_at), occurredAt: new Date(c.occurred_at) }));
     const tenants = [...new Set(changes.map((c) => c.tenant_id))];
     const seen = await familiesSeen(options.pool, tenants);
@@ -73,7 +80,7 @@ export async function startDetectPipeline(options: DetectPipelineOptions): Promi
   const consumer = await options.bus.consume({
     ...DETECT,
     after: [GRAPH.group, AGGREGATES.group],
-    handle: recordingStages({ pool: options.pool, stage: DETECT.group, clock: options.clock }, handle),
+    handle: recordingStages({ pool: options.pool, stage: DETECT.group, clock: options.clock, detailOf: (c) => (c.historical === true ? HISTORICAL_DETAIL : null) }, handle),
   });
   const sweep = async () => {
     const now = options.clock.now();

@@ -180,7 +180,7 @@ describe("a member's lanes", () => {
 });
 
 describe('an accepted event on the log', () => {
-  it('is handed over with its raw bytes and, in its headers, its tenant, id and when it was received', async () => {
+  it('is handed over with its raw bytes and, in its headers, its tenant, id, when it was received and that it is live', async () => {
     const event = partyEvent('received-at-1');
     const res = await api.client.post('/v1/parties', event, api.keys.ingest);
     expect(res.statusCode).toBe(202);
@@ -193,7 +193,7 @@ describe('an accepted event on the log', () => {
     consumers.push(await bus.consume({ group: 'received-at', topics: INBOX_TOPICS, handle: async (records) => void seen.push(...records) }));
     await drain(bus, errors, [{ group: 'received-at', topics: INBOX_TOPICS }]);
     const record = seen.find((r) => r.headers.event_id === rows[0]!.event_id)!;
-    expect(record.headers).toEqual({ tenant_id: rows[0]!.tenant_id, event_id: rows[0]!.event_id, received_at: rows[0]!.received_at.toISOString() });
+    expect(record.headers).toEqual({ tenant_id: rows[0]!.tenant_id, event_id: rows[0]!.event_id, received_at: rows[0]!.received_at.toISOString(), historical: 'false' });
     expect(record.value.equals(rows[0]!.raw_event)).toBe(true);
     expect(errors).toEqual([]);
   });

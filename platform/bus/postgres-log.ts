@@ -135,6 +135,7 @@ const acceptedEventKey = (row: { tenant_id: string; event_id: string }): string 
 interface AcceptedEvent {
   value_text: string;
   received_at: Date;
+  historical: boolean;
 }
 
 function recordOf(row: LogRow, value: string, headers: Record<string, string>): BusRecord {
@@ -396,7 +397,7 @@ class LogConsumer implements Consumer {
     const records: BusRecord[] = rows.map((row) => {
       if (row.payload !== null) return recordOf(row, row.payload, { tenant_id: row.tenant_id, event_id: row.event_id });
       const event = accepted.get(acceptedEventKey(row))!;
-      return recordOf(row, event.value_text, { tenant_id: row.tenant_id, event_id: row.event_id, received_at: event.received_at.toISOString() });
+      return recordOf(row, event.value_text, { tenant_id: row.tenant_id, event_id: row.event_id, received_at: event.received_at.toISOString(), historical: String(event.historical) });
     });
     await this.handle(records);
     // The last row of each partition is where the group now stands in it.
@@ -414,18 +415,19 @@ class LogConsumer implements Consumer {
 
   // The raw bytes of the accepted events among a poll's records, read as text (they are UTF-8
   // JSON, checked at ingest, and text skips bytea's hex form), by (tenant, event), with when each
-  // was received (the record's `received_at` header: the canonical pipeline's change records carry
-  // it, and so need not read the inbox row again). Read apart from the poll: a subquery per record
-  // in the poll was planned on every poll of every group, and only the groups reading the inbox
-  // stream have such records. Inbox rows are never deleted.
+  // was received and whether a historical import landed it (the record's `received_at` and
+  // `historical` headers: the canonical pipeline's change records carry both, and so need not read
+  // the inbox row again). Read apart from the poll: a subquery per record in the poll was planned
+  // on every poll of every group, and only the groups reading the inbox stream have such records.
+  // Inbox rows are never deleted.
   private async acceptedEvents(rows: LogRow[]): Promise<Map<string, AcceptedEvent>> {
     if (rows.length === 0) return new Map();
     const { rows: found } = await this.pool.query<AcceptedEvent & { tenant_id: string; event_id: string }>({
       name: 'bus-accepted-events',
-      text: `SELECT k.tenant_id, k.event_id, i.value_text, i.received_at
+      text: `SELECT k.tenant_id, k.event_id, i.value_text, i.received_at, i.historical
                FROM unnest($1::text[], $2::uuid[]) AS k(tenant_id, event_id)
               CROSS JOIN LATERAL (
-                SELECT convert_from(e.raw_event, 'UTF8') AS value_text, e.received_at FROM inbox_events e
+                SELECT convert_from(e.raw_event, 'UTF8') AS value_text, e.received_at, e.historical FROM inbox_events e
                  WHERE e.tenant_id = k.tenant_id AND e.event_id = k.event_id
                  LIMIT 1
               ) i`,

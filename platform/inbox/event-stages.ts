@@ -29,15 +29,21 @@ export async function appendStage(db: Pick<PoolClient, 'query'>, key: EventKey, 
 // after a crash or a rebalance (at-least-once delivery) adds no second entry. OFFSET 0 keeps the
 // check a probe of the (tenant_id, event_id) index per event: pulled up into an anti-join, the
 // planner may hash the whole table instead, once per batch (seen: 6 times the graph store's cost).
-export async function appendStageOnce(db: Pick<PoolClient, 'query'>, stage: string, events: readonly EventKey[], entry: Omit<StageEntry, 'stage' | 'status' | 'detail'>): Promise<void> {
+// The same detail for every event of the call (none unless given).
+export async function appendStageOnce(
+  db: Pick<PoolClient, 'query'>,
+  stage: string,
+  events: readonly EventKey[],
+  entry: Omit<StageEntry, 'stage' | 'status' | 'detail'> & { detail?: StageEntry['detail'] },
+): Promise<void> {
   if (events.length === 0) return;
   await db.query({
     name: 'append-stage-once',
-    text: `INSERT INTO event_stages (tenant_id, event_id, stage, status, at, worker, duration_ms)
-           SELECT u.t, u.e, $3, 'ok', $4, $5, $6 FROM unnest($1::text[], $2::uuid[]) AS u(t, e)
+    text: `INSERT INTO event_stages (tenant_id, event_id, stage, status, at, worker, duration_ms, detail)
+           SELECT u.t, u.e, $3, 'ok', $4, $5, $6, $7 FROM unnest($1::text[], $2::uuid[]) AS u(t, e)
             WHERE NOT EXISTS (SELECT 1 FROM event_stages s
                                WHERE s.tenant_id = u.t AND s.event_id = u.e AND s.stage = $3 AND s.status = 'ok'
                                OFFSET 0)`,
-    values: [events.map((e) => e.tenantId), events.map((e) => e.eventId), stage, entry.at, entry.worker, entry.durationMs],
+    values: [events.map((e) => e.tenantId), events.map((e) => e.eventId), stage, entry.at, entry.worker, entry.durationMs, entry.detail ?? null],
   });
 }

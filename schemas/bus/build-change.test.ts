@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { baseAmountOf, controlEventChange, movementChange, movementLeg, subjectPartyOf, type ChangeHead } from './build-change.ts';
 
-const head: ChangeHead = { tenant_id: 't1', event_id: 'e1', external_id: 'x1', occurred_at: '2026-03-01T10:00:00.000Z', received_at: '2026-03-01T10:00:01.000Z' };
+const head: ChangeHead = { tenant_id: 't1', event_id: 'e1', external_id: 'x1', occurred_at: '2026-03-01T10:00:00.000Z', received_at: '2026-03-01T10:00:01.000Z', historical: false };
 const usd = { value: '12550', asset: 'USD', scale: 2 };
 const eur = { value: '2000', asset: 'EUR', scale: 2 };
 
@@ -35,10 +35,10 @@ describe('the change record builder', () => {
   it('lays out each record in the order it travels on the bus, data last', () => {
     const leg = { account_id: null, party_id: null, country: null };
     const movement = movementChange(head, { type: 'p2p', status: 'completed', amount: usd, base_amount: usd, debit: leg, credit: leg, data: { a: 1 } });
-    expect(Object.keys(movement)).toEqual(['tenant_id', 'event_id', 'external_id', 'occurred_at', 'received_at', 'object', 'type', 'status', 'amount', 'base_amount', 'debit', 'credit', 'data']);
+    expect(Object.keys(movement)).toEqual(['tenant_id', 'event_id', 'external_id', 'occurred_at', 'received_at', 'historical', 'object', 'type', 'status', 'amount', 'base_amount', 'debit', 'credit', 'data']);
     expect(movement).toMatchObject({ ...head, object: 'movement', type: 'p2p', data: { a: 1 } });
     const control = controlEventChange(head, { type: 'login', subject: { kind: 'party', external_id: 'p1' }, subject_party_id: 'p1', data: {} });
-    expect(Object.keys(control)).toEqual(['tenant_id', 'event_id', 'external_id', 'occurred_at', 'received_at', 'object', 'type', 'subject', 'subject_party_id', 'data']);
+    expect(Object.keys(control)).toEqual(['tenant_id', 'event_id', 'external_id', 'occurred_at', 'received_at', 'historical', 'object', 'type', 'subject', 'subject_party_id', 'data']);
     expect(control).toMatchObject({ ...head, object: 'control_event', subject_party_id: 'p1' });
   });
 });

@@ -8,7 +8,9 @@ import type { ControlEventChange, MovementChange, MovementLeg } from './canonica
 type Money = MovementChange['amount'];
 
 // What every record says of its event. Field order is the record's order on the bus.
-export type ChangeHead = Pick<MovementChange, 'tenant_id' | 'event_id' | 'external_id' | 'occurred_at' | 'received_at'>;
+// Records written now always say whether a historical import landed the event (the member is
+// optional on the bus only for records written before it existed).
+export type ChangeHead = Pick<MovementChange, 'tenant_id' | 'event_id' | 'external_id' | 'occurred_at' | 'received_at'> & { historical: boolean };
 
 // A leg as the event names it.
 interface NamedLeg {
@@ -41,9 +43,9 @@ export function baseAmountOf(amount: Money, baseAsset: string, normalized: { sta
 }
 
 export function movementChange(head: ChangeHead, movement: Omit<MovementChange, keyof ChangeHead | 'object'>): MovementChange {
-  const { tenant_id, event_id, external_id, occurred_at, received_at } = head;
+  const { tenant_id, event_id, external_id, occurred_at, received_at, historical } = head;
   const { type, status, amount, base_amount, debit, credit, data } = movement;
-  return { tenant_id, event_id, external_id, occurred_at, received_at, object: 'movement', type, status, amount, base_amount, debit, credit, data };
+  return { tenant_id, event_id, external_id, occurred_at, received_at, historical, object: 'movement', type, status, amount, base_amount, debit, credit, data };
 }
 
 // A control event's party: its subject when that is a party, else the holder of its subject
@@ -54,7 +56,7 @@ export function subjectPartyOf(subject: ControlEventChange['subject'], holderOf:
 }
 
 export function controlEventChange(head: ChangeHead, event: Omit<ControlEventChange, keyof ChangeHead | 'object'>): ControlEventChange {
-  const { tenant_id, event_id, external_id, occurred_at, received_at } = head;
+  const { tenant_id, event_id, external_id, occurred_at, received_at, historical } = head;
   const { type, subject, subject_party_id, data } = event;
-  return { tenant_id, event_id, external_id, occurred_at, received_at, object: 'control_event', type, subject, subject_party_id, data };
+  return { tenant_id, event_id, external_id, occurred_at, received_at, historical, object: 'control_event', type, subject, subject_party_id, data };
 }

@@ -24,6 +24,10 @@ interface ChangeBase {
   external_id: string;
   occurred_at: string;
   received_at: string;
+  // The event came in through a historical import (the backfill before the import's go-live
+  // watermark): the stores take it in as context, detection does not evaluate it as it arrives
+  // (decision 0058). Absent on records written before the flag existed: those were live.
+  historical?: boolean;
 }
 
 // A version of a party, account, instrument or relationship.

@@ -15,7 +15,11 @@ import { startDetectPipeline, type DetectPipeline, type DetectPipelineOptions } 
 import { startGraphPipeline, type GraphPipeline } from '../../pipelines/graph/pipeline.ts';
 import { AGGREGATES, CANONICAL, DETECT, GRAPH, type ConsumerGroupSpec } from '../../pipelines/groups.ts';
 import { accountEvent, controlEventEvent, movementEvent, partyEvent } from '../fixtures/events.ts';
+import { movementMapping } from '../fixtures/import-mappings.ts';
 import { startTestApi, type TestApi } from './test-api.ts';
+import { ImportWorker } from '../../pipelines/imports/worker.ts';
+import { TenantAssetRegistry } from '../../platform/assets/tenant-registry.ts';
+import { importViewSchema } from '../../schemas/imports/reports.ts';
 import { drain, startTestPipeline, type TestPipeline } from './test-pipeline.ts';
 
 export interface MovementSpec {
@@ -48,6 +52,10 @@ export interface DetectionWorld {
   // cross the log's partitions, and an evaluation of their payee sees those that have reached the
   // stores by then: what an alert cites would depend on the order in which they arrived.
   movementsInTurn(specs: MovementSpec[]): Promise<void>;
+  // Lands movements through the public historical import (POST /v1/imports, one JSONL chunk, the
+  // import worker) before the go-live watermark; amounts in the asset's registered scale, and no
+  // cash flag, counterparty countries or extra data (refused).
+  importMovements(specs: MovementSpec[], goLiveAt: string): Promise<void>;
   controlEvent(id: string, type: string, subject: { kind: 'party' | 'account'; external_id: string }, at: string | Date, data?: Record<string, unknown>): Promise<void>;
   // Starts the detection pipeline too (with these detectors); settle() then waits for it as well.
   startDetection(options?: Partial<Pick<DetectPipelineOptions, 'library' | 'episodes' | 'silence'>>): Promise<DetectPipeline>;
@@ -126,6 +134,44 @@ export async function startDetectionWorld(env: Record<string, string> = {}): Pro
         await world.movement(spec);
         await world.settle();
       }
+    },
+    importMovements: async (specs, goLiveAt) => {
+      // The mapping carries only these members: a spec asking for more would land as another event.
+      const beyond = specs.find((spec) => spec.scale !== undefined || spec.cash !== undefined || spec.fromCountry || spec.toCountry || spec.extra);
+      if (beyond) throw new Error(`importMovements maps id, at, type, status, value, asset and the legs only; ${beyond.id} asks for more`);
+      const optional = (from: string) => ({ from, optional: true });
+      const mapping = movementMapping({ kind: 'jsonl' }, {
+        'data.type': { from: 'type' },
+        'data.status': { from: 'status' },
+        'data.amount': { type: 'money', value: { from: 'minor' }, asset: { from: 'asset' }, units: 'minor' },
+        'data.debit.account_id': optional('debitAccount'),
+        'data.debit.party_id': optional('debitParty'),
+        'data.credit.account_id': optional('creditAccount'),
+        'data.credit.party_id': optional('creditParty'),
+      });
+      const lines = specs.map((spec) =>
+        JSON.stringify({
+          id: spec.id,
+          at: iso(spec.at),
+          type: spec.type ?? 'p2p',
+          status: spec.status ?? 'completed',
+          minor: String(spec.value),
+          asset: spec.asset ?? 'USD',
+          debitAccount: spec.from[0],
+          debitParty: spec.from[1],
+          creditAccount: spec.to[0],
+          creditParty: spec.to[1],
+        }),
+      );
+      const created = await api.client.post('/v1/imports', { mapping, go_live_at: goLiveAt }, api.keys.ingest);
+      if (created.statusCode !== 201) throw new Error(`import refused: ${created.statusCode} ${created.body}`);
+      const { import_id: id } = importViewSchema.parse(created.json());
+      await api.client.send({ method: 'PUT', url: `/v1/imports/${id}/chunks/0`, body: Buffer.from(`${lines.join('\n')}\n`), key: api.keys.ingest, headers: { 'content-type': 'application/x-ndjson' } });
+      await api.client.post(`/v1/imports/${id}/submit`, { chunk_count: 1 }, api.keys.ingest);
+      const worker = new ImportWorker({ pool: api.db.pool, clock: api.clock, assets: new TenantAssetRegistry(api.db.pool), futureSkewMs: 300_000 });
+      while (await worker.step());
+      const done = importViewSchema.parse((await api.client.get(`/v1/imports/${id}`, api.keys.ingest)).json());
+      if (done.state !== 'completed' || done.accepted !== specs.length) throw new Error(`import did not land every movement: ${JSON.stringify(done)}`);
     },
     controlEvent: async (id, type, subject, at, data = {}) => {
       const base = controlEventEvent(id);

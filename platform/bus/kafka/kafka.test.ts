@@ -99,7 +99,7 @@ if (!brokers || !registryUrl) {
       await eventually(() => got.length >= 6, 'the six events');
       for (const record of got) {
         expect(JSON.parse(record.value.toString('utf8'))).toStrictEqual(sent.get(record.topic));
-        expect(record.headers).toEqual({ tenant_id: 'acme', event_id: expect.stringMatching(/^[0-9a-f-]{36}$/), received_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/) });
+        expect(record.headers).toEqual({ tenant_id: 'acme', event_id: expect.stringMatching(/^[0-9a-f-]{36}$/), received_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/), historical: 'false' });
       }
     });
 

@@ -121,6 +121,7 @@ describe('the canonical topics carry every change record losslessly', () => {
       external_id: 'mv-1',
       occurred_at: '2026-09-01T11:59:00Z',
       received_at: '2026-09-01T12:00:00.000Z',
+      historical: true,
       object: 'movement',
       type: 'p2p',
       status: 'completed',

@@ -19,6 +19,7 @@ const changeBase = {
   external_id: z.string(),
   occurred_at: z.string(),
   received_at: z.string(),
+  historical: z.boolean().optional(),
 };
 
 // The canonical model's data, with identifying values already hashed: free-form JSON.

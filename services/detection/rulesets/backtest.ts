@@ -194,11 +194,12 @@ async function activeRuleset(deps: BacktestDeps, tenantId: string, library: read
 // subject party come from the accounts as they are now.
 export async function changesIn(deps: BacktestDeps, tenantId: string, baseAsset: string, from: Date, to: Date, limit: number): Promise<Change[]> {
   const movements = await deps.pool.query<MovementRow>({
-    text: `SELECT m.external_id, m.event_id, m.occurred_at, m.received_at, m.type, m.status, m.amount_value, m.amount_asset, m.amount_scale,
+    text: `SELECT m.external_id, m.event_id, m.occurred_at, m.received_at, i.historical, m.type, m.status, m.amount_value, m.amount_asset, m.amount_scale,
                   m.debit_account_id, m.debit_party_id, m.credit_account_id, m.credit_party_id, m.normalized, m.data,
                   m.data #>> '{debit,counterparty,country}' AS debit_counterparty_country, da.data->>'jurisdiction' AS debit_jurisdiction,
                   m.data #>> '{credit,counterparty,country}' AS credit_counterparty_country, ca.data->>'jurisdiction' AS credit_jurisdiction
              FROM canonical_movements m
+             JOIN inbox_events i ON i.tenant_id = m.tenant_id AND i.event_id = m.event_id
              LEFT JOIN canonical_entities da ON da.tenant_id = m.tenant_id AND da.object = 'account' AND da.external_id = m.debit_account_id
              LEFT JOIN canonical_entities ca ON ca.tenant_id = m.tenant_id AND ca.object = 'account' AND ca.external_id = m.credit_account_id
             WHERE m.tenant_id = $1 AND m.occurred_at > $2 AND m.occurred_at <= $3
@@ -207,9 +208,10 @@ export async function changesIn(deps: BacktestDeps, tenantId: string, baseAsset:
     values: [tenantId, from, to, limit],
   });
   const controls = await deps.pool.query<ControlRow>({
-    text: `SELECT c.external_id, c.event_id, c.occurred_at, c.received_at, c.type, c.subject_kind, c.subject_external_id, c.data,
+    text: `SELECT c.external_id, c.event_id, c.occurred_at, c.received_at, i.historical, c.type, c.subject_kind, c.subject_external_id, c.data,
                   a.data->>'holder_party_id' AS subject_holder_party_id
              FROM canonical_control_events c
+             JOIN inbox_events i ON i.tenant_id = c.tenant_id AND i.event_id = c.event_id
              LEFT JOIN canonical_entities a ON c.subject_kind = 'account' AND a.tenant_id = c.tenant_id AND a.object = 'account' AND a.external_id = c.subject_external_id
             WHERE c.tenant_id = $1 AND c.occurred_at > $2 AND c.occurred_at <= $3
             ORDER BY c.occurred_at, c.received_at, c.external_id
@@ -226,6 +228,7 @@ interface MovementRow {
   event_id: string;
   occurred_at: Date;
   received_at: Date;
+  historical: boolean;
   type: string;
   status: string;
   amount_value: string;
@@ -248,6 +251,7 @@ interface ControlRow {
   event_id: string;
   occurred_at: Date;
   received_at: Date;
+  historical: boolean;
   type: string;
   subject_kind: string;
   subject_external_id: string;
@@ -257,7 +261,7 @@ interface ControlRow {
 }
 
 function headOf(tenantId: string, r: MovementRow | ControlRow): ChangeHead {
-  return { tenant_id: tenantId, event_id: r.event_id, external_id: r.external_id, occurred_at: r.occurred_at.toISOString(), received_at: r.received_at.toISOString() };
+  return { tenant_id: tenantId, event_id: r.event_id, external_id: r.external_id, occurred_at: r.occurred_at.toISOString(), received_at: r.received_at.toISOString(), historical: r.historical };
 }
 
 function movementOf(tenantId: string, baseAsset: string, r: MovementRow): MovementChange {

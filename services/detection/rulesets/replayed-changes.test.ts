@@ -29,6 +29,8 @@ describe('the change records a backtest replays', () => {
     await world.party('rc-p2');
     await world.account('rc-a1', 'rc-p1', { jurisdiction: 'GB' });
     await world.account('rc-a2', 'rc-p2');
+    // Landed by a historical import: replayed with its flag, like the others with theirs.
+    await world.importMovements([{ id: 'rc-m0', from: ['rc-a1', null], to: ['rc-a2', null], value: 500, at: '2026-02-15T10:00:00Z' }], '2026-02-20T00:00:00Z');
     await world.movements([
       // Base asset; the debit party is the account's holder, the credit side external with a declared country.
       { id: 'rc-m1', from: ['rc-a1', null], to: [null, 'rc-p2'], value: 12550, at: '2026-03-01T10:00:00Z', toCountry: 'NG' },
@@ -43,11 +45,13 @@ describe('the change records a backtest replays', () => {
 
     const replayed = await changesIn({ ...world.stores, clock: world.api.clock }, world.api.tenantId, 'USD', new Date('2026-02-01T00:00:00Z'), new Date('2026-04-01T00:00:00Z'), 100);
     const bus = await published();
-    expect(bus).toHaveLength(5);
-    expect(replayed.map((change) => change.external_id)).toEqual(['rc-m1', 'rc-m2', 'rc-m3', 'rc-c1', 'rc-c2']);
+    expect(bus).toHaveLength(6);
+    expect(replayed.map((change) => change.external_id)).toEqual(['rc-m0', 'rc-m1', 'rc-m2', 'rc-m3', 'rc-c1', 'rc-c2']);
     for (const change of replayed) expect(change).toStrictEqual(bus.find((record) => record.external_id === change.external_id));
     // What the rules derived, so equal records are not equally wrong.
-    const [m1, m2, m3, c1, c2] = replayed as [MovementChange, MovementChange, MovementChange, ControlEventChange, ControlEventChange];
+    const [m0, m1, m2, m3, c1, c2] = replayed as [MovementChange, MovementChange, MovementChange, MovementChange, ControlEventChange, ControlEventChange];
+    expect(replayed.map((change) => change.historical)).toEqual([true, false, false, false, false, false]);
+    expect(m0.debit).toEqual({ account_id: 'rc-a1', party_id: 'rc-p1', country: 'GB' });
     expect(m1.debit).toEqual({ account_id: 'rc-a1', party_id: 'rc-p1', country: 'GB' });
     expect(m1.credit).toEqual({ account_id: null, party_id: 'rc-p2', country: 'NG' });
     expect(m1.base_amount).toEqual({ value: '12550', asset: 'USD', scale: 2 });
