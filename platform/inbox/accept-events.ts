@@ -1,5 +1,8 @@
 import type { Family } from '../../schemas/families/index.ts';
+import { NONCE_CLAIM_CONFLICT } from '../keys/nonce-ledger.ts';
 import type { Pool, PoolClient } from '../postgres/pool.ts';
+import { availableTokens } from '../rate-limit/token-buckets.ts';
+import type { Admission } from './admission.ts';
 
 // One validated event ready to be committed: the inbox row's content.
 export interface PreparedEvent {
@@ -31,26 +34,22 @@ type Queryable = Pick<Pool | PoolClient, 'query'>;
 
 const RECEIVED_WORKER = `api:${process.pid}`;
 
-// Writes the inbox, outbox and stage rows of every new event in ONE statement, so they commit
-// together (on a pool: its own transaction; on a client inside BEGIN: the caller's). Rows are
-// inserted in dedup-key order so concurrent writers take index locks in the same order and cannot
-// deadlock. Events whose dedup key already exists are then resolved against the stored hash.
-export async function acceptEvents(db: Queryable, events: PreparedEvent[]): Promise<AcceptOutcome[]> {
-  if (events.length === 0) return [];
-  const order = events.map((_, i) => i).sort((a, b) => compareDedupKey(events[a]!, events[b]!));
-  const rows = order.map((i) => events[i]!);
-  const bytes = packed(rows);
-  const inserted = await db.query<{ event_id: string }>({
-    name: 'accept-events',
-    text: `WITH incoming AS (
+// The tokens a bucket holds at the statement's now ($24), at its tenant's limits (t).
+const AVAILABLE = availableTokens('$24', 't.capacity', 't.refill');
+
+// The events' rows, then the inbox, outbox and stage rows of every new one. With admissions, an
+// event whose request was not admitted is left out (`admission` is its request's ordinal).
+const eventCtes = (admitting: boolean): string => `
+     incoming AS (
        SELECT u.tenant_id, u.event_id, u.object, u.external_id, u.sequence,
               substring($6::bytea FROM u.raw_at FOR u.raw_length) AS raw_event,
               substring($7::bytea FROM (u.n::int - 1) * 32 + 1 FOR 32) AS content_hash,
               u.received_at, u.occurred_at, u.correlation_id, u.import_id, u.historical
          FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::bigint[], $14::int[], $15::int[],
-                     $8::timestamptz[], $9::timestamptz[], $10::text[], $11::uuid[], $12::boolean[])
+                     $8::timestamptz[], $9::timestamptz[], $10::text[], $11::uuid[], $12::boolean[]${admitting ? ', $16::int[]' : ''})
                 WITH ORDINALITY AS u(tenant_id, event_id, object, external_id, sequence, raw_at, raw_length,
-                                     received_at, occurred_at, correlation_id, import_id, historical, n)
+                                     received_at, occurred_at, correlation_id, import_id, historical${admitting ? ', admission' : ''}, n)${
+         admitting ? '\n        WHERE u.admission IS NULL OR u.admission IN (SELECT n FROM granted)' : ''}
      ),
      inbox AS (
        INSERT INTO inbox_events (tenant_id, event_id, object, external_id, sequence, raw_event, content_hash,
@@ -66,34 +65,166 @@ export async function acceptEvents(db: Queryable, events: PreparedEvent[]): Prom
      stage AS (
        INSERT INTO event_stages (tenant_id, event_id, stage, status, at, worker)
        SELECT tenant_id, event_id, 'received', 'ok', received_at, $13 FROM inbox
-     )
-     SELECT event_id FROM inbox`,
-    values: [
-      rows.map((e) => e.tenantId),
-      rows.map((e) => e.eventId),
-      rows.map((e) => e.object),
-      rows.map((e) => e.externalId),
-      rows.map((e) => e.sequence),
-      bytes.raw,
-      bytes.hashes,
-      rows.map((e) => e.receivedAt),
-      // PostgreSQL is handed the instant, not the text as sent (its offsets stop at ±15:59).
-      rows.map((e) => e.occurredAt.toISOString()),
-      rows.map((e) => e.correlationId),
-      rows.map((e) => e.importId),
-      rows.map((e) => e.historical),
-      RECEIVED_WORKER,
-      bytes.rawAt,
-      bytes.rawLength,
-    ],
-  });
-  const won = new Set(inserted.rows.map((r) => r.event_id));
-  const outcomes: AcceptOutcome[] = events.map((e) =>
-    won.has(e.eventId) ? { kind: 'accepted', eventId: e.eventId, receivedAt: e.receivedAt } : { kind: 'conflict' },
+     )`;
+
+const ACCEPT_SQL = `WITH ${eventCtes(false)}
+     SELECT event_id FROM inbox`;
+
+// Admission in the same statement (issue 34: one round trip per request): each request's nonce is
+// claimed (a replayed one is not, and its request is neither charged nor written); each tenant's
+// bucket is refilled by elapsed time and charged the longest prefix of its claimed requests'
+// costs that fits, in arrival order; only the events of requests so granted are written. Requests
+// of a tenant whose bucket row is missing are left alone (`considered` does not name them) for the
+// caller to make the row and send again. The bucket rows stay locked to the commit, so groups of
+// one tenant commit one after the other; the nonces are claimed first, in key order, then the
+// buckets are locked in tenant order (`locked`, read whole before any is charged), so two groups
+// of the same tenants cannot deadlock.
+const ADMIT_AND_ACCEPT_SQL = `WITH
+     adm AS MATERIALIZED (
+       SELECT a.* FROM unnest($17::text[], $18::text[], $19::text[], $20::timestamptz[], $21::float8[], $22::float8[], $23::float8[])
+                WITH ORDINALITY AS a(tenant_id, key_id, nonce, at, cost, capacity, refill, n)
+        WHERE EXISTS (SELECT 1 FROM rate_limit_buckets b WHERE b.tenant_id = a.tenant_id)
+     ),
+     claimed AS (
+       INSERT INTO api_nonces (tenant_id, key_id, nonce, claimed_at)
+       SELECT tenant_id, key_id, nonce, at FROM adm ORDER BY tenant_id, key_id, nonce
+       ${NONCE_CLAIM_CONFLICT}
+       RETURNING tenant_id, key_id, nonce
+     ),
+     owed AS (
+       SELECT a.n, a.tenant_id, a.capacity, a.refill, sum(a.cost) OVER (PARTITION BY a.tenant_id ORDER BY a.n) AS running
+         FROM adm a JOIN claimed c ON c.tenant_id = a.tenant_id AND c.key_id = a.key_id AND c.nonce = a.nonce
+     ),
+     locked AS (
+       SELECT b.tenant_id FROM rate_limit_buckets b WHERE b.tenant_id IN (SELECT tenant_id FROM owed)
+        ORDER BY b.tenant_id FOR UPDATE
+     ),
+     charged AS (
+       UPDATE rate_limit_buckets b SET
+              tokens = ${AVAILABLE} - coalesce((SELECT max(o.running) FROM owed o WHERE o.tenant_id = b.tenant_id AND o.running <= ${AVAILABLE}), 0),
+              last_available = ${AVAILABLE},
+              refreshed_at = GREATEST(b.refreshed_at, $24)
+         FROM (SELECT o.tenant_id, max(o.capacity) AS capacity, max(o.refill) AS refill
+                 FROM owed o JOIN locked l ON l.tenant_id = o.tenant_id GROUP BY o.tenant_id) t
+        WHERE b.tenant_id = t.tenant_id
+       RETURNING b.tenant_id, b.tokens, b.last_available
+     ),
+     granted AS (
+       SELECT o.n FROM owed o JOIN charged c ON c.tenant_id = o.tenant_id WHERE o.running <= c.last_available
+     ),${eventCtes(true)}
+     SELECT 'event' AS kind, event_id::text AS id, NULL::float8 AS tokens FROM inbox
+     UNION ALL SELECT 'considered', n::text, NULL FROM adm
+     UNION ALL SELECT 'claimed', n::text, NULL FROM owed
+     UNION ALL SELECT 'granted', n::text, NULL FROM granted
+     UNION ALL SELECT 'bucket', tenant_id, tokens FROM charged`;
+
+// Writes the inbox, outbox and stage rows of every new event in ONE statement, so they commit
+// together (on a pool: its own transaction; on a client inside BEGIN: the caller's). Rows are
+// inserted in dedup-key order so concurrent writers take index locks in the same order and cannot
+// deadlock. Events whose dedup key already exists are then resolved against the stored hash.
+export async function acceptEvents(db: Queryable, events: PreparedEvent[]): Promise<AcceptOutcome[]> {
+  if (events.length === 0) return [];
+  const { outcomes } = await write(db, events, undefined);
+  return outcomes as AcceptOutcome[];
+}
+
+// What the statement made of one admission.
+export type AdmissionVerdict =
+  // Its nonce was used within the window: nothing was charged or written for it.
+  | { kind: 'replayed' }
+  // Its tenant has no bucket row: nothing was claimed, charged or written for it.
+  | { kind: 'unbucketed' }
+  // Claimed and charged (granted) or claimed and refused for the limit; `tokens` is what its
+  // tenant's bucket holds after the statement.
+  | { kind: 'charged'; granted: boolean; tokens: number };
+
+// Admits requests and writes the events of those admitted, in one statement (see
+// ADMIT_AND_ACCEPT_SQL). `admissionOf[i]` is the index in `admissions` of event i's request (null
+// when its request was admitted before). An event of a request not admitted has no outcome.
+export async function admitAndAccept(
+  db: Queryable,
+  admissions: Admission[],
+  events: PreparedEvent[],
+  admissionOf: (number | null)[],
+  now: Date,
+): Promise<{ verdicts: AdmissionVerdict[]; outcomes: (AcceptOutcome | undefined)[] }> {
+  return write(db, events, { admissions, admissionOf, now });
+}
+
+async function write(
+  db: Queryable,
+  events: PreparedEvent[],
+  admitting: { admissions: Admission[]; admissionOf: (number | null)[]; now: Date } | undefined,
+): Promise<{ verdicts: AdmissionVerdict[]; outcomes: (AcceptOutcome | undefined)[] }> {
+  const order = events.map((_, i) => i).sort((a, b) => compareDedupKey(events[a]!, events[b]!));
+  const rows = order.map((i) => events[i]!);
+  const bytes = packed(rows);
+  const values: unknown[] = [
+    rows.map((e) => e.tenantId),
+    rows.map((e) => e.eventId),
+    rows.map((e) => e.object),
+    rows.map((e) => e.externalId),
+    rows.map((e) => e.sequence),
+    bytes.raw,
+    bytes.hashes,
+    rows.map((e) => e.receivedAt),
+    // PostgreSQL is handed the instant, not the text as sent (its offsets stop at ±15:59).
+    rows.map((e) => e.occurredAt.toISOString()),
+    rows.map((e) => e.correlationId),
+    rows.map((e) => e.importId),
+    rows.map((e) => e.historical),
+    RECEIVED_WORKER,
+    bytes.rawAt,
+    bytes.rawLength,
+  ];
+  if (admitting) {
+    const { admissions } = admitting;
+    // Ordinals, as the statement numbers its admissions (from 1).
+    values.push(
+      order.map((i) => {
+        const slot = admitting.admissionOf[i];
+        return slot === null || slot === undefined ? null : slot + 1;
+      }),
+      admissions.map((a) => a.tenantId),
+      admissions.map((a) => a.keyId),
+      admissions.map((a) => a.nonce),
+      admissions.map((a) => a.at),
+      admissions.map((a) => a.cost),
+      admissions.map((a) => a.limits.capacity),
+      admissions.map((a) => a.limits.refillPerS),
+      admitting.now,
+    );
+  }
+  const result = await db.query<{ kind?: string; id?: string; event_id?: string; tokens?: number | null }>(
+    admitting ? { name: 'admit-and-accept-events', text: ADMIT_AND_ACCEPT_SQL, values } : { name: 'accept-events', text: ACCEPT_SQL, values },
   );
-  const losers = events.map((e, i) => ({ e, i })).filter(({ e }) => !won.has(e.eventId));
+  const won = new Set<string>();
+  const sets = { considered: new Set<number>(), claimed: new Set<number>(), granted: new Set<number>() };
+  const buckets = new Map<string, number>();
+  for (const row of result.rows) {
+    if (!admitting || row.kind === 'event') won.add((row.event_id ?? row.id)!);
+    else if (row.kind === 'bucket') buckets.set(row.id!, row.tokens!);
+    else sets[row.kind as keyof typeof sets].add(Number(row.id) - 1);
+  }
+  const verdicts: AdmissionVerdict[] = (admitting?.admissions ?? []).map((a, i) =>
+    !sets.considered.has(i)
+      ? { kind: 'unbucketed' }
+      : !sets.claimed.has(i)
+        ? { kind: 'replayed' }
+        : { kind: 'charged', granted: sets.granted.has(i), tokens: buckets.get(a.tenantId)! },
+  );
+  const admitted = (i: number): boolean => {
+    const slot = admitting?.admissionOf[i];
+    if (slot === null || slot === undefined) return true;
+    const verdict = verdicts[slot]!;
+    return verdict.kind === 'charged' && verdict.granted;
+  };
+  const outcomes: (AcceptOutcome | undefined)[] = events.map((e, i) =>
+    !admitted(i) ? undefined : won.has(e.eventId) ? { kind: 'accepted', eventId: e.eventId, receivedAt: e.receivedAt } : { kind: 'conflict' },
+  );
+  const losers = events.map((e, i) => ({ e, i })).filter(({ e, i }) => admitted(i) && !won.has(e.eventId));
   if (losers.length > 0) await resolveExisting(db, losers, outcomes);
-  return outcomes;
+  return { verdicts, outcomes };
 }
 
 // The events' raw bytes and hashes travel as two bytea parameters, every event's bytes end to end,
@@ -121,7 +252,7 @@ function packed(events: PreparedEvent[]): { raw: Buffer; rawAt: number[]; rawLen
 async function resolveExisting(
   db: Queryable,
   losers: Array<{ e: PreparedEvent; i: number }>,
-  outcomes: AcceptOutcome[],
+  outcomes: (AcceptOutcome | undefined)[],
 ): Promise<void> {
   // Looked up by the index prefix (tenant, object, external_id); the sequence is matched here,
   // where NULL equals NULL.

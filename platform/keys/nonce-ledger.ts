@@ -5,6 +5,11 @@ import type { ApiKey } from './api-keys.ts';
 // A nonce is single-use per key for this long.
 const NONCE_WINDOW_S = 600;
 
+// How a claim meets an earlier one of the same key and nonce (api_nonces): it wins only over a
+// claim older than the window, and RETURNING then names it as claimed.
+export const NONCE_CLAIM_CONFLICT = `ON CONFLICT (tenant_id, key_id, nonce) DO UPDATE SET claimed_at = EXCLUDED.claimed_at
+           WHERE api_nonces.claimed_at <= EXCLUDED.claimed_at - make_interval(secs => ${NONCE_WINDOW_S})`;
+
 interface Claim {
   tenantId: string;
   keyId: string;
@@ -71,8 +76,7 @@ export class NonceLedger {
         name: 'claim-nonces',
         text: `INSERT INTO api_nonces (tenant_id, key_id, nonce, claimed_at)
            SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[])
-         ON CONFLICT (tenant_id, key_id, nonce) DO UPDATE SET claimed_at = EXCLUDED.claimed_at
-           WHERE api_nonces.claimed_at <= EXCLUDED.claimed_at - make_interval(secs => ${NONCE_WINDOW_S})
+         ${NONCE_CLAIM_CONFLICT}
          RETURNING tenant_id, key_id, nonce`,
         values: [claims.map((c) => c.tenantId), claims.map((c) => c.keyId), claims.map((c) => c.nonce), claims.map((c) => c.at)],
       });

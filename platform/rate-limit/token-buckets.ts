@@ -1,4 +1,3 @@
-import { coalescing } from '../batching/coalesce.ts';
 import type { Clock } from '../clock.ts';
 import type { Pool } from '../postgres/pool.ts';
 
@@ -21,24 +20,16 @@ export interface BucketState {
 
 const LIMITS_TTL_MS = 30_000;
 
-interface Take {
-  cost: number;
-  resolve: (state: BucketState) => void;
-  reject: (error: unknown) => void;
-}
-
-// Per-tenant token buckets measured in events, kept in PostgreSQL so the limit holds across
-// every API process sharing the database. Takes of one tenant that arrive together are settled
-// by ONE UPDATE (one round trip, one row lock) that refills by elapsed time and deducts the
-// longest prefix of their costs that fits: takes are served in arrival order.
+// Per-tenant token buckets measured in events, kept in PostgreSQL so the limit holds across every
+// API process sharing the database. A request is charged in the statement that admits it
+// (platform/inbox/accept-events.ts): that statement refills the bucket by elapsed time and
+// deducts the longest prefix of its requests' costs that fits, in arrival order. This class keeps
+// what a process needs around that statement: each tenant's limits, whether its row exists, and
+// the bucket as this process last saw it.
 export class TokenBuckets {
   private readonly limits = new Map<string, { limits: BucketLimits; expiresAt: number }>();
   private readonly created = new Set<string>();
-  private readonly pending = new Map<string, Take[]>();
-  private readonly busy = new Set<string>();
-  private readonly scheduleFlush = coalescing(() => {
-    for (const tenantId of this.pending.keys()) void this.flush(tenantId);
-  });
+  private readonly lastSeen = new Map<string, { tokens: number; atMs: number; limits: BucketLimits }>();
 
   constructor(
     private readonly pool: Pool,
@@ -46,66 +37,34 @@ export class TokenBuckets {
     private readonly defaults: BucketLimits,
   ) {}
 
-  take(tenantId: string, cost: number): Promise<BucketState> {
-    return new Promise((resolve, reject) => {
-      const queue = this.pending.get(tenantId);
-      if (queue) queue.push({ cost, resolve, reject });
-      else this.pending.set(tenantId, [{ cost, resolve, reject }]);
-      this.scheduleFlush();
-    });
+  // The tenant's limits, its bucket row made (full) if this process has not seen it yet.
+  async prepare(tenantId: string): Promise<BucketLimits> {
+    const limits = await this.limitsFor(tenantId);
+    if (!this.created.has(tenantId)) await this.ensureBucket(tenantId, limits, this.clock.now());
+    return limits;
   }
 
-  private async flush(tenantId: string): Promise<void> {
-    if (this.busy.has(tenantId)) return;
-    const takes = this.pending.get(tenantId);
-    if (!takes || takes.length === 0) return;
-    this.pending.delete(tenantId);
-    this.busy.add(tenantId);
-    try {
-      const limits = await this.limitsFor(tenantId);
-      const now = this.clock.now();
-      await this.ensureBucket(tenantId, limits, now);
-      let row = await this.takeTokens(tenantId, now, limits, takes);
-      if (!row) {
-        // The bucket is gone though this process made it: rate_limit_buckets is unlogged, so a
-        // database crash empties it. It starts again full, as a new tenant's would.
-        this.created.delete(tenantId);
-        await this.ensureBucket(tenantId, limits, now);
-        row = await this.takeTokens(tenantId, now, limits, takes);
-        if (!row) throw new Error(`no rate-limit bucket for tenant ${tenantId}`);
-      }
-      const { tokens, last_available: available } = row;
-      let spent = 0;
-      let open = true;
-      for (const take of takes) {
-        open = open && spent + take.cost <= available;
-        if (open) spent += take.cost;
-        take.resolve(state(limits, tokens, open, take.cost));
-      }
-    } catch (error) {
-      for (const take of takes) take.reject(error);
-    } finally {
-      this.busy.delete(tenantId);
-      void this.flush(tenantId);
-    }
+  // The row is gone though this process made it: rate_limit_buckets is unlogged, so a database
+  // crash empties it. It starts again full, as a new tenant's would.
+  async recreate(tenantId: string): Promise<void> {
+    this.created.delete(tenantId);
+    await this.prepare(tenantId);
   }
 
-  // Refills by elapsed time and deducts the longest prefix of the takes' costs that fits;
-  // undefined when the tenant has no bucket row.
-  private async takeTokens(tenantId: string, now: Date, limits: BucketLimits, takes: Take[]): Promise<{ tokens: number; last_available: number } | undefined> {
-    const { rows } = await this.pool.query<{ tokens: number; last_available: number }>({
-      name: 'take-tokens',
-      text: `UPDATE rate_limit_buckets SET
-         tokens = ${AVAILABLE} - (SELECT coalesce(max(spent), 0) FROM
-                    (SELECT sum(c) OVER (ORDER BY o) AS spent FROM unnest($5::float8[]) WITH ORDINALITY AS u(c, o)) prefix
-                   WHERE spent <= ${AVAILABLE}),
-         last_available = ${AVAILABLE},
-         refreshed_at = GREATEST(refreshed_at, $2)
-       WHERE tenant_id = $1
-       RETURNING tokens, last_available`,
-      values: [tenantId, now, limits.capacity, limits.refillPerS, takes.map((t) => t.cost)],
-    });
-    return rows[0];
+  // What a charge left in the bucket, as the answer to one of its requests reports it.
+  settle(tenantId: string, limits: BucketLimits, tokens: number, granted: boolean, cost: number): BucketState {
+    this.lastSeen.set(tenantId, { tokens, atMs: this.clock.now().getTime(), limits });
+    return bucketState(limits, tokens, granted, cost);
+  }
+
+  // Whether the bucket as last seen here, refilled since, could not pay `cost`. Only a hint: the
+  // charge itself is always made in PostgreSQL, but a request likely to be refused is charged
+  // before its events are validated, so a tenant over its limit costs no validation work.
+  likelyShort(tenantId: string, cost: number): boolean {
+    const seen = this.lastSeen.get(tenantId);
+    if (!seen) return false;
+    const elapsedS = Math.max(0, (this.clock.now().getTime() - seen.atMs) / 1000);
+    return Math.min(seen.limits.capacity, seen.tokens + seen.limits.refillPerS * elapsedS) < cost;
   }
 
   // The bucket as it stands, for responses that report it without spending.
@@ -115,7 +74,7 @@ export class TokenBuckets {
       `SELECT ${AVAILABLE} AS available FROM rate_limit_buckets WHERE tenant_id = $1`,
       [tenantId, this.clock.now(), limits.capacity, limits.refillPerS],
     );
-    return state(limits, rows[0]?.available ?? limits.capacity, true, 0);
+    return bucketState(limits, rows[0]?.available ?? limits.capacity, true, 0);
   }
 
   private async ensureBucket(tenantId: string, limits: BucketLimits, now: Date): Promise<void> {
@@ -143,10 +102,14 @@ export class TokenBuckets {
   }
 }
 
-// Tokens available at $2 (now), given capacity $3 and refill rate $4; time never runs backwards.
-const AVAILABLE = `LEAST($3::float8, tokens + $4::float8 * GREATEST(0, EXTRACT(EPOCH FROM ($2::timestamptz - refreshed_at))))`;
+// The tokens a bucket row holds at `now`, given its capacity and refill rate (SQL expressions);
+// time never runs backwards.
+export const availableTokens = (now: string, capacity: string, refillPerS: string): string =>
+  `LEAST(${capacity}::float8, tokens + ${refillPerS}::float8 * GREATEST(0, EXTRACT(EPOCH FROM (${now}::timestamptz - refreshed_at))))`;
 
-function state(limits: BucketLimits, tokens: number, granted: boolean, cost: number): BucketState {
+const AVAILABLE = availableTokens('$2', '$3', '$4');
+
+function bucketState(limits: BucketLimits, tokens: number, granted: boolean, cost: number): BucketState {
   const missing = granted ? 0 : cost - tokens;
   return {
     granted,

@@ -37,6 +37,9 @@ export interface ApiDeps {
   nonces: NonceLedger;
   assets: TenantAssetRegistry;
   queue: AcceptanceQueue;
+  // Admissions alone (a request admitted before it is validated, and /v1/validate): on the nonce
+  // claims' asynchronously committed pool.
+  admissions: AcceptanceQueue;
   buckets: TokenBuckets;
   cursors: CursorCodec;
   // Read for consumer lag only.
@@ -78,12 +81,16 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     clock: deps.clock,
     assets: deps.assets,
     buckets: deps.buckets,
+    admissions: deps.admissions,
+    nonces: deps.nonces,
     occurredAtFutureSkewS: deps.settings.occurredAtFutureSkewS,
   });
   registerIngestRoutes(app, {
     pool: deps.pool,
     clock: deps.clock,
     queue: deps.queue,
+    admissions: deps.admissions,
+    nonces: deps.nonces,
     buckets: deps.buckets,
     assets: deps.assets,
     occurredAtFutureSkewS: deps.settings.occurredAtFutureSkewS,

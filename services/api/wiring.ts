@@ -51,10 +51,13 @@ export async function createApi(options: {
   resolve?: Resolve;
 }): Promise<{ app: FastifyInstance; startMaintenance: () => () => void }> {
   const { config, pool, clock } = options;
-  // Nonce claims commit without waiting for the WAL flush: an API restart loses none, a database
-  // crash can lose the last fraction of a second of claims (docs/decisions/0004).
-  const noncePool = createPool(options.databaseUrl, 2, { synchronousCommit: false });
+  // Nonce claims, and admissions that write no events, commit without waiting for the WAL flush:
+  // an API restart loses none, a database crash can lose the last fraction of a second of claims
+  // (docs/decisions/0004). Admissions of one tenant wait for each other's bucket row, so four
+  // are in flight: their nonce claims overlap while one holds the row (decision 0059).
+  const noncePool = createPool(options.databaseUrl, 4, { synchronousCommit: false });
   const nonces = new NonceLedger(noncePool, { now: () => clock.now() });
+  const buckets = new TokenBuckets(pool, clock, { capacity: config.SVC_RATE_LIMIT_CAPACITY, refillPerS: config.SVC_RATE_LIMIT_REFILL_PER_S });
   const box = new SecretBox(options.masterKey);
   // The graph answers the analysts' graph reads; the bus only reports consumer lag (no relay here).
   const graph = await openGraphStore(config, pool);
@@ -66,8 +69,9 @@ export async function createApi(options: {
     keys: new ApiKeyStore(pool, box),
     nonces,
     assets: new TenantAssetRegistry(pool),
-    queue: new AcceptanceQueue(pool),
-    buckets: new TokenBuckets(pool, clock, { capacity: config.SVC_RATE_LIMIT_CAPACITY, refillPerS: config.SVC_RATE_LIMIT_REFILL_PER_S }),
+    queue: new AcceptanceQueue(pool, buckets),
+    admissions: new AcceptanceQueue(noncePool, buckets, 4),
+    buckets,
     cursors: new CursorCodec(options.masterKey),
     bus: bus.value,
     engines,

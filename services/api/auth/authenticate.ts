@@ -25,12 +25,12 @@ export interface AuthRequest {
 
 export interface AuthDeps {
   findKey: (keyId: string) => Promise<ApiKey | undefined>;
-  claimNonce: (key: ApiKey, nonce: string, at: Date) => Promise<boolean>;
   now: () => Date;
 }
 
 export type AuthOutcome =
-  | { ok: true; key: ApiKey }
+  // Verified; the nonce is still to be claimed (at `at`), by the caller.
+  | { ok: true; key: ApiKey; nonce: string; at: Date }
   // 401 with the code of the first check that failed.
   | { ok: false; code: ErrorCode; detail: string };
 
@@ -39,8 +39,11 @@ function header(headers: AuthRequest['headers'], name: string): string | undefin
   return Array.isArray(value) ? value[0] : value;
 }
 
-// The spec's checks in the spec's order; the first failure is the answer. The nonce is claimed
-// only after the signature verifies, so a forged request cannot burn a real nonce.
+export const NONCE_REPLAYED_DETAIL = 'this nonce was already used with this key; sign every attempt with a fresh nonce';
+
+// The spec's checks in the spec's order, up to the nonce's claim; the first failure is the
+// answer. The caller claims the nonce (the last check) only after the signature verifies, so a
+// forged request cannot burn a real nonce.
 export async function authenticate(request: AuthRequest, deps: AuthDeps): Promise<AuthOutcome> {
   // The deferred enterprise scheme (RFC 9421) fails closed rather than being ignored.
   if (header(request.headers, 'signature-input') !== undefined || header(request.headers, 'signature') !== undefined) {
@@ -79,9 +82,5 @@ export async function authenticate(request: AuthRequest, deps: AuthDeps): Promis
   if (!key || !matches) {
     return { ok: false, code: 'svc:auth/invalid_signature', detail: 'the signature does not match the request' };
   }
-
-  if (!(await deps.claimNonce(key, nonce, now))) {
-    return { ok: false, code: 'svc:auth/nonce_replayed', detail: 'this nonce was already used with this key; sign every attempt with a fresh nonce' };
-  }
-  return { ok: true, key };
+  return { ok: true, key, nonce, at: now };
 }

@@ -2,7 +2,7 @@ import type { FastifyInstance, RouteOptions } from 'fastify';
 import type { Clock } from '../../../platform/clock.ts';
 import type { ApiKeyStore, Scope } from '../../../platform/keys/api-keys.ts';
 import type { NonceLedger } from '../../../platform/keys/nonce-ledger.ts';
-import { authenticate } from '../auth/authenticate.ts';
+import { authenticate, NONCE_REPLAYED_DETAIL } from '../auth/authenticate.ts';
 import { rawBody } from '../../../platform/http/json-body.ts';
 import { sendProblem } from '../../../platform/http/problem-reply.ts';
 
@@ -40,10 +40,20 @@ export function registerAuthentication(
     }
     const outcome = await authenticate(
       { method: request.method, target: request.url, headers: request.headers, body: rawBody(request) },
-      { findKey: (id) => deps.keys.find(id), claimNonce: (k, n, at) => deps.nonces.claim(k, n, at), now: () => deps.clock.now() },
+      { findKey: (id) => deps.keys.find(id), now: () => deps.clock.now() },
     );
     if (!outcome.ok) return sendProblem(request, reply, outcome.code, { detail: outcome.detail });
-    if (!access.some((scope) => outcome.key.scopes.includes(scope))) {
+    const scoped = access.some((scope) => outcome.key.scopes.includes(scope));
+    if (scoped && request.routeOptions.config.claimsNonce) {
+      request.apiKey = outcome.key;
+      request.pendingNonce = { nonce: outcome.nonce, at: outcome.at };
+      return;
+    }
+    // Claimed before the scope is checked: a refused request's nonce is spent too.
+    if (!(await deps.nonces.claim(outcome.key, outcome.nonce, outcome.at))) {
+      return sendProblem(request, reply, 'svc:auth/nonce_replayed', { detail: NONCE_REPLAYED_DETAIL });
+    }
+    if (!scoped) {
       return sendProblem(request, reply, 'svc:auth/insufficient_scope', {
         detail: `this endpoint needs a credential with scope ${access.join(' or ')}`,
       });

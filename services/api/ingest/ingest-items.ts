@@ -39,8 +39,22 @@ export async function ingestItems(
   context: IngestContext,
   accept: (events: PreparedEvent[]) => Promise<AcceptOutcome[]>,
 ): Promise<ItemResult[]> {
+  const prepared = prepareItems(items, context);
+  return settleItems(items, prepared, await accept(prepared.events));
+}
+
+// The items validated: the findings of the invalid ones, and the events of the valid ones.
+export interface PreparedItems {
+  results: (ItemResult | undefined)[];
+  // The item each event came from.
+  indexes: number[];
+  events: PreparedEvent[];
+}
+
+export function prepareItems(items: IncomingItem[], context: IngestContext): PreparedItems {
   const results: (ItemResult | undefined)[] = new Array(items.length);
-  const prepared: Array<{ index: number; event: PreparedEvent }> = [];
+  const indexes: number[] = [];
+  const events: PreparedEvent[] = [];
   items.forEach((item, index) => {
     const validation = validateItem(item.value, context.validation, item.prefix);
     if (!validation.ok) {
@@ -49,27 +63,30 @@ export async function ingestItems(
     }
     const event = validation.event;
     const raw = (item.value as { event: unknown }).event;
-    prepared.push({
-      index,
-      event: {
-        tenantId: context.tenantId,
-        eventId: uuidv7(context.receivedAt.getTime()),
-        object: validation.object,
-        externalId: event.external_id,
-        sequence: event.sequence ?? null,
-        rawEvent: item.rawEvent ?? Buffer.from(JSON.stringify(raw), 'utf8'),
-        contentHash: contentHash(raw),
-        occurredAt: validation.occurredAt,
-        receivedAt: context.receivedAt,
-        correlationId: context.correlationId,
-        importId: null,
-        historical: false,
-      },
+    indexes.push(index);
+    events.push({
+      tenantId: context.tenantId,
+      eventId: uuidv7(context.receivedAt.getTime()),
+      object: validation.object,
+      externalId: event.external_id,
+      sequence: event.sequence ?? null,
+      rawEvent: item.rawEvent ?? Buffer.from(JSON.stringify(raw), 'utf8'),
+      contentHash: contentHash(raw),
+      occurredAt: validation.occurredAt,
+      receivedAt: context.receivedAt,
+      correlationId: context.correlationId,
+      importId: null,
+      historical: false,
     });
   });
+  return { results, indexes, events };
+}
 
-  const outcomes = await accept(prepared.map((p) => p.event));
-  prepared.forEach(({ index, event }, i) => {
+// What became of each item, given the commit's outcome for each prepared event.
+export function settleItems(items: IncomingItem[], prepared: PreparedItems, outcomes: AcceptOutcome[]): ItemResult[] {
+  const results = [...prepared.results];
+  prepared.events.forEach((event, i) => {
+    const index = prepared.indexes[i]!;
     const outcome = outcomes[i]!;
     if (outcome.kind === 'conflict') {
       const entity = FAMILIES[event.object].kind === 'entity';

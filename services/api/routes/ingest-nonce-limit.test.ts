@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { TenantAssetRegistry } from '../../../platform/assets/tenant-registry.ts';
 import { loadConfig } from '../../../platform/config.ts';
 import { setTenantRateLimit } from '../../../platform/rate-limit/token-buckets.ts';
 import { createTenant } from '../../../platform/tenants/tenants.ts';
@@ -115,6 +116,25 @@ describe('the nonce of an ingest request', () => {
 });
 
 describe('the rate limit of ingest', () => {
+  it('refuses a tenant its bucket last showed empty before validating its batch', async () => {
+    await createTenant(api.db.pool, 'adm-empty', 'USD');
+    await setTenantRateLimit(api.db.pool, 'adm-empty', { capacity: 1000, refillPerS: 1 });
+    const key = await api.issue('adm-empty', 'ingest');
+    const batch = (prefix: string, n: number) => ({ events: Array.from({ length: n }, (_, i) => ({ object: 'movement', event: movementEvent(`${prefix}-${i}`) })) });
+    expect((await api.client.post('/v1/batches', batch('adm-empty-a', 1000), key)).statusCode).toBe(202);
+    // Validation reads the tenant's asset registry first; a request refused before it never does.
+    const validated = vi.spyOn(TenantAssetRegistry.prototype, 'forTenant');
+    try {
+      const refused = await api.client.post('/v1/batches', batch('adm-empty-b', 10), key);
+      expect(refused.statusCode).toBe(429);
+      expect(refused.headers['svc-ratelimit-remaining']).toBe('0');
+      expect(validated).not.toHaveBeenCalled();
+    } finally {
+      validated.mockRestore();
+    }
+    expect(await inboxCount('adm-empty-b')).toBe(0);
+  });
+
   it('holds across API processes: 1000 tokens, six batches of 400 from two processes at once, two accepted', async () => {
     await createTenant(api.db.pool, 'adm-limited', 'USD');
     await setTenantRateLimit(api.db.pool, 'adm-limited', { capacity: 1000, refillPerS: 1 });

@@ -6,10 +6,11 @@ import type { AcceptanceQueue } from '../../../platform/inbox/acceptance-queue.t
 import { contentHash } from '../../../platform/json/canonical-json.ts';
 import { batchEventTexts } from '../../../platform/json/json-spans.ts';
 import { withTransaction, type Pool } from '../../../platform/postgres/pool.ts';
+import type { NonceLedger } from '../../../platform/keys/nonce-ledger.ts';
 import type { TokenBuckets } from '../../../platform/rate-limit/token-buckets.ts';
 import { FAMILIES, FAMILY_NAMES, type Family } from '../../../schemas/families/index.ts';
 import { bodyRefusal, readJsonBody, rawBody } from '../../../platform/http/json-body.ts';
-import { chargeEvents } from '../http/rate-limit-headers.ts';
+import { admissionOf, answerRefusedAdmission, refuseClaimingNonce } from '../http/admission.ts';
 import { requestPath } from '../../../platform/http/problem-reply.ts';
 import { batchContract, ingestContract } from '../http/ingest-contracts.ts';
 import {
@@ -18,7 +19,7 @@ import {
   storeIdempotentResponse,
   type StoredResponse,
 } from '../ingest/idempotency.ts';
-import { ingestItems, type IncomingItem, type ItemResult } from '../ingest/ingest-items.ts';
+import { ingestItems, prepareItems, settleItems, type IncomingItem, type ItemResult } from '../ingest/ingest-items.ts';
 import { batchResponse, problemResponse, singleResponse } from '../ingest/render.ts';
 import { batchItems, wrapperRefusal, type RequestItems } from '../ingest/request-items.ts';
 
@@ -26,6 +27,10 @@ export interface IngestDeps {
   pool: Pool;
   clock: Clock;
   queue: AcceptanceQueue;
+  // Admissions alone (nonce and charge, nothing written), committed without waiting for the WAL
+  // flush like any nonce claim (decision 0004).
+  admissions: AcceptanceQueue;
+  nonces: NonceLedger;
   buckets: TokenBuckets;
   assets: TenantAssetRegistry;
   occurredAtFutureSkewS: number;
@@ -34,37 +39,44 @@ export interface IngestDeps {
 
 type Shape = { kind: 'single'; family: Family } | { kind: 'batch' };
 
-// The six single-event endpoints and POST /v1/batches. Order of work: parse, size the request,
-// charge the rate limit (a batch costs its item count), then validate and commit, either through
-// the group-commit queue or, with an Idempotency-Key, in a transaction that also stores the
-// response for replay.
+// The six single-event endpoints and POST /v1/batches. Order of work: parse and size the request
+// (a refusal there claims the nonce first), then validate, and admit and commit in one statement
+// (nonce claim, rate-limit charge at a batch's item count, events) through the group-commit queue.
+// A request is admitted before it is validated instead when it carries an Idempotency-Key (its
+// transaction also stores the response for replay) or when its tenant's bucket last looked too
+// empty to pay for it (an over-limit tenant costs no validation work). Either way a replayed
+// nonce answers 401 and a refused charge 429 whatever the body holds, and neither writes anything.
 export function registerIngestRoutes(app: FastifyInstance, deps: IngestDeps): void {
+  const config = { scopes: ['ingest'], claimsNonce: true } as const;
   for (const family of FAMILY_NAMES) {
-    app.post(FAMILIES[family].path, { config: { scopes: ['ingest'] }, schema: ingestContract(family) }, (request, reply) =>
-      handle(request, reply, { kind: 'single', family }, deps),
-    );
+    app.post(FAMILIES[family].path, { config, schema: ingestContract(family) }, (request, reply) => handle(request, reply, { kind: 'single', family }, deps));
   }
-  app.post('/v1/batches', { config: { scopes: ['ingest'] }, schema: batchContract }, (request, reply) => handle(request, reply, { kind: 'batch' }, deps));
+  app.post('/v1/batches', { config, schema: batchContract }, (request, reply) => handle(request, reply, { kind: 'batch' }, deps));
 }
 
 async function handle(request: FastifyRequest, reply: FastifyReply, shape: Shape, deps: IngestDeps): Promise<FastifyReply> {
   const tenantId = request.apiKey!.tenantId;
   const body = readJsonBody(request);
-  if (!body.ok) return send(reply, problemResponse(request, body.code, bodyRefusal(body)));
+  if (!body.ok) return refuseClaimingNonce(request, reply, deps.nonces, body.code, bodyRefusal(body));
 
   const found = incomingItems(shape, body.value, body.text, rawBody(request));
   if (found.kind !== 'items') {
     const { code, ...refusal } = wrapperRefusal(found);
-    return send(reply, problemResponse(request, code, refusal));
+    return refuseClaimingNonce(request, reply, deps.nonces, code, refusal);
   }
 
   const idempotencyKey = request.headers['idempotency-key'];
   if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || !IDEMPOTENCY_KEY.test(idempotencyKey))) {
-    return send(reply, problemResponse(request, 'svc:request/bad_request', { detail: 'Idempotency-Key must be 1-255 printable ASCII characters' }));
+    return refuseClaimingNonce(request, reply, deps.nonces, 'svc:request/bad_request', { detail: 'Idempotency-Key must be 1-255 printable ASCII characters' });
   }
 
-  const refused = await chargeEvents(reply, deps.buckets, tenantId, found.items.length);
-  if (refused) return send(reply, problemResponse(request, 'svc:rate_limit/exceeded', { detail: refused }));
+  const cost = found.items.length;
+  const admission = admissionOf(request, cost, await deps.buckets.prepare(tenantId));
+  const admitFirst = idempotencyKey !== undefined || deps.buckets.likelyShort(tenantId, cost);
+  if (admitFirst) {
+    const refused = answerRefusedAdmission(request, reply, await deps.admissions.admit(admission), cost);
+    if (refused) return refused;
+  }
 
   const now = deps.clock.now();
   const context = {
@@ -76,7 +88,13 @@ async function handle(request: FastifyRequest, reply: FastifyReply, shape: Shape
   const render = (results: ItemResult[]) => (shape.kind === 'single' ? singleResponse(request, results[0]!) : batchResponse(request, results));
 
   if (idempotencyKey === undefined) {
-    return send(reply, render(await ingestItems(found.items, context, (events) => deps.queue.submit(events))));
+    const prepared = prepareItems(found.items, context);
+    const accepted = await deps.queue.submit(prepared.events, admitFirst ? undefined : admission);
+    if (accepted.admission) {
+      const refused = answerRefusedAdmission(request, reply, accepted.admission, cost);
+      if (refused) return refused;
+    }
+    return send(reply, render(settleItems(found.items, prepared, accepted.outcomes)));
   }
   const scope = { tenantId, endpoint: requestPath(request), key: idempotencyKey };
   const outcome = await withTransaction(deps.pool, async (client) => {

@@ -2,10 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../../platform/clock.ts';
 import type { TenantAssetRegistry } from '../../../platform/assets/tenant-registry.ts';
 import { validateItem } from '../../../schemas/validation/validate-item.ts';
+import type { AcceptanceQueue } from '../../../platform/inbox/acceptance-queue.ts';
+import type { NonceLedger } from '../../../platform/keys/nonce-ledger.ts';
 import type { TokenBuckets } from '../../../platform/rate-limit/token-buckets.ts';
 import { bodyRefusal, readJsonBody } from '../../../platform/http/json-body.ts';
-import { chargeEvents } from '../http/rate-limit-headers.ts';
-import { problemFor, sendProblem } from '../../../platform/http/problem-reply.ts';
+import { admissionOf, answerRefusedAdmission, refuseClaimingNonce } from '../http/admission.ts';
+import { problemFor } from '../../../platform/http/problem-reply.ts';
 import { validateContract } from '../http/ingest-contracts.ts';
 import { validateRequestItems, wrapperRefusal } from '../ingest/request-items.ts';
 import type { DryRunResponse, DryRunResult } from '../../../schemas/responses.ts';
@@ -14,21 +16,24 @@ import type { DryRunResponse, DryRunResult } from '../../../schemas/responses.ts
 // 422 with the same body shape when any is not.
 export function registerValidateRoute(
   app: FastifyInstance,
-  deps: { clock: Clock; assets: TenantAssetRegistry; buckets: TokenBuckets; occurredAtFutureSkewS: number },
+  deps: { clock: Clock; assets: TenantAssetRegistry; buckets: TokenBuckets; admissions: AcceptanceQueue; nonces: NonceLedger; occurredAtFutureSkewS: number },
 ): void {
-  app.post('/v1/validate', { config: { scopes: ['ingest', 'read'] }, schema: validateContract }, async (request, reply) => {
+  // The nonce is claimed with the charge, in one round trip (http/admission.ts).
+  app.post('/v1/validate', { config: { scopes: ['ingest', 'read'], claimsNonce: true }, schema: validateContract }, async (request, reply) => {
     const body = readJsonBody(request);
-    if (!body.ok) return sendProblem(request, reply, body.code, bodyRefusal(body));
+    if (!body.ok) return refuseClaimingNonce(request, reply, deps.nonces, body.code, bodyRefusal(body));
 
     const found = validateRequestItems(body.value);
     if (found.kind !== 'items') {
       const { code, ...refusal } = wrapperRefusal(found);
-      return sendProblem(request, reply, code, refusal);
+      return refuseClaimingNonce(request, reply, deps.nonces, code, refusal);
     }
 
     // Validation is charged like ingest: one token per item checked.
-    const refused = await chargeEvents(reply, deps.buckets, request.apiKey!.tenantId, found.items.length);
-    if (refused) return sendProblem(request, reply, 'svc:rate_limit/exceeded', { detail: refused });
+    const cost = found.items.length;
+    const admission = admissionOf(request, cost, await deps.buckets.prepare(request.apiKey!.tenantId));
+    const refused = answerRefusedAdmission(request, reply, await deps.admissions.admit(admission), cost);
+    if (refused) return refused;
 
     const context = {
       registry: await deps.assets.forTenant(request.apiKey!.tenantId),
