@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { containsPan, findPans, luhnValid } from './pan.ts';
+import { registryWith } from '../assets/registry.ts';
 import { validateItem } from '../validation/validate-item.ts';
-import { CTX, PAN, SCHEMA, check, expectAccepted, expectRefused, findings, itemOf, onData, onEvent } from '../validation/test-kit.ts';
+import { CTX, PAN, SCHEMA, check, checkWith, expectAccepted, expectRefused, findings, itemOf, onData, onEvent } from '../validation/test-kit.ts';
 
 const CARD = '4111111111111111';
 
@@ -73,6 +74,44 @@ describe('findPans', () => {
   });
   it('inspects a top-level string', () => expect(findPans(CARD)).toEqual([[]]));
   it('finds nothing in clean values', () => expect(findPans({ a: 'x', b: [1, true, null], c: {} })).toEqual([]));
+  it("skips a money object's integer value, and only that", () => {
+    const amount = { value: CARD, asset: 'USD', scale: 2 };
+    const spaced = { value: '4111 1111 1111 1111', asset: 'USD', scale: 2 };
+    const value = { amount, spaced, other: { value: CARD } };
+    expect(findPans(value, [], new Set([amount, spaced]))).toEqual([['spaced', 'value'], ['other', 'value']]);
+    expect(findPans(value)).toEqual([['amount', 'value'], ['spaced', 'value'], ['other', 'value']]);
+  });
+});
+
+// Luhn-valid runs of 13-19 digits that are amounts (decision 0060).
+describe('a money value of minor units is a quantity, not a card number', () => {
+  // 0.26 of an 18-decimal token; 10,000,000,000.09 rupiah.
+  const TOKEN = { value: '260000000000000000', asset: 'X-ETH', scale: 18 };
+  const RUPIAH = { value: '1000000000009', asset: 'IDR', scale: 2 };
+  const registry = registryWith(new Map([['X-ETH', 18]]));
+
+  it('the amounts pass the card check, so only their place spares them', () => {
+    expect(containsPan(TOKEN.value)).toBe(true);
+    expect(containsPan(RUPIAH.value)).toBe(true);
+    expect(containsPan(`-${CARD}`)).toBe(true);
+  });
+
+  it.each([
+    ['movement amount', 'movement', onData('amount', TOKEN)],
+    ['movement amount, negative', 'movement', onData('amount', { ...RUPIAH, value: `-${RUPIAH.value}` })],
+    ['movement fee', 'movement', onData('fees.0', RUPIAH)],
+    ['control event amount', 'control_event', onData('amount', TOKEN)],
+    ['party declared monthly volume', 'party', onData('expected_profile.declared_monthly_volume', RUPIAH)],
+  ] as const)('is accepted in a %s', (_name, family, mutate) => expectAccepted(checkWith({ registry }, family, mutate)));
+
+  it('a card number written with separators in a money value is still refused there', () => {
+    const result = check('movement', onData('amount.value', '4111 1111 1111 1111'));
+    expect(result.ok ? undefined : result.code).toBe(PAN);
+    expect(findings(result)).toEqual([[PAN, 'event.data.amount.value'], [SCHEMA, 'event.data.amount.value']]);
+  });
+
+  it('a member named value outside money is still scanned', () =>
+    expectRefused(check('party', onData('identifiers.0.value', CARD)), PAN, 'event.data.identifiers.0.value'));
 });
 
 describe('PAN in an item', () => {

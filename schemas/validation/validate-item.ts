@@ -62,7 +62,9 @@ export function validateItem(raw: unknown, ctx: ValidationContext, prefix: strin
   if (event === undefined) schemaError(at('event'), 'required member is missing');
   else if (!isPlainObject(event)) schemaError(at('event'), 'must be an object');
 
-  for (const path of findPans(raw)) {
+  // A money value's minor units are a quantity, not a card number (decision 0060).
+  const money = isFamily(object) && isPlainObject(event) ? new Set(moneyFields(object, event.data).map((field) => field.money)) : undefined;
+  for (const path of findPans(raw, [], money)) {
     errors.push({ path: at(...path), code: 'svc:validation/pan_detected', message: 'a full card number is not accepted in any field' });
   }
   if (!isFamily(object) || !isPlainObject(event)) return fail(errors, isFamily(object) ? object : undefined, externalId);
