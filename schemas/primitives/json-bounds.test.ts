@@ -16,9 +16,13 @@ describe('checkJsonBounds', () => {
 
   it('names the path of the first violation in document order, and the body itself as ""', () => {
     expect(checkJsonBounds({ a: [1, 'abcdef'], b: 'abcdefg' }, LIMITS)).toEqual({ path: 'a.1', message: 'a string may hold at most 5 characters' });
-    expect(checkJsonBounds([1, 2, 3, 4], LIMITS)).toEqual({ path: '', message: 'an array may hold at most 3 items' });
     expect(checkJsonBounds({ a: { b: { c: { d: {} } } } }, LIMITS)).toEqual({ path: 'a.b.c.d', message: 'objects and arrays may nest at most 4 levels deep' });
     expect(checkJsonBounds({ a: { w: 1, x: 2, y: 3, z: 4 } }, LIMITS)).toEqual({ path: 'a', message: 'an object may hold at most 3 members' });
+  });
+
+  it('bounds objects by their members, and arrays only by what holds them', () => {
+    expect(checkJsonBounds({ a: [1, 2, 3, 4, 5, 6] }, LIMITS)).toBeUndefined();
+    expect(checkJsonBounds({ a: [1, 2, 3, 4, 'abcdef'] }, LIMITS)).toEqual({ path: 'a.4', message: 'a string may hold at most 5 characters' });
   });
 
   it("reports a member name past the limit at its object, before any violation inside the object's members", () => {

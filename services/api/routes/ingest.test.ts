@@ -264,6 +264,9 @@ describe('POST /v1/batches', () => {
     const big = await post('/v1/batches', { events: Array.from({ length: 1001 }, (_, i) => ({ object: 'movement', event: movementEvent(`big-${i}`) })) });
     expect(big.statusCode).toBe(413);
     expect(big.json().code).toBe('svc:batch/too_large');
+    const huge = await post('/v1/batches', { events: Array.from({ length: 100_001 }, () => 0) });
+    expect(huge.statusCode).toBe(413);
+    expect(huge.json().code).toBe('svc:batch/too_large');
   });
 
   it('accepts 1000 events in one request', async () => {

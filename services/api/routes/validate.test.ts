@@ -54,6 +54,12 @@ describe('POST /v1/validate', () => {
     expect(res.json().code).toBe('svc:batch/too_large');
   });
 
+  it('answers 413 svc:batch/too_large however many items past 1000 (past 100,000 too)', async () => {
+    const res = await api.client.post('/v1/validate', { events: Array.from({ length: 100_001 }, () => 0) }, api.keys.ingest);
+    expect(res.statusCode).toBe(413);
+    expect(res.json().code).toBe('svc:batch/too_large');
+  });
+
   it('answers 400 when events is empty or missing', async () => {
     const empty = await api.client.post('/v1/validate', { events: [] }, api.keys.ingest);
     expect(empty.statusCode).toBe(400);
