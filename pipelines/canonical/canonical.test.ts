@@ -165,7 +165,7 @@ describe('identifiers are keyed hashes', () => {
 
 describe('FX normalisation', () => {
   it('normalises to the base asset with complete provenance, and says so when no rate exists', async () => {
-    const loaded = await loadRateFile(api.db.pool, 'rates.csv', 'base,quote,rate,rate_scale,valid_from\nEUR,USD,1.0825,4,2026-08-01T00:00:00Z\nEUR,USD,1.1000,4,2026-09-02T00:00:00Z\n', api.clock.now());
+    const loaded = await loadRateFile(api.db.pool, 'rates.csv', 'base,quote,rate,rate_scale,valid_from\nEUR,USD,1.0825,4,2026-08-01T00:00:00Z\nEUR,USD,1.1000,4,2026-09-02T23:30:00+23:30\n', api.clock.now());
     expect(loaded.kind).toBe('loaded');
     await ingest('/v1/parties', partyEvent('fx-p'));
     const eur = movementEvent('fx-eur');

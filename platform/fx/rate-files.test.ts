@@ -9,8 +9,8 @@ describe('rate files are checked whole', () => {
     expect(check).toEqual({
       ok: true,
       rows: [
-        { base: 'EUR', quote: 'USD', rate: '1.0825', rateScale: 4, validFrom: '2026-08-01T00:00:00Z' },
-        { base: 'JPY', quote: 'USD', rate: '0.0067', rateScale: 6, validFrom: '2026-08-01T00:00:00Z' },
+        { base: 'EUR', quote: 'USD', rate: '1.0825', rateScale: 4, validFrom: '2026-08-01T00:00:00.000Z' },
+        { base: 'JPY', quote: 'USD', rate: '0.0067', rateScale: 6, validFrom: '2026-08-01T00:00:00.000Z' },
       ],
     });
   });

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { parse } from 'csv-parse/sync';
 import { ASSET_CODE } from '../../schemas/assets/registry.ts';
 import { MAX_SCALE } from '../../schemas/primitives/money.ts';
-import { isDateTime } from '../../schemas/primitives/timestamp.ts';
+import { canonicalInstant, isDateTime } from '../../schemas/primitives/timestamp.ts';
 import { uuidv7 } from '../ids.ts';
 import { withTransaction, type Pool } from '../postgres/pool.ts';
 
@@ -67,7 +67,8 @@ function checkRow(record: string[]): RateRow | string {
   if (decimals > rateScale) return `rate has ${decimals} decimal places, more than rate_scale ${rateScale}`;
   if (/^[0.]+$/.test(rate)) return 'rate must be greater than zero';
   if (!isDateTime(validFrom)) return 'valid_from must be an RFC 3339 date-time with an offset';
-  return { base, quote, rate, rateScale, validFrom };
+  // The instant, not the text: PostgreSQL refuses offsets past ±15:59 that RFC 3339 allows.
+  return { base, quote, rate, rateScale, validFrom: canonicalInstant(validFrom) };
 }
 
 export type LoadOutcome = { kind: 'loaded'; fileId: string; rows: number } | { kind: 'refused'; errors: Array<{ line: number; message: string }> };

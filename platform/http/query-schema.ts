@@ -30,7 +30,7 @@ export function integer(range: { min: number; max: number; fallback: number }) {
 }
 
 // RFC 3339 with an offset, as every instant of the API.
-export const dateTimeText = () =>
+const dateTimeText = () =>
   text()
     .refine(isDateTime, { error: 'must be an RFC 3339 date-time with an offset', abort: true })
     .meta({ format: 'date-time' })

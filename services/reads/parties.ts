@@ -88,8 +88,8 @@ export type MovementPage =
 // (query-schemas.ts).
 export interface MovementFilters {
   direction: 'in' | 'out' | 'both';
-  from?: string;
-  to?: string;
+  from?: Date;
+  to?: Date;
   limit: number;
   cursor?: string;
 }
@@ -98,7 +98,9 @@ export interface MovementFilters {
 // optionally within [from, to], in keyset pages bound to the tenant, the party and the filters.
 export async function movementPage(pool: Queryable, cursors: CursorCodec, tenantId: string, partyId: string, query: MovementFilters): Promise<MovementPage> {
   const { direction, from, to, limit } = query;
-  const filters = { t: tenantId, p: partyId, d: direction, f: from ?? null, u: to ?? null };
+  // The window is bound as instants, never as the client's text: PostgreSQL refuses offsets past
+  // ±15:59 that RFC 3339 allows. The cursor keeps the instants, so +01:00 and Z name one window.
+  const filters = { t: tenantId, p: partyId, d: direction, f: from?.toISOString() ?? null, u: to?.toISOString() ?? null };
   let after: { at: string; eventId: string } | undefined;
   if (query.cursor !== undefined) {
     const payload = cursors.decode(query.cursor);

@@ -1,5 +1,5 @@
 import { EDGE_TYPES, type EdgeFilter } from '../../platform/graph/port.ts';
-import { dateTime, dateTimeText, integer, list, minorUnits, optionalText, single, text } from '../../platform/http/query-schema.ts';
+import { dateTime, integer, list, minorUnits, optionalText, single, text } from '../../platform/http/query-schema.ts';
 import { GRAPH_LIMITS, type GraphLimits } from './graph.ts';
 
 // The query parameters of the canonical reads, declared once for the /v1 API and the console:
@@ -39,6 +39,6 @@ export const movementQueryShape = {
   cursor: optionalText({ max: 4096 }),
   limit: integer({ min: 1, max: 200, fallback: 50 }),
   direction: single(['in', 'out', 'both'] as const, 'must be in, out or both'),
-  from: dateTimeText(),
-  to: dateTimeText(),
+  from: dateTime(),
+  to: dateTime(),
 };

@@ -76,6 +76,14 @@ describe('GET /v1/parties/{id}/movements', () => {
     expect(window.sort()).toEqual(['pg-20', 'pg-21', 'pg-22', 'pg-23', 'pg-24', 'pg-25', 'pg-26', 'pg-27', 'pg-28', 'pg-29', 'pg-30', 'pg-31', 'pg-32', 'pg-33', 'pg-34', 'pg-35', 'pg-36', 'pg-37', 'pg-38', 'pg-39'].sort());
   });
 
+  it('reads a window written with any RFC 3339 offset as the same instants, across pages', async () => {
+    // PostgreSQL itself refuses offsets past ±15:59; these are the window above, written far east and west.
+    const east = await pages(`from=${encodeURIComponent('2026-08-01T23:35:00+23:30')}&to=${encodeURIComponent('2026-07-31T04:09:59-20:00')}&limit=2`);
+    const utc = await pages('from=2026-08-01T00:05:00Z&to=2026-08-01T00:09:59Z&limit=2');
+    expect(east).toHaveLength(20);
+    expect(east).toEqual(utc);
+  });
+
   it.each([
     ['limit=0', 'limit'],
     ['limit=201', 'limit'],

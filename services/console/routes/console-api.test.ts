@@ -249,6 +249,12 @@ describe('party view and network', () => {
     const movements = await call(analyst, 'GET', '/console/v1/parties/alice/movements?direction=out');
     expect(consoleMovementPageSchema.parse(movements.json()).data.map((m) => [m.external_id, m.parties])).toEqual([['mv-1', { debit: 'alice', credit: 'bob' }]]);
     expectProblem(await call(analyst, 'GET', '/console/v1/parties/nobody/movements'), 404, 'svc:resource/not_found');
+    // A window written with offsets PostgreSQL itself refuses (past ±15:59), read as instants.
+    const window = (from: string, to: string) => call(analyst, 'GET', `/console/v1/parties/alice/movements?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`);
+    const exact = await window('2026-08-21T09:00:00+23:00', '2026-08-19T14:00:00-20:00');
+    expect(exact.statusCode, exact.body).toBe(200);
+    expect(exact.json().data.map((m: { external_id: string }) => m.external_id)).toEqual(['mv-1']);
+    expect((await window('2026-08-21T09:00:01+23:00', '2026-08-21T09:00:02+23:00')).json().data).toEqual([]);
   });
 
   it('posture reasons name the open alerts behind the band', async () => {
