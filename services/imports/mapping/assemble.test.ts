@@ -181,10 +181,10 @@ describe('rule keys through assembleRow', () => {
     [{ from: 'c', type: 'boolean' }, 'maybe', SCHEMA],
     [{ from: 'c', type: 'boolean', true_values: ['ja'], false_values: ['nein'] }, 'yes', SCHEMA],
     [{ from: 'c', type: 'json' }, '{oops', SCHEMA],
-    [{ from: 'c', type: 'datetime' }, '2019-02-30T00:00:00Z', TS],
-    [{ from: 'c', type: 'datetime', format: 'epoch_s' }, '12.3456', TS],
-    [{ from: 'c', type: 'datetime', format: 'epoch_ms' }, '1.5', TS],
-    [{ from: 'c', type: 'datetime', pattern: 'DD.MM.YYYY HH:mm', tz: 'Europe/Prague' }, '31.12.2019', TS],
+    [{ from: 'c', type: 'datetime' }, '2019-02-30T00:00:00Z', SCHEMA],
+    [{ from: 'c', type: 'datetime', format: 'epoch_s' }, '12.3456', SCHEMA],
+    [{ from: 'c', type: 'datetime', format: 'epoch_ms' }, '1.5', SCHEMA],
+    [{ from: 'c', type: 'datetime', pattern: 'DD.MM.YYYY HH:mm', tz: 'Europe/Prague' }, '31.12.2019', SCHEMA],
   ] as Array<[FieldRule, string, string]>)('%j rejects with its code', (rule, value, code) =>
     expect(one(rule, { c: value })).toMatchObject({ kind: 'rejected', code, path: 'data.x' }));
   it('boolean with true_values/false_values', () =>
@@ -217,6 +217,9 @@ describe('rejections', () => {
   it('an unparseable occurred_at is timestamp_out_of_range', () =>
     expect(assembleRow({ targets: [t('external_id', { from: 'id' }), t('occurred_at', { from: 'when', type: 'datetime' })] }, row({ when: 'soon' }), ctx))
       .toMatchObject({ kind: 'rejected', code: TS, path: 'occurred_at', externalId: 'e-1' }));
+  it.each(['recorded_at', 'data.created_at'])('an unparseable %s is schema, as live ingest answers it', (target) =>
+    expect(assembleRow({ targets: [t('external_id', { from: 'id' }), t(target, { from: 'when', type: 'datetime' })] }, row({ when: 'soon' }), ctx))
+      .toMatchObject({ kind: 'rejected', code: SCHEMA, path: target, externalId: 'e-1' }));
   it('no external_id in the rejection when it failed itself', () => {
     const out = assembleRow({ targets: base }, csv({ when: 'x' }), ctx);
     expect(out).toEqual({ kind: 'rejected', code: SCHEMA, path: 'external_id', message: 'no value for external_id' });

@@ -4,7 +4,8 @@ import type { Failure, Result } from './values.ts';
 
 // Datetime values of an import row, to an RFC 3339 UTC string with milliseconds
 // (2019-09-01T10:00:00.000Z). Every failure carries svc:validation/timestamp_out_of_range (the
-// spec files "occurred_at unparseable" under it), for every datetime target.
+// spec files "occurred_at unparseable" under it); assembly keeps that code for occurred_at only
+// and reports any other target's failure as schema (assemble.ts).
 //
 // Formats:
 // - rfc3339 (default; `pattern` alone implies pattern): what RFC 3339 allows, with T, t or a
