@@ -129,6 +129,37 @@ describe('POST /v1/imports/dry-run', () => {
       },
     ]);
   });
+
+  it('takes a JSONL object whole into an object or money target with type json, and validates it as live ingest does', async () => {
+    const mapping = {
+      mapping_version: 1,
+      family: 'movement',
+      format: { kind: 'jsonl' },
+      fields: {
+        external_id: { from: 'id' },
+        occurred_at: { from: 'at', type: 'datetime' },
+        'data.type': { const: 'wire' },
+        'data.status': { const: 'completed' },
+        'data.amount': { from: 'amount', type: 'json' },
+        'data.debit': { from: 'from', type: 'json' },
+        'data.credit': { from: 'to', type: 'json' },
+        'data.fees.0': { from: 'fee', type: 'json', optional: true },
+      },
+    };
+    const amount = { value: '1500', asset: 'EUR', scale: 2 };
+    const row = (id: string, extra: Record<string, unknown>) => JSON.stringify({ id, at: '2026-07-01T10:00:00Z', amount, from: { account_id: 'a-1' }, to: { account_id: 'a-2' }, ...extra });
+    const sample = [row('j-1', { fee: { value: '25', asset: 'EUR', scale: 2 } }), row('j-2', { to: { account_id: 'a-2', colour: 'red' } }), row('j-3', { amount: { value: '1', asset: 'EUR', scale: 5 } })].join('\n');
+    const res = await dryRun({ mapping, sample });
+    expect(res.statusCode, res.body).toBe(200);
+    const report = importDryRunReportSchema.parse(res.json());
+    expect(report.preview).toEqual([
+      { external_id: 'j-1', schema_version: '2026-09-01', occurred_at: '2026-07-01T10:00:00.000Z', data: { type: 'wire', status: 'completed', amount, debit: { account_id: 'a-1' }, credit: { account_id: 'a-2' }, fees: [{ value: '25', asset: 'EUR', scale: 2 }] } },
+    ]);
+    expect(report.rejects.map((r) => [r.row_no, r.code])).toEqual([
+      [2, 'svc:validation/schema'],
+      [3, 'svc:validation/money_scale_mismatch'],
+    ]);
+  });
 });
 
 describe('an import from creation to its reject report', () => {

@@ -155,9 +155,17 @@ describe('rule 2: target paths', () => {
   });
 
   it('refuses an intermediate object, naming its fields', () => {
-    expectFinding(doc('movement', { 'data.debit': { from: 'd' } }), 'fields.data.debit', /^an object of movement, not a field; map its fields: data\.debit\.account_id,/);
-    expectFinding(doc('movement', { data: { from: 'd', type: 'json' } }), 'fields.data', /an object of movement/);
-    expectFinding(doc('movement', { 'data.geo': { from: 'g' } }), 'fields.data.geo', 'an object of movement, not a field; map its fields: data.geo.country, data.geo.region, data.geo.lat, data.geo.lon');
+    expectFinding(doc('movement', { 'data.debit': { from: 'd' } }), 'fields.data.debit', /^an object of movement, not a field; map its fields \(or map it whole with type json\): data\.debit\.account_id,/);
+    expectFinding(doc('movement', { data: { from: 'd', type: 'json' } }), 'fields.data', /^an object of movement, not a field; map its fields: /);
+    expectFinding(doc('movement', { 'data.geo': { from: 'g' } }), 'fields.data.geo', 'an object of movement, not a field; map its fields (or map it whole with type json): data.geo.country, data.geo.region, data.geo.lat, data.geo.lon');
+  });
+
+  it('takes an object of data whole with type json (the spec allows json for every target)', () => {
+    const whole = (family: Family, fields: Rules) => ({ mapping_version: 1, family, format: { kind: 'jsonl' }, fields: { ...ENVELOPE, ...fields } });
+    expectOk(whole('movement', { 'data.type': { from: 'type' }, 'data.status': { from: 'status' }, 'data.amount': { from: 'amount', type: 'json' }, 'data.debit': { from: 'debit', type: 'json' }, 'data.credit': { from: 'credit', type: 'json' }, 'data.geo': { from: 'geo', type: 'json' } }));
+    expectOk(whole('relationship', { 'data.type': { from: 'type' }, 'data.from': { from: 'a', type: 'json' }, 'data.to': { from: 'b', type: 'json' }, 'data.valid_from': { from: 'since', type: 'datetime' } }));
+    // Whole and part would write the same member.
+    expectFinding(doc('movement', { 'data.geo': { from: 'g', type: 'json' }, 'data.geo.lat': { from: 'lat', type: 'number' } }), 'fields.data.geo.lat', /overlaps fields\.data\.geo/);
   });
 
   it('accepts money parts mapped separately', () => {
@@ -287,8 +295,10 @@ describe('rule 3: rule consistency', () => {
     expectFinding(movement({ 'data.memo': { type: 'money', ...USD } }), 'fields.data.memo.type', 'type money applies to a money object only: data.amount, data.fees.<i>');
     expectFinding(movement({ 'data.fees': { type: 'money', ...USD } }), 'fields.data.fees.type', /applies to a money object only/);
     expectFinding(doc('account', { 'data.product_code': { type: 'money', ...USD } }), 'fields.data.product_code.type', 'account has no money fields');
-    expectFinding(movement({ 'data.amount': { from: 'a' } }), 'fields.data.amount.type', /data\.amount is a money object: type must be money/);
-    expectFinding(movement({ 'data.fees.0': { from: 'f', type: 'json' } }), 'fields.data.fees.0.type', /money object/);
+    expectFinding(movement({ 'data.amount': { from: 'a' } }), 'fields.data.amount.type', /data\.amount is a money object: type must be money or json/);
+    expectFinding(movement({ 'data.fees.0': { from: 'f', type: 'integer' } }), 'fields.data.fees.0.type', /money object/);
+    // A money object already written as JSON in the source is taken whole.
+    expectOk(movement({ 'data.amount': { from: 'a', type: 'json' }, 'data.fees.0': { from: 'f', type: 'json' } }));
     expectFinding(doc('party', { 'data.expected_profile.declared_monthly_volume': { from: 'v' } }), 'fields.data.expected_profile.declared_monthly_volume.type', /money object/);
     expectOk(doc('party', { 'data.expected_profile.declared_monthly_volume': { type: 'money', ...USD, units: 'minor', scale: 2 } }));
     expectOk(doc('control_event', { 'data.amount': { type: 'money', ...USD } }));

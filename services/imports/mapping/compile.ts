@@ -101,7 +101,7 @@ function checkParts({ family, format, fields, rowFilter }: Parts, add: Add): str
     if (whole !== undefined) add(`fields.${target}`, `overlaps fields.${whole}: map the whole or its parts, not both`);
   }
   for (const [target, rule] of fields) {
-    const kind = family && checkTarget(family, target, add);
+    const kind = family && checkTarget(family, target, rule?.type, add);
     if (!rule) continue;
     checkRule(target, rule, add, family, kind);
     column(`fields.${target}.from`, rule.from);
@@ -112,14 +112,17 @@ function checkParts({ family, format, fields, rowFilter }: Parts, add: Add): str
 }
 
 // The target's kind when it is a real target of the family; undefined (and a finding) otherwise.
-function checkTarget(family: Family, target: string, add: Add): TargetKind | undefined {
+// An object of data (data.debit, data.geo) is a target for type json only: the spec lets json go
+// to any data.<path>, and the row's schema check judges the object. data itself is not a path.
+function checkTarget(family: Family, target: string, type: FieldType | undefined, add: Add): TargetKind | undefined {
   const kind = classifyTarget(family, target);
   const at = `fields.${target}`;
   if (kind === undefined) {
     add(at, `not a field of ${family}; nearest: ${nearest(target, familyTargets(family)).join(', ')}`);
-  } else if (kind === 'object') {
+  } else if (kind === 'object' && (type !== 'json' || target === 'data')) {
     const under = targetsUnder(family, target);
-    add(at, `an object of ${family}, not a field; map its fields: ${under.slice(0, 5).join(', ')}${under.length > 5 ? ', ...' : ''}`);
+    const whole = target === 'data' ? '' : ' (or map it whole with type json)';
+    add(at, `an object of ${family}, not a field; map its fields${whole}: ${under.slice(0, 5).join(', ')}${under.length > 5 ? ', ...' : ''}`);
   } else if (target === 'sequence' && FAMILIES[family].kind === 'fact') {
     // Live validation refuses a sequence on a fact, so every row would be rejected.
     add(at, `${family} is a fact and carries no sequence`);
@@ -166,8 +169,8 @@ function checkRule(target: string, rule: FieldRule, add: Add, family?: Family, k
 
   const envelopeType = ENVELOPE_TYPES.get(target);
   if (envelopeType !== undefined && type !== envelopeType) add(at('type'), `must be ${envelopeType}`);
-  if (kind === 'money' && type !== 'money') {
-    add(at('type'), `${target} is a money object: type must be money (or map its parts, ${target}.value and so on, separately)`);
+  if (kind === 'money' && type !== 'money' && type !== 'json') {
+    add(at('type'), `${target} is a money object: type must be money or json (or map its parts, ${target}.value and so on, separately)`);
   }
   if (family && kind !== undefined && kind !== 'money' && type === 'money') {
     const money = moneyTargets(family);

@@ -13,10 +13,10 @@ export const REQUIRED_TARGETS = ['external_id', 'occurred_at'] as const;
 export type TargetKind =
   | 'envelope' // external_id, occurred_at, recorded_at, sequence, schema_version
   | 'leaf' // an enum or primitive of data, including a part of a Money object (data.amount.value)
-  | 'money' // a Money object itself (data.amount, data.fees.0): mapped with type money
+  | 'money' // a Money object itself (data.amount, data.fees.0): mapped with type money, or json whole
   | 'collection' // an array (data.identifiers): mapped whole
   | 'in_collection' // any sub-path under a collection (data.identifiers.0.value): the row's schema check judges it
-  | 'object'; // an intermediate object (data.debit): refused, its fields are the targets
+  | 'object'; // an intermediate object (data.debit): its fields are the targets, or json maps it whole
 
 interface Shape {
   kinds: Map<string, TargetKind>; // every path of data in schema order, objects included
