@@ -34,7 +34,7 @@ describeField('control_event', 'amount', {
 });
 describeField('control_event', 'amount.value', { required: true, refuse: [1000, '10.00'] });
 describeField('control_event', 'amount.scale', { required: true, refuse: ['0'] });
-describeField('control_event', 'amount.scale', { refuse: [2], code: SCALE });
+describeField('control_event', 'amount.scale', { refuse: [2, -1, 19], code: SCALE });
 describeField('control_event', 'external_ref', { required: false, ...textRule(1, 256) });
 
 describe('control event data as a whole', () => {

@@ -67,8 +67,8 @@ describeField('party', 'expected_profile.declared_monthly_volume', {
   refuse: [250000, '2500.00'],
 });
 describeField('party', 'expected_profile.declared_monthly_volume.value', { refuse: [250000, '2500.00'] });
-describeField('party', 'expected_profile.declared_monthly_volume.scale', { required: true, refuse: ['2', 2.5, -1] });
-describeField('party', 'expected_profile.declared_monthly_volume.scale', { refuse: [3, 0], code: SCALE });
+describeField('party', 'expected_profile.declared_monthly_volume.scale', { required: true, refuse: ['2', 2.5] });
+describeField('party', 'expected_profile.declared_monthly_volume.scale', { refuse: [3, 0, -1, 19], code: SCALE });
 describeField('party', 'expected_profile.corridors', {
   required: false,
   accept: [[], items(50, (i) => `GB-C${i}`)],

@@ -3,7 +3,7 @@ import type { AssetRegistry } from '../assets/registry.ts';
 import { ENVELOPES, SCHEMA_VERSION, type Envelope } from '../envelope.ts';
 import type { ErrorCode } from '../errors/catalog.ts';
 import { FAMILIES, FAMILY_NAMES, isFamily, moneyFields, type Family } from '../families/index.ts';
-import { checkMoneyScale, moneySchema } from '../primitives/money.ts';
+import { MAX_SCALE, checkMoneyScale, moneySchema } from '../primitives/money.ts';
 import { containsPan, findPans } from '../primitives/pan.ts';
 import { dateTimeMs, isDateTime } from '../primitives/timestamp.ts';
 import type { FieldError } from '../problem.ts';
@@ -80,9 +80,15 @@ export function validateItem(raw: unknown, ctx: ValidationContext, prefix: strin
 
   const parsed = ENVELOPES[object].safeParse(event);
   if (!parsed.success) {
+    const scales = scalesOutOfRange(object, event.data, ctx.registry);
     for (const issue of parsed.error.issues) {
       if (unsupportedVersion && issue.path.length === 1 && issue.path[0] === 'schema_version') continue;
-      errors.push(...issueErrors(issue, event, (p) => at('event', ...p.map(String))));
+      const scale = scales.get(dottedPath(issue.path));
+      if (scale === undefined) errors.push(...issueErrors(issue, event, (p) => at('event', ...p.map(String))));
+      else if (!scale.reported) {
+        errors.push({ path: at('event', ...issue.path.map(String)), code: 'svc:validation/money_scale_mismatch', message: scale.message });
+        scale.reported = true;
+      }
     }
   }
 
@@ -113,6 +119,22 @@ export function validateItem(raw: unknown, ctx: ValidationContext, prefix: strin
 
   if (errors.length > 0 || !parsed.success) return fail(errors, object, externalId);
   return { ok: true, object, event: parsed.data, occurredAt: new Date(occurredAtMs) };
+}
+
+// A money scale that is an integer outside 0-18 cannot match the asset registry: the spec answers
+// a scale that does not match with money_scale_mismatch, so the range refusal becomes that code.
+// Keyed by the scale's path within the event (data.amount.scale), with the registry's message.
+function scalesOutOfRange(object: Family, data: unknown, registry: AssetRegistry): Map<string, { message: string; reported: boolean }> {
+  const found = new Map<string, { message: string; reported: boolean }>();
+  for (const { path, money } of moneyFields(object, data)) {
+    if (!isPlainObject(money) || !Number.isInteger(money.scale)) continue;
+    const scale = money.scale as number;
+    if (scale >= 0 && scale <= MAX_SCALE) continue;
+    const expected = typeof money.asset === 'string' ? registry.scaleOf(money.asset) : undefined;
+    const message = expected === undefined ? `a scale must be 0-${MAX_SCALE} and match the asset registry, not ${scale}` : `${money.asset as string} has scale ${expected} in the asset registry, not ${scale}`;
+    found.set(dottedPath(['data', ...path, 'scale']), { message, reported: false });
+  }
+  return found;
 }
 
 function fail(errors: FieldError[], object?: Family, externalId?: string): ItemValidation {
