@@ -6,19 +6,54 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { problemSchema } from '../schemas/problem.ts';
-import { VALID_EVENTS } from './fixtures/events.ts';
+import { OCCURRED_AT, VALID_EVENTS, accountEvent, controlEventEvent, instrumentEvent, movementEvent, partyEvent, relationshipEvent } from './fixtures/events.ts';
+import { oddInstants } from './support/odd-instants.ts';
 import { startTestApi, type TestApi } from './support/test-api.ts';
+import { startTestPipeline, type TestPipeline } from './support/test-pipeline.ts';
 
 let api: TestApi;
-let routes: Array<{ method: string; path: string }>;
+let run: TestPipeline;
+// A route with the query parameters its OpenAPI operation declares (date-time ones marked).
+// The scope its summary names, when it names one ("... (scope read)").
+let routes: Array<{ method: string; path: string; scope?: string; query: Array<{ name: string; instant: boolean }> }>;
+type Operation = { summary?: string; parameters?: Array<{ in: string; name: string; schema?: { format?: string } }> };
+// Ids that exist: a route answers an unknown id before it reads its query, so only a known one
+// takes the query (a window, a cursor, a depth) as far as the store.
+const KNOWN_IDS = ['party-1', 'party-2', 'acct-1', 'acct-2', 'inst-1', 'mv-1', 'rel-1', 'ce-1'];
 beforeAll(async () => {
   api = await startTestApi({ SVC_MAX_BODY_BYTES: '262144', SVC_RATE_LIMIT_CAPACITY: '1000000000' });
-  const doc = (await api.app.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, Record<string, unknown>> };
-  routes = Object.entries(doc.paths).flatMap(([path, operations]) => Object.keys(operations).filter((m) => m !== 'parameters').map((method) => ({ method: method.toUpperCase(), path })));
+  run = await startTestPipeline(api);
+  const world = [
+    { object: 'party', event: partyEvent('party-1') },
+    { object: 'party', event: partyEvent('party-2') },
+    { object: 'account', event: accountEvent('acct-1', 'party-1') },
+    { object: 'account', event: accountEvent('acct-2', 'party-2') },
+    { object: 'instrument', event: instrumentEvent('inst-1') },
+    { object: 'movement', event: movementEvent('mv-1') },
+    { object: 'relationship', event: relationshipEvent('rel-1') },
+    { object: 'control_event', event: controlEventEvent('ce-1') },
+  ];
+  const seeded = await api.client.post('/v1/batches', { events: world }, api.keys.ingest);
+  expect(seeded.json().accepted, seeded.body).toBe(world.length);
+  await run.drain();
+  const doc = (await api.app.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, Record<string, Operation>> };
+  routes = Object.entries(doc.paths).flatMap(([path, operations]) =>
+    Object.entries(operations)
+      .filter(([m]) => m !== 'parameters')
+      .map(([method, operation]) => ({
+        method: method.toUpperCase(),
+        path,
+        scope: /\(scope ([a-z_]+)/.exec(operation.summary ?? '')?.[1],
+        query: (operation.parameters ?? []).filter((p) => p.in === 'query').map((p) => ({ name: p.name, instant: p.schema?.format === 'date-time' })),
+      })),
+  );
 });
-afterAll(async () => api?.close());
+afterAll(async () => {
+  await run?.stop();
+  await api?.close();
+});
 
-const oddInstant = fc.constantFrom('2016-12-31T23:59:60Z', '2026-09-01T00:00:00+23:59', '0000-01-01T00:00:00Z', '9999-12-31T23:59:59-23:59', '2026-09-01T12:00:00.123456789Z', '2026-13-01T00:00:00Z');
+const oddInstant = oddInstants(OCCURRED_AT);
 const oddString = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 40 }),
@@ -61,14 +96,23 @@ it('answers every route with a success or a governed problem, never a 5xx', asyn
   await fc.assert(
     fc.asyncProperty(
       fc.nat(),
-      fc.constantFrom(...scopes),
-      fc.array(oddString, { minLength: 3, maxLength: 3 }),
-      fc.dictionary(fc.constantFrom('limit', 'cursor', 'from', 'to', 'status', 'severity', 'depth', 'as_of', 'kind', 'x'), oddString, { maxKeys: 3 }),
+      // Mostly the scope the route asks for, so that most requests reach its handler.
+      fc.tuple(fc.boolean(), fc.constantFrom(...scopes)),
+      fc.array(fc.oneof({ arbitrary: fc.constantFrom(...KNOWN_IDS), weight: 3 }, { arbitrary: oddString, weight: 1 }), { minLength: 3, maxLength: 3 }),
+      // Parameters the route declares (by index), each with an odd text and an odd instant; or any name.
+      fc.array(fc.tuple(fc.nat(), oddString, oddInstant), { maxLength: 3 }),
+      fc.dictionary(fc.constantFrom('limit', 'cursor', 'from', 'to', 'x'), oddString, { maxKeys: 1 }),
       body,
-      async (pick, scope, params, query, payload) => {
+      async (pick, [asked, anyScope], params, declared, undeclared, payload) => {
         const route = routes[pick % routes.length]!;
+        const scope = asked && route.scope && scopes.includes(route.scope as (typeof scopes)[number]) ? (route.scope as (typeof scopes)[number]) : anyScope;
         let n = 0;
         const path = route.path.replace(/\{[^}]+\}/g, () => encodeURIComponent(wellFormed(params[n++ % params.length]!)));
+        const query: Record<string, string> = { ...undeclared };
+        for (const [i, text, instant] of declared) {
+          const parameter = route.query[i % Math.max(route.query.length, 1)];
+          if (parameter) query[parameter.name] = parameter.instant ? instant : text;
+        }
         const search = new URLSearchParams(query).toString();
         const url = `${path}${search ? `?${search}` : ''}`;
         const withBody = route.method !== 'GET' && route.method !== 'HEAD' && route.method !== 'DELETE';
@@ -84,7 +128,7 @@ it('answers every route with a success or a governed problem, never a 5xx', asyn
         }
       },
     ),
-    { numRuns: 1_500, seed: Number(process.env.PROPERTY_SEED ?? 20261127) },
+    { numRuns: 6_000, seed: Number(process.env.PROPERTY_SEED ?? 20261127) },
   );
   expect(routes.length).toBeGreaterThan(30);
   // The requests got past authentication on most routes, and were both taken and refused.
