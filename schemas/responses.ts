@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { upTo } from './primitives/fields.ts';
 import { FAMILY_NAMES } from './families/index.ts';
 import { NODE_KINDS } from './graph.ts';
 import { problemSchema } from './problem.ts';
@@ -235,7 +236,7 @@ export const episodePageSchema = z.strictObject({
 export const caseActionRequestSchema = z.strictObject({
   status: z.enum(CASE_STATUSES).optional(),
   disposition: z.enum(DISPOSITIONS).optional(),
-  note: z.string().max(CASE_NOTE_MAX).optional(),
+  note: upTo(CASE_NOTE_MAX).optional(),
 });
 
 // The analysts' graph queries: nodes and edges as a drawing library takes them.

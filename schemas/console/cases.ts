@@ -9,13 +9,14 @@
 // (the path is relative to the importing file; from console/web/src/views it is
 // '../../../../schemas/console/cases.ts'). A case is an episode: its id is the episode's (epsd_…).
 import { z } from 'zod';
+import { STORABLE } from '../primitives/fields.ts';
 import { CONSOLE_ROLES } from './requests.ts';
 import { alertSchema, CASE_NOTE_MAX, CASE_STATUSES, DISPOSITIONS, EPISODE_STATUSES, episodeDetailSchema } from '../responses.ts';
 
 // Request bodies of the console's case actions (services/console/routes/episodes.ts). Strict, as
 // every request body. The reason is mandatory: it is the note of the case action and is kept in
 // the console audit log.
-const reason = z.string().trim().min(1, 'give a reason').max(CASE_NOTE_MAX);
+const reason = z.string().trim().min(1, 'give a reason').max(CASE_NOTE_MAX).refine(...STORABLE);
 
 export const assignRequestSchema = z.strictObject({ user_id: z.uuid().nullable() });
 export const caseStatusRequestSchema = z.strictObject({ status: z.enum(CASE_STATUSES), reason });

@@ -10,6 +10,8 @@ import { ASSET_CODE } from '../assets/registry.ts';
 const NOT_STORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const storable = (v: string) => !NOT_STORABLE.test(v);
 const notStorable = { message: 'must not contain the character U+0000 or an unpaired surrogate' };
+// For a string built another way (trimmed first, say): `.refine(...STORABLE)`.
+export const STORABLE = [storable, notStorable] as const;
 export const text = (min: number, max: number) => z.string().min(min).max(max).refine(storable, notStorable);
 export const upTo = (max: number) => z.string().max(max).refine(storable, notStorable);
 export const country = z.string().regex(/^[A-Z]{2}$/, 'must be two upper-case letters');

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { upTo } from '../primitives/fields.ts';
 import { CHANNELS, WEBHOOK_EVENT_CATALOG, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './catalog.ts';
 import { WEBHOOK_PAYLOADS } from './payloads.ts';
 
@@ -20,7 +21,7 @@ export const endpointRegistrationSchema = z.strictObject({
   url: z.string().min(1).max(WEBHOOK_URL_MAX),
   channel: z.enum(CHANNELS),
   event_types: z.array(z.string().min(1).max(64)).min(1).max(WEBHOOK_EVENT_TYPES.length),
-  description: z.string().max(WEBHOOK_DESCRIPTION_MAX).optional(),
+  description: upTo(WEBHOOK_DESCRIPTION_MAX).optional(),
 });
 export type EndpointRegistration = z.infer<typeof endpointRegistrationSchema>;
 

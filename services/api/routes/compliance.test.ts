@@ -352,6 +352,9 @@ describe('POST /v1/episodes/{id}/case', () => {
     [{ status: 'investigating', disposition: 'false_positive' }, ['status']],
     [{ status: 'done' }, ['status']],
     [{ disposition: 'guilty', note: 'x'.repeat(2001) }, ['disposition', 'note']],
+    // Text PostgreSQL cannot store is the body's fault, with its path, not a bare bad_request.
+    [{ status: 'investigating', note: 'a\u0000b' }, ['note']],
+    [{ status: 'investigating', note: 'a\ud800b' }, ['note']],
     [{ status: 'open', assignee: 'bob' }, ['assignee']],
     [[{ status: 'open' }], ['']],
   ])('refuses %j with field paths', async (body, paths) => {

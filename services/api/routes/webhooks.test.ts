@@ -53,6 +53,15 @@ describe('webhook endpoint registration rules (production policy: public HTTPS o
     expect(rows.every((r) => !Buffer.from(r.secret_sealed).includes(created.secret))).toBe(true);
   });
 
+  it('refuses a description PostgreSQL cannot store, with its path, and registers nothing', async () => {
+    const { rows: before } = await api.db.pool.query('SELECT count(*)::int AS n FROM webhook_endpoints');
+    const res = await register({ url: 'https://hooks.example/svc', channel: 'compliance', event_types: ['alert.opened'], description: 'case\u0000system' });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ code: 'svc:validation/schema', errors: [{ path: 'description', code: 'svc:validation/schema' }] });
+    const { rows: after } = await api.db.pool.query('SELECT count(*)::int AS n FROM webhook_endpoints');
+    expect(after[0].n).toBe(before[0].n);
+  });
+
   it.each([
     ['http://hooks.example/svc', 'must use https'],
     ['https://10.0.0.1/hook', 'private'],

@@ -215,6 +215,9 @@ describe('case actions', () => {
     expect(missing.json().errors[0].path).toBe('reason');
     expectProblem(await call(analyst, 'POST', `${base}/status`, { status: 'investigating', reason: '   ' }), 400, 'svc:validation/schema');
     expectProblem(await call(analyst, 'POST', `${base}/status`, { status: 'investigating', reason: 'x'.repeat(2001) }), 400, 'svc:validation/schema');
+    const nul = await call(analyst, 'POST', `${base}/status`, { status: 'investigating', reason: 'called\u0000back' });
+    expectProblem(nul, 400, 'svc:validation/schema');
+    expect(nul.json().errors.map((e: { path: string }) => e.path)).toEqual(['reason']);
     expectProblem(await call(analyst, 'POST', `${base}/status`, { status: 'closed', reason: 'done' }), 400, 'svc:validation/schema');
     expectProblem(await call(analyst, 'POST', `${base}/status`, '{"status":'), 400, 'svc:request/malformed_json');
     expectProblem(await call(analyst, 'POST', `${base}/status`, { status: 'investigating', reason: 'y'.repeat(5000) }), 413, 'svc:request/payload_too_large');
