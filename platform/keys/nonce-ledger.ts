@@ -6,9 +6,10 @@ import type { ApiKey } from './api-keys.ts';
 const NONCE_WINDOW_S = 600;
 
 // How a claim meets an earlier one of the same key and nonce (api_nonces): it wins only over a
-// claim older than the window, and RETURNING then names it as claimed.
+// claim older than the window (one exactly 600 s old still holds), and RETURNING then names it as
+// claimed.
 export const NONCE_CLAIM_CONFLICT = `ON CONFLICT (tenant_id, key_id, nonce) DO UPDATE SET claimed_at = EXCLUDED.claimed_at
-           WHERE api_nonces.claimed_at <= EXCLUDED.claimed_at - make_interval(secs => ${NONCE_WINDOW_S})`;
+           WHERE api_nonces.claimed_at < EXCLUDED.claimed_at - make_interval(secs => ${NONCE_WINDOW_S})`;
 
 interface Claim {
   tenantId: string;
