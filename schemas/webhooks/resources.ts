@@ -83,6 +83,10 @@ export const webhookDeliverySchema = z.strictObject({
   event_type: z.enum(WEBHOOK_EVENT_TYPES),
   status: z.enum(DELIVERY_STATUSES),
   attempt_count: z.number().int(),
+  // The latest attempt's answer, as the delivery row shows it: its HTTP status (null when it got
+  // none: a timeout, a refused connection) and its latency; both null before the first attempt.
+  response_status: z.number().int().nullable(),
+  latency_ms: z.number().int().nullable(),
   // The next scheduled attempt of a pending delivery (while an attempt is in flight: when it is
   // given up and retried); null once the delivery is settled.
   next_retry_at: instant.nullable(),

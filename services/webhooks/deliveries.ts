@@ -50,6 +50,7 @@ const SELECT_DELIVERIES = `
 const iso = (text: string | null) => (text === null ? null : new Date(text).toISOString());
 
 function deliveryView(row: DeliveryRow): WebhookDeliveryView {
+  const latest = row.log.at(-1);
   return {
     delivery_id: `${ID_PREFIXES.webhookDelivery}${row.delivery_id}`,
     endpoint_id: `${ID_PREFIXES.webhookEndpoint}${row.endpoint_id}`,
@@ -57,6 +58,8 @@ function deliveryView(row: DeliveryRow): WebhookDeliveryView {
     event_type: row.event_type,
     status: row.status,
     attempt_count: row.attempts,
+    response_status: latest?.response_status ?? null,
+    latency_ms: latest?.latency_ms ?? null,
     next_retry_at: row.status === 'pending' ? (row.next_attempt_at?.toISOString() ?? null) : null,
     created_at: row.created_at.toISOString(),
     completed_at: row.completed_at?.toISOString() ?? null,

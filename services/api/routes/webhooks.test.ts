@@ -215,7 +215,7 @@ describe('webhook test, delivery log and replay (operator test mode, a receiver 
     const problem = problemOf(res);
     expect(problem.code).toBe('svc:webhook/test_timeout');
     const queued = await deliveries(`?endpoint_id=${endpoint.endpoint_id}`);
-    expect(queued.data).toMatchObject([{ event_type: 'webhook.test', status: 'pending', attempt_count: 0 }]);
+    expect(queued.data).toMatchObject([{ event_type: 'webhook.test', status: 'pending', attempt_count: 0, response_status: null, latency_ms: null }]);
     expect(problem.detail).toContain(queued.data[0]!.delivery_id);
     // Nothing stamped.
     expect(webhookEndpointSchema.parse((await api.client.get(`/v1/webhook-endpoints/${endpoint.endpoint_id}`, api.keys.webhook_mgmt)).json()).verified_at).toBeNull();
@@ -229,6 +229,8 @@ describe('webhook test, delivery log and replay (operator test mode, a receiver 
     const delivery = webhookDeliverySchema.parse(res.json());
     expect(delivery).toMatchObject({ endpoint_id: good.endpoint_id, event_type: 'webhook.test', status: 'succeeded', attempt_count: 1 });
     expect(delivery.attempts).toMatchObject([{ attempt: 1, response_status: 200, error: null, next_retry_at: null }]);
+    // The row itself shows the latest answer, as the spec's delivery row does.
+    expect(delivery).toMatchObject({ response_status: 200, latency_ms: delivery.attempts[0]!.latency_ms });
     const seen = receiver.deliveries.filter((d) => d.path === '/good');
     expect(seen.map((d) => d.verification.problems)).toEqual([[]]);
     expect(JSON.parse(seen[0]!.body.toString()).data).toMatchObject({ endpoint_id: good.endpoint_id, channel: 'compliance', sent_at: api.clock.now().toISOString() });
@@ -244,7 +246,7 @@ describe('webhook test, delivery log and replay (operator test mode, a receiver 
     expect(problem.code).toBe('svc:webhook/endpoint_failed');
     expect(problem.detail).toContain('answered 500');
     // A probe is one attempt: it is not retried.
-    expect((await deliveries(`?endpoint_id=${bad.endpoint_id}`)).data).toMatchObject([{ status: 'failed', attempt_count: 1, next_retry_at: null }]);
+    expect((await deliveries(`?endpoint_id=${bad.endpoint_id}`)).data).toMatchObject([{ status: 'failed', attempt_count: 1, response_status: 500, latency_ms: expect.any(Number), next_retry_at: null }]);
   });
 
   it('lists deliveries with every attempt, filtered and paged, and replays one under the same envelope id', async () => {

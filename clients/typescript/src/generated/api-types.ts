@@ -1918,6 +1918,8 @@ export interface WebhookDelivery {
     | 'webhook.test';
   status: 'pending' | 'succeeded' | 'failed' | 'dead_lettered' | 'cancelled';
   attempt_count: number;
+  response_status: number | null;
+  latency_ms: number | null;
   next_retry_at: string | null;
   created_at: string;
   completed_at: string | null;
