@@ -26,6 +26,8 @@ export interface ClaimedDelivery {
   secret_sealed: Buffer;
   previous_secret_sealed: Buffer | null;
   previous_secret_valid_until: Date | null;
+  // Older retired secrets still within their overlap at the claim (webhook_retired_secrets).
+  retired_secrets_sealed: Buffer[];
   type: string;
   classification: string;
   event_created_at: Date;
@@ -115,6 +117,9 @@ export class DeliveryStore {
              RETURNING d.delivery_id, d.tenant_id, d.endpoint_id, d.envelope_id, d.attempts, d.max_attempts, d.deadline_at,
                        e.url, e.channel, e.status AS endpoint_status, e.deleted_at IS NOT NULL AS endpoint_deleted,
                        e.secret_sealed, e.previous_secret_sealed, e.previous_secret_valid_until,
+                       array(SELECT r.secret_sealed FROM webhook_retired_secrets r
+                              WHERE r.tenant_id = e.tenant_id AND r.endpoint_id = e.endpoint_id AND r.valid_until > $1::timestamptz
+                              ORDER BY r.valid_until DESC, r.secret_id DESC) AS retired_secrets_sealed,
                        o.type, o.classification, o.created_at AS event_created_at, o.data`,
       values: [
         input.now,

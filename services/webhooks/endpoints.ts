@@ -25,6 +25,10 @@ export interface EndpointRow {
 
 const COLUMNS = `endpoint_id, url, channel, event_types, description, status, previous_secret_valid_until, verified_at, created_at, updated_at`;
 
+// The most secrets that sign one delivery (one v1 each): the current one and those still in
+// their overlap. It bounds the signature header whatever the rotations.
+export const MAX_SIGNING_SECRETS = 10;
+
 // The associated data that binds a sealed secret to its endpoint's row.
 export const secretBinding = (endpointId: string) => `webhook-endpoint:${endpointId}`;
 
@@ -106,23 +110,49 @@ export class WebhookEndpoints {
         [tenantId, endpointId, now],
       );
       if (rowCount === 0) return false;
+      await db.query(`DELETE FROM webhook_retired_secrets WHERE tenant_id = $1 AND endpoint_id = $2`, [tenantId, endpointId]);
       await cancelPending(db, tenantId, endpointId, now);
       return true;
     });
   }
 
   // The new secret signs from now on; the current one keeps signing until validUntil. A rotation
-  // during an overlap drops the oldest secret: at most two ever sign.
+  // during an overlap keeps the previous secret signing until the instant its own rotation gave
+  // (webhook_retired_secrets), so every promised overlap holds. At most MAX_SIGNING_SECRETS sign:
+  // past that, the retired secret whose overlap ends first stops at once (decision 0062).
   async rotateSecret(tenantId: string, endpointId: string, overlapS: number, now: Date): Promise<{ secret: string; previousValidUntil: Date } | undefined> {
     const secret = newWebhookSecret();
     const validUntil = new Date(now.getTime() + overlapS * 1000);
-    const { rowCount } = await this.pool.query(
-      `UPDATE webhook_endpoints
-          SET previous_secret_sealed = secret_sealed, previous_secret_valid_until = $4, secret_sealed = $3, updated_at = $5
-        WHERE tenant_id = $1 AND endpoint_id = $2 AND deleted_at IS NULL`,
-      [tenantId, endpointId, this.box.seal(Buffer.from(secret, 'utf8'), secretBinding(endpointId)), validUntil, now],
-    );
-    return rowCount === 0 ? undefined : { secret, previousValidUntil: validUntil };
+    return withTransaction(this.pool, async (db) => {
+      const { rows } = await db.query<{ previous_secret_sealed: Buffer | null; previous_secret_valid_until: Date | null }>(
+        `SELECT previous_secret_sealed, previous_secret_valid_until FROM webhook_endpoints
+          WHERE tenant_id = $1 AND endpoint_id = $2 AND deleted_at IS NULL FOR UPDATE`,
+        [tenantId, endpointId],
+      );
+      const endpoint = rows[0];
+      if (!endpoint) return undefined;
+      await db.query(`DELETE FROM webhook_retired_secrets WHERE tenant_id = $1 AND endpoint_id = $2 AND valid_until <= $3`, [tenantId, endpointId, now]);
+      if (endpoint.previous_secret_sealed && endpoint.previous_secret_valid_until && endpoint.previous_secret_valid_until > now) {
+        await db.query(
+          `INSERT INTO webhook_retired_secrets (tenant_id, endpoint_id, secret_id, secret_sealed, valid_until) VALUES ($1, $2, $3, $4, $5)`,
+          [tenantId, endpointId, uuidv7(now.getTime()), endpoint.previous_secret_sealed, endpoint.previous_secret_valid_until],
+        );
+        // The current secret and the one it retires sign as well.
+        await db.query(
+          `DELETE FROM webhook_retired_secrets WHERE tenant_id = $1 AND endpoint_id = $2 AND secret_id IN (
+             SELECT secret_id FROM webhook_retired_secrets WHERE tenant_id = $1 AND endpoint_id = $2
+              ORDER BY valid_until DESC, secret_id DESC OFFSET $3)`,
+          [tenantId, endpointId, MAX_SIGNING_SECRETS - 2],
+        );
+      }
+      await db.query(
+        `UPDATE webhook_endpoints
+            SET previous_secret_sealed = secret_sealed, previous_secret_valid_until = $4, secret_sealed = $3, updated_at = $5
+          WHERE tenant_id = $1 AND endpoint_id = $2`,
+        [tenantId, endpointId, this.box.seal(Buffer.from(secret, 'utf8'), secretBinding(endpointId)), validUntil, now],
+      );
+      return { secret, previousValidUntil: validUntil };
+    });
   }
 
   async markVerified(tenantId: string, endpointId: string, at: Date): Promise<void> {

@@ -6,6 +6,7 @@ import type { WebhookEventType } from '../../schemas/webhooks/catalog.ts';
 import { verifyWebhookDelivery } from '../../test/support/spec-webhook-verifier.ts';
 import { startWebhookWorld, type WebhookWorld } from '../../test/support/webhook-world.ts';
 import { DeliveryStore } from './delivery-store.ts';
+import { MAX_SIGNING_SECRETS } from './endpoints.ts';
 
 let world: WebhookWorld;
 beforeEach(async () => {
@@ -103,6 +104,50 @@ describe('delivery worker', () => {
     expect(String(after.headers['svc-webhook-signature']).match(/v1=/g)).toHaveLength(1);
     expect(check([rotated.secret], after)).toBe(true);
     expect(check([endpoint.secret], after)).toBe(false);
+  });
+
+  it('keeps every promised overlap through a second rotation, and bounds the secrets that sign', async () => {
+    const endpoint = await world.register('/twice', 'compliance', ['alert.opened']);
+    const first = (await world.endpoints.rotateSecret(world.tenantId, endpoint.id, 3600, world.clock.now()))!;
+    world.clock.advance(60);
+    const second = (await world.endpoints.rotateSecret(world.tenantId, endpoint.id, 600, world.clock.now()))!;
+    world.receiver.setSecrets('/twice', [second.secret]);
+    const worker = await world.startWorker();
+    const deliver = async () => {
+      await enqueue(['alert.opened']);
+      await world.deliverDue(worker);
+      return received('/twice').at(-1)!;
+    };
+    const check = (secrets: string[], delivery: { body: Buffer; headers: Record<string, unknown> }) =>
+      verifyWebhookDelivery({ body: delivery.body, headers: delivery.headers as never, secrets, channel: 'compliance', now: world.clock.now().getTime() }).verified;
+
+    // The secret the first rotation retired still signs until the instant that rotation gave.
+    let delivery = await deliver();
+    expect(String(delivery.headers['svc-webhook-signature']).match(/v1=/g)).toHaveLength(3);
+    for (const secret of [endpoint.secret, first.secret, second.secret]) expect(check([secret], delivery)).toBe(true);
+    // Past the second overlap (600 s), before the first one's end (3600 s from the first rotation).
+    world.clock.advance(601);
+    delivery = await deliver();
+    expect(check([endpoint.secret], delivery)).toBe(true);
+    expect(check([first.secret], delivery)).toBe(false);
+    world.clock.advance(3600);
+    delivery = await deliver();
+    expect(String(delivery.headers['svc-webhook-signature']).match(/v1=/g)).toHaveLength(1);
+    expect(check([endpoint.secret], delivery)).toBe(false);
+
+    // However many rotations overlap, at most MAX_SIGNING_SECRETS sign; the overlaps ending last stay.
+    const secrets = [second.secret];
+    for (let i = 0; i < MAX_SIGNING_SECRETS + 2; i++) {
+      world.clock.advance(1);
+      secrets.push((await world.endpoints.rotateSecret(world.tenantId, endpoint.id, 3600, world.clock.now()))!.secret);
+    }
+    delivery = await deliver();
+    expect(String(delivery.headers['svc-webhook-signature']).match(/v1=/g)).toHaveLength(MAX_SIGNING_SECRETS);
+    expect(secrets.map((secret) => check([secret], delivery))).toEqual(secrets.map((_, i) => i >= secrets.length - MAX_SIGNING_SECRETS));
+    // Deleting the endpoint takes its retired secrets with it.
+    await world.endpoints.delete(world.tenantId, endpoint.id, world.clock.now());
+    const { rows } = await world.db.pool.query(`SELECT count(*)::int AS n FROM webhook_retired_secrets WHERE endpoint_id = $1`, [endpoint.id]);
+    expect(rows[0].n).toBe(0);
   });
 
   it('retries a failed delivery on its schedule, honouring Retry-After, until it is accepted', async () => {

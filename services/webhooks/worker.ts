@@ -178,6 +178,7 @@ export class DeliveryWorker {
     if (delivery.previous_secret_sealed && delivery.previous_secret_valid_until && delivery.previous_secret_valid_until > startedAt) {
       secrets.push(this.options.box.open(delivery.previous_secret_sealed, secretBinding(delivery.endpoint_id)).toString('utf8'));
     }
+    for (const sealed of delivery.retired_secrets_sealed) secrets.push(this.options.box.open(sealed, secretBinding(delivery.endpoint_id)).toString('utf8'));
     const t = Math.floor(startedAt.getTime() / 1000);
     const headers = {
       'svc-webhook-signature': signatureHeader(t, envelope.body, secrets),
