@@ -10,6 +10,8 @@ export type Scope = (typeof SCOPES)[number];
 export type Environment = 'test' | 'live';
 
 const KEY_PREFIX: Record<Environment, string> = { test: 'svc_test_', live: 'svc_live_' };
+// Every id issueKey makes: an id of another shape names no key, without asking the database.
+const KEY_ID = /^svc_(test|live)_[0-9a-f]{32}$/;
 
 export interface ApiKey {
   keyId: string;
@@ -64,13 +66,15 @@ export async function revokeKey(pool: Pool, keyId: string, at: Date): Promise<bo
 }
 
 // Active keys by id, cached per process for a short time: a revocation takes effect everywhere
-// within CACHE_TTL_MS. Unknown ids are cached too (briefly) so a flood of them stays off the database.
+// within CACHE_TTL_MS. Unknown ids of the issued shape are cached too (briefly, and apart) so a
+// flood of them stays off the database and never pushes a real key out of its cache.
 const CACHE_TTL_MS = 30_000;
 const MISS_TTL_MS = 5_000;
 const CACHE_MAX = 10_000;
 
 export class ApiKeyStore {
-  private readonly cache = new Map<string, { key: ApiKey | undefined; expiresAt: number }>();
+  private readonly keys = new Map<string, { key: ApiKey; expiresAt: number }>();
+  private readonly misses = new Map<string, number>();
 
   constructor(
     private readonly pool: Pool,
@@ -78,12 +82,14 @@ export class ApiKeyStore {
   ) {}
 
   async find(keyId: string): Promise<ApiKey | undefined> {
+    if (!KEY_ID.test(keyId)) return undefined;
     const now = Date.now();
-    const cached = this.cache.get(keyId);
+    const cached = this.keys.get(keyId);
     if (cached && cached.expiresAt > now) return cached.key;
+    if ((this.misses.get(keyId) ?? 0) > now) return undefined;
     const key = await this.load(keyId);
-    if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(keyId, { key, expiresAt: now + (key ? CACHE_TTL_MS : MISS_TTL_MS) });
+    if (key) remember(this.keys, keyId, { key, expiresAt: now + CACHE_TTL_MS });
+    else remember(this.misses, keyId, now + MISS_TTL_MS);
     return key;
   }
 
@@ -109,6 +115,12 @@ export class ApiKeyStore {
       secret: this.box.open(row.secret_sealed, sealContext(row.key_id)),
     };
   }
+}
+
+// Oldest out first when full: a Map iterates in insertion order.
+function remember<V>(cache: Map<string, V>, keyId: string, value: V): void {
+  if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value!);
+  cache.set(keyId, value);
 }
 
 function sealContext(keyId: string): string {
