@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Admission, AdmissionOutcome } from '../../../platform/inbox/admission.ts';
 import type { NonceLedger } from '../../../platform/keys/nonce-ledger.ts';
 import { sendProblem } from '../../../platform/http/problem-reply.ts';
-import type { BucketLimits } from '../../../platform/rate-limit/token-buckets.ts';
+import type { BucketLimits, TokenBuckets } from '../../../platform/rate-limit/token-buckets.ts';
 import type { ErrorCode } from '../../../schemas/errors/catalog.ts';
 import type { FieldError } from '../../../schemas/problem.ts';
 import { NONCE_REPLAYED_DETAIL } from '../auth/authenticate.ts';
@@ -10,16 +10,19 @@ import { applyRateLimitHeaders } from './rate-limit-headers.ts';
 
 // Routes that claim their request's nonce themselves (config.claimsNonce) answer nothing before
 // the claim: a request refused before its admission claims the nonce alone, then answers 401 if
-// it was used, so a replay is refused the same way whatever else is wrong with it.
+// it was used, so a replay is refused the same way whatever else is wrong with it. The refusal
+// reports the tenant's bucket, as every ingest, batch and validate response does; it spends
+// nothing from it.
 export async function refuseClaimingNonce(
   request: FastifyRequest,
   reply: FastifyReply,
-  nonces: NonceLedger,
+  deps: { nonces: NonceLedger; buckets: TokenBuckets },
   code: ErrorCode,
   options: { detail?: string; errors?: FieldError[] },
 ): Promise<FastifyReply> {
   const pending = takePendingNonce(request);
-  if (!(await nonces.claim(request.apiKey!, pending.nonce, pending.at))) return nonceReplayed(request, reply);
+  if (!(await deps.nonces.claim(request.apiKey!, pending.nonce, pending.at))) return nonceReplayed(request, reply);
+  applyRateLimitHeaders(reply, await deps.buckets.peek(request.apiKey!.tenantId));
   return sendProblem(request, reply, code, options);
 }
 

@@ -74,7 +74,9 @@ describe('the nonce of an ingest request', () => {
     const before = await tokensOf(api.tenantId);
     const body = Buffer.from('{"not json', 'utf8');
     const headers = api.client.headersFor({ method: 'POST', url: '/v1/batches', body, key: api.keys.ingest });
-    expect((await api.app.inject({ method: 'POST', url: '/v1/batches', headers, payload: body })).json().code).toBe('svc:request/malformed_json');
+    const malformed = await api.app.inject({ method: 'POST', url: '/v1/batches', headers, payload: body });
+    expect(malformed.json().code).toBe('svc:request/malformed_json');
+    expect(malformed.headers['svc-ratelimit-remaining']).toBe(String(before));
     expect((await api.app.inject({ method: 'POST', url: '/v1/batches', headers, payload: body })).json().code).toBe('svc:auth/nonce_replayed');
 
     const badKey = { method: 'POST', url: '/v1/movements', body: movementEvent('adm-bad-key'), key: api.keys.ingest, headers: { 'Idempotency-Key': 'caf\u00e9' } } as const;
@@ -82,7 +84,9 @@ describe('the nonce of an ingest request', () => {
     const payload = JSON.stringify(movementEvent('adm-bad-key'));
     const refused = await api.app.inject({ method: 'POST', url: '/v1/movements', headers: badKeyHeaders, payload });
     expect(refused.json().code).toBe('svc:request/bad_request');
-    expect(refused.headers['svc-ratelimit-limit']).toBeUndefined();
+    // Reported, as on every ingest response, and not spent.
+    expect(refused.headers['svc-ratelimit-remaining']).toBe(String(before));
+    expect(refused.headers['svc-ratelimit-limit']).toMatch(/^\d+$/);
     expect((await api.app.inject({ method: 'POST', url: '/v1/movements', headers: badKeyHeaders, payload })).json().code).toBe('svc:auth/nonce_replayed');
     expect(await tokensOf(api.tenantId)).toBe(before);
   });

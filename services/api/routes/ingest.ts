@@ -57,17 +57,17 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestDeps): vo
 async function handle(request: FastifyRequest, reply: FastifyReply, shape: Shape, deps: IngestDeps): Promise<FastifyReply> {
   const tenantId = request.apiKey!.tenantId;
   const body = readJsonBody(request);
-  if (!body.ok) return refuseClaimingNonce(request, reply, deps.nonces, body.code, bodyRefusal(body));
+  if (!body.ok) return refuseClaimingNonce(request, reply, deps, body.code, bodyRefusal(body));
 
   const found = incomingItems(shape, body.value, body.text, rawBody(request));
   if (found.kind !== 'items') {
     const { code, ...refusal } = wrapperRefusal(found);
-    return refuseClaimingNonce(request, reply, deps.nonces, code, refusal);
+    return refuseClaimingNonce(request, reply, deps, code, refusal);
   }
 
   const idempotencyKey = request.headers['idempotency-key'];
   if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || !IDEMPOTENCY_KEY.test(idempotencyKey))) {
-    return refuseClaimingNonce(request, reply, deps.nonces, 'svc:request/bad_request', { detail: 'Idempotency-Key must be 1-255 printable ASCII characters' });
+    return refuseClaimingNonce(request, reply, deps, 'svc:request/bad_request', { detail: 'Idempotency-Key must be 1-255 printable ASCII characters' });
   }
 
   const cost = found.items.length;

@@ -21,12 +21,12 @@ export function registerValidateRoute(
   // The nonce is claimed with the charge, in one round trip (http/admission.ts).
   app.post('/v1/validate', { config: { scopes: ['ingest', 'read'], claimsNonce: true }, schema: validateContract }, async (request, reply) => {
     const body = readJsonBody(request);
-    if (!body.ok) return refuseClaimingNonce(request, reply, deps.nonces, body.code, bodyRefusal(body));
+    if (!body.ok) return refuseClaimingNonce(request, reply, deps, body.code, bodyRefusal(body));
 
     const found = validateRequestItems(body.value);
     if (found.kind !== 'items') {
       const { code, ...refusal } = wrapperRefusal(found);
-      return refuseClaimingNonce(request, reply, deps.nonces, code, refusal);
+      return refuseClaimingNonce(request, reply, deps, code, refusal);
     }
 
     // Validation is charged like ingest: one token per item checked.
