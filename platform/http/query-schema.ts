@@ -114,7 +114,7 @@ function reads<T extends object>(where: T, names: readonly string[]): T {
 export function strictQuery<Shape extends z.core.$ZodLooseShape>(shape: Shape, ...checks: readonly CrossCheck[]) {
   const object = z.strictObject(shape);
   type Query = z.output<typeof object>;
-  return z.unknown().transform((raw, ctx): Query => {
+  const schema = z.unknown().transform((raw, ctx): Query => {
     const query = withoutEmptyValues(raw);
     const parsed = object.safeParse(query);
     const issues: z.core.$ZodIssue[] = parsed.success ? [] : [...parsed.error.issues];
@@ -129,7 +129,14 @@ export function strictQuery<Shape extends z.core.$ZodLooseShape>(shape: Shape, .
     for (const issue of issues) ctx.addIssue({ ...issue, input: query } as z.core.$ZodRawIssue);
     return z.NEVER;
   });
+  STRICT_QUERY_NAMES.set(schema, Object.keys(shape));
+  return schema;
 }
+
+// The parameters each strict query takes, kept for the checks over the routes (as
+// app.routeContracts keeps their contracts): a transform does not show them.
+const STRICT_QUERY_NAMES = new WeakMap<object, readonly string[]>();
+export const strictQueryNames = (schema: unknown): readonly string[] => (schema && typeof schema === 'object' ? (STRICT_QUERY_NAMES.get(schema) ?? []) : []);
 
 function withoutEmptyValues(query: unknown): Record<string, unknown> {
   if (!query || typeof query !== 'object') return {};
