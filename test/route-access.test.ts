@@ -74,7 +74,8 @@ describe('a route that declares neither scopes nor public', () => {
   it('refuses every request, a valid signed one of any scope included', async () => {
     const clock = new ManualClock('2026-09-01T12:00:00Z');
     const app = Fastify({ logger: false });
-    registerAuthentication(app, { keys: new ApiKeyStore(api.db.pool, new SecretBox(api.masterKey)), nonces: new NonceLedger(api.db.pool, { now: () => clock.now() }), clock });
+    const nonces = new NonceLedger(api.db.pool, { now: () => clock.now() });
+    registerAuthentication(app, { keys: new ApiKeyStore(api.db.pool, new SecretBox(api.masterKey)), nonces, durableNonces: nonces, clock });
     app.get('/v1/forgotten', async () => ({ secret: 'data' }));
     app.get('/v1/declared', { config: { scopes: ['read'] } }, async () => ({ ok: true }));
     await app.ready();
@@ -92,6 +93,35 @@ describe('a route that declares neither scopes nor public', () => {
       }
       // The declared route, for contrast: the read key is admitted.
       expect((await client.send({ url: '/v1/declared', key: api.keys.read })).statusCode).toBe(200);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('the ledger a nonce is claimed on', () => {
+  it('claims a write\'s nonce on the durable ledger and a read\'s on the fast one', async () => {
+    const clock = new ManualClock('2026-09-01T12:00:00Z');
+    const claimed: string[] = [];
+    class Recorded extends NonceLedger {
+      constructor(private readonly name: string) {
+        super(api.db.pool, { now: () => clock.now() });
+      }
+      override async claim(...args: Parameters<NonceLedger['claim']>) {
+        claimed.push(this.name);
+        return super.claim(...args);
+      }
+    }
+    const app = Fastify({ logger: false });
+    registerAuthentication(app, { keys: new ApiKeyStore(api.db.pool, new SecretBox(api.masterKey)), nonces: new Recorded('fast'), durableNonces: new Recorded('durable'), clock });
+    app.get('/v1/thing', { config: { scopes: ['read'] } }, async () => ({ ok: true }));
+    app.post('/v1/thing', { config: { scopes: ['read'] } }, async () => ({ ok: true }));
+    app.delete('/v1/thing', { config: { scopes: ['read'] } }, async () => ({ ok: true }));
+    await app.ready();
+    try {
+      const client = new SigningClient(app, () => clock.now());
+      for (const method of ['GET', 'POST', 'DELETE'] as const) expect((await client.send({ method, url: '/v1/thing', key: api.keys.read })).statusCode).toBe(200);
+      expect(claimed).toEqual(['fast', 'durable', 'durable']);
     } finally {
       await app.close();
     }

@@ -34,7 +34,11 @@ export interface ApiDeps {
   pool: Pool;
   clock: Clock;
   keys: ApiKeyStore;
+  // Nonce claims of reads: committed without waiting for the WAL flush (decision 0004).
   nonces: NonceLedger;
+  // Nonce claims of requests that change state: committed with it, so that no crash of the
+  // database lets a captured write (a case action, a secret rotation) be replayed.
+  durableNonces: NonceLedger;
   assets: TenantAssetRegistry;
   queue: AcceptanceQueue;
   // Admissions alone (a request admitted before it is validated, and /v1/validate): on the nonce

@@ -57,6 +57,7 @@ export async function createApi(options: {
   // are in flight: their nonce claims overlap while one holds the row (decision 0059).
   const noncePool = createPool(options.databaseUrl, 4, { synchronousCommit: false });
   const nonces = new NonceLedger(noncePool, { now: () => clock.now() });
+  const durableNonces = new NonceLedger(pool, { now: () => clock.now() });
   const buckets = new TokenBuckets(pool, clock, { capacity: config.SVC_RATE_LIMIT_CAPACITY, refillPerS: config.SVC_RATE_LIMIT_REFILL_PER_S });
   const box = new SecretBox(options.masterKey);
   // The graph answers the analysts' graph reads; the bus only reports consumer lag (no relay here).
@@ -68,6 +69,7 @@ export async function createApi(options: {
     clock,
     keys: new ApiKeyStore(pool, box),
     nonces,
+    durableNonces,
     assets: new TenantAssetRegistry(pool),
     queue: new AcceptanceQueue(pool, buckets),
     admissions: new AcceptanceQueue(noncePool, buckets, 4),

@@ -17,11 +17,13 @@ export interface RouteAccess {
 const accessOf = (config: { scopes?: readonly Scope[]; public?: true } | undefined): RouteAccess['access'] =>
   config?.public ? 'public' : config?.scopes && config.scopes.length > 0 ? config.scopes : 'nobody';
 
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 // Every route is signed unless it says it is public: verify, then check the scope. Registered
 // before the routes, so that each route's declaration is recorded as it is added.
 export function registerAuthentication(
   app: FastifyInstance,
-  deps: { keys: ApiKeyStore; nonces: NonceLedger; clock: Clock },
+  deps: { keys: ApiKeyStore; nonces: NonceLedger; durableNonces: NonceLedger; clock: Clock },
 ): void {
   // Read when asked: a plugin's own onRoute hook (docs.ts) may declare a route public after this
   // hook has seen it.
@@ -49,8 +51,10 @@ export function registerAuthentication(
       request.pendingNonce = { nonce: outcome.nonce, at: outcome.at };
       return;
     }
-    // Claimed before the scope is checked: a refused request's nonce is spent too.
-    if (!(await deps.nonces.claim(outcome.key, outcome.nonce, outcome.at))) {
+    // Claimed before the scope is checked: a refused request's nonce is spent too. A read's claim
+    // may be lost in a database crash (replaying a read changes nothing); a write's may not.
+    const ledger = SAFE_METHODS.has(request.method) ? deps.nonces : deps.durableNonces;
+    if (!(await ledger.claim(outcome.key, outcome.nonce, outcome.at))) {
       return sendProblem(request, reply, 'svc:auth/nonce_replayed', { detail: NONCE_REPLAYED_DETAIL });
     }
     if (!scoped) {
