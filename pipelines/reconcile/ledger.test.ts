@@ -305,3 +305,50 @@ it('every event the reconciliations enqueued parses with its type\'s declared pa
   expect(swept.refused).toEqual([]);
   expect(swept.types).toEqual(expect.arrayContaining(['coverage.degraded', 'coverage.recovered']));
 });
+
+describe('declarations at the edges of what the stores hold', () => {
+  it('opens a break for a difference past 38 digits', async () => {
+    // A declared sum of 38 digits, negative, against what acct-1 sent out that day.
+    const declared = `-${'9'.repeat(38)}`;
+    const result = await view({ declared: { count: 3, sum: usd(declared) } });
+    expect(result.status).toBe('mismatched');
+    const difference = result.result!.explanation!.sum_difference;
+    expect(difference.replace('-', '')).toHaveLength(39);
+    const breaks = breakPageSchema.parse((await api.client.get(`/v1/reconciliation-breaks?reconciliation_id=${result.reconciliation_id}`, api.keys.ingest)).json());
+    expect(breaks.data.map((b) => b.opened_difference.sum)).toEqual([difference]);
+  });
+
+  it('compares and lists items of a recorded-time period that starts before 1970', async () => {
+    const result = await view({ basis: 'recorded', period: { from: '1969-12-31T00:00:00Z', to: '2030-01-01T00:00:00Z' }, declared: { count: 1, sum: usd('1') } });
+    expect(result.status).toBe('mismatched');
+    const items = await api.client.get(`/v1/reconciliations/${result.reconciliation_id}/items`, api.keys.ingest);
+    expect(items.statusCode, items.body).toBe(200);
+    differenceItemPageSchema.parse(items.json());
+  });
+
+  it('goes on comparing the others when one stale declaration cannot be compared', async () => {
+    const feb = { from: '2026-02-01T00:00:00Z', to: '2026-02-02T00:00:00Z' };
+    const failing = (await view({ period: feb, declared: { count: 0, sum: usd('0') } })).reconciliation_id.slice('rcn_'.length);
+    const other = (await view({ scope: { kind: 'account', external_id: 'acct-3' }, direction: 'both', period: feb, declared: { count: 0, sum: usd('0') } })).reconciliation_id.slice('rcn_'.length);
+    await recheckStale(new Reconciliations(api.db.pool), api.clock, 1000);
+    // The failing one is the oldest stale row, and its comparison fails whenever it is tried.
+    await api.db.pool.query(`UPDATE reconciliations SET stale = true, checked_at = '2000-01-01' WHERE reconciliation_id = $1`, [failing]);
+    await api.db.pool.query(`UPDATE reconciliations SET stale = true, checked_at = '2001-01-01' WHERE reconciliation_id = $1`, [other]);
+    await api.db.pool.query(`CREATE FUNCTION refuse_one() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.reconciliation_id = '${failing}' AND NOT NEW.stale THEN RAISE EXCEPTION 'cannot compare'; END IF; RETURN NEW; END $$`);
+    await api.db.pool.query(`CREATE TRIGGER refuse_one BEFORE UPDATE ON reconciliations FOR EACH ROW EXECUTE FUNCTION refuse_one()`);
+    try {
+      const errors: unknown[] = [];
+      expect(await recheckStale(new Reconciliations(api.db.pool), api.clock, 3, (error) => errors.push(error))).toBe(1);
+      expect(errors.map((e) => (e as Error).message)).toEqual(['cannot compare', 'cannot compare']);
+      const { rows } = await api.db.pool.query(`SELECT reconciliation_id, stale, checked_at FROM reconciliations WHERE reconciliation_id = ANY ($1::uuid[])`, [[failing, other]]);
+      const byId = new Map(rows.map((r) => [r.reconciliation_id, r]));
+      expect(byId.get(other)!.stale).toBe(false);
+      // Still owed a comparison, behind the others.
+      expect(byId.get(failing)!.stale).toBe(true);
+      expect(byId.get(failing)!.checked_at.toISOString()).toBe(api.clock.now().toISOString());
+    } finally {
+      await api.db.pool.query(`DROP TRIGGER refuse_one ON reconciliations; DROP FUNCTION refuse_one()`);
+    }
+  });
+});

@@ -26,7 +26,7 @@ export async function startReconcilePipeline(options: { bus: Bus; pool: Pool; cl
   const consumer = await options.bus.consume({ ...RECONCILE, handle });
   let ticking: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
-    ticking = recheckStale(reconciliations, options.clock, RECHECKS_PER_TICK)
+    ticking = recheckStale(reconciliations, options.clock, RECHECKS_PER_TICK, options.onError)
       .then(() => sweepExpectations(options.pool, options.clock.now(), RECHECKS_PER_TICK))
       .catch((error) => options.onError?.(error));
   }, RECHECK_EVERY_MS);
@@ -128,9 +128,17 @@ export async function markStale(pool: Pool, touches: Touch[]): Promise<void> {
   );
 }
 
-// Compares stale reconciliations again, one transaction each, at most `max`. Returns how many.
-export async function recheckStale(reconciliations: Reconciliations, clock: Clock, max: number): Promise<number> {
+// Compares stale reconciliations again, one transaction each, at most `max` attempts. Returns
+// how many were compared; one that fails is reported and the others go on.
+export async function recheckStale(reconciliations: Reconciliations, clock: Clock, max: number, onError?: (error: unknown) => void): Promise<number> {
   let done = 0;
-  while (done < max && (await reconciliations.recheckNextStale(clock.now()))) done += 1;
+  for (let attempt = 0; attempt < max; attempt++) {
+    try {
+      if (!(await reconciliations.recheckNextStale(clock.now()))) break;
+      done += 1;
+    } catch (error) {
+      onError?.(error);
+    }
+  }
   return done;
 }

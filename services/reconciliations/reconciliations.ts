@@ -220,18 +220,26 @@ export class Reconciliations {
 
   // Takes the stale reconciliation compared longest ago, clears its mark and compares it again,
   // in one transaction (a movement landing meanwhile marks it again, after this commits).
-  // False when none is stale.
+  // False when none is stale. One whose comparison fails stays stale but goes to the back of the
+  // queue, so it cannot hold up every other tenant's; the failure is thrown for the caller to log.
   async recheckNextStale(now: Date): Promise<boolean> {
-    return withTransaction(this.pool, async (db) => {
-      const { rows } = await db.query<ReconciliationRow>(
-        `SELECT ${COLUMNS} FROM reconciliations WHERE stale ORDER BY checked_at LIMIT 1 FOR UPDATE SKIP LOCKED`,
-      );
-      const row = rows[0];
-      if (!row) return false;
-      await db.query(`UPDATE reconciliations SET stale = false, checked_at = $2 WHERE reconciliation_id = $1`, [row.reconciliation_id, now]);
-      await compareAgain(db, row, now);
-      return true;
-    });
+    let picked: string | undefined;
+    try {
+      return await withTransaction(this.pool, async (db) => {
+        const { rows } = await db.query<ReconciliationRow>(
+          `SELECT ${COLUMNS} FROM reconciliations WHERE stale ORDER BY checked_at LIMIT 1 FOR UPDATE SKIP LOCKED`,
+        );
+        const row = rows[0];
+        if (!row) return false;
+        picked = row.reconciliation_id;
+        await db.query(`UPDATE reconciliations SET stale = false, checked_at = $2 WHERE reconciliation_id = $1`, [row.reconciliation_id, now]);
+        await compareAgain(db, row, now);
+        return true;
+      });
+    } catch (error) {
+      if (picked !== undefined) await this.pool.query(`UPDATE reconciliations SET checked_at = $2 WHERE reconciliation_id = $1`, [picked, now]);
+      throw error;
+    }
   }
 
   async find(tenantId: string, id: string, options: { history: boolean }): Promise<ReconciliationView | undefined> {

@@ -45,8 +45,9 @@ interface EventData {
 }
 
 // The UUIDv7 bounds of a millisecond range (an event id's first 48 bits are its arrival in ms).
+// A period may start before 1970, where no event id is: the bound is then the first id there is.
 function uuidAt(ms: number, fill: '0' | 'f'): string {
-  const hex = ms.toString(16).padStart(12, '0') + fill.repeat(20);
+  const hex = Math.min(Math.max(ms, 0), 2 ** 48 - 1).toString(16).padStart(12, '0') + fill.repeat(20);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
