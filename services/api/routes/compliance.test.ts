@@ -363,8 +363,11 @@ describe('POST /v1/episodes/{id}/case', () => {
     expect(problem.errors.every((e) => e.code === 'svc:validation/schema')).toBe(true);
   });
 
-  it('refuses bodies that are not JSON, and unknown or malformed episodes', async () => {
+  it('refuses bodies that are not JSON, unknown or malformed episodes, and an Idempotency-Key', async () => {
     expectProblem(await post(epsd(ids.e1), '{"status":'), 400, 'svc:request/malformed_json');
+    // Honoured only by ingest: refused here, not silently ignored.
+    const keyed = await api.client.send({ method: 'POST', url: `/v1/episodes/${epsd(ids.e1)}/case`, body: { status: 'investigating' }, key: api.keys.compliance, headers: { 'Idempotency-Key': 'k-1' } });
+    expectProblem(keyed, 400, 'svc:request/bad_request');
     expectProblem(await post(epsd(ids.e1), ''), 400, 'svc:request/malformed_json');
     expectProblem(await post(epsd(uuidv7()), { status: 'investigating' }), 404, 'svc:resource/not_found');
     expectProblem(await post('epsd_nope', { status: 'investigating' }), 404, 'svc:resource/not_found');

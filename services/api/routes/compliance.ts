@@ -14,6 +14,7 @@ import { sendProblem } from '../../../platform/http/problem-reply.ts';
 import { badCursor, page, readCursor } from '../../../platform/http/paging.ts';
 import { dateTime, needs, optionalText, pagingShape, single } from '../../../platform/http/query-schema.ts';
 import { idParam, invalidQuery, json, notFound as unknownId, problem } from '../http/route-schema.ts';
+import { refuseIdempotencyKey } from '../http/no-idempotency-key.ts';
 
 const SUBJECT_KINDS = ['account', 'party'] as const;
 
@@ -133,7 +134,8 @@ export function registerComplianceRoutes(app: FastifyInstance, deps: { pool: Poo
       415: problem('the body is not application/json'),
     },
   };
-  routes.post('/v1/episodes/:episode_id/case', { config, schema: caseAction }, async (request, reply) => {
+  // Honoured only by ingest (the spec): a key here is refused rather than silently ignored.
+  routes.post('/v1/episodes/:episode_id/case', { config, schema: caseAction, preHandler: refuseIdempotencyKey('case actions') }, async (request, reply) => {
     const tenantId = request.apiKey!.tenantId;
     const id = parseId('episode', request.params.episode_id);
     if (!id) return notFound(request, reply, 'episode');
