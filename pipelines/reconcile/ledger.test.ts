@@ -237,6 +237,29 @@ describe('safe retries by customer reference', () => {
     expect(racing.map((r) => r.statusCode).sort()).toEqual([200, 201]);
     expect(new Set(racing.map((r) => r.json().reconciliation_id)).size).toBe(1);
   });
+
+  it('finds the original whatever the order of members and of the filters\' sets, and however an id is written', async () => {
+    const statuses = { completed: { count: 1, sum: usd('1100') }, failed: 1 };
+    // A day of its own, so that these declarations are no other test's.
+    const march = { from: '2026-03-01T00:00:00Z', to: '2026-03-02T00:00:00Z' };
+    const body = { period: march, declared: { count: 2, sum: usd('1877'), statuses }, filters: { types: ['p2p', 'wire'], rails: ['swift', 'ach'] }, customer_reference: 'eod-order' };
+    const first = await declare(body);
+    expect(first.statusCode, first.body).toBe(201);
+    const reordered = await declare({
+      customer_reference: 'eod-order',
+      period: march,
+      filters: { rails: ['ach', 'swift', 'ach'], types: ['wire', 'p2p'] },
+      declared: { statuses: { failed: 1, completed: { sum: usd('1100'), count: 1 } }, sum: usd('1877'), count: 2 },
+    });
+    expect(reordered.statusCode, reordered.body).toBe(200);
+    expect(reordered.json().reconciliation_id).toBe(first.json().reconciliation_id);
+    // A correction, its target written with and without the prefix.
+    const id = String(first.json().reconciliation_id);
+    const fix = { ...body, customer_reference: 'eod-order-fix', corrects: id };
+    expect((await declare(fix)).statusCode).toBe(201);
+    const bare = await declare({ ...fix, corrects: id.slice('rcn_'.length) });
+    expect(bare.statusCode, bare.body).toBe(200);
+  });
 });
 
 describe('basis and scope filters', () => {

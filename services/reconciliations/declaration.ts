@@ -3,6 +3,8 @@
 // asset and its registry scale, one threshold kind), and the hash that tells a repeat from a
 // different declaration under the same customer reference.
 import { createHash } from 'node:crypto';
+import type { z } from 'zod';
+import { canonicalJson } from '../../platform/json/canonical-json.ts';
 import { parseId } from '../../platform/ids.ts';
 import type { AssetRegistry } from '../../schemas/assets/registry.ts';
 import type { ErrorCode } from '../../schemas/errors/catalog.ts';
@@ -103,10 +105,27 @@ export function parseDeclaration(body: unknown, registry: AssetRegistry): Declar
       },
       customerReference: request.customer_reference ?? null,
       corrects: corrects || null,
-      // The request as parsed (defaults applied, instants normalised): the same content hashes the same.
-      hash: createHash('sha256')
-        .update(JSON.stringify({ ...request, period: { ...request.period, from: new Date(dateTimeMs(request.period.from)).toISOString(), to: new Date(dateTimeMs(request.period.to)).toISOString() } }))
-        .digest(),
+      hash: contentHash(request, { corrects: corrects || null, importId: importId || null }),
     },
   };
+}
+
+// The request as parsed, normalised so that the same content hashes the same (a retry by
+// customer_reference must find it): defaults applied, instants in one form, ids parsed, the
+// filters' sets sorted, and members in canonical JSON's order whatever the client's.
+function contentHash(request: z.output<typeof reconciliationRequestSchema>, ids: { corrects: string | null; importId: string | null }): Buffer {
+  const sorted = (items: readonly string[]) => [...new Set(items)].sort();
+  const filters = request.filters && {
+    ...request.filters,
+    ...(request.filters.types ? { types: sorted(request.filters.types) } : {}),
+    ...(request.filters.rails ? { rails: sorted(request.filters.rails) } : {}),
+    ...(ids.importId ? { import_id: ids.importId } : {}),
+  };
+  const content = {
+    ...request,
+    period: { ...request.period, from: new Date(dateTimeMs(request.period.from)).toISOString(), to: new Date(dateTimeMs(request.period.to)).toISOString() },
+    ...(filters ? { filters } : {}),
+    ...(ids.corrects ? { corrects: ids.corrects } : {}),
+  };
+  return createHash('sha256').update(canonicalJson(content)).digest();
 }
