@@ -215,6 +215,18 @@ describe('breaks and notice', () => {
     expect(lines[2]).toMatch(/^movement,reversal_pair,may-2,evt_[0-9a-f-]+,2026-05-01T11:00:00.000Z,[^,]+,completed,p2p,500,USD,2,may-2-rev$/);
     expect(lines.at(-1)).toBe('');
     expect((await api.client.get(`/v1/reconciliations/${rcn.reconciliation_id}/items?cursor=forged`, api.keys.read)).statusCode).toBe(400);
+
+    // Movement items that fill the page exactly, and nothing unsettled after them: no next page.
+    const morning = await view({ period: { from: '2026-05-01T00:00:00Z', to: '2026-05-01T14:00:00Z' }, declared: { count: 3, sum: usd('1100') } });
+    const exact = differenceItemPageSchema.parse((await api.client.get(`/v1/reconciliations/${morning.reconciliation_id}/items?limit=4`, api.keys.read)).json());
+    expect(exact.data).toHaveLength(4);
+    expect(exact).toMatchObject({ has_more: false });
+    // With the held movements in the period, a page filled by movements says there is more.
+    const full = differenceItemPageSchema.parse((await api.client.get(`/v1/reconciliations/${rcn.reconciliation_id}/items?limit=4`, api.keys.read)).json());
+    expect(full.data.map((i) => i.external_id)).toEqual(['may-1', 'may-2', 'may-2-rev', 'may-3']);
+    const rest = differenceItemPageSchema.parse((await api.client.get(`/v1/reconciliations/${rcn.reconciliation_id}/items?limit=4&cursor=${full.next_cursor}`, api.keys.read)).json());
+    expect(rest.data.map((i) => i.external_id)).toEqual(['may-held-1', 'may-held-3']);
+    expect(rest.has_more).toBe(false);
   });
 });
 

@@ -76,13 +76,19 @@ export async function differenceItems(
       return { items, next: { source: 'movement', at: last.at.toISOString(), id: last.event_id } };
     }
     position = { source: 'event', at: null, id: null };
-    if (items.length >= limit) return { items, next: position };
   }
-  // Unsettled events: read on until the page is full or the period is exhausted.
+  // Unsettled events: read on until the page is full or the period is exhausted. A full page reads
+  // on until one more item shows that a next page has something (never has_more, then nothing).
   let from = position.id ? { at: new Date(position.at!), id: position.id } : null;
   for (;;) {
     const room = limit - items.length;
     const { events, next } = await readUnsettled(db, def, from, UNSETTLED_ROWS_PER_READ);
+    if (room === 0) {
+      if (events.length > 0) return { items, next: from ? { source: 'event', at: from.at.toISOString(), id: from.id } : { source: 'event', at: null, id: null } };
+      if (!next) return { items, next: null };
+      from = next;
+      continue;
+    }
     for (const event of events.slice(0, room)) {
       items.push({
         source: 'event',
@@ -104,7 +110,6 @@ export async function differenceItems(
       return { items, next: { source: 'event', at: at.toISOString(), id: last.eventId } };
     }
     if (!next) return { items, next: null };
-    if (items.length >= limit) return { items, next: { source: 'event', at: next.at.toISOString(), id: next.id } };
     from = next;
   }
 }
