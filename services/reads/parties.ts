@@ -58,14 +58,15 @@ export async function loadPosture(pool: Queryable, tenantId: string, partyId: st
   return postureView(rows[0]!, now);
 }
 
-// Detection has never looked at the party: unknown, with no coverage behind it. A silent feed
-// means a low band cannot be vouched for, so it is reported incomplete; a higher band is a
-// finding that stands whatever is missing.
+// Detection has never looked at the party: unknown, with no coverage behind it. The band is the
+// one detection computed and announced with risk_state.changed, so a client mirroring posture
+// from webhooks reads the same band here. A silent feed, which a low band cannot vouch for, is
+// said by the coverage (and announced by coverage.degraded), not by a band no event carried.
 function postureView(row: PostureRow, now: Date): PostureBand {
   if (row.band === null || row.computed_at === null) {
     return { band: 'unknown', computed_at: now.toISOString(), staleness_seconds: 0, coverage: 'none' };
   }
-  const band = row.degraded && row.band === 'low' ? 'incomplete' : row.band;
+  const band = row.band;
   const coverage = row.degraded ? 'degraded' : row.band === 'incomplete' ? 'partial' : 'complete';
   const staleness = Math.max(0, Math.floor((now.getTime() - row.computed_at.getTime()) / 1000));
   return { band, computed_at: row.computed_at.toISOString(), staleness_seconds: staleness, coverage };

@@ -170,9 +170,10 @@ describe('single reads', () => {
       await setFeed('acme', 'active');
       await setBand('low');
       expect(await posture()).toMatchObject({ band: 'low', coverage: 'complete' });
-      // A silent feed of our own: low cannot be vouched for; a higher band still stands.
+      // A silent feed of our own: the coverage says so; the band stays the one risk_state.changed
+      // announced, so a client mirroring posture from webhooks reads the same band.
       await setFeed('acme', 'degraded');
-      expect(await posture()).toMatchObject({ band: 'incomplete', coverage: 'degraded' });
+      expect(await posture()).toMatchObject({ band: 'low', coverage: 'degraded' });
       await setBand('critical');
       expect(await posture()).toEqual({ external_id: 'alice', band: 'critical', computed_at: computedAt, staleness_seconds: 3600, coverage: 'degraded' });
       // A later evaluation that left the band as it was confirmed it: computed as of then.
