@@ -191,7 +191,7 @@ describe('applyCaseAction', () => {
     const seeded = await seedEpisode('idem-1');
     expect(await act(seeded, { status: 'closed', disposition: 'false_positive' }, at(1))).toMatchObject({ kind: 'applied', changed: true });
     const before = await eventCount();
-    for (const action of [{ disposition: 'false_positive' }, { status: 'closed', disposition: 'false_positive', note: 'again' }]) {
+    for (const action of [{ disposition: 'false_positive' }, { status: 'closed', disposition: 'false_positive' }]) {
       expect(await act(seeded, action, at(2))).toMatchObject({ kind: 'applied', changed: false, envelopes: [], episode: { status: 'resolved', caseStatus: 'closed' } });
     }
     expect(await caseActions(seeded)).toHaveLength(1);
@@ -203,6 +203,29 @@ describe('applyCaseAction', () => {
     expect(await act(open, { status: 'investigating' }, at(2))).toMatchObject({ changed: true });
     expect(await act(open, { status: 'investigating' }, at(3))).toMatchObject({ changed: false });
     expect((await caseActions(open)).map((a) => a.case_status)).toEqual(['investigating']);
+  });
+
+  it('keeps the note of an action that changes nothing, once, and announces nothing', async () => {
+    const seeded = await seedEpisode('note-1');
+    await act(seeded, { status: 'investigating', note: 'looking' }, at(1));
+    const before = await eventCount();
+    const noted = { status: 'investigating', note: 'payer confirmed the invoices' };
+    for (const minute of [2, 3]) {
+      expect(await act(seeded, noted, at(minute))).toMatchObject({ kind: 'applied', changed: false, envelopes: [], episode: { caseStatus: 'investigating' } });
+    }
+    await act(seeded, { ...noted, actor: 'svc_test_other' }, at(4));
+    expect(await caseActions(seeded)).toEqual([
+      { seq: 1, at: at(1), actor: 'svc_test_analyst', case_status: 'investigating', disposition: null, note: 'looking' },
+      { seq: 2, at: at(2), actor: 'svc_test_analyst', case_status: 'investigating', disposition: null, note: 'payer confirmed the invoices' },
+      { seq: 3, at: at(4), actor: 'svc_test_other', case_status: 'investigating', disposition: null, note: 'payer confirmed the invoices' },
+    ]);
+    expect(await eventCount()).toBe(before);
+    expect((await episodeRow(seeded)).updated_at).toEqual(at(1));
+
+    // On a closed case it is kept with the disposition as it stands.
+    await act(seeded, { disposition: 'no_further_action', note: 'closing' }, at(5));
+    await act(seeded, { disposition: 'no_further_action', note: 'reviewed again by QA' }, at(6));
+    expect((await caseActions(seeded)).at(-1)).toMatchObject({ seq: 5, case_status: 'closed', disposition: 'no_further_action', note: 'reviewed again by QA' });
   });
 
   it('records in the action\'s own transaction: when the record fails, nothing of the action stays', async () => {

@@ -3,7 +3,8 @@
 // open or investigating on a resolved episode reopens it. Every action that changes something is
 // appended to case_actions and announced on the compliance channel, and the postures of the
 // episode's subject parties are recomputed, all in one transaction under the tenant's detection
-// lock. Setting what is already set changes and enqueues nothing, so a retried action is harmless.
+// lock. Setting what is already set changes and enqueues nothing, so a retried action is harmless;
+// a note given with it is still kept in the case history, once (noteUnchangedCase).
 import { ID_PREFIXES, parseId } from '../../platform/ids.ts';
 import { withTransaction, type Pool, type PoolClient } from '../../platform/postgres/pool.ts';
 import type { FieldError } from '../../schemas/problem.ts';
@@ -48,7 +49,8 @@ interface CaseEpisode {
 }
 
 export type CaseActionOutcome =
-  // changed false: the case already stood so; nothing was written. envelopes: the events enqueued (whe_…).
+  // changed false: the case already stood so; nothing was written but its note, if any.
+  // envelopes: the events enqueued (whe_…).
   | { kind: 'applied'; episode: CaseEpisode; changed: boolean; envelopes: string[] }
   | { kind: 'not_found' }
   | { kind: 'invalid'; errors: FieldError[] };
@@ -176,6 +178,7 @@ export async function applyCaseAction(pool: Pool, input: CaseActionInput, now: D
       alertCount: current.alert_count,
     });
     if (!next) {
+      if (action.note !== undefined) await noteUnchangedCase(db, tenantId, episodeId, { ...current, actor, note: action.note }, now);
       await record?.(db, { changed: false, envelopes: [] });
       return { kind: 'applied', episode: episode(current), changed: false, envelopes: [] };
     }
@@ -233,4 +236,25 @@ async function appendCaseAction(
     [tenantId, episodeId, now, action.actor, action.caseStatus, action.disposition, action.note],
   );
   return rows[0]!.seq;
+}
+
+// An analyst's note on an action that changes nothing is what they found, and a compliance record
+// keeps it: a history row with the case as it stands, no event. A repeat of the latest row (the
+// same actor, case and note: a retried request) is not written again.
+async function noteUnchangedCase(
+  db: PoolClient,
+  tenantId: string,
+  episodeId: string,
+  action: { case_status: CaseStatus; disposition: Disposition | null; actor: string; note: string },
+  now: Date,
+): Promise<void> {
+  await db.query(
+    `INSERT INTO case_actions (tenant_id, episode_id, seq, at, actor, case_status, disposition, note)
+     SELECT $1, $2, coalesce(max(seq), 0) + 1, $3, $4, $5, $6, $7 FROM case_actions WHERE tenant_id = $1 AND episode_id = $2
+     HAVING NOT EXISTS (
+       SELECT 1 FROM (SELECT actor, case_status, disposition, note FROM case_actions WHERE tenant_id = $1 AND episode_id = $2 ORDER BY seq DESC LIMIT 1) latest
+        WHERE latest.actor = $4 AND latest.case_status = $5 AND latest.disposition IS NOT DISTINCT FROM $6 AND latest.note = $7
+     )`,
+    [tenantId, episodeId, now, action.actor, action.case_status, action.disposition, action.note],
+  );
 }

@@ -124,7 +124,8 @@ export function registerComplianceRoutes(app: FastifyInstance, deps: { pool: Poo
     summary: 'Set the case status and/or disposition of an episode (scope compliance)',
     description:
       'A disposition closes the case (status omitted or closed) and resolves the episode; closed needs a disposition; ' +
-      'escalated escalates the episode; open or investigating reopens a resolved episode. Setting what is already set changes nothing.',
+      'escalated escalates the episode; open or investigating reopens a resolved episode. Setting what is already set changes nothing and sends no event; ' +
+      'a note given with it is kept in the case history (once, when the same key repeats it).',
     params: episodeParams,
     body: caseActionRequestSchema,
     response: {
