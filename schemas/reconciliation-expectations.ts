@@ -28,6 +28,6 @@ export const expectationSchema = z.strictObject({
   next_due_at: instant,
 });
 
-export const expectationListSchema = z.strictObject({ data: z.array(expectationSchema) });
+export const expectationListSchema = z.strictObject({ data: z.array(expectationSchema), has_more: z.boolean(), next_cursor: z.string().optional() });
 
 export type ExpectationView = z.infer<typeof expectationSchema>;

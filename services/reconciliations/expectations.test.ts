@@ -83,6 +83,32 @@ describe('expected declarations', () => {
     expect(await sweepExpectations(api.db.pool, api.clock.now(), 10)).toBe(0);
     expect(await events('coverage.degraded')).toHaveLength(1);
   });
+
+  it('lists by opaque cursor, oldest first, bound to the list and the tenant', async () => {
+    const ids: string[] = [];
+    for (const party of ['paged-1', 'paged-2', 'paged-3']) {
+      const created = await api.client.post('/v1/reconciliation-expectations', { scope: { kind: 'party', external_id: party }, asset: 'USD', due_after_minutes: 30 }, api.keys.ingest);
+      expect(created.statusCode, created.body).toBe(201);
+      ids.push(expectationSchema.parse(created.json()).expectation_id);
+    }
+    // Created in one instant of the test's clock: in id order.
+    const ordered = [...ids].sort();
+    try {
+      const first = expectationListSchema.parse((await api.client.get('/v1/reconciliation-expectations?limit=2', api.keys.read)).json());
+      expect(first.data.map((e) => e.expectation_id)).toEqual(ordered.slice(0, 2));
+      expect(first.has_more).toBe(true);
+      const cursor = encodeURIComponent(first.next_cursor!);
+      const second = expectationListSchema.parse((await api.client.get(`/v1/reconciliation-expectations?limit=2&cursor=${cursor}`, api.keys.read)).json());
+      expect(second).toEqual({ data: [expect.objectContaining({ expectation_id: ordered[2] })], has_more: false });
+      // A cursor of another list is refused.
+      const reconciliations = (await api.client.get('/v1/reconciliations?limit=1', api.keys.read)).json();
+      expect(reconciliations.next_cursor).toBeDefined();
+      const foreign = await api.client.get(`/v1/reconciliation-expectations?cursor=${encodeURIComponent(reconciliations.next_cursor)}`, api.keys.read);
+      expect(problemSchema.parse(foreign.json())).toMatchObject({ status: 400, code: 'svc:request/invalid_parameter', errors: [{ path: 'cursor' }] });
+    } finally {
+      for (const id of ids) await api.client.send({ method: 'DELETE', url: `/v1/reconciliation-expectations/${id}`, key: api.keys.ingest });
+    }
+  });
 });
 
 // Runs last: every event the expectations enqueued, swept from the outbox.

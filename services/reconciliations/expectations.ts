@@ -60,15 +60,20 @@ export class Expectations {
       [tenantId, id, request.scope.kind, request.scope.kind === 'tenant' ? null : request.scope.external_id, request.asset, request.due_after_minutes, now, day, dueAt(day, request.due_after_minutes)],
     );
     if (!rowCount) return { kind: 'conflict', detail: 'this scope and asset are already expected: delete that expectation first' };
-    return { kind: 'created', view: (await this.list(tenantId)).find((v) => v.expectation_id === `${ID_PREFIXES.reconciliationExpectation}${id}`)! };
+    const { rows } = await this.pool.query<ExpectationRow>(`SELECT ${COLUMNS} FROM reconciliation_expectations WHERE tenant_id = $1 AND expectation_id = $2`, [tenantId, id]);
+    return { kind: 'created', view: view(rows[0]!) };
   }
 
-  async list(tenantId: string): Promise<ExpectationView[]> {
+  // Oldest first, a page of `limit` rows after a position (created_at, expectation_id): a tenant
+  // may expect a declaration per account, so the list is paged like every other.
+  async list(tenantId: string, limit: number, after?: { at: string; id: string }): Promise<Array<{ row: { created_at: Date; expectation_id: string }; view: ExpectationView }>> {
     const { rows } = await this.pool.query<ExpectationRow>(
-      `SELECT ${COLUMNS} FROM reconciliation_expectations WHERE tenant_id = $1 AND deleted_at IS NULL ORDER BY created_at, expectation_id`,
-      [tenantId],
+      `SELECT ${COLUMNS} FROM reconciliation_expectations
+        WHERE tenant_id = $1 AND deleted_at IS NULL AND ($2::timestamptz IS NULL OR (created_at, expectation_id) > ($2::timestamptz, $3::uuid))
+        ORDER BY created_at, expectation_id LIMIT $4`,
+      [tenantId, after?.at ?? null, after?.id ?? null, limit],
     );
-    return rows.map(view);
+    return rows.map((row) => ({ row, view: view(row) }));
   }
 
   async remove(tenantId: string, id: string, now: Date): Promise<boolean> {

@@ -3,18 +3,21 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { TenantAssetRegistry } from '../../../platform/assets/tenant-registry.ts';
 import type { Clock } from '../../../platform/clock.ts';
+import type { CursorCodec } from '../../../platform/http/cursor.ts';
+import { badCursor, page, readCursor } from '../../../platform/http/paging.ts';
+import { pagingShape } from '../../../platform/http/query-schema.ts';
 import { parseId } from '../../../platform/ids.ts';
 import type { Reconciliations } from '../../reconciliations/reconciliations.ts';
 import { bodyRefusal, readJsonBody } from '../../../platform/http/json-body.ts';
 import { refuseIdempotencyKey } from '../http/no-idempotency-key.ts';
 import { sendProblem } from '../../../platform/http/problem-reply.ts';
-import { empty, idParam, json, notFound, problem } from '../http/route-schema.ts';
+import { empty, idParam, invalidQuery, json, notFound, problem } from '../http/route-schema.ts';
 import { expectationListSchema, expectationRequestSchema, expectationSchema } from '../../../schemas/reconciliation-expectations.ts';
 
 // Expected declarations: the feed's owner (ingest key) says which daily declarations it sends and
 // by when; ingest and read keys list them. A day whose declaration is late is announced as
 // coverage.degraded by the reconcile pipeline.
-export function registerReconciliationExpectationRoutes(app: FastifyInstance, deps: { clock: Clock; assets: TenantAssetRegistry; reconciliations: Reconciliations }): void {
+export function registerReconciliationExpectationRoutes(app: FastifyInstance, deps: { clock: Clock; cursors: CursorCodec; assets: TenantAssetRegistry; reconciliations: Reconciliations }): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
   const tags = ['reconciliations'];
   const noKey = refuseIdempotencyKey('reconciliation expectations');
@@ -41,10 +44,21 @@ export function registerReconciliationExpectationRoutes(app: FastifyInstance, de
     return reply.code(201).send(outcome.view);
   });
 
-  const list = { tags, summary: 'The expected declarations (scope ingest or read)', response: { 200: json(expectationListSchema, 'every expectation of the tenant') } };
-  routes.get('/v1/reconciliation-expectations', { config: { scopes: ['ingest', 'read'] as const }, preHandler: noKey, schema: list }, async (request) => ({
-    data: await expectations.list(request.apiKey!.tenantId),
-  }));
+  const list = {
+    tags,
+    summary: 'The expected declarations, oldest first, by opaque cursor (scope ingest or read)',
+    querystring: z.object(pagingShape()),
+    response: { 200: json(expectationListSchema, 'a page of the tenant\'s expectations'), 400: invalidQuery },
+  };
+  routes.get('/v1/reconciliation-expectations', { config: { scopes: ['ingest', 'read'] as const }, preHandler: noKey, schema: list }, async (request, reply) => {
+    const tenantId = request.apiKey!.tenantId;
+    const { limit, cursor: cursorText } = request.query;
+    const filters = { r: 'reconciliation-expectations', t: tenantId };
+    const after = readCursor(deps.cursors, cursorText, filters);
+    if (after === false) return badCursor(request, reply);
+    const rows = await expectations.list(tenantId, limit + 1, after);
+    return page(rows, limit, (r) => r.view, (last) => deps.cursors.encode({ ...filters, o: last.row.created_at.toISOString(), e: last.row.expectation_id }));
+  });
 
   const remove = {
     tags,

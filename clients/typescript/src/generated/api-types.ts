@@ -1734,6 +1734,8 @@ export interface ReconciliationExpectation {
 }
 export interface ReconciliationExpectationList {
   data: ReconciliationExpectation[];
+  has_more: boolean;
+  next_cursor?: string;
 }
 export interface ReconciliationExpectationRequest {
   scope:
@@ -2255,6 +2257,19 @@ export interface ReconciliationBreaksQuery {
    * rcn_<uuid>
    */
   reconciliation_id?: string;
+  /**
+   * next_cursor of the previous page, with the same filters
+   */
+  cursor?: string;
+  /**
+   * default 50
+   */
+  limit?: number;
+}
+/**
+ * Query parameters of /v1/reconciliation-expectations.
+ */
+export interface ReconciliationExpectationsQuery {
   /**
    * next_cursor of the previous page, with the same filters
    */
