@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { text } from './primitives/fields.ts';
+import { moneyViewSchema } from './primitives/money.ts';
 
 // Breaks of reconciliations (services/reconciliations/breaks.ts): opened by a mismatch, then
 // acknowledged, commented on and resolved by people, each with who and when.
@@ -14,7 +15,7 @@ export const breakSchema = z.strictObject({
   state: z.enum(BREAK_STATES),
   opened_at: instant,
   // The difference (observed − declared) when the break opened; the reconciliation has the latest.
-  opened_difference: z.strictObject({ count: z.number().int(), sum: z.string() }),
+  opened_difference: z.strictObject({ count: z.number().int(), sum: moneyViewSchema }),
   acknowledged: actorAt.nullable(),
   resolved: z.strictObject({ by: z.string(), at: instant, resolution: z.string() }).nullable(),
   comments: z.array(z.strictObject({ by: z.string(), at: instant, body: z.string() })),
@@ -26,7 +27,6 @@ export const acknowledgeRequestSchema = z.strictObject({ note: text(1, 4000).opt
 export const commentRequestSchema = z.strictObject({ body: text(1, 4000) });
 export const resolveRequestSchema = z.strictObject({ resolution: text(1, 2000) });
 
-const itemMoney = z.strictObject({ value: z.string(), asset: z.string(), scale: z.number().int() });
 const differenceItemSchema = z.strictObject({
   source: z.enum(['movement', 'event']),
   reason: z.enum(['superseded', 'reversal_pair', 'status_not_counted', 'pending', 'held', 'quarantined', 'rejected']),
@@ -36,7 +36,7 @@ const differenceItemSchema = z.strictObject({
   received_at: instant,
   status: z.string(),
   type: z.string(),
-  amount: itemMoney,
+  amount: moneyViewSchema,
   related: z.string().nullable(),
 });
 export const differenceItemPageSchema = z.strictObject({ data: z.array(differenceItemSchema), has_more: z.boolean(), next_cursor: z.string().optional() });

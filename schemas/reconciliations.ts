@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { movementDataSchema } from './families/movement.ts';
 import { externalId, text } from './primitives/fields.ts';
-import { moneySchema } from './primitives/money.ts';
+import { moneySchema, moneyViewSchema } from './primitives/money.ts';
 import { dateTimeSchema } from './primitives/timestamp.ts';
 
 // Reconciliations: a customer's control total for one scope, one asset and one event-time period,
@@ -78,7 +78,8 @@ const id = z.string().regex(/^rcn_[0-9a-f-]{36}$/);
 // has not (yet) counted, by reason, with a sample of each.
 const explanationSchema = z.strictObject({
   count_difference: z.number().int(),
-  sum_difference: z.string(),
+  // Observed minus declared.
+  sum_difference: moneyViewSchema,
   // Matched only because the differences are within the declared tolerance.
   within_tolerance: z.boolean().optional(),
   // More unsettled events exist than one comparison reads; the items list has them all.
@@ -97,12 +98,12 @@ const reconciliationResultSchema = z.strictObject({
   computed_at: instant,
   observed: z.strictObject({
     count: z.number().int(),
-    sum: moneySchema,
+    sum: moneyViewSchema,
     // Every status seen (counted or not), after corrections and reversals: count, and sum.
     statuses: z.record(z.string(), z.number().int()),
-    status_sums: z.record(z.string(), moneySchema).optional(),
+    status_sums: z.record(z.string(), moneyViewSchema).optional(),
     // The counted sum in the tenant's base asset; null when a movement had no rate.
-    base_sum: moneySchema.nullable().optional(),
+    base_sum: moneyViewSchema.nullable().optional(),
   }),
   explanation: explanationSchema,
 });
@@ -115,9 +116,9 @@ export const reconciliationSchema = z.strictObject({
   period: z.strictObject({ from: instant, to: instant, from_inclusive: z.boolean(), to_inclusive: z.boolean() }),
   declared: z.strictObject({
     count: z.number().int(),
-    sum: moneySchema,
+    sum: moneyViewSchema,
     statuses: z.record(z.string(), z.number().int()).nullable(),
-    status_sums: z.record(z.string(), moneySchema).nullable().optional(),
+    status_sums: z.record(z.string(), moneyViewSchema).nullable().optional(),
   }),
   counted_statuses: z.array(z.string()).optional(),
   basis: z.enum(RECONCILIATION_BASES).optional(),

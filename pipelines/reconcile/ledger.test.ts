@@ -117,7 +117,7 @@ describe('totals with ledger semantics', () => {
 describe('tolerance', () => {
   it('matches within an absolute or a relative threshold, showing the difference, and not beyond', async () => {
     const absolute = await view({ declared: { count: 1, sum: usd('1105') }, tolerance: { sum_minor: '5' } });
-    expect(absolute).toMatchObject({ status: 'matched', tolerance: { sum_minor: '5', count: 0 }, result: { explanation: { sum_difference: '-5', within_tolerance: true } } });
+    expect(absolute).toMatchObject({ status: 'matched', tolerance: { sum_minor: '5', count: 0 }, result: { explanation: { sum_difference: usd('-5'), within_tolerance: true } } });
     expect((await view({ declared: { count: 1, sum: usd('1106') }, tolerance: { sum_minor: '5' } })).status).toBe('mismatched');
     // 100 bps of 11.10 is 0.111: a 0.10 difference is within, 0.12 is not.
     expect((await view({ declared: { count: 1, sum: usd('1110') }, tolerance: { sum_bps: 100 } })).status).toBe('matched');
@@ -133,12 +133,12 @@ describe('breaks and notice', () => {
     const mismatched = await view({ declared: { count: 1, sum: usd('1000') } });
     expect(mismatched.status).toBe('mismatched');
     expect(await outgoing('coverage.degraded', mismatched.reconciliation_id)).toEqual([
-      { reason: 'reconciliation', reconciliation_id: mismatched.reconciliation_id, status: 'mismatched', count_difference: 0, sum_difference: '100', asset: 'USD' },
+      { reason: 'reconciliation', reconciliation_id: mismatched.reconciliation_id, status: 'mismatched', count_difference: 0, sum_difference: usd('100'), asset: 'USD' },
     ]);
     const open = breakPageSchema.parse((await api.client.get(`/v1/reconciliation-breaks?reconciliation_id=${mismatched.reconciliation_id}`, api.keys.read)).json());
     expect(open.data).toHaveLength(1);
     const opened = open.data[0]!;
-    expect(opened).toMatchObject({ state: 'open', opened_difference: { count: 0, sum: '100' }, acknowledged: null, resolved: null });
+    expect(opened).toMatchObject({ state: 'open', opened_difference: { count: 0, sum: usd('100') }, acknowledged: null, resolved: null });
 
     const act = (action: string, body: unknown) => api.client.post(`/v1/reconciliation-breaks/${opened.break_id}/${action}`, body, api.keys.ingest);
     api.clock.advance(60);
@@ -348,7 +348,8 @@ describe('declarations at the edges of what the stores hold', () => {
     const result = await view({ declared: { count: 3, sum: usd(declared) } });
     expect(result.status).toBe('mismatched');
     const difference = result.result!.explanation!.sum_difference;
-    expect(difference.replace('-', '')).toHaveLength(39);
+    expect(difference.value.replace('-', '')).toHaveLength(39);
+    expect(difference).toMatchObject({ asset: 'USD', scale: 2 });
     const breaks = breakPageSchema.parse((await api.client.get(`/v1/reconciliation-breaks?reconciliation_id=${result.reconciliation_id}`, api.keys.ingest)).json());
     expect(breaks.data.map((b) => b.opened_difference.sum)).toEqual([difference]);
   });

@@ -14,6 +14,14 @@ export const moneySchema = z.strictObject({
 
 export type Money = z.infer<typeof moneySchema>;
 
+// Money as the service answers it: a sum or a difference of many values may have more digits
+// than any one value sent.
+export const moneyViewSchema = z.strictObject({
+  value: z.string().regex(/^-?\d+$/),
+  asset: z.string(),
+  scale: z.number().int().min(0).max(MAX_SCALE),
+});
+
 export type ScaleProblem = { field: 'asset' | 'scale'; message: string };
 
 // The registry check: a well-formed money value whose scale disagrees with its asset's scale.

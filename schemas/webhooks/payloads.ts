@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { FAMILY_NAMES } from '../families/index.ts';
+import { moneyViewSchema } from '../primitives/money.ts';
 import { CASE_STATUSES, DISPOSITIONS, EPISODE_STATUSES } from '../responses.ts';
 import { CHANNELS, type WebhookEventType } from './catalog.ts';
 
@@ -120,15 +121,15 @@ const expectationDay = {
   period: z.strictObject({ from: instant, to: instant }),
 };
 const reconciliationId = prefixed('rcn_');
-// A declared reconciliation's comparison; differences are observed minus declared, the sum in
-// the asset's minor units as a decimal string.
+// A declared reconciliation's comparison; differences are observed minus declared, the sum as
+// Money of the reconciliation's asset.
 const reconciliationResult = <S extends 'matched' | 'mismatched'>(status: S) =>
   z.strictObject({
     reason: z.literal('reconciliation'),
     reconciliation_id: reconciliationId,
     status: z.literal(status),
     count_difference: z.number().int(),
-    sum_difference: z.string().regex(/^-?\d+$/),
+    sum_difference: moneyViewSchema,
     asset: z.string(),
   });
 

@@ -6,6 +6,7 @@
 // on the tenant.
 import { ID_PREFIXES, uuidv7 } from '../../platform/ids.ts';
 import type { Pool, PoolClient } from '../../platform/postgres/pool.ts';
+import type { Money } from '../../schemas/primitives/money.ts';
 
 type Db = Pick<Pool | PoolClient, 'query'>;
 
@@ -18,7 +19,7 @@ export interface BreakView {
   reconciliation_id: string;
   state: BreakState;
   opened_at: string;
-  opened_difference: { count: number; sum: string };
+  opened_difference: { count: number; sum: Money };
   acknowledged: { by: string; at: string } | null;
   resolved: { by: string; at: string; resolution: string } | null;
   comments: Array<{ by: string; at: string; body: string }>;
@@ -32,6 +33,8 @@ interface BreakRow {
   opened_at: Date;
   opened_count_difference: string;
   opened_sum_difference: string;
+  asset: string;
+  scale: number;
   acknowledged_by: string | null;
   acknowledged_at: Date | null;
   resolved_by: string | null;
@@ -39,8 +42,10 @@ interface BreakRow {
   resolution: string | null;
 }
 
-const COLUMNS = `tenant_id, break_id, reconciliation_id, state, opened_at, opened_count_difference::text, opened_sum_difference::text,
-                 acknowledged_by, acknowledged_at, resolved_by, resolved_at, resolution`;
+// The asset and scale are the reconciliation's, which the difference is of.
+const COLUMNS = `b.tenant_id, b.break_id, b.reconciliation_id, b.state, b.opened_at, b.opened_count_difference::text, b.opened_sum_difference::text,
+                 b.acknowledged_by, b.acknowledged_at, b.resolved_by, b.resolved_at, b.resolution, r.asset, r.scale`;
+const FROM = `reconciliation_breaks b JOIN reconciliations r ON r.tenant_id = b.tenant_id AND r.reconciliation_id = b.reconciliation_id`;
 
 // Opens a break unless one is unresolved already (inside the comparison's transaction).
 export async function openBreak(db: Db, tenantId: string, reconciliationId: string, difference: { count: number; sum: string }, now: Date): Promise<void> {
@@ -86,7 +91,7 @@ export class Breaks {
   }
 
   async find(tenantId: string, breakId: string): Promise<BreakView | undefined> {
-    const { rows } = await this.pool.query<BreakRow>(`SELECT ${COLUMNS} FROM reconciliation_breaks WHERE tenant_id = $1 AND break_id = $2`, [tenantId, breakId]);
+    const { rows } = await this.pool.query<BreakRow>(`SELECT ${COLUMNS} FROM ${FROM} WHERE b.tenant_id = $1 AND b.break_id = $2`, [tenantId, breakId]);
     return rows[0] && (await this.views(rows))[0];
   }
 
@@ -98,10 +103,10 @@ export class Breaks {
     after?: { at: string; id: string },
   ): Promise<Array<BreakView & { cursor: { at: string; id: string } }>> {
     const { rows } = await this.pool.query<BreakRow>(
-      `SELECT ${COLUMNS} FROM reconciliation_breaks
-        WHERE tenant_id = $1 AND ($2::text IS NULL OR state = $2) AND ($3::uuid IS NULL OR reconciliation_id = $3)
-          AND ($4::timestamptz IS NULL OR (opened_at, break_id) < ($4::timestamptz, $5::uuid))
-        ORDER BY opened_at DESC, break_id DESC LIMIT $6`,
+      `SELECT ${COLUMNS} FROM ${FROM}
+        WHERE b.tenant_id = $1 AND ($2::text IS NULL OR b.state = $2) AND ($3::uuid IS NULL OR b.reconciliation_id = $3)
+          AND ($4::timestamptz IS NULL OR (b.opened_at, b.break_id) < ($4::timestamptz, $5::uuid))
+        ORDER BY b.opened_at DESC, b.break_id DESC LIMIT $6`,
       [tenantId, filters.state ?? null, filters.reconciliationId ?? null, after?.at ?? null, after?.id ?? null, limit],
     );
     const views = await this.views(rows);
@@ -130,7 +135,7 @@ export class Breaks {
       reconciliation_id: `${ID_PREFIXES.reconciliation}${row.reconciliation_id}`,
       state: row.state,
       opened_at: row.opened_at.toISOString(),
-      opened_difference: { count: Number(row.opened_count_difference), sum: row.opened_sum_difference },
+      opened_difference: { count: Number(row.opened_count_difference), sum: { value: row.opened_sum_difference, asset: row.asset, scale: row.scale } },
       acknowledged: row.acknowledged_by ? { by: row.acknowledged_by, at: row.acknowledged_at!.toISOString() } : null,
       resolved: row.resolved_by ? { by: row.resolved_by, at: row.resolved_at!.toISOString(), resolution: row.resolution ?? '' } : null,
       comments: comments.filter((c) => c.break_id === row.break_id).map((c) => ({ by: c.author, at: c.created_at.toISOString(), body: c.body })),

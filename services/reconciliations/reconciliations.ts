@@ -60,6 +60,10 @@ interface ObservedDetail {
   base_sum: { value: string | null; asset: string; scale: number };
 }
 
+// An explanation as stored with its result: the sum difference in minor units of the
+// reconciliation's asset, which the view writes as Money.
+type StoredExplanation = Omit<Explanation, 'sum_difference'> & { sum_difference: string };
+
 interface ResultRow {
   seq: number;
   computed_at: Date;
@@ -68,13 +72,13 @@ interface ResultRow {
   observed_sum: string;
   observed_statuses: Record<string, number>;
   observed_detail: ObservedDetail | null;
-  explanation: Explanation;
+  explanation: StoredExplanation;
 }
 
 interface Result {
   status: 'matched' | 'mismatched';
   observed: Observed;
-  explanation: Explanation;
+  explanation: StoredExplanation;
 }
 
 export type CreateOutcome =
@@ -137,7 +141,7 @@ async function compare(db: Db, def: Definition, declared: { count: number; sum: 
     sumWithin(declared.tolerance, declared.sum, observed.sum) &&
     figures.every(({ figure, count, sum }) => countWithin(declared.tolerance, figure.count, count) && (figure.sum === null || sumWithin(declared.tolerance, figure.sum, sum)));
   const explained = matched ? { unsettled: [], truncated: false } : await unsettled(db, def);
-  const explanation: Explanation = {
+  const explanation: StoredExplanation = {
     count_difference: observed.count - declared.count,
     sum_difference: (observed.sum - declared.sum).toString(),
     ...(matched && !exact ? { within_tolerance: true } : {}),
@@ -190,7 +194,7 @@ export class Reconciliations {
         await insertDeclaration(db, id, def, declaration, now, result.status);
         await appendResult(db, tenantId, id, 1, now, result);
         if (declaration.corrects) await resolveBySystem(db, tenantId, declaration.corrects, `superseded by correction ${ID_PREFIXES.reconciliation}${id}`, now);
-        if (result.status === 'mismatched') await announce(db, tenantId, id, def.asset, result, now);
+        if (result.status === 'mismatched') await announce(db, tenantId, id, { asset: def.asset, scale: declaration.scale }, result, now);
         await recoverMisses(db, def, id, now);
       });
     } catch (error) {
@@ -367,11 +371,11 @@ async function compareAgain(db: PoolClient, row: ReconciliationRow, now: Date): 
   if (previous?.status === result.status) return;
   await db.query(`UPDATE reconciliations SET status = $2 WHERE reconciliation_id = $1`, [row.reconciliation_id, result.status]);
   if (result.status === 'matched') await resolveBySystem(db, row.tenant_id, row.reconciliation_id, 'matched on re-comparison', now);
-  await announce(db, row.tenant_id, row.reconciliation_id, row.asset, result, now);
+  await announce(db, row.tenant_id, row.reconciliation_id, { asset: row.asset, scale: row.scale }, result, now);
 }
 
 // A result that does not match (first or again) opens a break; either status is announced.
-async function announce(db: Db, tenantId: string, id: string, asset: string, result: Result, now: Date): Promise<void> {
+async function announce(db: Db, tenantId: string, id: string, { asset, scale }: { asset: string; scale: number }, result: Result, now: Date): Promise<void> {
   if (result.status === 'mismatched') {
     await openBreak(db, tenantId, id, { count: result.explanation.count_difference, sum: result.explanation.sum_difference }, now);
   }
@@ -379,7 +383,7 @@ async function announce(db: Db, tenantId: string, id: string, asset: string, res
     reason: 'reconciliation' as const,
     reconciliation_id: `${ID_PREFIXES.reconciliation}${id}`,
     count_difference: result.explanation.count_difference,
-    sum_difference: result.explanation.sum_difference,
+    sum_difference: { value: result.explanation.sum_difference, asset, scale },
     asset,
   };
   await enqueueEvents(
@@ -438,7 +442,7 @@ function resultView(row: ResultRow, asset: string, scale: number): Reconciliatio
           }
         : {}),
     },
-    explanation: row.explanation,
+    explanation: { ...row.explanation, sum_difference: { value: row.explanation.sum_difference, asset, scale } },
   };
 }
 

@@ -80,7 +80,7 @@ describe('reconciliation breaks in the console', () => {
     await page.waitForSelector('tr[data-break-id]');
     expect(await page.locator('nav.bar a[href="/console/breaks"]').count()).toBe(1);
     expect(await page.locator('tr[data-break-id]').count()).toBe(1);
-    expect(await page.textContent('tr[data-break-id]')).toContain('-12550');
+    expect(await page.textContent('tr[data-break-id]')).toContain('-125.50 USD');
     await shot('breaks-queue.png');
     expect(pageErrors).toEqual([]);
   });

@@ -67,7 +67,7 @@ describe('reconciliations', () => {
       status: 'matched',
       scope: { kind: 'account', external_id: 'acct-1' },
       period: { from: '2026-08-01T00:00:00.000Z', to: '2026-09-01T00:00:00.000Z', from_inclusive: true, to_inclusive: false },
-      result: { status: 'matched', observed: { count: 2, sum: usd('12550'), statuses: { completed: 1, pending: 1 } }, explanation: { count_difference: 0, sum_difference: '0', unsettled: [] } },
+      result: { status: 'matched', observed: { count: 2, sum: usd('12550'), statuses: { completed: 1, pending: 1 } }, explanation: { count_difference: 0, sum_difference: usd('0'), unsettled: [] } },
       corrects: null,
     });
     declared.push(matched);
@@ -77,7 +77,7 @@ describe('reconciliations', () => {
     // Later, so the list's newest-first order is the order declared here.
     svc.api.clock.advance(1);
     const mismatched = await ingest.reconciliations.create(declaration({ declared: { count: 3, sum: usd('13000'), statuses: { completed: 2, pending: 1 } } }));
-    expect(mismatched).toMatchObject({ status: 'mismatched', result: { explanation: { count_difference: -1, sum_difference: '-450' } } });
+    expect(mismatched).toMatchObject({ status: 'mismatched', result: { explanation: { count_difference: -1, sum_difference: usd('-450') } } });
     declared.push(mismatched);
     svc.api.clock.advance(1);
     const corrected = await ingest.reconciliations.create(declaration({ period: { ...august, to_inclusive: true }, declared: { count: 3, sum: usd('13549'), statuses: { completed: 2, pending: 1 } }, corrects: mismatched.reconciliation_id }));
@@ -134,7 +134,7 @@ describe('reconciliations', () => {
     expect(await apiError(ingest.reconciliations.create({ ...body, declared: { count: 0, sum: usd('0') } }))).toMatchObject({ status: 409, code: 'svc:reconciliation/reference_conflict', attempts: 1 });
 
     const [opened] = await ingest.reconciliations.breaks.list({ reconciliation_id: first.reconciliation_id }).toArray();
-    expect(opened).toMatchObject({ state: 'open', opened_difference: { count: -1, sum: '-5' } });
+    expect(opened).toMatchObject({ state: 'open', opened_difference: { count: -1, sum: usd('-5') } });
     expect(await ingest.reconciliations.breaks.acknowledge(opened!.break_id, { note: 'checking the July file' })).toMatchObject({ state: 'acknowledged' });
     expect((await ingest.reconciliations.breaks.comment(opened!.break_id, { body: 'no July movements on our side either' })).comments).toHaveLength(2);
     expect(await apiError(ingest.reconciliations.breaks.acknowledge(opened!.break_id))).toMatchObject({ status: 409, code: 'svc:reconciliation/break_state' });

@@ -57,7 +57,7 @@ describe('reconciliations', () => {
       status: 'matched',
       scope: { kind: 'account', external_id: 'acct-1' },
       period: { from: '2026-08-01T00:00:00.000Z', to: '2026-09-01T00:00:00.000Z', from_inclusive: true, to_inclusive: false },
-      result: { status: 'matched', observed: { count: 2, sum: usd('12550'), statuses: { completed: 1, pending: 1 } }, explanation: { count_difference: 0, sum_difference: '0', unsettled: [] } },
+      result: { status: 'matched', observed: { count: 2, sum: usd('12550'), statuses: { completed: 1, pending: 1 } }, explanation: { count_difference: 0, sum_difference: usd('0'), unsettled: [] } },
       corrects: null,
     });
     expect(view.history).toHaveLength(1);
@@ -86,7 +86,7 @@ describe('reconciliations', () => {
     expect(view.result).toMatchObject({
       status: 'mismatched',
       observed: { count: 2, sum: usd('12550') },
-      explanation: { count_difference: -1, sum_difference: '-500', unsettled: [{ reason: 'held', count: 1, sample: [{ external_id: 'mv-4', occurred_at: '2026-08-20T10:00:00.000Z' }] }] },
+      explanation: { count_difference: -1, sum_difference: usd('-500'), unsettled: [{ reason: 'held', count: 1, sample: [{ external_id: 'mv-4', occurred_at: '2026-08-20T10:00:00.000Z' }] }] },
     });
 
     // The account arrives, the held movement lands, and its change record makes the comparison run again.

@@ -91,7 +91,11 @@ export type CoverageDegradedData =
       reconciliation_id: string;
       status: 'mismatched';
       count_difference: number;
-      sum_difference: string;
+      sum_difference: {
+        value: string;
+        asset: string;
+        scale: number;
+      };
       asset: string;
     };
 /**
@@ -127,7 +131,11 @@ export type CoverageRecoveredData =
       reconciliation_id: string;
       status: 'matched';
       count_difference: number;
-      sum_difference: string;
+      sum_difference: {
+        value: string;
+        asset: string;
+        scale: number;
+      };
       asset: string;
     };
 /**
@@ -1632,7 +1640,11 @@ export interface Reconciliation {
     };
     explanation: {
       count_difference: number;
-      sum_difference: string;
+      sum_difference: {
+        value: string;
+        asset: string;
+        scale: number;
+      };
       within_tolerance?: boolean;
       unsettled_truncated?: boolean;
       unsettled: {
@@ -1676,7 +1688,11 @@ export interface Reconciliation {
     };
     explanation: {
       count_difference: number;
-      sum_difference: string;
+      sum_difference: {
+        value: string;
+        asset: string;
+        scale: number;
+      };
       within_tolerance?: boolean;
       unsettled_truncated?: boolean;
       unsettled: {
@@ -1698,7 +1714,11 @@ export interface ReconciliationBreak {
   opened_at: string;
   opened_difference: {
     count: number;
-    sum: string;
+    sum: {
+      value: string;
+      asset: string;
+      scale: number;
+    };
   };
   acknowledged: {
     by: string;

@@ -11,7 +11,7 @@ interface Break {
   reconciliation_id: string;
   state: string;
   opened_at: string;
-  opened_difference: { count: number; sum: string };
+  opened_difference: { count: number; sum: Money };
   acknowledged: { by: string; at: string } | null;
   resolved: { by: string; at: string; resolution: string } | null;
   comments: Array<{ by: string; at: string; body: string }>;
@@ -31,7 +31,7 @@ interface Reconciliation {
   counted_statuses?: string[];
   basis?: string;
   status: string;
-  result: { observed: { count: number; sum: Money }; explanation: { count_difference: number; sum_difference: string; within_tolerance?: boolean } };
+  result: { observed: { count: number; sum: Money }; explanation: { count_difference: number; sum_difference: Money; within_tolerance?: boolean } };
 }
 interface Item {
   source: string;
@@ -86,7 +86,7 @@ export async function breakQueueView(_params: string[], query: URLSearchParams):
               h('td', null, h('a', { href: `/console/breaks/${enc(b.break_id)}` }, when(b.opened_at))),
               h('td', null, h('span', { class: `badge state-${b.state}` }, b.state)),
               h('td', { class: 'num' }, String(b.opened_difference.count)),
-              h('td', { class: 'num' }, b.opened_difference.sum),
+              h('td', { class: 'num' }, money(b.opened_difference.sum)),
               h('td', null, b.acknowledged ? `${b.acknowledged.by} · ${when(b.acknowledged.at)}` : '—'),
               h('td', null, b.resolved ? `${b.resolved.by} · ${when(b.resolved.at)}` : '—'),
             ),
@@ -149,7 +149,6 @@ export async function breakView([id]: string[], query: URLSearchParams): Promise
     if (cursor) itemsQuery.set('cursor', cursor);
     const items = await get<Page<Item>>(`/reconciliations/${enc(r.reconciliation_id)}/items?${itemsQuery}`);
     if (!isCurrent(gen)) return;
-    const sumDiff = { value: r.result.explanation.sum_difference, asset: r.asset, scale: r.declared.sum.scale };
     const actions = h('section', { class: 'forms', 'aria-label': 'actions' });
     if (found.state === 'open') actions.append(textAction('Acknowledge', 'Note', false, async (note) => void (await post(`/reconciliation-breaks/${enc(found.break_id)}/acknowledge`, note ? { note } : {}))));
     if (found.state !== 'resolved') actions.append(textAction('Resolve', 'Resolution', true, async (resolution) => void (await post(`/reconciliation-breaks/${enc(found.break_id)}/resolve`, { resolution }))));
@@ -165,8 +164,8 @@ export async function breakView([id]: string[], query: URLSearchParams): Promise
         ['Statuses counted', (r.counted_statuses ?? []).join(', ')],
         ['Declared', `${r.declared.count} · ${money(r.declared.sum)}`],
         ['Observed', `${r.result.observed.count} · ${money(r.result.observed.sum)}`],
-        ['Difference now', `${r.result.explanation.count_difference} · ${money(sumDiff)}${r.status === 'matched' ? ' (matched)' : ''}`],
-        ['Opened', `${when(found.opened_at)} with ${found.opened_difference.count} · ${money({ value: found.opened_difference.sum, asset: r.asset, scale: r.declared.sum.scale })}`],
+        ['Difference now', `${r.result.explanation.count_difference} · ${money(r.result.explanation.sum_difference)}${r.status === 'matched' ? ' (matched)' : ''}`],
+        ['Opened', `${when(found.opened_at)} with ${found.opened_difference.count} · ${money(found.opened_difference.sum)}`],
         ['Acknowledged', found.acknowledged ? `${found.acknowledged.by} · ${when(found.acknowledged.at)}` : null],
         ['Resolved', found.resolved ? `${found.resolved.by} · ${when(found.resolved.at)} · ${found.resolved.resolution}` : null],
       ]),
