@@ -2,18 +2,8 @@
 // compares with the subject's normal behaviour. Built from the hit's evidence and the subject's
 // own daily baseline, in words and in the tenant's base asset (major units).
 import type { Baseline } from '../../platform/aggregates/port.ts';
-import { isoRegistry } from '../../schemas/assets/registry.ts';
+import { formatMoney } from './framework/money-text.ts';
 import type { AnyDetector, Hit } from './framework/detector.ts';
-
-export function formatMoney(minor: string | bigint, asset: string): string {
-  const scale = isoRegistry.scaleOf(asset) ?? 0;
-  const value = BigInt(minor);
-  const negative = value < 0n;
-  const digits = (negative ? -value : value).toString().padStart(scale + 1, '0');
-  const whole = digits.slice(0, digits.length - scale).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  const fraction = scale > 0 ? `.${digits.slice(-scale)}` : '';
-  return `${negative ? '-' : ''}${whole}${fraction} ${asset}`;
-}
 
 const isMoneyText = (value: string | number): value is string => typeof value === 'string' && /^-?\d+$/.test(value);
 

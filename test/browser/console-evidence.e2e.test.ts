@@ -8,7 +8,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureConsoleBuilt } from '../../console/web/ensure-built.ts';
-import { formatMoney } from '../../services/detection/explain.ts';
+import { formatMoney } from '../../services/detection/framework/money-text.ts';
 import type { Evidence } from '../../services/detection/framework/detector.ts';
 import { startDetectionWorld, type DetectionWorld } from '../support/detection-world.ts';
 import { artifactPath, tapNode } from './chromium.ts';

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { defineDetector, noHit, nonResult, type Hit, type Severity } from '../framework/detector.ts';
 import type { SubjectContext } from '../framework/context.ts';
-import { formatMoney } from '../explain.ts';
+import { formatMoney } from '../framework/money-text.ts';
 import { earlierFeatures, FEATURE_DAYS, FEATURES, subjectFeatures, type FeatureValues } from './features.ts';
 import { score, topContributions, type Contribution } from './model.ts';
 import { MODEL_ID_PATTERN, ModelCache, type StoredModel } from './store.ts';

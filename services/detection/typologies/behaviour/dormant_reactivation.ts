@@ -16,7 +16,8 @@ import { defineDetector, noHit, nonResult, type DetectorOutcome, type ThresholdC
 import { LISTING_LIMIT, windowStart } from './dealings.ts';
 import { byAmount, evidenceOf } from './evidence.ts';
 import { grade } from './grade.ts';
-import { formatMoney, maxOf, minorUnits, ratio, sumOf } from './money.ts';
+import { formatMoney } from '../../framework/money-text.ts';
+import { maxOf, minorUnits, ratio, sumOf } from './money.ts';
 
 const DAY_MS = 86_400_000;
 

@@ -24,7 +24,8 @@ import { defineDetector, noHit, nonResult, type DetectorOutcome, type ThresholdC
 import { dealings, windowStart } from './dealings.ts';
 import { byAmount, evidenceOf } from './evidence.ts';
 import { grade } from './grade.ts';
-import { formatMoney, maxOf, minorUnits, ratio, round2, sumOf } from './money.ts';
+import { formatMoney } from '../../framework/money-text.ts';
+import { maxOf, minorUnits, ratio, round2, sumOf } from './money.ts';
 
 const params = z.strictObject({
   volumeMultiple: z.number().min(1).default(2),

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { grade } from './grade.ts';
-import { formatMoney, ratio } from './money.ts';
+import { formatMoney } from '../../framework/money-text.ts';
+import { ratio } from './money.ts';
 
 describe('grade', () => {
   it('maps the excess over a threshold to severity bands, with scores inside them', () => {

@@ -24,7 +24,8 @@ import { perParameters } from '../../framework/per-parameters.ts';
 import { distinctMovements, LISTING_LIMIT } from './dealings.ts';
 import { byAmount, counted, evidenceOf } from './evidence.ts';
 import { grade } from './grade.ts';
-import { formatMoney, minorUnits, ratio, sumOf } from './money.ts';
+import { formatMoney } from '../../framework/money-text.ts';
+import { minorUnits, ratio, sumOf } from './money.ts';
 
 const CALL_FOR_ACTION = ['KP', 'IR', 'MM'];
 const MONITORED = ['SY', 'YE', 'SS', 'HT', 'VE', 'LB', 'CD'];

@@ -12,7 +12,8 @@ import { defineDetector, noHit, type DetectorOutcome, type ThresholdCrossed } fr
 import { dealings } from './dealings.ts';
 import { byAmount, evidenceOf } from './evidence.ts';
 import { grade } from './grade.ts';
-import { formatMoney, minorUnits, ratio } from './money.ts';
+import { formatMoney } from '../../framework/money-text.ts';
+import { minorUnits, ratio } from './money.ts';
 
 const params = z.strictObject({
   // Base minor units: 10,000.00 in a base asset of scale 2.

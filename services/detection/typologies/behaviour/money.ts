@@ -1,7 +1,6 @@
 // Money arithmetic for behaviour detectors: base-asset minor units stay bigint; only ratios
 // (how far a threshold was exceeded) become numbers.
 import { z } from 'zod';
-import { isoRegistry } from '../../../../schemas/assets/registry.ts';
 
 // A money parameter: a decimal string of base-asset minor units, so rulesets stay plain JSON.
 export const minorUnits = (defaultValue: string) => z.string().regex(/^\d+$/, 'must be a decimal string of minor units').default(defaultValue);
@@ -19,17 +18,6 @@ export function sumOf(values: Iterable<bigint | null>): bigint {
 }
 
 export const maxOf = (a: bigint, b: bigint): bigint => (a > b ? a : b);
-
-// For summaries: `12,345.00 USD` with the asset's ISO scale, else the raw minor units.
-export function formatMoney(minor: bigint, asset: string): string {
-  const scale = isoRegistry.scaleOf(asset);
-  if (scale === undefined) return `${minor} minor units of ${asset}`;
-  const negative = minor < 0n;
-  const digits = (negative ? -minor : minor).toString().padStart(scale + 1, '0');
-  const whole = digits.slice(0, digits.length - scale).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  const fraction = scale > 0 ? `.${digits.slice(digits.length - scale)}` : '';
-  return `${negative ? '-' : ''}${whole}${fraction} ${asset}`;
-}
 
 // A ratio for thresholds and summaries: two decimals, Infinity spelt out.
 export function round2(value: number): number {

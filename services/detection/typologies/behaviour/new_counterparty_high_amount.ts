@@ -21,7 +21,8 @@ import { defineDetector, noHit, nonResult, type DetectorOutcome, type ThresholdC
 import { dealings, windowStart } from './dealings.ts';
 import { counted, evidenceOf, movementFact } from './evidence.ts';
 import { grade } from './grade.ts';
-import { formatMoney, minorUnits, ratio, round2 } from './money.ts';
+import { formatMoney } from '../../framework/money-text.ts';
+import { minorUnits, ratio, round2 } from './money.ts';
 
 const params = z.strictObject({
   // Base minor units: 5,000.00.

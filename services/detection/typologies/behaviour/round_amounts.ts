@@ -10,7 +10,8 @@ import { defineDetector, noHit, type DetectorOutcome } from '../../framework/det
 import { isRound, LISTING_LIMIT } from './dealings.ts';
 import { byAmount, evidenceOf } from './evidence.ts';
 import { grade } from './grade.ts';
-import { formatMoney, minorUnits, ratio, round2, sumOf } from './money.ts';
+import { formatMoney } from '../../framework/money-text.ts';
+import { minorUnits, ratio, round2, sumOf } from './money.ts';
 
 const params = z.strictObject({
   window: z.enum(['24h', '7d', '30d']).default('7d'),

@@ -36,7 +36,8 @@ import type { SubjectContext } from '../../framework/context.ts';
 import { dealings, windowStart } from './dealings.ts';
 import { counted, evidenceOf } from './evidence.ts';
 import { grade } from './grade.ts';
-import { formatMoney, minorUnits, sumOf } from './money.ts';
+import { formatMoney } from '../../framework/money-text.ts';
+import { minorUnits, sumOf } from './money.ts';
 
 const SEGMENTS = partyDataSchema.shape.segment.unwrap().options;
 const ACCOUNT_TYPES = accountDataSchema.shape.type.options;

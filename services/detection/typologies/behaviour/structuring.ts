@@ -13,7 +13,8 @@ import { defineDetector, noHit, type DetectorOutcome } from '../../framework/det
 import { dealings, windowStart } from './dealings.ts';
 import { byAmount, counted, evidenceOf, movementFact } from './evidence.ts';
 import { grade } from './grade.ts';
-import { formatMoney, minorUnits, sumOf } from './money.ts';
+import { formatMoney } from '../../framework/money-text.ts';
+import { minorUnits, sumOf } from './money.ts';
 
 const params = z.strictObject({
   // Base minor units: a 10,000.00 reporting threshold, "just below" = within 10 % under it.

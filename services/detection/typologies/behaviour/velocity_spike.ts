@@ -18,7 +18,8 @@ import { defineDetector, noHit, nonResult, type DetectorOutcome, type ThresholdC
 import { dealings } from './dealings.ts';
 import { byAmount, evidenceOf } from './evidence.ts';
 import { grade } from './grade.ts';
-import { formatMoney, minorUnits, round2 } from './money.ts';
+import { formatMoney } from '../../framework/money-text.ts';
+import { minorUnits, round2 } from './money.ts';
 
 const METRICS = ['out_sum', 'in_sum', 'out_count', 'in_count'] as const;
 type Metric = (typeof METRICS)[number];

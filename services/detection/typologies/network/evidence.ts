@@ -2,7 +2,6 @@
 // money as decimal strings of base minor units.
 import { z } from 'zod';
 import type { ActivityRecord } from '../../../../platform/aggregates/port.ts';
-import { isoRegistry } from '../../../../schemas/assets/registry.ts';
 import type { SubjectContext } from '../../framework/context.ts';
 
 // Evidence lists are capped so an alert on a hub with thousands of movements stays readable.
@@ -61,18 +60,6 @@ export function listed(values: Iterable<string>): string[] {
     out.push(value);
   }
   return out;
-}
-
-// Money for summaries in major units of the base asset (the minor-unit scale from ISO 4217;
-// an asset without a known scale is shown in minor units).
-export function formatMoney(minor: bigint, asset: string): string {
-  const scale = isoRegistry.scaleOf(asset);
-  if (scale === undefined) return `${minor} minor units of ${asset}`;
-  if (scale === 0) return `${minor} ${asset}`;
-  const sign = minor < 0n ? '-' : '';
-  const abs = minor < 0n ? -minor : minor;
-  const unit = 10n ** BigInt(scale);
-  return `${sign}${abs / unit}.${(abs % unit).toString().padStart(scale, '0')} ${asset}`;
 }
 
 export const percent = (ratio: number) => `${Math.round(ratio * 100)}%`;

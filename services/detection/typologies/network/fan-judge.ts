@@ -11,7 +11,8 @@ import type { DetectorOutcome, ThresholdCrossed } from '../../framework/detector
 import { nonResult, noHit } from '../../framework/detector.ts';
 import type { SubjectContext } from '../../framework/context.ts';
 import { compareWithBaseline } from './baseline.ts';
-import { accountKey, formatMoney, listed, moneyRatio, percent, ratio, windowOf } from './evidence.ts';
+import { formatMoney } from '../../framework/money-text.ts';
+import { accountKey, listed, moneyRatio, percent, ratio, windowOf } from './evidence.ts';
 import { amountsQualify, followOn, readFan } from './fan.ts';
 import { excess, finalScore, severityOf } from './scoring.ts';
 

@@ -10,7 +10,8 @@
 import { z } from 'zod';
 import { defineDetector, nonResult, noHit, type ThresholdCrossed } from '../../framework/detector.ts';
 import { compareWithBaseline } from './baseline.ts';
-import { accountKey, byRelevance, formatMoney, graphSince, listed, moneyParam, moneyRatio, percent, ratio, spanOfDays, sumOf, windowOf } from './evidence.ts';
+import { formatMoney } from '../../framework/money-text.ts';
+import { accountKey, byRelevance, graphSince, listed, moneyParam, moneyRatio, percent, ratio, spanOfDays, sumOf, windowOf } from './evidence.ts';
 import { flowLimit, readFan } from './fan.ts';
 import { excess, finalScore, severityOf } from './scoring.ts';
 

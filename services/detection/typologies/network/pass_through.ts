@@ -13,7 +13,8 @@
 // +0.05 when at least 95 % was forwarded. Critical needs a very large, complete and rapid pass.
 import { z } from 'zod';
 import { defineDetector, nonResult, noHit, type ThresholdCrossed } from '../../framework/detector.ts';
-import { formatMoney, listed, moneyParam, percent, ratio, windowOf } from './evidence.ts';
+import { formatMoney } from '../../framework/money-text.ts';
+import { listed, moneyParam, percent, ratio, windowOf } from './evidence.ts';
 import { findPassThrough } from './pass-through-flow.ts';
 import { excess, finalScore, severityOf } from './scoring.ts';
 

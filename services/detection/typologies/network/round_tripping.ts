@@ -11,7 +11,8 @@ import { z } from 'zod';
 import type { Cycle } from '../../../../platform/graph/port.ts';
 import type { AccountMovement, SubjectContext } from '../../framework/context.ts';
 import { defineDetector, nonResult, noHit, type ThresholdCrossed } from '../../framework/detector.ts';
-import { accountKey, formatMoney, graphSince, listed, moneyParam, percent, spanOfDays, windowOf } from './evidence.ts';
+import { formatMoney } from '../../framework/money-text.ts';
+import { accountKey, graphSince, listed, moneyParam, percent, spanOfDays, windowOf } from './evidence.ts';
 import { excess, finalScore, severityOf } from './scoring.ts';
 
 const params = z.strictObject({

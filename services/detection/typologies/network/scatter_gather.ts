@@ -12,7 +12,8 @@ import { z } from 'zod';
 import { partyDataSchema } from '../../../../schemas/families/party.ts';
 import type { SubjectContext } from '../../framework/context.ts';
 import { defineDetector, nonResult, noHit, type ThresholdCrossed } from '../../framework/detector.ts';
-import { accountKey, accountOfKey, byRelevance, formatMoney, graphSince, listed, moneyParam, moneyRatio, percent, ratio, spanOfDays, windowOf } from './evidence.ts';
+import { formatMoney } from '../../framework/money-text.ts';
+import { accountKey, accountOfKey, byRelevance, graphSince, listed, moneyParam, moneyRatio, percent, ratio, spanOfDays, windowOf } from './evidence.ts';
 import { excess, finalScore, severityOf } from './scoring.ts';
 
 const SEGMENTS = partyDataSchema.shape.segment.unwrap().options;
