@@ -13,6 +13,7 @@ import { sendProblem } from '../../platform/http/problem-reply.ts';
 import { registerConsoleRoutes } from './routes/index.ts';
 import { dummyVerify, hashPassword, needsRehash, verifyPassword } from './password.ts';
 import {
+  changePassword,
   createSession,
   digestsEqual,
   findSession,
@@ -22,7 +23,6 @@ import {
   recordSuccess,
   revokeSession,
   revokeUserSessions,
-  setPassword,
   sha256,
   touchSession,
   writeAudit,
@@ -270,10 +270,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
       }
       return sendProblem(request, reply, 'svc:console/invalid_credentials', { detail: 'the current password is wrong' });
     }
-    await recordSuccess(pool, user.user_id);
-    await setPassword(pool, user.user_id, await hashPassword(change.new_password), now);
-    const revoked = await revokeUserSessions(pool, user.user_id, now, session.session_id);
-    await audit(user.tenant_id, actor, 'password.changed', now, user.user_id, { other_sessions_revoked: revoked, was_one_time: user.must_change_password });
+    await changePassword(pool, user, await hashPassword(change.new_password), session.session_id, now);
     return sessionBody({ ...request.console!, user: { ...user, must_change_password: false } }, now);
   });
 

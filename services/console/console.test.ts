@@ -6,6 +6,7 @@ import { loadConfig } from '../../platform/config.ts';
 import { createTenant } from '../../platform/tenants/tenants.ts';
 import { problemSchema } from '../../schemas/problem.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/support/test-database.ts';
+import { withTrigger } from '../../test/support/with-trigger.ts';
 import { CSRF_HEADER, SESSION_COOKIE } from './app.ts';
 import { createConsoleUser, disableConsoleUser, listConsoleUsers, unlockConsoleUser } from './users.ts';
 import { createConsole } from './wiring.ts';
@@ -318,6 +319,49 @@ describe('the one-time password', () => {
     } finally {
       await probe.app.close();
     }
+  });
+});
+
+describe('changes and their audit rows commit together', () => {
+  // The audit store refuses one action for one subject, as a failing database would mid-change.
+  const withAuditRefused = (action: string, match: string, work: () => Promise<void>) =>
+    withTrigger(
+      db.pool,
+      { table: 'console_audit', before: 'INSERT' },
+      `IF NEW.action = '${action}' AND (NEW.subject = '${match}' OR NEW.details->>'email' = '${match}') THEN RAISE EXCEPTION 'audit store away'; END IF;`,
+      work,
+    );
+
+  it('a password change that cannot be audited changes nothing: the old password and the other sessions stand', async () => {
+    const user = await readyUser('acme', 'atomic@example.com');
+    const otherLogin = await login('acme', 'atomic@example.com', NEW_PASSWORD);
+    const other = { cookie: tokenOf(otherLogin), csrf: otherLogin.json().csrf_token as string };
+    const id = await userId('acme', 'atomic@example.com');
+    await withAuditRefused('password.changed', id, async () => {
+      const refused = await as(user, 'POST', '/console/v1/password', { current_password: NEW_PASSWORD, new_password: 'a new and longer passphrase' });
+      expect(refused.statusCode).toBeGreaterThanOrEqual(500);
+    });
+    expect((await as(other, 'GET', '/console/v1/session')).statusCode).toBe(200);
+    expect((await login('acme', 'atomic@example.com', NEW_PASSWORD)).statusCode).toBe(200);
+    expect((await auditOf(id)).filter((r) => r.action === 'password.changed')).toHaveLength(1);
+  });
+
+  it('a user whose creation cannot be audited is not created, so the operator can create it again', async () => {
+    await withAuditRefused('user.created', 'unaudited@example.com', async () => {
+      await expect(createConsoleUser(db.pool, { tenantId: 'acme', email: 'unaudited@example.com', role: 'analyst' }, clock.now())).rejects.toThrow('audit store away');
+    });
+    expect((await db.pool.query(`SELECT 1 FROM console_users WHERE lower(email) = 'unaudited@example.com'`)).rowCount).toBe(0);
+    expect((await createConsoleUser(db.pool, { tenantId: 'acme', email: 'unaudited@example.com', role: 'analyst' }, clock.now())).kind).toBe('created');
+  });
+
+  it('a user disabled without its audit row stays enabled', async () => {
+    const user = await readyUser('acme', 'keep-enabled@example.com');
+    const id = await userId('acme', 'keep-enabled@example.com');
+    await withAuditRefused('user.disabled', id, async () => {
+      await expect(disableConsoleUser(db.pool, 'acme', 'keep-enabled@example.com', clock.now())).rejects.toThrow('audit store away');
+    });
+    expect((await as(user, 'GET', '/console/v1/session')).statusCode).toBe(200);
+    expect((await listConsoleUsers(db.pool, 'acme', clock.now())).find((u) => u.user_id === id)!.disabled).toBe(false);
   });
 });
 

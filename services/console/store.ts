@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import type { Pool } from '../../platform/postgres/pool.ts';
+import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import type { ConsoleRole } from '../../schemas/console/requests.ts';
 
 // Console users, their sessions and the audit log, on PostgreSQL (infra/postgres/0012_console).
@@ -122,11 +122,37 @@ export async function recordSuccess(db: Db, userId: string, rehashed?: string): 
   );
 }
 
-export async function setPassword(db: Db, userId: string, passwordHash: string, at: Date): Promise<void> {
+async function setPassword(db: Db, userId: string, passwordHash: string, at: Date): Promise<void> {
   await db.query(
     'UPDATE console_users SET password_hash = $2, must_change_password = false, password_changed_at = $3 WHERE user_id = $1',
     [userId, passwordHash, at],
   );
+}
+
+// A password change as one transaction: the new hash, the failure count cleared, every other
+// session ended and the audit row. Were it to stop half-way, a stolen session the change was
+// meant to end would live on beside the new password.
+export async function changePassword(
+  pool: Pool,
+  user: Pick<ConsoleUser, 'user_id' | 'tenant_id' | 'must_change_password'>,
+  passwordHash: string,
+  keep: Buffer,
+  at: Date,
+): Promise<number> {
+  return withTransaction(pool, async (db) => {
+    await recordSuccess(db, user.user_id);
+    await setPassword(db, user.user_id, passwordHash, at);
+    const revoked = await revokeUserSessions(db, user.user_id, at, keep);
+    await writeAudit(db, {
+      tenantId: user.tenant_id,
+      actor: { kind: 'user', userId: user.user_id },
+      action: 'password.changed',
+      subject: user.user_id,
+      details: { other_sessions_revoked: revoked, was_one_time: user.must_change_password },
+      at,
+    });
+    return revoked;
+  });
 }
 
 export interface IssuedSession {

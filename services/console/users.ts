@@ -1,10 +1,11 @@
-import type { Pool } from '../../platform/postgres/pool.ts';
+import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
 import { CONSOLE_ROLES, consoleEmail, type ConsoleRole } from '../../schemas/console/requests.ts';
 import { hashPassword, oneTimePassword } from './password.ts';
 import { findUserByEmail, insertUser, revokeUserSessions, writeAudit, type ConsoleUser } from './store.ts';
 
 // What the operator does to console users (`svc console-users …`); every change is audited with
-// the operator as actor.
+// the operator as actor, in the change's own transaction: no change without its audit row, and
+// no user whose one-time password was never shown.
 
 export type CreateUserOutcome =
   | { kind: 'created'; user: ConsoleUser; password: string }
@@ -21,16 +22,13 @@ export async function createConsoleUser(
   const tenant = await pool.query('SELECT 1 FROM tenants WHERE tenant_id = $1', [input.tenantId]);
   if (tenant.rowCount === 0) return { kind: 'invalid', message: `no tenant ${input.tenantId}` };
   const password = oneTimePassword();
-  const user = await insertUser(pool, {
-    tenantId: input.tenantId,
-    email: input.email,
-    role: input.role as ConsoleRole,
-    passwordHash: await hashPassword(password),
-    at,
+  const passwordHash = await hashPassword(password);
+  return withTransaction(pool, async (db) => {
+    const user = await insertUser(db, { tenantId: input.tenantId, email: input.email, role: input.role as ConsoleRole, passwordHash, at });
+    if (!user) return { kind: 'exists' } as const;
+    await writeAudit(db, { tenantId: user.tenant_id, actor: { kind: 'operator' }, action: 'user.created', subject: user.user_id, details: { email: user.email, role: user.role }, at });
+    return { kind: 'created', user, password } as const;
   });
-  if (!user) return { kind: 'exists' };
-  await writeAudit(pool, { tenantId: user.tenant_id, actor: { kind: 'operator' }, action: 'user.created', subject: user.user_id, details: { email: user.email, role: user.role }, at });
-  return { kind: 'created', user, password };
 }
 
 export interface ListedUser {
@@ -61,9 +59,11 @@ export async function listConsoleUsers(pool: Pool, tenantId: string, at: Date): 
 export async function disableConsoleUser(pool: Pool, tenantId: string, email: string, at: Date): Promise<boolean> {
   const user = await findUserByEmail(pool, tenantId, email);
   if (!user) return false;
-  await pool.query('UPDATE console_users SET disabled = true WHERE user_id = $1', [user.user_id]);
-  const revoked = await revokeUserSessions(pool, user.user_id, at);
-  await writeAudit(pool, { tenantId, actor: { kind: 'operator' }, action: 'user.disabled', subject: user.user_id, details: { sessions_revoked: revoked }, at });
+  await withTransaction(pool, async (db) => {
+    await db.query('UPDATE console_users SET disabled = true WHERE tenant_id = $1 AND user_id = $2', [tenantId, user.user_id]);
+    const revoked = await revokeUserSessions(db, user.user_id, at);
+    await writeAudit(db, { tenantId, actor: { kind: 'operator' }, action: 'user.disabled', subject: user.user_id, details: { sessions_revoked: revoked }, at });
+  });
   return true;
 }
 
@@ -71,7 +71,9 @@ export async function disableConsoleUser(pool: Pool, tenantId: string, email: st
 export async function unlockConsoleUser(pool: Pool, tenantId: string, email: string, at: Date): Promise<boolean> {
   const user = await findUserByEmail(pool, tenantId, email);
   if (!user) return false;
-  await pool.query('UPDATE console_users SET failed_attempts = 0, locked_until = NULL WHERE user_id = $1', [user.user_id]);
-  await writeAudit(pool, { tenantId, actor: { kind: 'operator' }, action: 'user.unlocked', subject: user.user_id, at });
+  await withTransaction(pool, async (db) => {
+    await db.query('UPDATE console_users SET failed_attempts = 0, locked_until = NULL WHERE tenant_id = $1 AND user_id = $2', [tenantId, user.user_id]);
+    await writeAudit(db, { tenantId, actor: { kind: 'operator' }, action: 'user.unlocked', subject: user.user_id, at });
+  });
   return true;
 }
