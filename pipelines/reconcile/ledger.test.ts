@@ -11,6 +11,7 @@ import { reconciliationSchema } from '../../schemas/reconciliations.ts';
 import { accountEvent, movementEvent, partyEvent } from '../../test/fixtures/events.ts';
 import { startTestApi, type TestApi } from '../../test/support/test-api.ts';
 import { startTestPipeline, type TestPipeline } from '../../test/support/test-pipeline.ts';
+import { withTrigger } from '../../test/support/with-trigger.ts';
 import { sweepOutbox } from '../../services/webhooks/declared-payloads.test-kit.ts';
 
 let api: TestApi;
@@ -157,6 +158,20 @@ describe('breaks and notice', () => {
     const resolvedList = breakPageSchema.parse((await api.client.get('/v1/reconciliation-breaks?state=resolved', api.keys.read)).json());
     expect(resolvedList.data.map((b) => b.break_id)).toContain(opened.break_id);
     expect((await api.client.get('/v1/reconciliation-breaks/rbk_00000000-0000-7000-8000-000000000000', api.keys.read)).statusCode).toBe(404);
+  });
+
+  it('an acknowledgement whose note cannot be written is not made, so its retry keeps the note', async () => {
+    const mismatched = await view({ declared: { count: 1, sum: usd('999') } });
+    const [opened] = breakPageSchema.parse((await api.client.get(`/v1/reconciliation-breaks?reconciliation_id=${mismatched.reconciliation_id}`, api.keys.read)).json()).data;
+    const acknowledge = () => api.client.post(`/v1/reconciliation-breaks/${opened!.break_id}/acknowledge`, { note: 'the bank confirmed a late file' }, api.keys.ingest);
+    await withTrigger(api.db.pool, { table: 'reconciliation_break_comments', before: 'INSERT' }, `RAISE EXCEPTION 'comments away';`, async () => {
+      expect((await acknowledge()).statusCode).toBeGreaterThanOrEqual(500);
+    });
+    const still = breakSchema.parse((await api.client.get(`/v1/reconciliation-breaks/${opened!.break_id}`, api.keys.read)).json());
+    expect(still).toMatchObject({ state: 'open', acknowledged: null, comments: [] });
+    const retried = breakSchema.parse((await acknowledge()).json());
+    expect(retried).toMatchObject({ state: 'acknowledged' });
+    expect(retried.comments.map((c) => c.body)).toEqual(['the bank confirmed a late file']);
   });
 
   it('a break closes itself when its reconciliation matches again, and one corrected is resolved as superseded', async () => {

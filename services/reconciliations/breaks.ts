@@ -5,7 +5,7 @@
 // corrected by a new declaration, is resolved by the system, saying so. Every statement filters
 // on the tenant.
 import { ID_PREFIXES, uuidv7 } from '../../platform/ids.ts';
-import type { Pool, PoolClient } from '../../platform/postgres/pool.ts';
+import { withTransaction, type Pool, type PoolClient } from '../../platform/postgres/pool.ts';
 import type { Money } from '../../schemas/primitives/money.ts';
 
 type Db = Pick<Pool | PoolClient, 'query'>;
@@ -68,26 +68,45 @@ export async function resolveBySystem(db: Db, tenantId: string, reconciliationId
 
 export type BreakActionOutcome = { kind: 'done'; view: BreakView } | { kind: 'not_found' } | { kind: 'invalid_state'; state: BreakState };
 
+// Runs inside an action's transaction once it changed the break, so what the caller keeps of it
+// (the console's audit row) commits or rolls back with the action itself.
+export type BreakActionRecorder = (db: PoolClient) => Promise<void>;
+
 export class Breaks {
   constructor(private readonly pool: Pool) {}
 
-  async acknowledge(tenantId: string, breakId: string, by: string, now: Date): Promise<BreakActionOutcome> {
-    return this.transition(tenantId, breakId, ['open'], `state = 'acknowledged', acknowledged_by = $3, acknowledged_at = $4`, [by, now]);
+  // An acknowledgement's note is a comment written in the same transaction: a note is never lost
+  // to a failure after the acknowledgement, which a retry would then find already made.
+  async acknowledge(tenantId: string, breakId: string, by: string, now: Date, note?: string, record?: BreakActionRecorder): Promise<BreakActionOutcome> {
+    return this.act(tenantId, breakId, record, async (db) => {
+      const moved = await transition(db, tenantId, breakId, ['open'], `state = 'acknowledged', acknowledged_by = $3, acknowledged_at = $4`, [by, now]);
+      if (moved && note !== undefined) await insertComment(db, tenantId, breakId, by, note, now);
+      return moved;
+    });
   }
 
-  async resolve(tenantId: string, breakId: string, by: string, resolution: string, now: Date): Promise<BreakActionOutcome> {
-    return this.transition(tenantId, breakId, ['open', 'acknowledged'], `state = 'resolved', resolved_by = $3, resolved_at = $4, resolution = $5`, [by, now, resolution]);
+  async resolve(tenantId: string, breakId: string, by: string, resolution: string, now: Date, record?: BreakActionRecorder): Promise<BreakActionOutcome> {
+    return this.act(tenantId, breakId, record, (db) =>
+      transition(db, tenantId, breakId, ['open', 'acknowledged'], `state = 'resolved', resolved_by = $3, resolved_at = $4, resolution = $5`, [by, now, resolution]),
+    );
   }
 
   // A comment on a break in any state (a resolved one included: notes after the fact are kept).
-  async comment(tenantId: string, breakId: string, by: string, body: string, now: Date): Promise<BreakActionOutcome> {
-    const { rowCount } = await this.pool.query(
-      `INSERT INTO reconciliation_break_comments (tenant_id, break_id, comment_id, author, created_at, body)
-       SELECT tenant_id, break_id, $3, $4, $5, $6 FROM reconciliation_breaks WHERE tenant_id = $1 AND break_id = $2`,
-      [tenantId, breakId, uuidv7(now.getTime()), by, now, body],
-    );
-    if (!rowCount) return { kind: 'not_found' };
-    return { kind: 'done', view: (await this.find(tenantId, breakId))! };
+  async comment(tenantId: string, breakId: string, by: string, body: string, now: Date, record?: BreakActionRecorder): Promise<BreakActionOutcome> {
+    return this.act(tenantId, breakId, record, (db) => insertComment(db, tenantId, breakId, by, body, now));
+  }
+
+  // The change in one transaction with its record; then the break as it stands: unknown, changed,
+  // or in a state the change does not apply to.
+  private async act(tenantId: string, breakId: string, record: BreakActionRecorder | undefined, change: (db: PoolClient) => Promise<boolean>): Promise<BreakActionOutcome> {
+    const changed = await withTransaction(this.pool, async (db) => {
+      const done = await change(db);
+      if (done) await record?.(db);
+      return done;
+    });
+    const view = await this.find(tenantId, breakId);
+    if (!view) return { kind: 'not_found' };
+    return changed ? { kind: 'done', view } : { kind: 'invalid_state', state: view.state };
   }
 
   async find(tenantId: string, breakId: string): Promise<BreakView | undefined> {
@@ -113,16 +132,6 @@ export class Breaks {
     return views.map((view, i) => ({ ...view, cursor: { at: rows[i]!.opened_at.toISOString(), id: rows[i]!.break_id } }));
   }
 
-  private async transition(tenantId: string, breakId: string, from: BreakState[], set: string, values: unknown[]): Promise<BreakActionOutcome> {
-    const { rowCount } = await this.pool.query(
-      `UPDATE reconciliation_breaks SET ${set}, updated_at = $4 WHERE tenant_id = $1 AND break_id = $2 AND state = ANY ($${values.length + 3}::text[])`,
-      [tenantId, breakId, ...values, from],
-    );
-    const view = await this.find(tenantId, breakId);
-    if (!view) return { kind: 'not_found' };
-    return rowCount ? { kind: 'done', view } : { kind: 'invalid_state', state: view.state };
-  }
-
   private async views(rows: BreakRow[]): Promise<BreakView[]> {
     if (rows.length === 0) return [];
     const { rows: comments } = await this.pool.query<{ break_id: string; author: string; created_at: Date; body: string }>(
@@ -141,4 +150,21 @@ export class Breaks {
       comments: comments.filter((c) => c.break_id === row.break_id).map((c) => ({ by: c.author, at: c.created_at.toISOString(), body: c.body })),
     }));
   }
+}
+
+async function transition(db: Db, tenantId: string, breakId: string, from: BreakState[], set: string, values: unknown[]): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE reconciliation_breaks SET ${set}, updated_at = $4 WHERE tenant_id = $1 AND break_id = $2 AND state = ANY ($${values.length + 3}::text[])`,
+    [tenantId, breakId, ...values, from],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+async function insertComment(db: Db, tenantId: string, breakId: string, by: string, body: string, now: Date): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `INSERT INTO reconciliation_break_comments (tenant_id, break_id, comment_id, author, created_at, body)
+     SELECT tenant_id, break_id, $3, $4, $5, $6 FROM reconciliation_breaks WHERE tenant_id = $1 AND break_id = $2`,
+    [tenantId, breakId, uuidv7(now.getTime()), by, now, body],
+  );
+  return (rowCount ?? 0) > 0;
 }

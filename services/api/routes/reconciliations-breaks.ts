@@ -161,8 +161,7 @@ export function registerReconciliationBreakRoutes(
   };
 
   action('/v1/reconciliation-breaks/:id/acknowledge', 'Acknowledge an open break, with an optional note kept as a comment (scope ingest)', acknowledgeRequestSchema, async (tenantId, id, by, body, now) => {
-    const outcome = await breaks.acknowledge(tenantId, id, by, now);
-    return outcome.kind === 'done' && body.note ? breaks.comment(tenantId, id, by, body.note, now) : outcome;
+    return breaks.acknowledge(tenantId, id, by, now, body.note);
   });
   action('/v1/reconciliation-breaks/:id/comments', 'Comment on a break in any state (scope ingest)', commentRequestSchema, (tenantId, id, by, body, now) => breaks.comment(tenantId, id, by, body.body, now));
   action('/v1/reconciliation-breaks/:id/resolve', 'Resolve an open or acknowledged break, saying how (scope ingest)', resolveRequestSchema, (tenantId, id, by, body, now) => breaks.resolve(tenantId, id, by, body.resolution, now));

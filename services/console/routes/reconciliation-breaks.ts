@@ -2,7 +2,8 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { ID_PREFIXES, parseId } from '../../../platform/ids.ts';
-import type { BreakActionOutcome } from '../../reconciliations/breaks.ts';
+import type { PoolClient } from '../../../platform/postgres/pool.ts';
+import type { BreakActionOutcome, BreakActionRecorder } from '../../reconciliations/breaks.ts';
 import { csvItems, type ItemsPosition } from '../../reconciliations/items.ts';
 import { Reconciliations } from '../../reconciliations/reconciliations.ts';
 import { acknowledgeRequestSchema, commentRequestSchema, resolveRequestSchema } from '../../../schemas/reconciliation-breaks.ts';
@@ -85,7 +86,7 @@ export function registerReconciliationBreakRoutes(app: FastifyInstance, deps: Co
     name: string,
     audited: string,
     schema: z.ZodType<T>,
-    act: (tenantId: string, breakId: string, by: string, body: T, now: Date) => Promise<BreakActionOutcome>,
+    act: (tenantId: string, breakId: string, by: string, body: T, now: Date, record: BreakActionRecorder) => Promise<BreakActionOutcome>,
   ) =>
     app.post<{ Params: { break_id: string } }>(
       `/console/v1/reconciliation-breaks/:break_id/${name}`,
@@ -97,18 +98,16 @@ export function registerReconciliationBreakRoutes(app: FastifyInstance, deps: Co
         const id = parseId('reconciliationBreak', request.params.break_id);
         if (!id) return notFound(request, reply, 'break');
         const now = deps.clock.now();
-        const outcome = await act(user.tenant_id, id, `console:${user.email}`, body, now);
+        // The audit row is written in the action's own transaction: no action without its row.
+        const record = (db: PoolClient) => auditAs(db, request, audited, ID_PREFIXES.reconciliationBreak + id, {}, now);
+        const outcome = await act(user.tenant_id, id, `console:${user.email}`, body, now, record);
         if (outcome.kind === 'not_found') return notFound(request, reply, 'break');
         if (outcome.kind === 'invalid_state') return sendProblem(request, reply, 'svc:reconciliation/break_state', { detail: `the break is ${outcome.state}` });
-        await auditAs(deps.pool, request, audited, ID_PREFIXES.reconciliationBreak + id, {}, now);
         return outcome.view;
       },
     );
 
-  action('acknowledge', 'reconciliation_break.acknowledged', acknowledgeRequestSchema, async (tenantId, id, by, body, now) => {
-    const outcome = await breaks.acknowledge(tenantId, id, by, now);
-    return outcome.kind === 'done' && body.note ? breaks.comment(tenantId, id, by, body.note, now) : outcome;
-  });
-  action('comments', 'reconciliation_break.commented', commentRequestSchema, (tenantId, id, by, body, now) => breaks.comment(tenantId, id, by, body.body, now));
-  action('resolve', 'reconciliation_break.resolved', resolveRequestSchema, (tenantId, id, by, body, now) => breaks.resolve(tenantId, id, by, body.resolution, now));
+  action('acknowledge', 'reconciliation_break.acknowledged', acknowledgeRequestSchema, (tenantId, id, by, body, now, record) => breaks.acknowledge(tenantId, id, by, now, body.note, record));
+  action('comments', 'reconciliation_break.commented', commentRequestSchema, (tenantId, id, by, body, now, record) => breaks.comment(tenantId, id, by, body.body, now, record));
+  action('resolve', 'reconciliation_break.resolved', resolveRequestSchema, (tenantId, id, by, body, now, record) => breaks.resolve(tenantId, id, by, body.resolution, now, record));
 }
