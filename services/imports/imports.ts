@@ -129,17 +129,21 @@ export class Imports {
     return (await this.find(tenantId, importId)) ? { kind: 'not_open' } : { kind: 'not_found' };
   }
 
+  // The staged chunks go in the same statement: a cancelled import keeps none of the file, and a
+  // cancel that fails leaves the import as it was, to be cancelled again.
   async cancel(tenantId: string, importId: string, now: Date): Promise<ImportRow | 'not_found' | 'not_open'> {
     const { rows } = await this.pool.query<ImportRow>(
-      `UPDATE imports SET state = 'cancelled', updated_at = $3, completed_at = $3
-        WHERE tenant_id = $1 AND import_id = $2 AND state IN ('created', 'submitted')
-        RETURNING ${COLUMNS}`,
+      `WITH cancelled AS (
+         UPDATE imports SET state = 'cancelled', updated_at = $3, completed_at = $3
+          WHERE tenant_id = $1 AND import_id = $2 AND state IN ('created', 'submitted')
+          RETURNING ${COLUMNS}
+       ), dropped AS (
+         DELETE FROM import_chunks c USING cancelled x WHERE c.tenant_id = x.tenant_id AND c.import_id = x.import_id
+       )
+       SELECT * FROM cancelled`,
       [tenantId, importId, now],
     );
-    if (rows[0]) {
-      await this.pool.query(`DELETE FROM import_chunks WHERE tenant_id = $1 AND import_id = $2`, [tenantId, importId]);
-      return rows[0];
-    }
+    if (rows[0]) return rows[0];
     return (await this.find(tenantId, importId)) ? 'not_open' : 'not_found';
   }
 

@@ -6,6 +6,7 @@ import { importDryRunReportSchema, importRejectPageSchema, importViewSchema } fr
 import { problemSchema } from '../../../schemas/problem.ts';
 import { movementMapping } from '../../../test/fixtures/import-mappings.ts';
 import { startTestApi, type TestApi } from '../../../test/support/test-api.ts';
+import { withTrigger } from '../../../test/support/with-trigger.ts';
 import { sweepOutbox } from '../../../services/webhooks/declared-payloads.test-kit.ts';
 
 let api: TestApi;
@@ -234,7 +235,16 @@ describe('an import from creation to its reject report', () => {
     expect(failed).toMatchObject({ state: 'failed', failure: expect.stringContaining('chunk 0') });
 
     const dropped = await create();
+    await put(dropped.import_id, 0, 'id,at,amount\n');
+    const chunks = async () => (await api.db.pool.query('SELECT count(*)::int AS n FROM import_chunks WHERE import_id = $1', [dropped.import_id.slice('imp_'.length)])).rows[0].n;
+    expect(await chunks()).toBe(1);
+    // A cancel that cannot drop the staged file leaves the import as it was, to be cancelled again.
+    await withTrigger(api.db.pool, { table: 'import_chunks', before: 'DELETE' }, `RAISE EXCEPTION 'chunks away';`, async () => {
+      expect((await api.client.post(`/v1/imports/${dropped.import_id}/cancel`, undefined, api.keys.ingest)).statusCode).toBeGreaterThanOrEqual(500);
+    });
+    expect(importViewSchema.parse((await api.client.get(`/v1/imports/${dropped.import_id}`, api.keys.ingest)).json()).state).toBe('created');
     expect(importViewSchema.parse((await api.client.post(`/v1/imports/${dropped.import_id}/cancel`, undefined, api.keys.ingest)).json()).state).toBe('cancelled');
+    expect(await chunks()).toBe(0);
     expect(problemSchema.parse((await api.client.post(`/v1/imports/${dropped.import_id}/submit`, { chunk_count: 1 }, api.keys.ingest)).json()).code).toBe('svc:import/not_open');
   });
 
