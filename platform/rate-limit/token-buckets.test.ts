@@ -60,6 +60,21 @@ describe('per-tenant token bucket, measured in events', () => {
     expect(after.headers['svc-ratelimit-remaining']).toBe('999');
   });
 
+  it('takes a tenant\'s new limits once its cached ones are 30 s old on the service\'s clock', async () => {
+    api.clock.advance(100);
+    const limit = async (id: string) => (await api.client.post('/v1/movements', movementEvent(id), api.keys.ingest)).headers['svc-ratelimit-limit'];
+    expect(await limit('rl-limits-1')).toBe('1000');
+    await setTenantRateLimit(api.db.pool, api.tenantId, { capacity: 2000, refillPerS: 10 });
+    expect(await limit('rl-limits-2')).toBe('1000');
+    api.clock.advance(31);
+    try {
+      expect(await limit('rl-limits-3')).toBe('2000');
+    } finally {
+      await setTenantRateLimit(api.db.pool, api.tenantId, { capacity: 1000, refillPerS: 10 });
+      api.clock.advance(31);
+    }
+  });
+
   it('holds across API processes sharing the database', async () => {
     api.clock.advance(100);
     const second = await createApi({ config: loadConfig({ LOG_LEVEL: 'silent' }), pool: api.db.pool, databaseUrl: api.db.url, masterKey: api.masterKey, clock: api.clock, logger: false });

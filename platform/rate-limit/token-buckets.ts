@@ -88,7 +88,7 @@ export class TokenBuckets {
 
   private async limitsFor(tenantId: string): Promise<BucketLimits> {
     const cached = this.limits.get(tenantId);
-    if (cached && cached.expiresAt > Date.now()) return cached.limits;
+    if (cached && cached.expiresAt > this.clock.now().getTime()) return cached.limits;
     const { rows } = await this.pool.query<{ capacity: number | null; refill: number | null }>(
       'SELECT rate_limit_capacity AS capacity, rate_limit_refill_per_s AS refill FROM tenants WHERE tenant_id = $1',
       [tenantId],
@@ -97,7 +97,7 @@ export class TokenBuckets {
       capacity: rows[0]?.capacity ?? this.defaults.capacity,
       refillPerS: rows[0]?.refill ?? this.defaults.refillPerS,
     };
-    this.limits.set(tenantId, { limits, expiresAt: Date.now() + LIMITS_TTL_MS });
+    this.limits.set(tenantId, { limits, expiresAt: this.clock.now().getTime() + LIMITS_TTL_MS });
     return limits;
   }
 }
