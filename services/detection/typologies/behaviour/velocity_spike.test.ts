@@ -24,6 +24,20 @@ describe('velocity_spike', () => {
       at: new Date(Date.parse('2026-08-19T10:00:00Z') - i * DAY).toISOString(),
     }));
 
+  it('writes a sum past 2^53 minor units exactly in its evidence and summary', async () => {
+    await world.party('vs-big');
+    await world.account('vs-big-a', 'vs-big');
+    const huge = '9007199254740993';
+    await world.movements([...daily('vsb', 'vs-big-a', 'vs-big', 30, 10_000), { id: 'vs-big-m', from: ['vs-big-a', 'vs-big'], to: [null, null], value: huge, at: '2026-08-20T11:00:00Z' }]);
+    await world.settle();
+    const outcome = await world.evaluate(velocitySpike, { kind: 'account', id: 'vs-big-a' }, AT);
+    if (outcome.outcome !== 'hit') throw new Error(outcome.outcome);
+    expect(outcome.evidence.baseline).toMatchObject({ mean: '10000', observed: huge, metric: 'out_sum' });
+    expect(outcome.evidence.thresholds).toContainEqual({ name: 'out_sum_minimum', threshold: '500000', observed: huge });
+    expect((outcome.evidence.facts!.spikes as Array<Record<string, unknown>>)[0]).toMatchObject({ metric: 'out_sum', observed: huge, mean: '10000', stddev: '0' });
+    expect(outcome.summary).toContain('90,071,992,547,409.93 USD');
+  });
+
   it('hits when a day\'s outflow is far above the account\'s own daily baseline', async () => {
     await world.party('vs-p1');
     await world.account('vs-a1', 'vs-p1');

@@ -40,12 +40,14 @@ type Params = z.infer<typeof params>;
 
 interface Spike {
   metric: Metric;
+  // As numbers for the gates, which only need ratios; sums exactly, as minor-unit text, for the
+  // evidence (counts as numbers there too).
   observed: number;
   mean: number;
   stddev: number;
+  exact: { observed: string | number; mean: string | number; stddev: string | number };
   z: number;
   ratio: number;
-  minimum: number;
   excess: number;
 }
 
@@ -77,9 +79,9 @@ export const velocitySpike = defineDetector({
     const thresholds: ThresholdCrossed[] = spikes.flatMap((s) => [
       { name: `${s.metric}_zscore`, threshold: p.minZ, observed: round2(s.z) },
       { name: `${s.metric}_ratio_to_mean`, threshold: p.minRatio, observed: round2(s.ratio) },
-      { name: `${s.metric}_minimum`, threshold: s.metric.endsWith('sum') ? p.minAmount : p.minCount, observed: s.metric.endsWith('sum') ? String(s.observed) : s.observed },
+      { name: `${s.metric}_minimum`, threshold: s.metric.endsWith('sum') ? p.minAmount : p.minCount, observed: s.exact.observed },
     ]);
-    const show = (value: number) => (isSum ? formatMoney(BigInt(Math.round(value)), ctx.baseAsset) : round2(value).toString());
+    const show = (exact: string | number) => (typeof exact === 'string' ? formatMoney(exact, ctx.baseAsset) : round2(exact).toString());
     return {
       outcome: 'hit',
       severity,
@@ -92,15 +94,15 @@ export const velocitySpike = defineDetector({
         amounts: { total: day[direction].sum, count: day[direction].count, ...(direction === 'in' ? { in: day.in.sum } : { out: day.out.sum }) },
         baseline: {
           days: baseline.days,
-          mean: isSum ? String(top.mean) : top.mean.toFixed(2),
-          stddev: isSum ? String(top.stddev) : top.stddev.toFixed(2),
-          observed: String(top.observed),
+          mean: isSum ? String(top.exact.mean) : top.mean.toFixed(2),
+          stddev: isSum ? String(top.exact.stddev) : top.stddev.toFixed(2),
+          observed: String(top.exact.observed),
           metric: top.metric,
         },
-        facts: { spikes: spikes.map((s) => ({ metric: s.metric, observed: s.observed, mean: s.mean, stddev: s.stddev, z: round2(s.z), ratio: round2(s.ratio) })) },
+        facts: { spikes: spikes.map((s) => ({ metric: s.metric, ...s.exact, z: round2(s.z), ratio: round2(s.ratio) })) },
       }),
       summary:
-        `${direction === 'in' ? 'Incoming' : 'Outgoing'} ${isSum ? 'amount' : 'count'} in 24h of ${show(top.observed)} against a daily mean of ${show(top.mean)} ` +
+        `${direction === 'in' ? 'Incoming' : 'Outgoing'} ${isSum ? 'amount' : 'count'} in 24h of ${show(top.exact.observed)} against a daily mean of ${show(top.exact.mean)} ` +
         `over ${baseline.days} days (z ${round2(top.z)} >= ${p.minZ}, ${round2(top.ratio)}x the mean >= ${p.minRatio}x).`,
     };
   },
@@ -109,17 +111,23 @@ export const velocitySpike = defineDetector({
 function spikeOf(metric: Metric, day: WindowStats, baseline: Baseline, p: Params): Spike | null {
   const direction = metric.startsWith('in') ? 'in' : 'out';
   const flow: FlowBaseline = baseline[direction];
-  const isSum = metric.endsWith('sum');
-  // Money below 2^53 minor units is exact as a number; the gates only need ratios.
-  const observed = isSum ? Number(day[direction].sum) : day[direction].count;
-  const mean = isSum ? Number(flow.meanSum) : flow.meanCount;
-  const stddev = isSum ? Number(flow.stddevSum) : flow.stddevCount;
-  const floor = isSum ? Number(p.stddevFloor) : p.stddevFloorCount;
-  const minimum = isSum ? Number(p.minAmount) : p.minCount;
-  if (observed <= 0 || observed < minimum) return null;
+  if (metric.endsWith('sum')) {
+    const sum = day[direction].sum;
+    // The absolute floor is compared exactly; past it the gates only need ratios.
+    if (sum <= 0n || sum < BigInt(p.minAmount)) return null;
+    const exact = { observed: sum.toString(), mean: flow.meanSum.toString(), stddev: flow.stddevSum.toString() };
+    return gated(metric, Number(sum), Number(flow.meanSum), Number(flow.stddevSum), Number(p.stddevFloor), Number(p.minAmount), exact, p);
+  }
+  const count = day[direction].count;
+  if (count <= 0 || count < p.minCount) return null;
+  const exact = { observed: count, mean: flow.meanCount, stddev: flow.stddevCount };
+  return gated(metric, count, flow.meanCount, flow.stddevCount, p.stddevFloorCount, p.minCount, exact, p);
+}
+
+function gated(metric: Metric, observed: number, mean: number, stddev: number, floor: number, minimum: number, exact: Spike['exact'], p: Params): Spike | null {
   const z = (observed - mean) / Math.max(stddev, floor);
   const ratio = mean > 0 ? observed / mean : Number.POSITIVE_INFINITY;
   if (z < p.minZ || ratio < p.minRatio) return null;
   const excess = Math.min(z / p.minZ, ratio / p.minRatio, minimum > 0 ? observed / minimum : Number.POSITIVE_INFINITY);
-  return { metric, observed, mean, stddev, z, ratio, minimum, excess };
+  return { metric, observed, mean, stddev, exact, z, ratio, excess };
 }
