@@ -11,11 +11,11 @@ describe('new_counterparty_high_amount', () => {
   let world: DetectionWorld;
   beforeAll(async () => {
     world = await startDetectionWorld();
-    for (const id of ['nc-known', 'nc-new1', 'nc-new2', 'nc-new3', 'nc-new4', 'nc-new5', 'nc-new6']) {
+    for (const id of ['nc-known', 'nc-new1', 'nc-new2', 'nc-new3', 'nc-new4', 'nc-new5', 'nc-new6', 'nc-new7']) {
       await world.party(id);
       await world.account(`${id}-a`, id);
     }
-    for (const n of [1, 2, 3, 4, 5]) {
+    for (const n of [1, 2, 3, 4, 5, 6]) {
       await world.party(`nc-p${n}`);
       await world.account(`nc-a${n}`, `nc-p${n}`);
     }
@@ -40,6 +40,9 @@ describe('new_counterparty_high_amount', () => {
       pay('nc-x1', 5, 'nc-new5', 2_000_000, '2026-08-20T09:00:00Z'),
       pay('nc-x2', 5, 'nc-new6', 600_000, '2026-08-20T10:00:00Z'),
       pay('nc-x3', 5, 'nc-known', 700_000, '2026-08-20T12:00:00Z'),
+      // Exactly 2.2 times a daily outflow of 2,000.00.
+      ...history(6, 200_000),
+      pay('nc-e1', 6, 'nc-new7', 440_000, '2026-08-20T11:00:00Z'),
     ]);
     await world.settle();
   });
@@ -81,6 +84,15 @@ describe('new_counterparty_high_amount', () => {
   it('does not hit under the absolute threshold, nor under the multiple of the baseline', async () => {
     expect(await world.evaluate(newCounterpartyHighAmount, { kind: 'account', id: 'nc-a2' }, AT)).toEqual({ outcome: 'no_hit' });
     expect(await world.evaluate(newCounterpartyHighAmount, { kind: 'account', id: 'nc-a3' }, AT)).toEqual({ outcome: 'no_hit' });
+  });
+
+  it('hits on an amount exactly at the multiple, which floating point puts just under it', async () => {
+    const params = { baselineMultiple: 2.2, minAmount: '1' };
+    expect(await world.evaluate(newCounterpartyHighAmount, { kind: 'account', id: 'nc-a6' }, AT, { params })).toMatchObject({
+      outcome: 'hit',
+      evidence: { movements: ['nc-e1'], thresholds: [{ name: 'amount' }, { name: 'multiple_of_mean_daily_out', threshold: 2.2, observed: 2.2 }] },
+    });
+    expect(await world.evaluate(newCounterpartyHighAmount, { kind: 'account', id: 'nc-a6' }, AT, { params: { ...params, baselineMultiple: 2.21 } })).toEqual({ outcome: 'no_hit' });
   });
 
   it('cannot judge a new customer: while everything is new, a new counterparty says nothing', async () => {

@@ -71,9 +71,11 @@ export const newCounterpartyHighAmount = defineDetector({
       if (history && history.firstSeenAt < record.occurredAt) continue;
       const amount = record.baseValue!;
       const mean = baseline[record.direction].meanSum;
-      const needed = p.baselineMultiple * Number(mean);
-      if (Number(amount) < needed) continue;
-      const excess = Math.min(ratio(amount, minAmount), needed > 0 ? Number(amount) / needed : Number.POSITIVE_INFINITY);
+      // Whole-number arithmetic: needed = mean x multiple, the multiple to two decimals, so an
+      // amount exactly at the multiple hits (2.2 x 100000 is not 220000 in floating point).
+      const needed = mean * BigInt(Math.round(p.baselineMultiple * 100));
+      if (amount * 100n < needed) continue;
+      const excess = Math.min(ratio(amount, minAmount), needed > 0n ? ratio(amount * 100n, needed) : Number.POSITIVE_INFINITY);
       candidates.push({ record, amount, mean, excess });
     }
     if (candidates.length === 0) return noHit();
