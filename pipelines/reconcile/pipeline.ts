@@ -98,13 +98,16 @@ export async function withOriginals(pool: Pool, touches: Touch[]): Promise<Touch
 // period bounds inclusive, either leg, direction and the counterparty and import filters not
 // applied (a needless comparison appends nothing); only the tenant, asset, period, subject,
 // movement type and rail narrow. Leg, type and rail left out of a touch match every declaration.
+// One already stale is left alone, unless a recheck has claimed it: its comparison may have
+// begun before this movement committed, and clears the mark when it commits, so the mark is
+// written again after it (recheckNextStale).
 export async function markStale(pool: Pool, touches: Touch[]): Promise<void> {
   const list = (values: Array<string | null> | undefined) => (values ? `{${values.map((v) => (v === null ? 'NULL' : JSON.stringify(v))).join(',')}}` : null);
   await pool.query(
     `UPDATE reconciliations r SET stale = true
        FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
               AS u(tenant_id, asset, at, received_at, accounts, parties, type, rail, has_rail)
-      WHERE r.tenant_id = u.tenant_id AND r.asset = u.asset AND NOT r.stale
+      WHERE r.tenant_id = u.tenant_id AND r.asset = u.asset AND (NOT r.stale OR r.checking_until IS NOT NULL)
         AND r.period_from <= greatest(u.at, u.received_at)
         AND ((r.basis = 'occurred' AND u.at BETWEEN r.period_from AND r.period_to)
              OR (r.basis = 'recorded' AND u.received_at BETWEEN r.period_from AND r.period_to))

@@ -151,6 +151,10 @@ async function compare(db: Db, def: Definition, declared: { count: number; sum: 
   return { status: matched ? 'matched' : 'mismatched', observed, explanation };
 }
 
+// How long a recheck's claim keeps other rechecks off its reconciliation: longer than any
+// comparison; a recheck that died with it only delays the next by this much.
+const RECHECK_CLAIM_S = 300;
+
 export class Reconciliations {
   readonly breaks: Breaks;
   readonly expectations: Expectations;
@@ -222,26 +226,39 @@ export class Reconciliations {
     return { kind: 'repeated', view: (await this.find(tenantId, earlier.reconciliation_id, { history: true }))! };
   }
 
-  // Takes the stale reconciliation compared longest ago, clears its mark and compares it again,
-  // in one transaction (a movement landing meanwhile marks it again, after this commits).
-  // False when none is stale. One whose comparison fails stays stale but goes to the back of the
-  // queue, so it cannot hold up every other tenant's; the failure is thrown for the caller to log.
+  // Takes the stale reconciliation compared longest ago and compares it again. False when none is
+  // stale. First a claim commits (checking_until): from then on markStale writes its mark on this
+  // reconciliation even though it is stale, waiting for the comparison's row lock, so a movement
+  // the comparison's snapshot missed marks it again once the comparison commits. A mark that
+  // skipped it was made before the claim, of a movement committed before the comparison began.
+  // Then one transaction locks it, clears the mark and the claim, and compares. One whose
+  // comparison fails stays stale but goes to the back of the queue, so it cannot hold up every
+  // other tenant's; the failure is thrown for the caller to log.
   async recheckNextStale(now: Date): Promise<boolean> {
-    let picked: string | undefined;
+    const { rows: claimed } = await this.pool.query<{ reconciliation_id: string }>(
+      `UPDATE reconciliations SET checking_until = $1::timestamptz + interval '${RECHECK_CLAIM_S} seconds'
+        WHERE reconciliation_id = (
+          SELECT reconciliation_id FROM reconciliations WHERE stale AND (checking_until IS NULL OR checking_until < $1)
+           ORDER BY checked_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+        RETURNING reconciliation_id`,
+      [now],
+    );
+    const picked = claimed[0]?.reconciliation_id;
+    if (picked === undefined) return false;
     try {
-      return await withTransaction(this.pool, async (db) => {
-        const { rows } = await db.query<ReconciliationRow>(
-          `SELECT ${COLUMNS} FROM reconciliations WHERE stale ORDER BY checked_at LIMIT 1 FOR UPDATE SKIP LOCKED`,
-        );
-        const row = rows[0];
-        if (!row) return false;
-        picked = row.reconciliation_id;
-        await db.query(`UPDATE reconciliations SET stale = false, checked_at = $2 WHERE reconciliation_id = $1`, [row.reconciliation_id, now]);
+      await withTransaction(this.pool, async (db) => {
+        const { rows } = await db.query<ReconciliationRow>(`SELECT ${COLUMNS} FROM reconciliations WHERE reconciliation_id = $1 FOR UPDATE`, [picked]);
+        const row = rows[0]!;
+        await db.query(`UPDATE reconciliations SET stale = false, checking_until = NULL, checked_at = $3 WHERE tenant_id = $1 AND reconciliation_id = $2`, [
+          row.tenant_id,
+          picked,
+          now,
+        ]);
         await compareAgain(db, row, now);
-        return true;
       });
+      return true;
     } catch (error) {
-      if (picked !== undefined) await this.pool.query(`UPDATE reconciliations SET checked_at = $2 WHERE reconciliation_id = $1`, [picked, now]);
+      await this.pool.query(`UPDATE reconciliations SET checked_at = $2, checking_until = NULL WHERE reconciliation_id = $1`, [picked, now]);
       throw error;
     }
   }

@@ -1,0 +1,1 @@
+ALTER TABLE reconciliations DROP COLUMN checking_until;
