@@ -24,11 +24,14 @@ export async function startReconcilePipeline(options: { bus: Bus; pool: Pool; cl
     if (moved.length > 0) await markStale(options.pool, await withOriginals(options.pool, moved.map(touchOf)));
   };
   const consumer = await options.bus.consume({ ...RECONCILE, handle });
-  let ticking: Promise<unknown> = Promise.resolve();
+  // A tick still running when the next is due lets it pass: ticks never pile up on the pool, and
+  // stop waits for the one running.
+  let ticking: Promise<unknown> | undefined;
   const timer = setInterval(() => {
-    ticking = recheckStale(reconciliations, options.clock, RECHECKS_PER_TICK, options.onError)
-      .then(() => sweepExpectations(options.pool, options.clock.now(), RECHECKS_PER_TICK))
-      .catch((error) => options.onError?.(error));
+    ticking ??= recheckStale(reconciliations, options.clock, RECHECKS_PER_TICK, options.onError)
+      .then(() => sweepExpectations(options.pool, options.clock.now(), RECHECKS_PER_TICK, options.onError))
+      .catch((error) => options.onError?.(error))
+      .finally(() => (ticking = undefined));
   }, RECHECK_EVERY_MS);
   return {
     stop: async () => {

@@ -7,6 +7,7 @@ import { expectationListSchema, expectationSchema } from '../../schemas/reconcil
 import { accountEvent, partyEvent } from '../../test/fixtures/events.ts';
 import { startTestApi, type TestApi } from '../../test/support/test-api.ts';
 import { startTestPipeline, type TestPipeline } from '../../test/support/test-pipeline.ts';
+import { withTrigger } from '../../test/support/with-trigger.ts';
 import { sweepOutbox } from '../../services/webhooks/declared-payloads.test-kit.ts';
 
 let api: TestApi;
@@ -108,6 +109,29 @@ describe('expected declarations', () => {
     } finally {
       for (const id of ids) await api.client.send({ method: 'DELETE', url: `/v1/reconciliation-expectations/${id}`, key: api.keys.ingest });
     }
+  });
+
+  it('goes on checking the others when one expectation cannot be checked', async () => {
+    const expect_ = async (scope: Record<string, string>) =>
+      expectationSchema.parse((await api.client.post('/v1/reconciliation-expectations', { scope, asset: 'USD', due_after_minutes: 0 }, api.keys.ingest)).json()).expectation_id;
+    const failing = await expect_({ kind: 'party', external_id: 'party-1' });
+    const other = await expect_({ kind: 'tenant' });
+    const bare = (id: string) => id.slice('rce_'.length);
+    // The failing one is due first, and its check fails whenever it is tried.
+    await api.db.pool.query(`UPDATE reconciliation_expectations SET next_due_at = next_due_at - interval '1 minute' WHERE expectation_id = $1`, [bare(failing)]);
+    const refuse = `IF NEW.expectation_id = '${bare(failing)}' THEN RAISE EXCEPTION 'cannot record the miss'; END IF;`;
+    await withTrigger(api.db.pool, { table: 'reconciliation_expectation_misses', before: 'INSERT' }, refuse, async () => {
+      api.clock.advance(2 * 86_400);
+      const errors: unknown[] = [];
+      expect(await sweepExpectations(api.db.pool, api.clock.now(), 10, (error) => errors.push(error))).toBe(2);
+      expect(errors.map((e) => (e as Error).message)).toEqual(['cannot record the miss']);
+      const misses = async (id: string) => (await api.db.pool.query('SELECT day::text FROM reconciliation_expectation_misses WHERE expectation_id = $1 ORDER BY day', [bare(id)])).rows.length;
+      // The other's two missed days are recorded; the failing one is still owed its first.
+      expect(await misses(other)).toBe(2);
+      expect(await misses(failing)).toBe(0);
+    }).finally(async () => {
+      for (const id of [failing, other]) await api.client.send({ method: 'DELETE', url: `/v1/reconciliation-expectations/${id}`, key: api.keys.ingest });
+    });
   });
 });
 

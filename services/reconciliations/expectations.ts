@@ -97,23 +97,37 @@ function view(row: ExpectationRow): ExpectationView {
   };
 }
 
-// Checks the expectation days that have come due, one day per transaction, at most `max`.
-// Returns how many days were checked.
-export async function sweepExpectations(pool: Pool, now: Date, max: number): Promise<number> {
+// Checks the expectation days that have come due, one day per transaction, at most `max`
+// attempts. Returns how many days were checked. One whose check fails is reported and left out
+// for the rest of the sweep, so it cannot hold up every other tenant's; it stays due, and the
+// next sweep tries it again.
+export async function sweepExpectations(pool: Pool, now: Date, max: number, onError?: (error: unknown) => void): Promise<number> {
   let done = 0;
-  while (done < max && (await checkNextDue(pool, now))) done += 1;
+  const failed: string[] = [];
+  for (let attempt = 0; attempt < max; attempt++) {
+    let picked: string | undefined;
+    try {
+      if (!(await checkNextDue(pool, now, failed, (id) => (picked = id)))) break;
+      done += 1;
+    } catch (error) {
+      if (picked === undefined) throw error;
+      failed.push(picked);
+      onError?.(error);
+    }
+  }
   return done;
 }
 
-async function checkNextDue(pool: Pool, now: Date): Promise<boolean> {
+async function checkNextDue(pool: Pool, now: Date, skip: string[], picked: (id: string) => void): Promise<boolean> {
   return withTransaction(pool, async (db) => {
     const { rows } = await db.query<ExpectationRow>(
-      `SELECT ${COLUMNS} FROM reconciliation_expectations WHERE deleted_at IS NULL AND next_due_at <= $1
+      `SELECT ${COLUMNS} FROM reconciliation_expectations WHERE deleted_at IS NULL AND next_due_at <= $1 AND expectation_id <> ALL ($2::uuid[])
         ORDER BY next_due_at LIMIT 1 FOR UPDATE SKIP LOCKED`,
-      [now],
+      [now, skip],
     );
     const row = rows[0];
     if (!row) return false;
+    picked(row.expectation_id);
     const from = dayStart(row.next_day);
     const to = new Date(from.getTime() + DAY_MS);
     const { rows: covering } = await db.query(
