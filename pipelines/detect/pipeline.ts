@@ -22,7 +22,7 @@ import { enqueueEvents } from '../../services/webhooks/outgoing-events.ts';
 import { limitHeapGrowth } from './node-options.ts';
 import { DetectionRunner } from './run.ts';
 import { dueForSchedule } from './schedule.ts';
-import { subjectsOf } from '../../services/detection/subjects.ts';
+import { subjectsOf, type SubjectWork } from '../../services/detection/subjects.ts';
 
 const SWEEP_INTERVAL_MS = 30_000;
 // Scheduled evaluations (schedule.ts) per tenant per sweep: the oldest first, the rest next time.
@@ -89,7 +89,31 @@ export async function startDetectPipeline(options: DetectPipelineOptions): Promi
       await enqueueEvents(db, events, now);
     });
     const due = await dueForSchedule(options.pool, SCHEDULED_PER_SWEEP, runner.recorded);
-    if (due.length > 0) await runner.run(due, [], await familiesSeen(options.pool, [...new Set(due.map((w) => w.tenantId))]));
+    const tenants = [...new Set(due.map((w) => w.tenantId))];
+    const seen = await familiesSeen(options.pool, tenants);
+    for (const tenantId of tenants) await runScheduled(tenantId, due.filter((w) => w.tenantId === tenantId), seen);
+  };
+  // A tenant at a time, so that one whose evaluation fails (a ruleset that no longer compiles, a
+  // detector throwing on one subject) keeps no other tenant from its schedule; within the tenant,
+  // its subjects are then judged one by one, so only those that fail wait for the next sweep.
+  const runScheduled = async (tenantId: string, work: SubjectWork[], seen: Map<string, Set<string>>) => {
+    try {
+      await runner.run(work, [], seen);
+      return;
+    } catch (error) {
+      if (work.length === 1) return options.onError?.(error);
+    }
+    let failed = 0;
+    let first: unknown;
+    for (const item of work) {
+      try {
+        await runner.run([item], [], seen);
+      } catch (error) {
+        failed += 1;
+        first ??= error;
+      }
+    }
+    if (failed > 0) options.onError?.(new Error(`${failed} of ${work.length} subjects of tenant ${tenantId} due for scheduled evaluation could not be evaluated`, { cause: first }));
   };
   const timer = setInterval(() => sweep().catch((error) => options.onError?.(error)), SWEEP_INTERVAL_MS);
   timer.unref();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startDetectionWorld, type DetectionWorld } from '../../test/support/detection-world.ts';
-import { defineDetector, noHit } from '../../services/detection/framework/detector.ts';
+import { defineDetector, noHit, nonResult } from '../../services/detection/framework/detector.ts';
 import type { DetectPipeline } from './pipeline.ts';
 import { dueForSchedule } from './schedule.ts';
 
@@ -18,7 +18,25 @@ const freshParty = defineDetector({
   evaluate: async () => noHit(),
 });
 
+// Throws on one subject's scheduled evaluation, as a detector might on data it did not expect;
+// for the others its data is as stale as fresh_party's (so the postures above read alike).
+const failsOnSchedule = defineDetector({
+  id: 'fails_on_schedule',
+  typology: 'throws for one subject',
+  version: 1,
+  subjects: ['party'],
+  triggers: ['schedule'],
+  needs: [{ family: 'movement' }],
+  windows: ['24h'],
+  params: z.strictObject({}),
+  evaluate: async (ctx) => {
+    if (ctx.subject.id === 's-broken') throw new Error('cannot judge s-broken');
+    return nonResult('stale', 'judged on schedule only as stale');
+  },
+});
+
 let world: DetectionWorld;
+const errors: unknown[] = [];
 let detect: DetectPipeline;
 const evaluation = async (party: string) =>
   (
@@ -32,7 +50,7 @@ const band = async (party: string) =>
 
 beforeAll(async () => {
   world = await startDetectionWorld();
-  detect = await world.startDetection({ library: [freshParty] });
+  detect = await world.startDetection({ library: [freshParty, failsOnSchedule], onError: (error) => errors.push(error) });
   // The watched party's data dates from 1 January.
   for (const [id, at] of [['s-watched', '2026-01-01T00:00:00Z'], ['s-dormant', '2025-09-01T00:00:00Z'], ['s-other', '2025-09-01T00:00:00Z']] as const) {
     await world.party(id, {}, at);
@@ -89,5 +107,21 @@ describe('scheduled evaluation', () => {
     await detect.sweep();
     const legacy = await world.api.db.pool.query(`SELECT event_at, evaluated_at FROM subject_evaluations WHERE subject_kind = 'account' AND subject_id = 's-legacy-a'`);
     expect(legacy.rows).toEqual([{ event_at: twoDaysBefore, evaluated_at: before }]);
+  });
+
+  it('judges the others when one subject cannot be judged on schedule, and reports it', async () => {
+    await world.party('s-broken', {}, '2026-02-01T00:00:00Z');
+    await world.account('s-broken-a', 's-broken', {}, '2026-02-01T00:00:00Z');
+    await world.movement({ id: 's-m3', from: ['s-broken-a', 's-broken'], to: ['s-other-a', 's-other'], value: 1_000, at: '2026-02-16T00:00:00Z' });
+    await world.settle();
+    await world.movement({ id: 's-m4', from: ['s-other-a', 's-other'], to: ['s-other-a', 's-other'], value: 1_000, at: '2026-02-25T00:00:00Z' });
+    await world.settle();
+    errors.length = 0;
+
+    await detect.sweep();
+    expect((await evaluation('s-watched')).event_at).toEqual(new Date('2026-02-25T00:00:00Z'));
+    expect((await evaluation('s-broken')).event_at).toEqual(new Date('2026-02-16T00:00:00Z'));
+    expect(errors.map((e) => (e as Error).message)).toEqual([expect.stringMatching(/^1 of \d+ subjects of tenant acme due for scheduled evaluation could not be evaluated$/)]);
+    expect(((errors[0] as Error).cause as Error).message).toBe('cannot judge s-broken');
   });
 });

@@ -58,7 +58,7 @@ export interface DetectionWorld {
   importMovements(specs: MovementSpec[], goLiveAt: string): Promise<void>;
   controlEvent(id: string, type: string, subject: { kind: 'party' | 'account'; external_id: string }, at: string | Date, data?: Record<string, unknown>): Promise<void>;
   // Starts the detection pipeline too (with these detectors); settle() then waits for it as well.
-  startDetection(options?: Partial<Pick<DetectPipelineOptions, 'library' | 'episodes' | 'silence'>>): Promise<DetectPipeline>;
+  startDetection(options?: Partial<Pick<DetectPipelineOptions, 'library' | 'episodes' | 'silence' | 'onError'>>): Promise<DetectPipeline>;
   // Waits until canonical, graph and aggregates (and detection, once started) have taken in everything sent.
   settle(): Promise<void>;
   // Evaluates one detector through the framework; params go over the detector's defaults.
