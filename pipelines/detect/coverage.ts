@@ -22,7 +22,11 @@ export interface SilenceThresholds {
 
 export const DEFAULT_SILENCE: SilenceThresholds = { movement: 60, control_event: 24 * 60 };
 
-export async function noteArrivals(db: PoolClient, arrivals: Arrival[], now: Date): Promise<OutgoingEvent[]> {
+// A degraded feed recovers only on a fresh arrival, one received within its silence threshold:
+// a record received long ago and judged late (detection catching up after an outage, a replayed
+// dead letter) says nothing of the feed now, and recovering on it would degrade the feed again
+// at the next sweep, announcing both each time.
+export async function noteArrivals(db: PoolClient, arrivals: Arrival[], now: Date, silence: SilenceThresholds = DEFAULT_SILENCE): Promise<OutgoingEvent[]> {
   if (arrivals.length === 0) return [];
   const latest = new Map<string, Arrival>();
   for (const a of arrivals) {
@@ -35,11 +39,18 @@ export async function noteArrivals(db: PoolClient, arrivals: Arrival[], now: Dat
     });
   }
   const rows = [...latest.values()].sort((x, y) => (x.tenantId + x.family < y.tenantId + y.family ? -1 : 1));
+  const threshold = (family: string) => (Object.hasOwn(silence, family) ? silence[family as keyof SilenceThresholds] : undefined);
+  const fresh = rows.filter((r) => {
+    const minutes = threshold(r.family);
+    return minutes === undefined || r.receivedAt.getTime() >= now.getTime() - minutes * 60_000;
+  });
+  // Recovered before the arrivals' times are written: the silence began at the time it had.
   const { rows: recovered } = await db.query<{ tenant_id: string; family: Family; silent_since: Date }>({
-    name: 'coverage-degraded-before',
-    text: `SELECT tenant_id, family, last_received_at AS silent_since FROM feed_coverage
-            WHERE state = 'degraded' AND (tenant_id, family) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
-    values: [rows.map((r) => r.tenantId), rows.map((r) => r.family)],
+    name: 'coverage-recovered',
+    text: `UPDATE feed_coverage SET state = 'active', state_changed_at = $3
+            WHERE state = 'degraded' AND (tenant_id, family) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+           RETURNING tenant_id, family, last_received_at AS silent_since`,
+    values: [fresh.map((r) => r.tenantId), fresh.map((r) => r.family), now],
   });
   await db.query({
     name: 'coverage-arrivals',
@@ -47,9 +58,7 @@ export async function noteArrivals(db: PoolClient, arrivals: Arrival[], now: Dat
            SELECT t, fam, r, o, 'active', $5 FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[]) AS u(t, fam, r, o)
            ON CONFLICT (tenant_id, family) DO UPDATE
              SET last_received_at = greatest(f.last_received_at, EXCLUDED.last_received_at),
-                 last_occurred_at = greatest(f.last_occurred_at, EXCLUDED.last_occurred_at),
-                 state = 'active',
-                 state_changed_at = CASE WHEN f.state = 'degraded' THEN EXCLUDED.state_changed_at ELSE f.state_changed_at END`,
+                 last_occurred_at = greatest(f.last_occurred_at, EXCLUDED.last_occurred_at)`,
     values: [rows.map((r) => r.tenantId), rows.map((r) => r.family), rows.map((r) => r.receivedAt), rows.map((r) => r.occurredAt), now],
   });
   return recovered.map((row) => ({

@@ -63,6 +63,7 @@ export async function startDetectPipeline(options: DetectPipelineOptions): Promi
     clock: options.clock,
     library: options.library ?? DETECTOR_LIBRARY,
     ...(options.episodes ? { episodes: options.episodes } : {}),
+    ...(options.silence ? { silence: options.silence } : {}),
   });
   const handle = async (all: CanonicalChange[]) => {
     // A historical import's facts are context (the stores above have taken them in), not

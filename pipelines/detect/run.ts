@@ -11,7 +11,7 @@ import { GroupLane } from '../../platform/batching/group-lane.ts';
 import { AnalyzeOnGrowth } from '../../platform/postgres/analyze-on-growth.ts';
 import { baseAssetOf } from '../../platform/tenants/tenants.ts';
 import { recordHits, type HitToRecord, type Mode } from './alerts.ts';
-import { noteArrivals, type Arrival } from './coverage.ts';
+import { noteArrivals, type Arrival, type SilenceThresholds } from './coverage.ts';
 import { lockTenantDetection } from '../../services/detection/detection-lock.ts';
 import { assignEpisodes, DEFAULT_EPISODE_POLICY, raiseEpisodes, type EpisodePolicy } from './episodes.ts';
 import { explain } from '../../services/detection/explain.ts';
@@ -37,6 +37,8 @@ export interface DetectionDeps extends DetectionStores {
   clock: Clock;
   library: readonly AnyDetector[];
   episodes?: EpisodePolicy;
+  // Feed silence thresholds (coverage.ts): an arrival older than its family's is no recovery.
+  silence?: SilenceThresholds;
 }
 
 // The tables of detection's findings, analysed as they grow from an early, smaller size than the
@@ -152,7 +154,7 @@ export class DetectionRunner {
     const now = this.deps.clock.now();
     const written = await withTransaction(this.deps.pool, async (db) => {
       await lockTenantDetection(db, tenantId);
-      const events: OutgoingEvent[] = await noteArrivals(db, arrivals, now);
+      const events: OutgoingEvent[] = await noteArrivals(db, arrivals, now, this.deps.silence);
       const judged = await writeEvaluations(db, outcomes.filter((o) => this.recorded.has(o.work.subject.kind)), now);
       const recorded = await recordHits(db, hits, now);
       events.push(...recorded.events);
