@@ -7,6 +7,7 @@
 import type { TenantAssetRegistry } from '../../platform/assets/tenant-registry.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { WakeablePause } from '../../platform/wakeable-pause.ts';
+import { isTransient } from '../../platform/bus/parking/transient.ts';
 import { acceptEvents, type PreparedEvent } from '../../platform/inbox/accept-events.ts';
 import { ID_PREFIXES, uuidv7 } from '../../platform/ids.ts';
 import { contentHash } from '../../platform/json/canonical-json.ts';
@@ -20,6 +21,7 @@ import { compileMapping } from '../../services/imports/mapping/compile.ts';
 import { outsideWindow } from '../../services/imports/window.ts';
 
 const LAND_BATCH = 1000;
+// Failures of one chunk, other than passing ones, after which its import fails.
 const MAX_LANDING_FAILURES = 3;
 // Rejects are written as they pile up, so a chunk of bad rows holds at most this many in memory.
 const REJECT_BATCH = 1000;
@@ -60,7 +62,8 @@ export class ImportWorker {
     await this.loop;
   }
 
-  // Lands the next chunk of the oldest waiting import (or completes it). False when none waits.
+  // Lands the next chunk of the oldest waiting import (or completes it). False when none waits, or
+  // when landing failed and the worker should pause before trying again.
   async step(): Promise<boolean> {
     return withTransaction(this.options.pool, async (db) => {
       const { rows } = await db.query<ImportRow & { tenant_id: string }>(
@@ -76,18 +79,22 @@ export class ImportWorker {
         return true;
       }
       // An unexpected failure (not a row's or a chunk's problem: those are rejects) undoes the
-      // chunk and is counted; past a few the import fails, so it never blocks the ones behind it.
+      // chunk. One that passes (a deadlock, a lock or a resource briefly lacking) is only tried
+      // again; any other is counted against the chunk, and past a few the import fails, so it
+      // never blocks the ones behind it. Either way the worker pauses before trying again.
       await db.query('SAVEPOINT chunk');
       try {
         await this.landChunk(db, job);
       } catch (error) {
         await db.query('ROLLBACK TO SAVEPOINT chunk');
         this.options.onError?.(error);
+        if (isTransient(error)) return false;
         const { rows: failed } = await db.query<{ landing_failures: number }>(
-          `UPDATE imports SET landing_failures = landing_failures + 1, updated_at = $2 WHERE import_id = $1 RETURNING landing_failures`,
-          [job.import_id, this.options.clock.now()],
+          `UPDATE imports SET landing_failures = landing_failures + 1, updated_at = $3 WHERE tenant_id = $1 AND import_id = $2 RETURNING landing_failures`,
+          [job.tenant_id, job.import_id, this.options.clock.now()],
         );
-        if (failed[0]!.landing_failures >= MAX_LANDING_FAILURES) await this.finish(db, job, 'failed', `chunk ${job.next_chunk} could not be landed`);
+        if (failed[0]!.landing_failures < MAX_LANDING_FAILURES) return false;
+        await this.finish(db, job, 'failed', `chunk ${job.next_chunk} could not be landed`);
       }
       return true;
     });
@@ -226,7 +233,7 @@ export class ImportWorker {
     await flushRejects();
     const { rows: after } = await db.query<ImportRow>(
       `UPDATE imports
-          SET state = 'processing', next_chunk = next_chunk + 1, next_row_no = $2, file_header = $3,
+          SET state = 'processing', next_chunk = next_chunk + 1, next_row_no = $2, file_header = $3, landing_failures = 0,
               rows_read = rows_read + $4, accepted = accepted + $5, duplicates = duplicates + $6, rejected = rejected + $7, skipped = skipped + $8,
               updated_at = $9
         WHERE import_id = $1

@@ -328,13 +328,31 @@ describe('chunk-level problems carry their chunk and row', () => {
 
 describe('imports that must not stop the queue or leak', () => {
   const jsonl = movementMapping({ kind: 'jsonl' });
-  const start = async (lines: string[]) => {
+  // One chunk per list of lines.
+  const start = async (...chunks: string[][]) => {
     const created = importViewSchema.parse(
       (await api.client.post('/v1/imports', { mapping: jsonl, go_live_at: '2026-08-01T00:00:00Z', backfill_from: '2026-01-01T00:00:00Z' }, api.keys.ingest)).json(),
     );
-    await api.client.send({ method: 'PUT', url: `/v1/imports/${created.import_id}/chunks/0`, body: Buffer.from(`${lines.join('\n')}\n`), key: api.keys.ingest, headers: { 'content-type': 'application/x-ndjson' } });
-    await api.client.post(`/v1/imports/${created.import_id}/submit`, { chunk_count: 1 }, api.keys.ingest);
+    for (const [n, lines] of chunks.entries()) {
+      await api.client.send({ method: 'PUT', url: `/v1/imports/${created.import_id}/chunks/${n}`, body: Buffer.from(`${lines.join('\n')}\n`), key: api.keys.ingest, headers: { 'content-type': 'application/x-ndjson' } });
+    }
+    await api.client.post(`/v1/imports/${created.import_id}/submit`, { chunk_count: chunks.length }, api.keys.ingest);
     return created.import_id;
+  };
+  const line = (id: string) => JSON.stringify({ id, at: '2026-06-01T00:00:00Z', amount: '1.00' });
+  // The inbox refuses the first `times` inserts of each listed row, with the given SQLSTATE; a
+  // sequence counts them, as a rolled-back savepoint does not undo it.
+  async function withRefusedRows(ids: string[], times: number, sqlstate: string, work: () => Promise<void>): Promise<void> {
+    for (const id of ids) await api.db.pool.query(`CREATE SEQUENCE "refuse_${id}"`);
+    const refuse = `IF NEW.external_id = ANY (ARRAY[${ids.map((id) => `'${id}'`).join(',')}]) AND nextval(format('%I', 'refuse_' || NEW.external_id)) <= ${times} THEN
+        RAISE EXCEPTION 'inbox refused %', NEW.external_id USING ERRCODE = '${sqlstate}';
+      END IF;`;
+    await withTrigger(api.db.pool, { table: 'inbox_events', before: 'INSERT' }, refuse, work).finally(async () => {
+      for (const id of ids) await api.db.pool.query(`DROP SEQUENCE "refuse_${id}"`);
+    });
+  }
+  const stepTimes = async (worker: ImportWorker, n: number) => {
+    for (let i = 0; i < n; i++) await worker.step();
   };
   const view = async (id: string) => importViewSchema.parse((await api.client.get(`/v1/imports/${id}`, api.keys.ingest)).json());
 
@@ -359,10 +377,26 @@ describe('imports that must not stop the queue or leak', () => {
     await api.db.pool.query(`UPDATE imports SET mapping = '{"mapping_version": 2}' WHERE import_id = $1`, [stuck.slice('imp_'.length)]);
     const errors: unknown[] = [];
     const worker = importWorker((e) => errors.push(e));
-    for (let i = 0; i < 10 && (await worker.step()); i++);
+    await stepTimes(worker, 10);
     expect(errors).toHaveLength(3);
     expect(await view(stuck)).toMatchObject({ state: 'failed', failure: 'chunk 0 could not be landed' });
     expect(await view(behind)).toMatchObject({ state: 'completed', accepted: 1 });
+  });
+
+  it('only tries a chunk again after a failure that passes (a deadlock), however often', async () => {
+    const id = await start([line('deadlocked-1')]);
+    const errors: unknown[] = [];
+    await withRefusedRows(['deadlocked-1'], 4, '40P01', () => stepTimes(importWorker((e) => errors.push(e)), 6));
+    expect(errors).toHaveLength(4);
+    expect(await view(id)).toMatchObject({ state: 'completed', accepted: 1 });
+  });
+
+  it('counts other failures against one chunk, not the import\'s whole life', async () => {
+    const id = await start([line('flaky-a')], [line('flaky-b')], [line('flaky-c')]);
+    const errors: unknown[] = [];
+    await withRefusedRows(['flaky-a', 'flaky-b', 'flaky-c'], 1, 'P0001', () => stepTimes(importWorker((e) => errors.push(e)), 8));
+    expect(errors).toHaveLength(3);
+    expect(await view(id)).toMatchObject({ state: 'completed', accepted: 3 });
   });
 });
 
