@@ -1,3 +1,4 @@
+import { every } from '../../platform/periodic.ts';
 import { TenantAssetRegistry } from '../../platform/assets/tenant-registry.ts';
 import type { Bus, Consumer } from '../../platform/bus/port.ts';
 import type { Clock } from '../../platform/clock.ts';
@@ -50,14 +51,13 @@ export async function startCanonicalPipeline(options: {
     await processor.retry(await releasableEvents(options.pool));
     return quarantineOverdue(options.pool, options.clock.now(), worker);
   };
-  const timer = setInterval(() => void sweep().catch(options.onError), QUARANTINE_SWEEP_MS);
-  timer.unref();
+  const sweeping = every(QUARANTINE_SWEEP_MS, sweep, options.onError);
   return {
     processor,
     consumer,
     sweep,
     stop: async () => {
-      clearInterval(timer);
+      await sweeping.stop();
       await consumer.stop();
     },
   };

@@ -5,6 +5,7 @@
 // appended only when it changed, so a redelivered batch adds nothing. A periodic sweep marks
 // silent feeds degraded and evaluates again the subjects whose windows have closed since
 // (schedule.ts).
+import { every } from '../../platform/periodic.ts';
 import type { AggregateStore } from '../../platform/aggregates/port.ts';
 import { withSnapshotCache } from '../../platform/aggregates/snapshot-cache.ts';
 import type { Bus, Consumer } from '../../platform/bus/port.ts';
@@ -116,13 +117,12 @@ export async function startDetectPipeline(options: DetectPipelineOptions): Promi
     }
     if (failed > 0) options.onError?.(new Error(`${failed} of ${work.length} subjects of tenant ${tenantId} due for scheduled evaluation could not be evaluated`, { cause: first }));
   };
-  const timer = setInterval(() => sweep().catch((error) => options.onError?.(error)), SWEEP_INTERVAL_MS);
-  timer.unref();
+  const sweeping = every(SWEEP_INTERVAL_MS, sweep, options.onError);
   return {
     consumer,
     sweep,
     stop: async () => {
-      clearInterval(timer);
+      await sweeping.stop();
       await consumer.stop();
     },
   };

@@ -3,6 +3,7 @@
 // short timer, a bounded number per tick, so a slow comparison never holds the bus back. Marking
 // is idempotent, and comparing again appends nothing when nothing changed. The same timer checks
 // the expected declarations that have come due (expectations.ts).
+import { every } from '../../platform/periodic.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Bus, BusRecord } from '../../platform/bus/port.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
@@ -24,20 +25,18 @@ export async function startReconcilePipeline(options: { bus: Bus; pool: Pool; cl
     if (moved.length > 0) await markStale(options.pool, await withOriginals(options.pool, moved.map(touchOf)));
   };
   const consumer = await options.bus.consume({ ...RECONCILE, handle });
-  // A tick still running when the next is due lets it pass: ticks never pile up on the pool, and
-  // stop waits for the one running.
-  let ticking: Promise<unknown> | undefined;
-  const timer = setInterval(() => {
-    ticking ??= recheckStale(reconciliations, options.clock, RECHECKS_PER_TICK, options.onError)
-      .then(() => sweepExpectations(options.pool, options.clock.now(), RECHECKS_PER_TICK, options.onError))
-      .catch((error) => options.onError?.(error))
-      .finally(() => (ticking = undefined));
-  }, RECHECK_EVERY_MS);
+  const ticking = every(
+    RECHECK_EVERY_MS,
+    async () => {
+      await recheckStale(reconciliations, options.clock, RECHECKS_PER_TICK, options.onError);
+      await sweepExpectations(options.pool, options.clock.now(), RECHECKS_PER_TICK, options.onError);
+    },
+    options.onError,
+  );
   return {
     stop: async () => {
-      clearInterval(timer);
+      await ticking.stop();
       await consumer.stop();
-      await ticking;
     },
   };
 }
