@@ -236,9 +236,9 @@ export class ImportWorker {
           SET state = 'processing', next_chunk = next_chunk + 1, next_row_no = $2, file_header = $3, landing_failures = 0,
               rows_read = rows_read + $4, accepted = accepted + $5, duplicates = duplicates + $6, rejected = rejected + $7, skipped = skipped + $8,
               updated_at = $9
-        WHERE import_id = $1
+        WHERE tenant_id = $10 AND import_id = $1
         RETURNING import_id, family, rows_read, accepted, duplicates, rejected, skipped, next_chunk, chunk_count`,
-      [job.import_id, nextRowNo, fileHeader ?? null, counts.rowsRead, counts.accepted, counts.duplicates, counts.rejected, counts.skipped, now],
+      [job.import_id, nextRowNo, fileHeader ?? null, counts.rowsRead, counts.accepted, counts.duplicates, counts.rejected, counts.skipped, now, job.tenant_id],
     );
     await db.query(`DELETE FROM import_chunks WHERE tenant_id = $1 AND import_id = $2 AND chunk_no = $3`, [job.tenant_id, job.import_id, chunkNo]);
     const state = after[0]!;
@@ -265,9 +265,9 @@ export class ImportWorker {
   private async finish(db: PoolClient, job: ImportRow & { tenant_id: string }, ...[state, failure]: ['completed'] | ['failed', string]): Promise<void> {
     const now = this.options.clock.now();
     const { rows } = await db.query<ImportRow>(
-      `UPDATE imports SET state = $2, failure = $3, completed_at = $4, updated_at = $4 WHERE import_id = $1
+      `UPDATE imports SET state = $2, failure = $3, completed_at = $4, updated_at = $4 WHERE tenant_id = $5 AND import_id = $1
         RETURNING import_id, family, rows_read, accepted, duplicates, rejected, skipped, next_chunk, chunk_count`,
-      [job.import_id, state, failure ?? null, now],
+      [job.import_id, state, failure ?? null, now, job.tenant_id],
     );
     await db.query(`DELETE FROM import_chunks WHERE tenant_id = $1 AND import_id = $2`, [job.tenant_id, job.import_id]);
     const data = progressData(rows[0]!);

@@ -235,19 +235,20 @@ export class Reconciliations {
   // comparison fails stays stale but goes to the back of the queue, so it cannot hold up every
   // other tenant's; the failure is thrown for the caller to log.
   async recheckNextStale(now: Date): Promise<boolean> {
-    const { rows: claimed } = await this.pool.query<{ reconciliation_id: string }>(
+    const { rows: claimed } = await this.pool.query<{ tenant_id: string; reconciliation_id: string }>(
       `UPDATE reconciliations SET checking_until = $1::timestamptz + interval '${RECHECK_CLAIM_S} seconds'
         WHERE reconciliation_id = (
           SELECT reconciliation_id FROM reconciliations WHERE stale AND (checking_until IS NULL OR checking_until < $1)
            ORDER BY checked_at LIMIT 1 FOR UPDATE SKIP LOCKED)
-        RETURNING reconciliation_id`,
+        RETURNING tenant_id, reconciliation_id`,
       [now],
     );
     const picked = claimed[0]?.reconciliation_id;
     if (picked === undefined) return false;
+    const tenantId = claimed[0]!.tenant_id;
     try {
       await withTransaction(this.pool, async (db) => {
-        const { rows } = await db.query<ReconciliationRow>(`SELECT ${COLUMNS} FROM reconciliations WHERE reconciliation_id = $1 FOR UPDATE`, [picked]);
+        const { rows } = await db.query<ReconciliationRow>(`SELECT ${COLUMNS} FROM reconciliations WHERE tenant_id = $1 AND reconciliation_id = $2 FOR UPDATE`, [tenantId, picked]);
         const row = rows[0]!;
         await db.query(`UPDATE reconciliations SET stale = false, checking_until = NULL, checked_at = $3 WHERE tenant_id = $1 AND reconciliation_id = $2`, [
           row.tenant_id,
@@ -258,7 +259,7 @@ export class Reconciliations {
       });
       return true;
     } catch (error) {
-      await this.pool.query(`UPDATE reconciliations SET checked_at = $2, checking_until = NULL WHERE reconciliation_id = $1`, [picked, now]);
+      await this.pool.query(`UPDATE reconciliations SET checked_at = $3, checking_until = NULL WHERE tenant_id = $1 AND reconciliation_id = $2`, [tenantId, picked, now]);
       throw error;
     }
   }
@@ -386,7 +387,7 @@ async function compareAgain(db: PoolClient, row: ReconciliationRow, now: Date): 
   if (previous && sameResult(previous, result)) return;
   await appendResult(db, row.tenant_id, row.reconciliation_id, (previous?.seq ?? 0) + 1, now, result);
   if (previous?.status === result.status) return;
-  await db.query(`UPDATE reconciliations SET status = $2 WHERE reconciliation_id = $1`, [row.reconciliation_id, result.status]);
+  await db.query(`UPDATE reconciliations SET status = $3 WHERE tenant_id = $1 AND reconciliation_id = $2`, [row.tenant_id, row.reconciliation_id, result.status]);
   if (result.status === 'matched') await resolveBySystem(db, row.tenant_id, row.reconciliation_id, 'matched on re-comparison', now);
   await announce(db, row.tenant_id, row.reconciliation_id, { asset: row.asset, scale: row.scale }, result, now);
 }

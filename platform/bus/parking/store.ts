@@ -150,11 +150,11 @@ export class ParkedRecordStore {
         // Left waiting for its replay, unlocked by the rollback, while the engine is away.
         if (isTransient(error)) throw error;
         const message = describeError(error);
-        await client.query(`UPDATE parked_records SET status = 'parked', error = $2, attempts = attempts + 1, updated_at = now() WHERE id = $1`, [row.id, message]);
+        await client.query(`UPDATE parked_records SET status = 'parked', error = $2, attempts = attempts + 1, updated_at = now() WHERE tenant_id = $3 AND id = $1`, [row.id, message, row.tenant_id]);
         if (row.event_id) await markStage(client, row.tenant_id, row.event_id, group, 'failed', { error: message, parked_record_id: String(row.id), replayed: true });
         return true;
       }
-      await client.query(`UPDATE parked_records SET status = 'replayed', updated_at = now() WHERE id = $1`, [row.id]);
+      await client.query(`UPDATE parked_records SET status = 'replayed', updated_at = now() WHERE tenant_id = $2 AND id = $1`, [row.id, row.tenant_id]);
       if (row.event_id) await markStage(client, row.tenant_id, row.event_id, group, 'ok', { parked_record_id: String(row.id), replayed: true });
       return true;
     });
