@@ -281,9 +281,12 @@ class KafkaBusConsumer implements Consumer {
   // the records stay uncommitted, for whoever reads next.
   private async deliver(payload: EachBatchPayload, chunk: KafkaMessage[]): Promise<boolean> {
     const policy = this.bus.retry;
+    // Decoded (or parked) once across the retries: a message parked as undecodable is not parked
+    // again, with another attempt and stage row, on every retry of a transient failure.
+    const decoded = new Map<string, BusRecord | null>();
     for (let attempt = 1; ; attempt++) {
       try {
-        const records = await this.decode(payload.batch.topic, payload.batch.partition, chunk);
+        const records = await this.decode(payload.batch.topic, payload.batch.partition, chunk, decoded);
         await this.handle(records);
         return true;
       } catch (error) {
@@ -298,10 +301,16 @@ class KafkaBusConsumer implements Consumer {
   // The bus records of Kafka messages: the Avro value decoded to JSON, the bus topic, the headers.
   // A value that cannot be decoded for a reason that is not transient is parked with its bytes
   // and left out.
-  private async decode(topic: string, partition: number, chunk: KafkaMessage[]): Promise<BusRecord[]> {
+  // Messages already decoded or parked, by offset, are taken from `done`.
+  private async decode(topic: string, partition: number, chunk: KafkaMessage[], done: Map<string, BusRecord | null>): Promise<BusRecord[]> {
     const busTopic = this.bus.names.busTopic(topic);
     const records: BusRecord[] = [];
     for (const message of chunk) {
+      const earlier = done.get(message.offset);
+      if (earlier !== undefined) {
+        if (earlier) records.push(earlier);
+        continue;
+      }
       const record: BusRecord = {
         topic: busTopic,
         partition,
@@ -313,10 +322,13 @@ class KafkaBusConsumer implements Consumer {
       };
       try {
         const value = message.value ? await this.bus.options.codec.decode(busTopic, message.value) : null;
-        records.push({ ...record, value: Buffer.from(JSON.stringify(value), 'utf8') });
+        const decodedRecord = { ...record, value: Buffer.from(JSON.stringify(value), 'utf8') };
+        done.set(message.offset, decodedRecord);
+        records.push(decodedRecord);
       } catch (error) {
         if (isTransient(error)) throw error;
         await this.bus.options.parking.store.park(this.options.group, record, error, 1);
+        done.set(message.offset, null);
         this.bus.onError(error);
       }
     }

@@ -122,6 +122,23 @@ if (!brokers || !registryUrl) {
       expect(handled).not.toContain('acme/party/garbage');
       const parked = await new ParkedRecordStore(api.db.pool).list({ group });
       expect(parked).toMatchObject([{ group, tenantId: 'acme', key: 'acme/party/garbage', topic: 'canonical.party', status: 'parked' }]);
+
+      // A handler failing for a passing reason is retried; the undecodable record is parked once.
+      const retried = 'undecodable-retried';
+      let failures = 2;
+      const after: string[] = [];
+      consumers.push(
+        await harness.bus.consume({
+          group: retried,
+          topics: ['canonical.party'],
+          handle: async (records) => {
+            if (failures-- > 0) throw Object.assign(new Error('connection reset'), { code: 'ECONNRESET' });
+            after.push(...records.map((r) => r.key));
+          },
+        }),
+      );
+      await eventually(() => after.includes('acme/party/after-garbage'), 'the record after the undecodable one, once the handler recovers');
+      expect(await new ParkedRecordStore(api.db.pool).list({ group: retried })).toMatchObject([{ key: 'acme/party/garbage', attempts: 1 }]);
     });
 
     it('the relay restarted resumes where Kafka acknowledged: nothing lost, every entity in order', async () => {
