@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from '../../platform/postgres/pool.ts';
+import { withTransaction, type Pool, type PoolClient } from '../../platform/postgres/pool.ts';
 import { appendStage, type EventKey, type StageEntry } from '../../platform/inbox/event-stages.ts';
 import { ConcurrentChange } from './concurrent-change.ts';
 import type { Reference } from './references.ts';
@@ -48,13 +48,19 @@ export async function markHeld(
   if (rowCount !== events.length) throw new ConcurrentChange('hold', events.length, rowCount ?? 0);
 }
 
+// A rejected event waits for nothing: its hold rows go with it (a held event rejected on release
+// would otherwise stay releasable, and fill the release sweep's reads, for good).
 export async function markRejected(pool: Pool, key: EventKey, reason: { code: string; message: string }, entry: Omit<StageEntry, 'stage' | 'status' | 'detail'>): Promise<void> {
-  await pool.query(
-    `UPDATE inbox_events SET status = 'rejected', rejection = $3, terminal_at = $4, attempts = attempts + 1
-      WHERE tenant_id = $1 AND event_id = $2 AND status NOT IN ('processed', 'rejected')`,
-    [key.tenantId, key.eventId, reason, entry.at],
-  );
-  await appendStage(pool, key, { ...entry, stage: 'canonical', status: 'rejected', detail: reason });
+  await withTransaction(pool, async (db) => {
+    await db.query(
+      `UPDATE inbox_events SET status = 'rejected', rejection = $3, terminal_at = $4, attempts = attempts + 1
+        WHERE tenant_id = $1 AND event_id = $2 AND status NOT IN ('processed', 'rejected')`,
+      [key.tenantId, key.eventId, reason, entry.at],
+    );
+    await db.query('DELETE FROM held_references WHERE tenant_id = $1 AND event_id = $2', [key.tenantId, key.eventId]);
+    await db.query('DELETE FROM held_events WHERE tenant_id = $1 AND event_id = $2', [key.tenantId, key.eventId]);
+    await appendStage(db, key, { ...entry, stage: 'canonical', status: 'rejected', detail: reason });
+  });
 }
 
 // The events waiting for any of these entities (read without locking; they are then retried).
@@ -121,6 +127,7 @@ export async function releasableEvents(pool: Pool): Promise<EventKey[]> {
          WHERE r.tenant_id = h.tenant_id AND r.event_id = h.event_id
            AND NOT EXISTS (SELECT 1 FROM canonical_entities e
                             WHERE e.tenant_id = r.tenant_id AND e.object = r.object AND e.external_id = r.external_id))
+      ORDER BY h.held_since
       LIMIT 1000`,
   );
   return rows.map((r) => ({ tenantId: r.tenant_id, eventId: r.event_id }));

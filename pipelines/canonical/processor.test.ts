@@ -8,6 +8,7 @@ import { createTenant } from '../../platform/tenants/tenants.ts';
 import type { Family } from '../../schemas/families/index.ts';
 import { accountEvent, movementEvent, partyEvent } from '../../test/fixtures/events.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/support/test-database.ts';
+import { releasableEvents } from './event-status.ts';
 import { IdentifierHasher } from './identifiers.ts';
 import { CanonicalProcessor } from './processor.ts';
 
@@ -285,5 +286,11 @@ describe('canonical batches', () => {
     const [arrival] = await accepted([party('h-p1', 1)]);
     await processor.handle([arrival!]);
     expect(await statusOf([arrival!, held!])).toEqual(['processed', 'rejected:canonicalization_failed']);
+    // Rejected, it waits for nothing: no hold row keeps it among the releasable ones forever.
+    const heldId = held!.headers.event_id!;
+    for (const table of ['held_events', 'held_references']) {
+      expect((await db.pool.query(`SELECT 1 FROM ${table} WHERE tenant_id = $1 AND event_id = $2`, [TENANT, heldId])).rowCount).toBe(0);
+    }
+    expect((await releasableEvents(db.pool)).map((k) => k.eventId)).not.toContain(heldId);
   });
 });
