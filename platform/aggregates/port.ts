@@ -133,6 +133,8 @@ export interface RecordedSince {
   activities: Array<{ subject: Subject; activity: ActivityRecord }>;
   // Where the next read starts: this read saw everything up to it.
   cursor: string;
+  // More activities were new than the read's limit: `activities` holds only some of them.
+  truncated: boolean;
 }
 
 export interface AggregateStore {
@@ -156,6 +158,7 @@ export interface AggregateStore {
   // activities of these tenants that this read sees and the read that returned `cursor` did not
   // (none with a null cursor: only one to start from), in no particular order. A cache of
   // snapshots (snapshot-cache.ts) then reads each activity once, not with every snapshot of its
-  // subject; without it, every snapshot is read from the store.
-  recordedSince?(tenants: readonly string[], cursor: string | null): Promise<RecordedSince>;
+  // subject; without it, every snapshot is read from the store. At most `limit` activities
+  // (default: all), more saying `truncated`.
+  recordedSince?(tenants: readonly string[], cursor: string | null, limit?: number): Promise<RecordedSince>;
 }

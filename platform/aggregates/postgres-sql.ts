@@ -312,19 +312,21 @@ export interface SnapshotFactsRow {
 // the rows returned are exactly those it sees and the earlier read did not: nothing is skipped
 // however transactions interleave and commit. The cursor comes once, on a row of its own: the
 // snapshot's text lists every transaction in progress, and repeated on every activity it was
-// shipped and decoded once per row.
+// shipped and decoded once per row. $3 bounds the activities (NULL: all); one more than the
+// caller's limit is asked for, to tell whether there were more.
 export const RECORDED_SINCE_SQL = `
 SELECT pg_current_snapshot()::text AS cursor, NULL AS tenant_id, NULL AS subject_kind, NULL AS subject_id, NULL AS occurred_at,
        NULL AS movement_id, NULL AS direction, NULL AS amount_value, NULL AS amount_scale, NULL AS amount_asset, NULL AS base_value,
        NULL AS cash, NULL AS counterparty, NULL AS counterparty_country, NULL AS corridor
 UNION ALL
-SELECT NULL, a.tenant_id, a.subject_kind, a.subject_id, a.occurred_at, a.movement_id, a.direction,
-       a.amount_value::text, a.amount_scale, a.amount_asset, a.base_value::text, a.cash, a.counterparty,
-       a.counterparty_country, a.corridor
-  FROM agg_activity a
- WHERE a.tenant_id = ANY($1::text[])
-   AND a.recorded_xid >= pg_snapshot_xmin($2::pg_snapshot)
-   AND NOT pg_visible_in_snapshot(a.recorded_xid, $2::pg_snapshot)`;
+(SELECT NULL, a.tenant_id, a.subject_kind, a.subject_id, a.occurred_at, a.movement_id, a.direction,
+        a.amount_value::text, a.amount_scale, a.amount_asset, a.base_value::text, a.cash, a.counterparty,
+        a.counterparty_country, a.corridor
+   FROM agg_activity a
+  WHERE a.tenant_id = ANY($1::text[])
+    AND a.recorded_xid >= pg_snapshot_xmin($2::pg_snapshot)
+    AND NOT pg_visible_in_snapshot(a.recorded_xid, $2::pg_snapshot)
+  LIMIT $3)`;
 
 // One row with only the cursor (every activity column null), and a row per new activity (its
 // cursor null), in any order.

@@ -181,8 +181,8 @@ export class PostgresAggregateStore implements AggregateStore {
   }
 
   // Rows carry the transaction that recorded them (recorded_xid): see RECORDED_SINCE_SQL.
-  async recordedSince(tenants: readonly string[], cursor: string | null): Promise<RecordedSince> {
-    const { rows } = await this.pool.query<RecordedSinceRow>({ name: 'agg-recorded-since', text: RECORDED_SINCE_SQL, values: [tenants, cursor] });
+  async recordedSince(tenants: readonly string[], cursor: string | null, limit?: number): Promise<RecordedSince> {
+    const { rows } = await this.pool.query<RecordedSinceRow>({ name: 'agg-recorded-since', text: RECORDED_SINCE_SQL, values: [tenants, cursor, limit === undefined ? null : limit + 1] });
     const activities: RecordedSince['activities'] = [];
     const shared = new SharedValues();
     let next: string | null = null;
@@ -191,7 +191,9 @@ export class PostgresAggregateStore implements AggregateStore {
       else next = row.cursor;
     }
     if (next === null) throw new Error('agg-recorded-since returned no cursor');
-    return { activities, cursor: next };
+    const truncated = limit !== undefined && activities.length > limit;
+    if (truncated) activities.length = limit;
+    return { activities, cursor: next, truncated };
   }
 }
 

@@ -244,6 +244,35 @@ describe('SnapshotCache', () => {
       expect(store.loaded - before).toBe(1);
     });
 
+    it('read at most maxRows of what is new: past that they let their entries go and load again', async () => {
+      const tenant = 'tenant-paused';
+      const cache = new SnapshotCache(store, 5);
+      const who = subject('paused', tenant);
+      await store.record([activity(who, T0 - HOUR, null)]);
+      const at = new Date(T0);
+      await cache.snapshots([{ subject: who, at }], 100);
+      // A pause: others of the tenant record more than the cache could ever hold.
+      await store.record(Array.from({ length: 8 }, (_, i) => activity(subject(`paused-other-${i}`, tenant), T0 - HOUR, null)));
+      await store.record([activity(who, T0 - 30 * 60_000, 'party:LATE', 'out', 9n)]);
+      const read: number[] = [];
+      const recordedSince = store.recordedSince.bind(store);
+      store.recordedSince = async (tenants, cursor, limit) => {
+        const news = await recordedSince(tenants, cursor, limit);
+        read.push(news.activities.length);
+        return news;
+      };
+      try {
+        const before = store.loaded;
+        const [answer] = await cache.snapshots([{ subject: who, at }], 100);
+        expect(read).toEqual([5]);
+        expect(store.loaded - before).toBe(1);
+        expect(answer).toEqual((await store.snapshots([{ subject: who, at }], 100))[0]);
+        expect(answer!.rows.map((r) => r.counterparty)).toEqual(['party:LATE', null]);
+      } finally {
+        store.recordedSince = recordedSince;
+      }
+    });
+
     it('leave a subject with more rows than the cap to the store, loading it once per call', async () => {
       const cache = new SnapshotCache(store);
       const who = subject('capped');

@@ -93,9 +93,13 @@ export class SnapshotCache implements AggregateStore {
   private async serve(requests: SnapshotRequest[], cap: number): Promise<SubjectSnapshot[]> {
     if (requests.length === 0) return [];
     if (++this.calls % TOO_LARGE_CALLS === 0) this.tooLarge.clear();
-    const news = await this.store.recordedSince(this.entries.tenants(), this.cursor);
+    // After a long pause (detection waiting on a store, a process stopped) more may be new than
+    // the cache holds at all: rather than read it all into memory, the entries go, and subjects
+    // are loaded again from the store, which holds everything.
+    const news = await this.store.recordedSince(this.entries.tenants(), this.cursor, this.maxRows);
     this.cursor = news.cursor;
-    this.absorbAll(news);
+    if (news.truncated) this.entries.clear();
+    else this.absorbAll(news);
     const answers: SubjectSnapshot[] = new Array(requests.length);
     const toLoad: number[] = [];
     const direct: number[] = [];
@@ -258,6 +262,12 @@ class Entries {
 
   tenants(): string[] {
     return [...this.byTenant.keys()];
+  }
+
+  clear(): void {
+    this.byTenant.clear();
+    this.size = 0;
+    this.rows = 0;
   }
 
   // Drops the entries used least recently until at most `rows` rows are held.
