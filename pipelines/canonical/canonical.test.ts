@@ -5,6 +5,7 @@ import { createTenant } from '../../platform/tenants/tenants.ts';
 import { accountEvent, controlEventEvent, movementEvent, partyEvent, relationshipEvent } from '../../test/fixtures/events.ts';
 import { startTestApi, type TestApi } from '../../test/support/test-api.ts';
 import { startTestPipeline, type TestPipeline } from '../../test/support/test-pipeline.ts';
+import { quarantineOverdue } from './event-status.ts';
 
 let api: TestApi;
 let run: TestPipeline;
@@ -75,6 +76,23 @@ describe('references: out-of-order arrival', () => {
     const released = await status(id);
     expect(released.status).toBe('processed');
     expect(released.status_reason).toBeNull();
+  });
+
+  it('quarantines overdue holds a bounded batch per statement, oldest first, until none is left', async () => {
+    const ids: string[] = [];
+    for (const n of [1, 2, 3]) {
+      const event = controlEventEvent(`qb-ce-${n}`);
+      event.data.subject = { kind: 'party', external_id: `qb-party-${n}` };
+      ids.push(await ingest('/v1/control-events', event));
+      api.clock.advance(1);
+    }
+    await run.drain();
+    api.clock.advance(16 * 60);
+    let statements = 0;
+    const counting = { query: (...args: Parameters<typeof api.db.pool.query>) => (statements++, api.db.pool.query(...args)) } as unknown as typeof api.db.pool;
+    expect(await quarantineOverdue(counting, api.clock.now(), 'test', 2)).toBe(3);
+    expect(statements).toBe(2);
+    expect(await Promise.all(ids.map(async (id) => (await status(id)).status))).toEqual(['quarantined', 'quarantined', 'quarantined']);
   });
 });
 

@@ -78,15 +78,31 @@ export async function eventsWaitingFor(
 }
 
 const QUARANTINE_AFTER_S = 15 * 60;
+const QUARANTINE_BATCH = 5_000;
 
 // Held events whose arrival lies more than 15 minutes before `now` become referential exceptions:
 // status quarantined (terminal unless a later arrival releases them), with what they wait for.
-export async function quarantineOverdue(pool: Pool, now: Date, worker: string): Promise<number> {
+// `batch` per statement, oldest first: a large import with missing entities can leave hundreds
+// of thousands overdue at once, and one write transaction that long pauses the log for every
+// group (the log hands over only what is older than the oldest transaction running).
+export async function quarantineOverdue(pool: Pool, now: Date, worker: string, batch = QUARANTINE_BATCH): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const done = await quarantineOldest(pool, now, worker, batch);
+    total += done;
+    if (done < batch) return total;
+  }
+}
+
+async function quarantineOldest(pool: Pool, now: Date, worker: string, limit: number): Promise<number> {
   const { rows } = await pool.query<{ event_id: string }>(
     `WITH due AS (
-       UPDATE held_events SET quarantined_at = $1
-        WHERE quarantined_at IS NULL AND held_since <= $1::timestamptz - make_interval(secs => ${QUARANTINE_AFTER_S})
-       RETURNING tenant_id, event_id, held_since
+       UPDATE held_events h SET quarantined_at = $1
+         FROM (SELECT tenant_id, event_id FROM held_events
+                WHERE quarantined_at IS NULL AND held_since <= $1::timestamptz - make_interval(secs => ${QUARANTINE_AFTER_S})
+                ORDER BY held_since LIMIT $3) o
+        WHERE h.tenant_id = o.tenant_id AND h.event_id = o.event_id
+       RETURNING h.tenant_id, h.event_id, h.held_since
      ),
      described AS (
        SELECT d.tenant_id, d.event_id, d.held_since,
@@ -110,7 +126,7 @@ export async function quarantineOverdue(pool: Pool, now: Date, worker: string): 
             jsonb_build_object('code', 'referential_exception', 'missing', d.missing)
        FROM described d JOIN moved m ON m.tenant_id = d.tenant_id AND m.event_id = d.event_id
      RETURNING event_id`,
-    [now, worker],
+    [now, worker, limit],
   );
   return rows.length;
 }
