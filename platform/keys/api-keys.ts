@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { systemClock, type Clock } from '../clock.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Pool } from '../postgres/pool.ts';
 
@@ -79,11 +80,12 @@ export class ApiKeyStore {
   constructor(
     private readonly pool: Pool,
     private readonly box: SecretBox,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   async find(keyId: string): Promise<ApiKey | undefined> {
     if (!KEY_ID.test(keyId)) return undefined;
-    const now = Date.now();
+    const now = this.clock.now().getTime();
     const cached = this.keys.get(keyId);
     if (cached && cached.expiresAt > now) return cached.key;
     if ((this.misses.get(keyId) ?? 0) > now) return undefined;

@@ -67,7 +67,7 @@ export async function createApi(options: {
   const app = await buildApp({
     pool,
     clock,
-    keys: new ApiKeyStore(pool, box),
+    keys: new ApiKeyStore(pool, box, clock),
     nonces,
     durableNonces,
     assets: new TenantAssetRegistry(pool),
