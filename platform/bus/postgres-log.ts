@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Clock } from '../clock.ts';
 import type { Pool, PoolClient } from '../postgres/pool.ts';
 import { ParkingLot, type ParkingPolicy } from './parking/lot.ts';
 import { ParkedRecordStore } from './parking/store.ts';
@@ -51,9 +52,9 @@ export class PostgresLogBus implements Bus {
 
   constructor(
     private readonly pool: Pool,
-    private readonly options: { onError?: (error: unknown) => void; parking?: Partial<ParkingPolicy> } = {},
+    private readonly options: { onError?: (error: unknown) => void; parking?: Partial<ParkingPolicy>; clock?: Clock } = {},
   ) {
-    this.parking = new ParkingLot(new ParkedRecordStore(pool), options.onError, options.parking);
+    this.parking = new ParkingLot(new ParkedRecordStore(pool, options.clock), options.onError, options.parking);
   }
 
   async consume(options: ConsumeOptions): Promise<Consumer> {

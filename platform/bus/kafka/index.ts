@@ -13,6 +13,7 @@ import { ParkedRecordStore } from '../parking/store.ts';
 import { Kafka, logLevel } from 'kafkajs';
 import { BUS_TOPICS } from '../../../schemas/bus/avro/index.ts';
 import type { Config } from '../../config.ts';
+import type { Clock } from '../../clock.ts';
 import type { Pool } from '../../postgres/pool.ts';
 import { AvroCodec, schemaRegistryClient } from './avro-codec.ts';
 import { KafkaBus, type KafkaBusOptions } from './kafka-bus.ts';
@@ -46,7 +47,7 @@ function kafkaClient(settings: Pick<Config, 'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID'>
 export function createKafkaBus(
   settings: KafkaSettings,
   pool: Pool,
-  options: { onError?: (error: unknown) => void; onFatal?: (error: unknown) => void; relay?: boolean; namespace?: string; bus?: Partial<KafkaBusOptions> } = {},
+  options: { onError?: (error: unknown) => void; onFatal?: (error: unknown) => void; relay?: boolean; namespace?: string; bus?: Partial<KafkaBusOptions>; clock?: Clock } = {},
 ): KafkaBusDeployment {
   if (!settings.SCHEMA_REGISTRY_URL) throw new Error('SCHEMA_REGISTRY_URL is not set');
   const kafka = kafkaClient(settings);
@@ -60,7 +61,7 @@ export function createKafkaBus(
     kafka,
     codec,
     namespace,
-    parking: new ParkingLot(new ParkedRecordStore(pool), options.onError),
+    parking: new ParkingLot(new ParkedRecordStore(pool, options.clock), options.onError),
     onError: options.onError,
     ...(options.onFatal ? { onFatal: options.onFatal } : {}),
     backlog: (topics, o) => backlogReader.backlog(topics, o),

@@ -81,8 +81,8 @@ export class ParkingLot {
   }
 
   // While the consumer runs: hands the group's records an operator asked to replay (`svc
-  // deadletters replay`) to its handler, one at a time. Each member of the group does this; a row
-  // lock makes one of them take each record.
+  // deadletters replay`) to its handler, one at a time. Each member of the group does this; a claim
+  // on the record's row makes one of them take each (store.ts).
   replays(group: string, handle: Handle): { stop: () => Promise<void> } {
     let stopped = false;
     let wake: (() => void) | undefined;

@@ -1,0 +1,1 @@
+ALTER TABLE parked_records DROP COLUMN replay_claimed_until;
