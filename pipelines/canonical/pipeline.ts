@@ -37,7 +37,7 @@ export async function startCanonicalPipeline(options: {
     pool: options.pool,
     clock: options.clock,
     hasher: new IdentifierHasher(options.masterKey),
-    assets: new TenantAssetRegistry(options.pool),
+    assets: new TenantAssetRegistry(options.pool, options.clock),
     worker,
     onError: options.onError,
   });

@@ -394,9 +394,10 @@ export class CanonicalProcessor {
 
   private async baseAsset(db: Db, tenantId: string): Promise<string> {
     const cached = this.bases.get(tenantId);
-    if (cached && cached.expiresAt > Date.now()) return cached.asset;
+    const now = this.deps.clock.now().getTime();
+    if (cached && cached.expiresAt > now) return cached.asset;
     const asset = await baseAssetOf(db, tenantId);
-    this.bases.set(tenantId, { asset, expiresAt: Date.now() + 60_000 });
+    this.bases.set(tenantId, { asset, expiresAt: now + 60_000 });
     return asset;
   }
 }

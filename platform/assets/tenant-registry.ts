@@ -1,4 +1,5 @@
 import { registryWith, type AssetRegistry } from '../../schemas/assets/registry.ts';
+import { systemClock, type Clock } from '../clock.ts';
 import type { Pool } from '../postgres/pool.ts';
 
 const CACHE_TTL_MS = 30_000;
@@ -8,7 +9,10 @@ const CACHE_TTL_MS = 30_000;
 export class TenantAssetRegistry {
   private readonly cache = new Map<string, { registry: AssetRegistry; registered: ReadonlyMap<string, number>; expiresAt: number }>();
 
-  constructor(private readonly pool: Pool) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   // `db` lets a caller inside a transaction read through its own connection.
   async forTenant(tenantId: string, db: Pick<Pool, 'query'> = this.pool): Promise<AssetRegistry> {
@@ -21,7 +25,7 @@ export class TenantAssetRegistry {
   }
 
   private async load(tenantId: string, db: Pick<Pool, 'query'>) {
-    const now = Date.now();
+    const now = this.clock.now().getTime();
     const cached = this.cache.get(tenantId);
     if (cached && cached.expiresAt > now) return cached;
     const { rows } = await db.query<{ asset: string; scale: number }>(

@@ -70,7 +70,7 @@ export async function createApi(options: {
     keys: new ApiKeyStore(pool, box, clock),
     nonces,
     durableNonces,
-    assets: new TenantAssetRegistry(pool),
+    assets: new TenantAssetRegistry(pool, clock),
     queue: new AcceptanceQueue(pool, buckets),
     admissions: new AcceptanceQueue(noncePool, buckets, 4),
     buckets,

@@ -43,7 +43,7 @@ export async function createConsole(options: {
       trustProxy: config.SVC_CONSOLE_TRUST_PROXY,
     },
     graph: graph.value,
-    assets: new TenantAssetRegistry(options.pool),
+    assets: new TenantAssetRegistry(options.pool, options.clock),
   });
   app.addHook('onClose', async () => graph.close());
   return { app };

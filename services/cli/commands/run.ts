@@ -183,7 +183,7 @@ export function pipelineStarters(options: {
       const worker = new ImportWorker({
         pool,
         clock: systemClock,
-        assets: new TenantAssetRegistry(pool),
+        assets: new TenantAssetRegistry(pool, systemClock),
         futureSkewMs: config.SVC_OCCURRED_AT_FUTURE_SKEW_S * 1000,
         onError,
       });
