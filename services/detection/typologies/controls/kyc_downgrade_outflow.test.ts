@@ -44,6 +44,12 @@ describe('kyc_downgrade_outflow', () => {
     expect(hit.evidence.baseline).toBeUndefined();
     expect(hit.evidence.window).toEqual({ from: '2026-08-22T09:00:00.000Z', to: '2026-08-29T09:00:00.000Z' });
     expect(hit.evidence.facts?.control_events).toEqual([expect.objectContaining({ id: 'k1-ce', type: 'kyc.downgraded', reason_code: 'adverse_media' })]);
+    expect(hit.evidence.facts?.hours_to_latest_outflow).toBe(23);
+    // Judged again a day later with no new outflow: the same facts, so an alert an analyst closed
+    // on them is not opened again (pipelines/detect/alerts.ts compares facts).
+    const later = (await world.evaluate(detector, { kind: 'party', id: 'k1' }, '2026-08-30T09:00:00Z')) as Hit;
+    expect(later.outcome).toBe('hit');
+    expect(later.evidence.facts).toEqual(hit.evidence.facts);
 
     // Just under the minimum before the second transfer; and a week later the downgrade is out of the window.
     expect(await world.evaluate(detector, { kind: 'party', id: 'k1' }, '2026-08-29T08:59:59Z')).toEqual({ outcome: 'no_hit' });

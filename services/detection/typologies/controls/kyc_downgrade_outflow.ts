@@ -94,6 +94,9 @@ function hitFor(
   const thresholds: ThresholdCrossed[] = [{ name: 'outflow_after_kyc_event', threshold: minOutflow.toString(), observed: outflow.sum.toString() }];
   if (baselineThreshold !== null) thresholds.push({ name: 'outflow_vs_baseline', threshold: baselineThreshold.toString(), observed: outflow.sum.toString() });
   const hours = Math.round((ctx.at.getTime() - event.occurredAt.getTime()) / HOUR_MS);
+  // Measured to the latest outflow cited, not to the evaluation: a fact that grew with the clock
+  // made a later judgement of the same outflows read as new evidence, reopening a disposed alert.
+  const latestOutflow = Math.max(...outflow.priced.map((a) => a.occurredAt.getTime()));
   return {
     outcome: 'hit',
     score,
@@ -110,7 +113,7 @@ function hitFor(
       ...(baseline ? { baseline: { days: baseline.days, mean: baseline.mean.toString(), stddev: baseline.stddev.toString(), observed: outflow.sum.toString(), metric: 'daily outgoing sum' } } : {}),
       facts: {
         control_events: [describeEvent(event)],
-        hours_since_control_event: hours,
+        hours_to_latest_outflow: Math.round((latestOutflow - event.occurredAt.getTime()) / HOUR_MS),
         unpriced_outflows: outflow.unpriced,
         outflows_truncated: outflow.truncated,
         window_days: windowDays,

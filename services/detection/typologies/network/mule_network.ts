@@ -152,7 +152,6 @@ export const muleNetwork = defineDetector({
         thresholds,
         facts: {
           indicators,
-          account_age_days: ageDays === null ? null : Math.floor(ageDays),
           ...(fanSide ? { new_senders: fanSide.fresh.length, senders: fanSide.counterparties.length } : {}),
           ...(pass ? { pass_through: { hours: pass.hours, inflow: pass.inflow.toString(), outflow: pass.outflow.toString(), ratio: ratio(pass.ratio) } } : {}),
           ...(flagged.length > 0 ? { shared_with_flagged: flagged } : {}),
