@@ -88,6 +88,29 @@ describe('sanctions_hit_reported', () => {
     ]);
   });
 
+  it('clears a hit only by a clearing of its own subject and screening', async () => {
+    await customer('s7');
+    await world.controlEvent('s7-ce1', 'sanctions.hit_reported', { kind: 'account', external_id: 's7-a1' }, '2026-08-25T09:00:00Z', { outcome: 'confirmed_match', external_ref: 'scr-1' });
+    // A false positive on the sibling account, and one of another screening of the same account.
+    await world.controlEvent('s7-ce2', 'screening.status_changed', { kind: 'account', external_id: 's7-a2' }, '2026-08-26T09:00:00Z', { outcome: 'cleared' });
+    await world.controlEvent('s7-ce3', 'screening.status_changed', { kind: 'account', external_id: 's7-a1' }, '2026-08-27T09:00:00Z', { outcome: 'cleared', external_ref: 'scr-2' });
+    await world.settle();
+
+    const party = (await world.evaluate(detector, { kind: 'party', id: 's7' }, AT)) as Hit;
+    expect(party).toMatchObject({ outcome: 'hit', severity: 'critical', score: 0.95 });
+    expect(party.evidence.facts?.control_events).toEqual([
+      expect.objectContaining({ id: 's7-ce1', standing: 'confirmed' }),
+      expect.objectContaining({ id: 's7-ce2', clears_earlier_hits: false }),
+      expect.objectContaining({ id: 's7-ce3', clears_earlier_hits: false }),
+    ]);
+    expect(await world.evaluate(detector, { kind: 'account', id: 's7-a1' }, AT)).toMatchObject({ outcome: 'hit', severity: 'critical' });
+
+    // Its own screening's clearing does clear it.
+    await world.controlEvent('s7-ce4', 'screening.status_changed', { kind: 'account', external_id: 's7-a1' }, '2026-08-28T09:00:00Z', { outcome: 'false_positive', external_ref: 'scr-1' });
+    await world.settle();
+    expect(await world.evaluate(detector, { kind: 'party', id: 's7' }, AT)).toMatchObject({ outcome: 'hit', severity: 'medium', score: 0.45 });
+  });
+
   it('answers no_hit for a hit older than the lookback and for screening that found only a potential match', async () => {
     await customer('s5');
     await world.controlEvent('s5-ce1', 'sanctions.hit_reported', { kind: 'party', external_id: 's5' }, '2026-07-31T11:00:00Z', { outcome: 'confirmed' });

@@ -8,8 +8,10 @@
 //   reported as a status change. Other status changes (potential match, under review) are the
 //   screening at work, not a hit.
 // - a hit is confirmed when its outcome names a confirmed match or its customer_severity is one of
-//   `confirmedSeverities`; cleared when its own outcome, or a later screening.status_changed,
-//   says the customer's review dismissed it (false positive, cleared).
+//   `confirmedSeverities`; cleared when its own outcome, or a later screening.status_changed about
+//   the same subject (and the same external_ref, when both carry one), says the customer's review
+//   dismissed it (false positive, cleared). A party sees its accounts' events: a false positive
+//   cleared on one account says nothing of a match confirmed on another.
 // - any counted event is a hit: critical (0.95) when one not cleared is confirmed, high (0.8, a
 //   little more per further hit) when one not cleared remains, medium (0.45) when every one was
 //   cleared — still shown, since a dismissed hit within the month is context an analyst needs,
@@ -64,9 +66,14 @@ export const sanctionsHitReported = defineDetector({
     const hits = events.filter((e) => e.type === HIT || (p.includeConfirmedScreening && isConfirmedStatus(e)));
     if (hits.length === 0) return noHit();
     const clearings = events.filter(isClearing);
+    const clears = (clearing: ControlEventFact, hit: ControlEventFact) =>
+      clearing.occurredAt > hit.occurredAt &&
+      clearing.subject.kind === hit.subject.kind &&
+      clearing.subject.externalId === hit.subject.externalId &&
+      (typeof clearing.data.external_ref !== 'string' || typeof hit.data.external_ref !== 'string' || clearing.data.external_ref === hit.data.external_ref);
     const standing = (hit: ControlEventFact): Standing => {
       if (clearedOutcomes.has(folded(hit.data.outcome) ?? '')) return 'cleared';
-      if (clearings.some((c) => c.occurredAt > hit.occurredAt)) return 'cleared';
+      if (clearings.some((c) => clears(c, hit))) return 'cleared';
       const confirmed = hit.type === STATUS || confirmedOutcomes.has(folded(hit.data.outcome) ?? '') || confirmedSeverities.has(folded(hit.data.customer_severity) ?? '');
       return confirmed ? 'confirmed' : 'reported';
     };
@@ -99,7 +106,7 @@ export const sanctionsHitReported = defineDetector({
         thresholds: [{ name: 'sanctions_hits_reported', threshold: 1, observed: hits.length }],
         facts: {
           standing: strongest,
-          control_events: shown.map((e) => describeEvent(e, hits.includes(e) ? { standing: standing(e) } : { clears_earlier_hits: true })),
+          control_events: shown.map((e) => describeEvent(e, hits.includes(e) ? { standing: standing(e) } : { clears_earlier_hits: hits.some((hit) => clears(e, hit)) })),
           movements_after_first_hit: after.length,
           movements_after_first_hit_truncated: after.length >= AFTER_LIMIT,
         },
