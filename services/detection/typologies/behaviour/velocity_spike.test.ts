@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDetectionWorld, type DetectionWorld, type MovementSpec } from '../../../../test/support/detection-world.ts';
+import type { Hit } from '../../framework/detector.ts';
+import { explain } from '../../explain.ts';
 import { velocitySpike } from './velocity_spike.ts';
 
 const AT = '2026-08-20T16:00:00Z';
@@ -99,11 +101,14 @@ describe('velocity_spike', () => {
       ...Array.from({ length: 12 }, (_, i): MovementSpec => ({ id: `vs-b${i}`, from: ['vs-a4', 'vs-p4'], to: ['vs-shop-a', 'vs-shop'], value: 1_000, at: `2026-08-20T1${Math.floor(i / 6)}:0${i % 6}:00Z` })),
     ]);
     await world.settle();
-    expect(await world.evaluate(velocitySpike, { kind: 'account', id: 'vs-a4' }, AT)).toMatchObject({
+    const hit = (await world.evaluate(velocitySpike, { kind: 'account', id: 'vs-a4' }, AT)) as Hit;
+    expect(hit).toMatchObject({
       outcome: 'hit',
       severity: 'low',
-      evidence: { baseline: { days: 20, mean: '1.00', stddev: '0.00', observed: '12', metric: 'out_count' }, amounts: { count: 12 } },
+      evidence: { baseline: { days: 20, mean: '1.00', stddev: '0.00', observed: '12.00', metric: 'out_count' }, amounts: { count: 12 } },
     });
+    // A count is explained as a count, not as money.
+    expect(explain(velocitySpike, hit, null, 'USD')).toContain('out_count 12.00 where the mean is 1.00');
   });
 
   it('answers insufficient_data with fewer than 14 days of history', async () => {

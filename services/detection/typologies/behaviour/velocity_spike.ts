@@ -96,7 +96,9 @@ export const velocitySpike = defineDetector({
           days: baseline.days,
           mean: isSum ? String(top.exact.mean) : top.mean.toFixed(2),
           stddev: isSum ? String(top.exact.stddev) : top.stddev.toFixed(2),
-          observed: String(top.exact.observed),
+          // A count is written with its two decimals, as its mean is (and network/baseline.ts
+          // writes counts): a bare digit string in a baseline is a sum of money to every reader.
+          observed: isSum ? String(top.exact.observed) : Number(top.exact.observed).toFixed(2),
           metric: top.metric,
         },
         facts: { spikes: spikes.map((s) => ({ metric: s.metric, ...s.exact, z: round2(s.z), ratio: round2(s.ratio) })) },
