@@ -5,6 +5,11 @@
 import type { Pool } from '../../../platform/postgres/pool.ts';
 import { TurnGatherer } from './turn-gatherer.ts';
 
+// Movement types that give money back (decision 0008 counts them as movements of their own): a
+// payment returned, or taken back, has the shape of a flow passing through or going round, and is
+// the opposite of one.
+export const TAKE_BACK_TYPES: ReadonlySet<string> = new Set(['refund', 'reversal']);
+
 export class MovementTypesLoader {
   // null: not found.
   private readonly known = new Map<string, string | null>();

@@ -1,12 +1,17 @@
 // Money passing through an account: in a short window, the outflow after the first inflow is
 // nearly all of the inflow (little is left behind), the inflow is material, and it is more than
 // the account's normal inflow. Shared by pass_through and mule_network. Transfers between the
-// party's own accounts are neither in nor out: moving savings around passes nothing through.
+// party's own accounts are neither in nor out: moving savings around passes nothing through. Nor
+// are refunds and reversals (decision 0008 counts them as movements of their own): a payment the
+// account received and then sent back, or that was taken back, has the shape of money passing
+// through, and is the opposite. Their types are read only for a window that qualifies (the
+// activity record carries none, decision 0057), and the windows are then judged again without them.
 import type { ActivityRecord } from '../../../../platform/aggregates/port.ts';
 import type { SubjectContext } from '../../framework/context.ts';
 import { perParameters } from '../../framework/per-parameters.ts';
 import { compareWithBaseline, type BaselineCheck } from './baseline.ts';
 import { accountKey, byRelevance, moneyRatio, spanOfHours, type Span } from './evidence.ts';
+import { TAKE_BACK_TYPES } from '../../framework/movement-types.ts';
 
 const HOUR_MS = 3_600_000;
 // Activities read for the longest window (both directions); more and the latest are judged.
@@ -45,6 +50,16 @@ export async function findPassThrough(ctx: SubjectContext, rule: PassThroughRule
   if (longest === undefined) return null;
   const activities = await ctx.activities(spanOfHours(ctx, longest).from, { limit: ACTIVITY_LIMIT });
   const own = new Set((await ctx.accountsOfParty()).map(accountKey));
+  const partial = activities.length >= ACTIVITY_LIMIT;
+  const found = await judgeWindows(ctx, rule, hours, activities, own, partial);
+  if (found === null) return null;
+  const types = await ctx.movementTypes([...new Set([...found.ins, ...found.outs].map((a) => a.movementId))]);
+  const takenBack = new Set([...types].filter(([, type]) => TAKE_BACK_TYPES.has(type)).map(([id]) => id));
+  if (takenBack.size === 0) return found;
+  return judgeWindows(ctx, rule, hours, activities.filter((a) => !takenBack.has(a.movementId)), own, partial);
+}
+
+async function judgeWindows(ctx: SubjectContext, rule: PassThroughRule, hours: readonly number[], activities: ActivityRecord[], own: ReadonlySet<string>, partial: boolean): Promise<PassThrough | null> {
   const external = (a: ActivityRecord) => !(a.counterparty !== null && own.has(a.counterparty));
   // Each window is judged by sums alone, in passes over the activities that copy none of them:
   // this runs for every account evaluated (pass_through and mule_network), and nearly every one
@@ -81,7 +96,7 @@ export async function findPassThrough(ctx: SubjectContext, rule: PassThroughRule
       ins: activities.filter(isIn).sort(byRelevance),
       outs: activities.filter(isOut).sort(byRelevance),
       baseline,
-      partial: activities.length >= ACTIVITY_LIMIT,
+      partial,
     };
   }
   return null;

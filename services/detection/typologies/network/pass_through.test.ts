@@ -41,6 +41,22 @@ describe('pass_through', () => {
     expect(hit.severity).toBe('medium');
   });
 
+  it('does not take a payment sent back, or taken back, for money passing through', async () => {
+    await holders(world, ['pt-rv', 'pt-rv-src', 'pt-rf', 'pt-rf-src', 'pt-rf-dst']);
+    await world.movements([
+      { id: 'pt-rv-in', from: side('pt-rv-src'), to: side('pt-rv'), value: 150_000, at: before(AT, 30) },
+      { id: 'pt-rv-back', from: side('pt-rv'), to: side('pt-rv-src'), value: 150_000, at: before(AT, 10), type: 'reversal' },
+      // A real pass beside a refund: the refund is left out of both the sums and the evidence.
+      { id: 'pt-rf-in', from: side('pt-rf-src'), to: side('pt-rf'), value: 500_000, at: before(AT, 30) },
+      { id: 'pt-rf-refund', from: side('pt-rf'), to: side('pt-rf-src'), value: 20_000, at: before(AT, 20), type: 'refund' },
+      { id: 'pt-rf-out', from: side('pt-rf'), to: side('pt-rf-dst'), value: 460_000, at: before(AT, 10) },
+    ]);
+    await world.settle();
+    expect(await world.evaluate(passThrough, { kind: 'account', id: 'pt-rv' }, AT)).toEqual({ outcome: 'no_hit' });
+    const hit = (await world.evaluate(passThrough, { kind: 'account', id: 'pt-rf' }, AT)) as Hit;
+    expect(hit).toMatchObject({ outcome: 'hit', evidence: { movements: ['pt-rf-in', 'pt-rf-out'], amounts: { in: '500000', out: '460000' } } });
+  });
+
   // Issue 32: an account paid by several and paying several others in the same days is spending
   // its income; a chain's link passes money from few accounts to few.
   it('does not hit a wide pass, from three payers to three payees, at the default', async () => {

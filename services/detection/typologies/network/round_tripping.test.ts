@@ -86,6 +86,16 @@ describe('round_tripping', () => {
     expect(twoHop.evidence.thresholds).toContainEqual({ name: 'first_hop_amount_two_hop', threshold: '500000', observed: '600000' });
   });
 
+  it('leaves out a material payment refunded or reversed', async () => {
+    await holders(world, ['rt-shop', 'rt-buyer', 'rt-payee', 'rt-payer']);
+    const [refunded, refund] = chain('rt-rf', ['rt-buyer', 'rt-shop'], [600_000, 600_000], [100, 20]);
+    const [sent, reversed] = chain('rt-rv', ['rt-payer', 'rt-payee'], [700_000, 700_000], [100, 20]);
+    await world.movements([refunded!, { ...refund!, type: 'refund' }, sent!, { ...reversed!, type: 'reversal' }]);
+    await world.settle();
+    expect(await world.evaluate(roundTripping, { kind: 'account', id: 'rt-buyer' }, AT)).toEqual({ outcome: 'no_hit' });
+    expect(await world.evaluate(roundTripping, { kind: 'account', id: 'rt-payer' }, AT)).toEqual({ outcome: 'no_hit' });
+  });
+
   it('answers non-results for parties, impossible parameters and a search cut short', async () => {
     expect(await world.evaluate(roundTripping, { kind: 'party', id: 'rt-a-p' }, AT)).toMatchObject({ outcome: 'not_applicable' });
     expect(await world.evaluate(roundTripping, { kind: 'account', id: 'rt-a' }, AT, { params: { minLength: 5, maxLength: 3 } })).toMatchObject({

@@ -1,7 +1,9 @@
 // Round-tripping: money leaves the account and comes back to it through other accounts, hop
 // after hop in time order, each hop close to the first one's amount, within a month. Cycles only
 // among the party's own accounts are left out (moving savings around and back), and so are
-// two-hop cycles below a material amount (a loan repaid, a refund: A pays B, B pays A back).
+// two-hop cycles below a material amount (a loan repaid: A pays B, B pays A back) and two-hop
+// cycles whose return is a refund or a reversal of any amount (decision 0008 counts those as
+// movements of their own; their types are read only for cycles that would qualify).
 //
 // Score: 0.5 for one qualifying cycle of three or more hops (medium), 0.35 when every cycle is a
 // two-hop one (low); +0.1 per further distinct cycle (at most +0.2); +0.04 per hop over three
@@ -14,6 +16,7 @@ import { defineDetector, nonResult, noHit, type ThresholdCrossed } from '../../f
 import { formatMoney } from '../../framework/money-text.ts';
 import { accountKey, graphSince, listed, moneyParam, percent, spanOfDays, windowOf } from './evidence.ts';
 import { excess, finalScore, severityOf } from './scoring.ts';
+import { TAKE_BACK_TYPES } from '../../framework/movement-types.ts';
 
 const params = z.strictObject({
   windowDays: z.number().int().min(1).max(90).default(30),
@@ -51,12 +54,13 @@ export const roundTripping = defineDetector({
     const found = await ctx.cycles({ since, minLength: p.minLength, maxLength: p.maxLength, tolerance: p.tolerance, limit: p.maxCycles });
     const own = new Set(await ctx.accountsOfParty());
     own.add(ctx.subject.id);
-    const qualifying = found.cycles.filter((cycle) => {
+    const material = found.cycles.filter((cycle) => {
       const first = cycle.movements[0]?.amount ?? null;
       if (first === null) return false;
       if (cycle.movements.every((m) => own.has(m.to))) return false;
       return first >= (cycle.movements.length === 2 ? minAmountTwoHop : minAmount);
     });
+    const qualifying = await withoutTakeBacks(ctx, material);
     if (qualifying.length === 0) {
       return found.truncated && found.cycles.length === 0
         ? nonResult('insufficient_data', 'the cycle search over the network was cut short before it found anything')
@@ -209,4 +213,12 @@ function maxDeviation(cycles: readonly Cycle[]): number {
     for (const m of cycle.movements) max = Math.max(max, Math.abs(Number(m.amount ?? 0n) - first) / first);
   }
   return max;
+}
+
+// A two-hop cycle whose return is a refund or a reversal is a payment given back, not a round trip.
+async function withoutTakeBacks(ctx: SubjectContext, cycles: Cycle[]): Promise<Cycle[]> {
+  const returns = cycles.filter((c) => c.movements.length === 2).map((c) => c.movements[1]!.movementId);
+  if (returns.length === 0) return cycles;
+  const types = await ctx.movementTypes([...new Set(returns)]);
+  return cycles.filter((c) => c.movements.length !== 2 || !TAKE_BACK_TYPES.has(types.get(c.movements[1]!.movementId) ?? ''));
 }
