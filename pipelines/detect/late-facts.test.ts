@@ -58,6 +58,8 @@ describe('placeLateFacts', () => {
   it('leaves work alone without a later fact, past the span, and scheduled work', () => {
     expect(instants(placeLateFacts([work(0)], [prefetchedWith([0, -5], 0)]))).toEqual([['movement', 0, 0]]);
     expect(instants(placeLateFacts([work(0)], [prefetchedWith([0, 61], 0)]))).toEqual([['movement', 0, 0]]);
+    // Exactly the span later: the 1 h window there would not hold the late fact.
+    expect(instants(placeLateFacts([work(0)], [prefetchedWith([0, 60], 0)]))).toEqual([['movement', 0, 0]]);
     expect(instants(placeLateFacts([work(0, 'schedule', false)], [prefetchedWith([0, 30], 0)]))).toEqual([['schedule', 0, 0]]);
   });
 

@@ -6,7 +6,7 @@
 // later fact: no evaluation would ever see both. A fan-in whose last payment is judged before an
 // earlier one would never be seen.
 //
-// So when a subject's snapshot already holds a later fact within LATE_FACT_SPAN_MS of the
+// So when a subject's snapshot already holds a later fact less than LATE_FACT_SPAN_MS after the
 // triggering one (the shortest window), the subject is judged at the latest such fact instead, as
 // if the two had been touched in one batch (services/detection/subjects.ts coalesces such touches the same way):
 // every window of that evaluation holds both. A control event moves no activity, and detectors
@@ -38,7 +38,9 @@ export function placeLateFacts(work: readonly SubjectWork[], prefetched: readonl
     placed.push({ work: item, prefetchedFrom });
   };
   work.forEach((item, index) => {
-    const later = item.change === null ? undefined : prefetched[index]?.snapshot?.latestWithin(item.at, new Date(item.at.getTime() + LATE_FACT_SPAN_MS));
+    // Less than a span later (latestWithin is inclusive): the (at - 1h, at] window of an evaluation
+    // exactly a span later would not hold the late fact.
+    const later = item.change === null ? undefined : prefetched[index]?.snapshot?.latestWithin(item.at, new Date(item.at.getTime() + LATE_FACT_SPAN_MS - 1));
     if (!later) return add(item, index);
     if (item.trigger === 'movement') return add({ ...item, at: later }, index);
     add(item, index);

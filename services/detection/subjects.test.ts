@@ -56,4 +56,9 @@ describe('subjectsOf', () => {
     // Runs: [0, 40, 59] (61 is past 0 + 60), [61, 100] (125 is past 61 + 60), [125].
     expect(instantsOf(work, 'account', 'A-x')).toEqual([59, 100, 125].map((m) => new Date(T0 + m * MINUTE).toISOString()));
   });
+
+  it('starts a new run at a touch exactly the span after the run began, which a 1 h window at it would not hold', () => {
+    const work = subjectsOf([0, 60].map((m, i) => movement(`m${i}`, T0 + m * MINUTE, 'x', `c${i}`)));
+    expect(instantsOf(work, 'account', 'A-x')).toEqual([0, 60].map((m) => new Date(T0 + m * MINUTE).toISOString()));
+  });
 });

@@ -51,7 +51,7 @@ export function subjectsOf(changes: CanonicalChange[]): SubjectWork[] {
   return [...touches.values()].flatMap(coalesce);
 }
 
-// One evaluation per run of touches within COALESCE_SPAN_MS of the run's first, at its latest.
+// One evaluation per run of touches less than COALESCE_SPAN_MS after the run's first, at its latest.
 function coalesce(touched: SubjectWork[]): SubjectWork[] {
   if (touched.length === 1) return touched;
   const sorted = [...touched].sort((a, b) => a.at.getTime() - b.at.getTime());
@@ -59,7 +59,9 @@ function coalesce(touched: SubjectWork[]): SubjectWork[] {
   let start = sorted[0]!.at.getTime();
   for (const [i, item] of sorted.entries()) {
     const next = sorted[i + 1];
-    if (!next || next.at.getTime() - start > COALESCE_SPAN_MS) {
+    // A touch exactly one span after the run began starts a new run: windows are (at - length, at],
+    // so an evaluation at it would not hold the run's first.
+    if (!next || next.at.getTime() - start >= COALESCE_SPAN_MS) {
       runs.push(item);
       if (next) start = next.at.getTime();
     }
