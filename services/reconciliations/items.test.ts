@@ -8,5 +8,7 @@ describe('CSV lines (RFC 4180)', () => {
 
   it('keeps signed amounts as numbers and defuses text a spreadsheet would run as a formula', () => {
     expect(csvLine(['-300', '=HYPERLINK("x")', '+1', '@sum'])).toBe('-300,"\'=HYPERLINK(""x"")",\'+1,\'@sum\r\n');
+    // A formula that starts like a negative number is still a formula.
+    expect(csvLine(['-1+HYPERLINK("http://x","y")', '-2+3'])).toBe('"\'-1+HYPERLINK(""http://x"",""y"")",\'-2+3\r\n');
   });
 });

@@ -115,12 +115,14 @@ export async function differenceItems(
 }
 
 // RFC 4180: CRLF line ends; a field with a comma, quote, CR or LF is quoted, quotes doubled. A
-// field that a spreadsheet would read as a formula is prefixed with an apostrophe.
+// field that a spreadsheet would read as a formula is prefixed with an apostrophe; a negative
+// amount is the one such field left as it is, and only when it is a number and nothing else
+// (`-1+HYPERLINK(…)` starts like one, and is a formula).
 export function csvLine(fields: string[]): string {
   return (
     fields
       .map((field) => {
-        const safe = /^[=+\-@\t\r]/.test(field) && !/^-?\d/.test(field) ? `'${field}` : field;
+        const safe = /^[=+\-@\t\r]/.test(field) && !/^-\d+$/.test(field) ? `'${field}` : field;
         return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
       })
       .join(',') + '\r\n'
