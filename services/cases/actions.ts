@@ -53,7 +53,9 @@ export type CaseActionOutcome =
   // envelopes: the events enqueued (whe_…).
   | { kind: 'applied'; episode: CaseEpisode; changed: boolean; envelopes: string[] }
   | { kind: 'not_found' }
-  | { kind: 'invalid'; errors: FieldError[] };
+  | { kind: 'invalid'; errors: FieldError[] }
+  // The caller's own rule refused the change (CaseActionRule); nothing was written.
+  | { kind: 'refused'; detail: string };
 
 const schemaError = (path: string, message: string): FieldError => ({ path, code: 'svc:validation/schema', message });
 
@@ -147,7 +149,15 @@ function plan(current: EpisodeRow, action: ValidCaseAction): Plan | undefined {
 // caller keeps of it (the console's audit row) commits or rolls back with the action itself.
 export type CaseActionRecorder = (db: PoolClient, applied: { changed: boolean; envelopes: string[] }) => Promise<void>;
 
-export async function applyCaseAction(pool: Pool, input: CaseActionInput, now: Date, record?: CaseActionRecorder): Promise<CaseActionOutcome> {
+// A caller's rule over what a change may do, judged under the episode's lock (so no concurrent
+// action slips between it and the change): the reason it refuses, or undefined. Actions that
+// change nothing are not judged.
+export type CaseActionRule = (
+  db: PoolClient,
+  change: { from: { caseStatus: CaseStatus; disposition: Disposition | null }; to: { caseStatus: CaseStatus; disposition: Disposition | null } },
+) => Promise<string | undefined>;
+
+export async function applyCaseAction(pool: Pool, input: CaseActionInput, now: Date, record?: CaseActionRecorder, rule?: CaseActionRule): Promise<CaseActionOutcome> {
   const { tenantId, actor } = input;
   const checked = validateCaseAction({
     ...(input.status !== undefined ? { status: input.status } : {}),
@@ -177,6 +187,10 @@ export async function applyCaseAction(pool: Pool, input: CaseActionInput, now: D
       disposition: row.disposition,
       alertCount: current.alert_count,
     });
+    if (next && rule) {
+      const refused = await rule(db, { from: { caseStatus: current.case_status, disposition: current.disposition }, to: { caseStatus: next.caseStatus, disposition: next.disposition } });
+      if (refused !== undefined) return { kind: 'refused', detail: refused };
+    }
     if (!next) {
       if (action.note !== undefined) await noteUnchangedCase(db, tenantId, episodeId, { ...current, actor, note: action.note }, now);
       await record?.(db, { changed: false, envelopes: [] });

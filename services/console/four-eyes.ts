@@ -2,13 +2,15 @@
 // report is proposed with a narrative by any console user and takes effect only when a supervisor
 // other than the proposer approves it; the approval applies the disposition through the case
 // pipeline (the same rules, history and events as every case action). A rejection sends the case
-// back to the proposer (assigned to them). Each step is audited in its own transaction.
+// back to the proposer (assigned to them, while they are an active user). One user's status or
+// disposition change can neither undo a filed report nor close a case whose proposal waits
+// (fourEyesCaseRule). Each step is audited in its own transaction.
 import { withTransaction, type Pool, type PoolClient } from '../../platform/postgres/pool.ts';
-import { applyCaseAction } from '../cases/actions.ts';
+import { applyCaseAction, type CaseActionRule } from '../cases/actions.ts';
 import { refreshCaseInbox } from '../cases/inbox.ts';
 import type { FieldError } from '../../schemas/problem.ts';
 import { episodeExists } from '../cases/store.ts';
-import { lockAssignment, setAssignee } from './queries/cases.ts';
+import { activeUserOfTenant, lockAssignment, setAssignee } from './queries/cases.ts';
 import { decideProposal, insertProposal, lockPendingProposal, reportProposals, type ReportProposalRow } from './queries/case-reports.ts';
 import type { ConsoleUser } from './store.ts';
 
@@ -54,6 +56,21 @@ export async function proposeReport(pool: Pool, user: ConsoleUser, episodeId: st
   });
 }
 
+// What one console user's status or disposition change may not do to the four-eyes rule: take a
+// filed report away (change the disposition an approval applied, or reopen its case), or close a
+// case with another disposition while a report proposal for it waits, which would decide alone
+// not to report (and a later approval would silently turn that decision over). Undoing a filed
+// report is an amended filing; a waiting proposal is rejected by a supervisor first.
+export function fourEyesCaseRule(tenantId: string, episodeId: string): CaseActionRule {
+  return async (db, { from, to }) => {
+    if (from.disposition === REPORT_DISPOSITION) return 'a report is filed for this case: its disposition and status stay as its approval left them';
+    if (to.caseStatus === 'closed' && (await lockPendingProposal(db, tenantId, episodeId))) {
+      return 'a report proposal for this case waits for a supervisor: it is approved or rejected before the case is closed otherwise';
+    }
+    return undefined;
+  };
+}
+
 // Who may decide the pending proposal: a supervisor who did not propose it.
 function refusal(user: ConsoleUser, pending: ReportProposalRow): ReportOutcome | undefined {
   if (user.role !== 'supervisor') return { kind: 'forbidden', detail: 'only a supervisor approves or rejects a report proposal' };
@@ -79,9 +96,10 @@ export async function decideReport(
       const refused = refusal(user, pending);
       if (refused) return refused;
       await decideProposal(db, tenantId, pending.proposal_id, 'rejected', user.user_id, reason, now);
-      // Back to the proposer's work.
+      // Back to the proposer's work, unless the proposer can no longer work (disabled since): a case
+      // assigned to them could then neither be taken nor seen as unassigned, so it stays as it was.
       const current = await lockAssignment(db, tenantId, episodeId);
-      if (current !== pending.proposed_by) {
+      if (current !== pending.proposed_by && (await activeUserOfTenant(db, tenantId, pending.proposed_by))) {
         await setAssignee(db, tenantId, episodeId, pending.proposed_by, user.user_id, now);
         await audit(db, 'case.assigned', { from: current, to: pending.proposed_by, to_email: pending.proposed_by_email, reason: 'report_rejected' });
       }

@@ -150,6 +150,8 @@ export function registerComplianceRoutes(app: FastifyInstance, deps: { pool: Poo
         return sendProblem(request, reply, 'svc:validation/schema', { detail: 'the case action is not valid', errors: outcome.errors });
       case 'not_found':
         return notFound(request, reply, 'episode');
+      case 'refused':
+        return sendProblem(request, reply, 'svc:sequence/conflict', { detail: outcome.detail });
       case 'applied':
         return (await loadEpisodeDetail(deps.pool, tenantId, id)) ?? notFound(request, reply, 'episode');
     }

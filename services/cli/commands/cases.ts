@@ -33,6 +33,7 @@ export async function casesCommand(args: string[], print: (line: string) => void
       );
       if (outcome.kind === 'invalid') throw new UsageError(`case action refused:\n${outcome.errors.map((e) => `  --${e.path}: ${e.message}`).join('\n')}`);
       if (outcome.kind === 'not_found') throw new UsageError(`no episode ${values.episode} in tenant ${tenantId}`);
+      if (outcome.kind === 'refused') throw new UsageError(`case action refused: ${outcome.detail}`);
     }
     const episode = await loadEpisodeDetail(db.pool, tenantId, episodeId);
     if (!episode) throw new UsageError(`no episode ${values.episode} in tenant ${tenantId}`);

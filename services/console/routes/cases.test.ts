@@ -371,20 +371,44 @@ describe('four-eyes reporting', () => {
     expect(idsOf(await inbox(sam, '?status=closed'))).toContain(epsd(cases.critical!));
     expectProblem(await call(sam, 'POST', `${url}/decision`, { decision: 'approve', reason: 'again' }), 409, 'svc:sequence/conflict');
     expectProblem(await call(ana, 'POST', url, { narrative: 'once more' }), 409, 'svc:sequence/conflict');
+    // One person cannot take the filed report away: neither by another disposition nor by reopening.
+    const episode = `/console/v1/episodes/${epsd(cases.critical!)}`;
+    expectProblem(await call(sue, 'POST', `${episode}/disposition`, { disposition: 'false_positive', reason: 'changed my mind' }), 409, 'svc:sequence/conflict');
+    expectProblem(await call(ana, 'POST', `${episode}/status`, { status: 'open', reason: 'reopen' }), 409, 'svc:sequence/conflict');
+    expect((await db.pool.query(`SELECT case_status, disposition FROM episodes WHERE episode_id = $1`, [cases.critical])).rows[0]).toEqual({
+      case_status: 'closed',
+      disposition: 'suspicious_activity_reported',
+    });
   });
 
   it('sends a rejected proposal back to the proposer', async () => {
     const url = `/console/v1/cases/${epsd(cases.low!)}/report`;
     expect((await call(ben, 'POST', url, { narrative: 'Round amounts every day.' })).statusCode).toBe(201);
+    // While the proposal waits, nobody closes the case otherwise alone; other status changes go on.
+    const episode = `/console/v1/episodes/${epsd(cases.low!)}`;
+    expectProblem(await call(ana, 'POST', `${episode}/disposition`, { disposition: 'no_further_action', reason: 'nothing here' }), 409, 'svc:sequence/conflict');
+    expect((await call(ana, 'POST', `${episode}/status`, { status: 'investigating', reason: 'looking' })).statusCode).toBe(200);
     const rejected = await call(sue, 'POST', `${url}/decision`, { decision: 'reject', reason: 'Name the movements in the narrative.' });
     expect(rejected.json()).toMatchObject({ state: 'rejected', decided_by: { email: 'sue@example.com' } });
     const row = (await inbox(ben, '?assignee=me')).find((r) => r.episode_id === epsd(cases.low!));
-    expect(row).toMatchObject({ case_status: 'open', awaiting_approval: false, assignee: { email: 'ben@example.com' } });
+    expect(row).toMatchObject({ case_status: 'investigating', awaiting_approval: false, assignee: { email: 'ben@example.com' } });
     const list = (await call(ben, 'GET', url)).json();
     expect(list.data.map((p: { state: string }) => p.state)).toEqual(['rejected']);
     const audit = await db.pool.query(`SELECT action FROM console_audit WHERE subject = $1 AND action IN ('case.report_proposed', 'case.report_rejected', 'case.assigned') ORDER BY audit_id`, [
       epsd(cases.low!),
     ]);
     expect(audit.rows.map((r) => r.action).slice(-3)).toEqual(['case.report_proposed', 'case.assigned', 'case.report_rejected']);
+  });
+
+  it('leaves a rejected proposal\'s case where it was when its proposer has been disabled', async () => {
+    const dee = await session('acme', 'dee@example.com', 'analyst');
+    const url = `/console/v1/cases/${epsd(cases.medium!)}/report`;
+    expect((await call(dee, 'POST', url, { narrative: 'Structured deposits.' })).statusCode).toBe(201);
+    const before = (await inbox(sue)).find((r) => r.episode_id === epsd(cases.medium!))!.assignee;
+    await disableConsoleUser(db.pool, 'acme', 'dee@example.com', clock.now());
+    expect((await call(sue, 'POST', `${url}/decision`, { decision: 'reject', reason: 'Not enough.' })).statusCode).toBe(200);
+    expect((await inbox(sue)).find((r) => r.episode_id === epsd(cases.medium!))!.assignee).toEqual(before);
+    const assigned = await db.pool.query(`SELECT 1 FROM console_audit WHERE subject = $1 AND action = 'case.assigned' AND details->>'to_email' = 'dee@example.com'`, [epsd(cases.medium!)]);
+    expect(assigned.rowCount).toBe(0);
   });
 });

@@ -11,7 +11,7 @@ import { badCursor, page, readCursor } from '../../../platform/http/paging.ts';
 import { sendProblem } from '../../../platform/http/problem-reply.ts';
 import { consoleContext } from '../app.ts';
 import { mayAssign } from '../case-rights.ts';
-import { REPORT_DISPOSITION } from '../four-eyes.ts';
+import { fourEyesCaseRule, REPORT_DISPOSITION } from '../four-eyes.ts';
 import { subjectParties } from '../queries/case-timeline.ts';
 import { activeUserOfTenant, auditView, caseAudit, findAssignee, lockAssignment, setAssignee } from '../queries/cases.ts';
 import { auditAs, notFound, type ConsoleRouteDeps } from './common.ts';
@@ -106,12 +106,15 @@ export function registerEpisodeRoutes(app: FastifyInstance, deps: ConsoleRouteDe
       // The audit row is written in the action's own transaction: no action without its row.
       const outcome = await applyCaseAction(deps.pool, { tenantId, episodeId: id, ...change, note: reason, actor: `console:${user.user_id}` }, now, (db, applied) =>
         auditAs(db, request, action, ID_PREFIXES.episode + id, { ...change, reason, ...applied }, now),
+        fourEyesCaseRule(tenantId, id),
       );
       switch (outcome.kind) {
         case 'invalid':
           return sendProblem(request, reply, 'svc:validation/schema', { detail: `the ${what} is not valid`, errors: outcome.errors });
         case 'not_found':
           return notFound(request, reply, 'episode');
+        case 'refused':
+          return sendProblem(request, reply, 'svc:sequence/conflict', { detail: outcome.detail });
         case 'applied':
           return (await detail(tenantId, id)) ?? notFound(request, reply, 'episode');
       }
