@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOption
 import type { TenantAssetRegistry } from '../../platform/assets/tenant-registry.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { GraphStore } from '../../platform/graph/port.ts';
-import type { Pool } from '../../platform/postgres/pool.ts';
+import { withTransaction, type Pool, type PoolClient } from '../../platform/postgres/pool.ts';
 import { loginRequestSchema, passwordChangeRequestSchema, type LoginRequest, type PasswordChangeRequest } from '../../schemas/console/requests.ts';
 import { consoleHealthSchema, consoleSessionSchema } from '../../schemas/console/routes.ts';
 import { CursorCodec } from '../../platform/http/cursor.ts';
@@ -188,8 +188,9 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
     },
   });
 
-  const audit = (tenantId: string, actor: Parameters<typeof writeAudit>[1]['actor'], action: string, at: Date, subject?: string, details?: Record<string, unknown>) =>
-    writeAudit(pool, { tenantId, actor, action, at, ...(subject ? { subject } : {}), ...(details ? { details } : {}) });
+  // `db`: the transaction the audited step runs in, so that the step and its row commit together.
+  const audit = (tenantId: string, actor: Parameters<typeof writeAudit>[1]['actor'], action: string, at: Date, subject?: string, details?: Record<string, unknown>, db: Pool | PoolClient = pool) =>
+    writeAudit(db, { tenantId, actor, action, at, ...(subject ? { subject } : {}), ...(details ? { details } : {}) });
 
   const lockoutPolicy = { attempts: settings.lockoutAttempts, lockMs: settings.lockoutMs };
   // 423 with the lock's remaining time.
@@ -227,13 +228,20 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
       return locked(request, reply, user.user_id, now);
     }
     if (!(await verifyPassword(password, user.password_hash))) {
-      await audit(tenant, { kind: 'user', userId: user.user_id }, 'login.failed', now, user.user_id, { reason: 'wrong_password', ip: request.ip });
-      if (attempt.locksNow) await audit(tenant, { kind: 'user', userId: user.user_id }, 'user.locked', now, user.user_id, { until: attempt.lockedUntil?.toISOString() });
+      await withTransaction(pool, async (db) => {
+        await audit(tenant, { kind: 'user', userId: user.user_id }, 'login.failed', now, user.user_id, { reason: 'wrong_password', ip: request.ip }, db);
+        if (attempt.locksNow) await audit(tenant, { kind: 'user', userId: user.user_id }, 'user.locked', now, user.user_id, { until: attempt.lockedUntil?.toISOString() }, db);
+      });
       return invalid();
     }
-    await recordSuccess(pool, user.user_id, needsRehash(user.password_hash) ? await hashPassword(password) : undefined);
-    const issued = await createSession(pool, user, csrfHashOf, now, settings.absoluteMs);
-    await audit(tenant, { kind: 'user', userId: user.user_id }, 'login', now, user.user_id, { ip: request.ip });
+    const rehashed = needsRehash(user.password_hash) ? await hashPassword(password) : undefined;
+    // The attempt's reset, the session and the login's row commit together: no session without it.
+    const issued = await withTransaction(pool, async (db) => {
+      await recordSuccess(db, user.user_id, rehashed);
+      const created = await createSession(db, user, csrfHashOf, now, settings.absoluteMs);
+      await audit(tenant, { kind: 'user', userId: user.user_id }, 'login', now, user.user_id, { ip: request.ip }, db);
+      return created;
+    });
     reply.header('Set-Cookie', cookie(request, issued.token));
     return sessionBody({ user, session: issued.session, token: issued.token }, now);
   });
@@ -244,8 +252,10 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
   app.delete('/console/v1/session', { config: { duringPasswordChange: true } }, async (request, reply) => {
     const { user, session } = request.console!;
     const now = clock.now();
-    await revokeSession(pool, session.session_id, now);
-    await audit(user.tenant_id, { kind: 'user', userId: user.user_id }, 'logout', now, user.user_id);
+    await withTransaction(pool, async (db) => {
+      await revokeSession(db, session.session_id, now);
+      await audit(user.tenant_id, { kind: 'user', userId: user.user_id }, 'logout', now, user.user_id, undefined, db);
+    });
     clearCookie(request, reply);
     return reply.code(204).send();
   });
@@ -263,11 +273,14 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
       return locked(request, reply, user.user_id, now);
     }
     if (!(await verifyPassword(change.current_password, user.password_hash))) {
-      await audit(user.tenant_id, actor, 'password.change_failed', now, user.user_id, { reason: 'wrong_current_password' });
-      if (attempt.locksNow) {
-        await revokeUserSessions(pool, user.user_id, now);
-        await audit(user.tenant_id, actor, 'user.locked', now, user.user_id, { until: attempt.lockedUntil?.toISOString() });
-      }
+      // A lock so caused ends every session of the user (decision 0017), with its rows.
+      await withTransaction(pool, async (db) => {
+        await audit(user.tenant_id, actor, 'password.change_failed', now, user.user_id, { reason: 'wrong_current_password' }, db);
+        if (attempt.locksNow) {
+          await revokeUserSessions(db, user.user_id, now);
+          await audit(user.tenant_id, actor, 'user.locked', now, user.user_id, { until: attempt.lockedUntil?.toISOString() }, db);
+        }
+      });
       return sendProblem(request, reply, 'svc:console/invalid_credentials', { detail: 'the current password is wrong' });
     }
     await changePassword(pool, user, await hashPassword(change.new_password), session.session_id, now);

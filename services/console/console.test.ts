@@ -354,6 +354,21 @@ describe('changes and their audit rows commit together', () => {
     expect((await createConsoleUser(db.pool, { tenantId: 'acme', email: 'unaudited@example.com', role: 'analyst' }, clock.now())).kind).toBe('created');
   });
 
+  it('a login that cannot be audited opens no session; a logout that cannot be audited ends none', async () => {
+    const user = await readyUser('acme', 'unlogged@example.com');
+    const id = await userId('acme', 'unlogged@example.com');
+    const sessions = async () => (await db.pool.query('SELECT 1 FROM console_sessions WHERE user_id = $1 AND revoked_at IS NULL', [id])).rowCount;
+    const open = await sessions();
+    await withAuditRefused('login', id, async () => {
+      expect((await login('acme', 'unlogged@example.com', NEW_PASSWORD)).statusCode).toBeGreaterThanOrEqual(500);
+    });
+    expect(await sessions()).toBe(open);
+    await withAuditRefused('logout', id, async () => {
+      expect((await as(user, 'DELETE', '/console/v1/session')).statusCode).toBeGreaterThanOrEqual(500);
+    });
+    expect((await as(user, 'GET', '/console/v1/session')).statusCode).toBe(200);
+  });
+
   it('a user disabled without its audit row stays enabled', async () => {
     const user = await readyUser('acme', 'keep-enabled@example.com');
     const id = await userId('acme', 'keep-enabled@example.com');
