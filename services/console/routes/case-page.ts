@@ -78,6 +78,9 @@ export function registerCasePageRoutes(app: FastifyInstance, deps: ConsoleRouteD
     if (typeof id !== 'string') return id;
     const tenantId = consoleContext(request).user.tenant_id;
     const ref = ID_PREFIXES.episode + id;
+    // Restricted content (notes, cited movements): its view is audited too, as the case's is, so
+    // a session reading it without the case page still leaves a row (decision 0018).
+    await auditAs(deps.pool, request, 'episode.viewed', ref, { via: 'timeline' }, deps.clock.now());
     const [episode, cited, actions, audit, notes] = await Promise.all([
       loadEpisodeDetail(deps.pool, tenantId, id),
       citedMovements(deps.pool, tenantId, id),
@@ -145,6 +148,7 @@ export function registerCasePageRoutes(app: FastifyInstance, deps: ConsoleRouteD
     const filters = { r: 'console-case-notes', t: tenantId, p: id };
     const after = readCursor(deps.cursors, request.query.cursor, filters);
     if (after === false) return badCursor(request, reply);
+    await auditAs(deps.pool, request, 'episode.viewed', ID_PREFIXES.episode + id, { via: 'notes' }, deps.clock.now());
     const rows = await caseNotes(deps.pool, tenantId, id, after, limit + 1);
     return typedPage(rows, limit, caseNoteView, (last) => deps.cursors.encode({ ...filters, o: last.cursor_at, e: last.note_id }));
   });

@@ -50,6 +50,8 @@ export function registerCaseReportRoutes(app: FastifyInstance, deps: ConsoleRout
     const tenantId = consoleContext(request).user.tenant_id;
     const id = parseId('episode', request.params.id);
     if (!id || !(await episodeExists(deps.pool, tenantId, id))) return notFound(request, reply, 'case');
+    // Every narrative proposed: restricted content, whose view is audited (decision 0018).
+    await auditAs(deps.pool, request, 'episode.viewed', ID_PREFIXES.episode + id, { via: 'report' }, deps.clock.now());
     return { data: (await reportProposals(deps.pool, tenantId, id)).map(reportProposalView) };
   });
 

@@ -333,6 +333,13 @@ describe('the case page', () => {
     expect(timeline.entries.map((e) => Date.parse(e.at))).toEqual(timeline.entries.map((e) => Date.parse(e.at)).sort((a, b) => a - b));
     expect(timeline.truncated).toBe(false);
   });
+
+  it('audits a view of the timeline, the notes or the report proposals as a view of the case', async () => {
+    const ref = epsd(cases.foreign!);
+    for (const part of ['timeline', 'notes', 'report']) expect((await call(ben, 'GET', `/console/v1/cases/${ref}/${part}`)).statusCode).toBe(200);
+    const { rows } = await db.pool.query(`SELECT actor_user_id, details->>'via' AS via FROM console_audit WHERE subject = $1 AND action = 'episode.viewed' ORDER BY audit_id`, [ref]);
+    expect(rows).toEqual(['timeline', 'notes', 'report'].map((via) => ({ actor_user_id: ben.userId, via })));
+  });
 });
 
 describe('four-eyes reporting', () => {
