@@ -122,7 +122,7 @@ export type CaseAssignResponse = z.infer<typeof caseAssignResponseSchema>;
 // the proposer (assigned to them).
 const REPORT_NARRATIVE_MAX = 20_000;
 const REPORT_STATES = ['pending', 'approved', 'rejected'] as const;
-export const reportProposalRequestSchema = z.strictObject({ narrative: z.string().trim().min(1, 'give a narrative').max(REPORT_NARRATIVE_MAX) });
+export const reportProposalRequestSchema = z.strictObject({ narrative: z.string().trim().min(1, 'give a narrative').max(REPORT_NARRATIVE_MAX).refine(...STORABLE) });
 export const reportDecisionRequestSchema = z.strictObject({ decision: z.enum(['approve', 'reject']), reason });
 export const reportProposalSchema = z.strictObject({
   proposal_id: z.uuid(),
@@ -143,7 +143,7 @@ export type ReportProposal = z.infer<typeof reportProposalSchema>;
 // ---- Notes: /console/v1/cases/:id/notes (append-only) --------------------------------------
 
 const NOTE_BODY_MAX = 10_000;
-export const caseNoteRequestSchema = z.strictObject({ body: z.string().trim().min(1, 'write something').max(NOTE_BODY_MAX) });
+export const caseNoteRequestSchema = z.strictObject({ body: z.string().trim().min(1, 'write something').max(NOTE_BODY_MAX).refine(...STORABLE) });
 export const caseNoteSchema = z.strictObject({ note_id: z.uuid(), episode_id: episodeRef, author: consoleUserRef, body: z.string(), created_at: instant });
 export const caseNotePageSchema = pageOf(caseNoteSchema);
 export type CaseNoteRequest = z.infer<typeof caseNoteRequestSchema>;

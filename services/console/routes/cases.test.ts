@@ -307,6 +307,9 @@ describe('the case page', () => {
     expectProblem(await call(ana, 'POST', url, { body: 'x', pinned: true }), 400, 'svc:validation/schema');
     expect((await call(ana, 'POST', url, { body: 'x', pinned: true })).json().errors).toEqual([{ path: 'pinned', code: 'svc:validation/schema', message: 'unknown member' }]);
     expectProblem(await call(ana, 'POST', url, { body: '   ' }), 400, 'svc:validation/schema');
+    // Text PostgreSQL cannot store is the field's fault, said with its path.
+    for (const body of ['a\u0000b', 'a\ud800']) expect((await call(ana, 'POST', url, { body })).json()).toMatchObject({ code: 'svc:validation/schema', errors: [{ path: 'body' }] });
+    expect((await call(ana, 'POST', `/console/v1/cases/${epsd(cases.critical!)}/report`, { narrative: 'a\u0000b' })).json()).toMatchObject({ code: 'svc:validation/schema', errors: [{ path: 'narrative' }] });
     expectProblem(await call(ana, 'POST', url, 'not json'), 400, 'svc:request/malformed_json');
     expectProblem(await call(ana, 'POST', url, 'body=x', 'application/x-www-form-urlencoded'), 415, 'svc:request/unsupported_media_type');
     expectProblem(await call(out, 'POST', url, { body: 'hello' }), 404, 'svc:resource/not_found');
