@@ -23,7 +23,8 @@ export const passwordChangeRequestSchema = z
     current_password: z.string().min(1).max(PASSWORD_MAX_LENGTH),
     new_password: z.string().min(PASSWORD_MIN_LENGTH).max(PASSWORD_MAX_LENGTH),
   })
-  .refine((body) => body.current_password !== body.new_password, { path: ['new_password'], message: 'must differ from the current password' });
+  // Compared as hashed (NFC): the same password in another Unicode form is the same password.
+  .refine((body) => body.current_password.normalize('NFC') !== body.new_password.normalize('NFC'), { path: ['new_password'], message: 'must differ from the current password' });
 
 export type LoginRequest = z.infer<typeof loginRequestSchema>;
 export type PasswordChangeRequest = z.infer<typeof passwordChangeRequestSchema>;
