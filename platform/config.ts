@@ -14,6 +14,7 @@ export const configSchema = z.object({
   // ~/.cache/svc-engines (XDG_CACHE_HOME's when set).
   SVC_ENGINES_CACHE: z.string().min(1).optional(),
   SVC_PIPELINES_MANIFEST: z.string().min(1).optional(), // the pipeline manifest `svc run` reads; unset: infra/pipelines.yaml of this checkout
+  SVC_HEARTBEAT_FILE: z.string().min(1).optional(), // `svc run`/`svc up` rewrite it every 10 s while running (`svc alive` reads it); unset: none
   // External PostgreSQL 15+; when unset the service starts its embedded PostgreSQL.
   DATABASE_URL: z.string().url().optional(),
   // Port of the embedded PostgreSQL; 0 picks a free one on each start.

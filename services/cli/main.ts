@@ -19,6 +19,7 @@ const USAGE = `svc: the financial-crime control service
   svc run pipeline detect                  start detection alone (alerts, episodes, postures, coverage)
   svc run pipeline imports                 start the import worker alone (lands submitted historical imports)
   svc run pipeline reconcile               start reconciliations alone (compares declared control totals again when movements change)
+  svc alive <file> [--max-age-s 60]        exit 0 when a process's heartbeat file (SVC_HEARTBEAT_FILE) is fresh: a worker's liveness probe
   svc status [--json]                      consumer lag per pipeline, live workers, parked records, events by status
   svc deadletters list [--group <group>] [--tenant <tenant_id>] [--status <parked|replay_requested|replayed|discarded>] [--limit <n>] [--json]
                                            records a pipeline could not process and parked, with their error
@@ -94,6 +95,8 @@ async function main(argv: string[]): Promise<void> {
       if (rest[0] === 'webhooks' && rest.length === 1) return runParts(['webhooks']);
       if (rest[0] === 'pipeline' && rest.length === 2 && PIPELINES.includes(rest[1] as Pipeline)) return runParts([`pipeline:${rest[1] as Pipeline}`]);
       throw new UsageError(`usage: svc run api | svc run console | svc run webhooks | svc run pipeline ${PIPELINES.join('|')}`);
+    case 'alive':
+      return (await import('./commands/alive.ts')).aliveCommand(rest);
     case 'status':
       return (await import('./commands/status.ts')).statusCommand(print, rest.includes('--json'));
     case 'deadletters':

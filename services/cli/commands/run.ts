@@ -5,6 +5,7 @@ import type { Bus, ConsumeOptions } from '../../../platform/bus/port.ts';
 import { isTransient } from '../../../platform/bus/parking/transient.ts';
 import { PARTITIONS, PostgresLogBus } from '../../../platform/bus/postgres-log.ts';
 import { systemClock } from '../../../platform/clock.ts';
+import { startHeartbeat } from '../heartbeat/heartbeat.ts';
 import { ConfigError, loadConfig, type Config } from '../../../platform/config.ts';
 import { describeFailure } from '../../../platform/failure-description.ts';
 import { createPool, type Pool } from '../../../platform/postgres/pool.ts';
@@ -215,6 +216,7 @@ export async function runParts(parts: ProcessPart[]): Promise<void> {
     },
   });
   const stops: Array<() => Promise<void>> = [];
+  let stopHeartbeat: () => void = () => undefined;
   // A bus consumer that cannot go on ends the process (exit 1): its supervisor restarts it, and
   // at-least-once delivery makes the restart safe; running on without the consumer would not be.
   const endOnFatal = (error: unknown) => {
@@ -292,6 +294,9 @@ export async function runParts(parts: ProcessPart[]): Promise<void> {
       const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
       log(`console is up at http://${host}:${port}/console/v1 (database: ${db.mode})`);
     }
+    // A worker's liveness probe reads it (`svc alive`): the process is alive while its loop turns.
+    // Last, so that a path it cannot write stops what started, as any failed start does.
+    if (config.SVC_HEARTBEAT_FILE) stopHeartbeat = await startHeartbeat(config.SVC_HEARTBEAT_FILE, logError);
   } catch (error) {
     // What started stops again, and the embedded database with it, before the error is reported.
     for (const part of stops) await part().catch(logError);
@@ -303,6 +308,7 @@ export async function runParts(parts: ProcessPart[]): Promise<void> {
   const stop = async () => {
     if (stopping) return;
     stopping = true;
+    stopHeartbeat();
     for (const part of stops) await part().catch(logError);
     await db.close();
     process.exit(0);
