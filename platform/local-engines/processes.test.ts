@@ -41,6 +41,26 @@ describe('engine processes', () => {
     expect(await stopProcess(running, dir, 1_000)).toBe('not running');
   });
 
+  it('hands an engine none of the service\'s configuration and secrets from its own environment', async () => {
+    const secrets = { SVC_MASTER_KEY: 'master', DATABASE_URL: 'postgres://u:pw@h/db', NEO4J_PASSWORD: 'neo', AWS_SECRET_ACCESS_KEY: 'aws', SVC_KEY_SECRET: 'key' };
+    const saved = { ...process.env };
+    Object.assign(process.env, secrets, { LANG: 'C.UTF-8' });
+    const logFile = join(dir, 'env.log');
+    try {
+      await launch({ command: 'sh', args: ['-c', 'env; exit 0'], cwd: dir, logFile, env: { KAFKA_HEAP_OPTS: '-Xmx256m' } }, dir, { detached: false });
+    } finally {
+      for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+      Object.assign(process.env, saved);
+    }
+    const seen = new Map((await logEndsWith(logFile, /ended/)).split('\n').filter((line) => line.includes('=')).map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]));
+    for (const name of Object.keys(secrets)) expect(seen.has(name), name).toBe(false);
+    expect(seen.get('PATH')).toBe(process.env.PATH);
+    expect(seen.get('LANG')).toBe('C.UTF-8');
+    // Its own variables, and the mark that makes it ours, are there.
+    expect(seen.get('KAFKA_HEAP_OPTS')).toBe('-Xmx256m');
+    expect(seen.get('SVC_ENGINE_DIR')).toBe(dir);
+  });
+
   // The engine is exec'd through setpriv: until that exec is done its environment can read empty,
   // and a stop at that moment found it "not running" and left it behind.
   it('returns a process that is ours at once: stopped right away, every time', async () => {

@@ -21,8 +21,19 @@ export interface LaunchOptions {
   detached: boolean;
 }
 
+// What of this process's environment an engine inherits: not the service's own configuration and
+// secrets (the master key, database URLs with their passwords, engine credentials, API keys), which
+// a long-lived engine would otherwise hold in /proc/<pid>/environ and in any dump it writes. The
+// engine's own variables come from its launch spec.
+const NOT_INHERITED = [/^SVC_/, /^(TEST_)?DATABASE_URL$/, /^(NEO4J|CLICKHOUSE|KAFKA|SCHEMA_REGISTRY)_/, /PASSWORD|SECRET|TOKEN|CREDENTIAL|_KEY$/i];
+
+function engineEnvironment(parent: NodeJS.ProcessEnv, own: Record<string, string> | undefined, engineDir: string): NodeJS.ProcessEnv {
+  const inherited = Object.fromEntries(Object.entries(parent).filter(([name]) => !NOT_INHERITED.some((pattern) => pattern.test(name))));
+  return { ...inherited, ...own, [ENGINE_DIR_VARIABLE]: engineDir };
+}
+
 export async function launch(spec: EngineLaunch, engineDir: string, options: LaunchOptions): Promise<RunningProcess> {
-  const env = { ...process.env, ...spec.env, [ENGINE_DIR_VARIABLE]: engineDir };
+  const env = engineEnvironment(process.env, spec.env, engineDir);
   // Tied to this process (the test run): should it die without its teardown, the kernel kills the
   // engine too (setpriv's parent-death signal, then exec: the pid stays the engine's).
   const tie = !options.detached && existsSync('/usr/bin/setpriv');
