@@ -61,6 +61,11 @@ describe('svc CLI', () => {
     expect(badAsset.code).toBe(2);
     const tinyBucket = await run(['tenants', 'set-rate-limit', 'acme', '--capacity', '10', '--refill-per-s', '1']);
     expect(tinyBucket.code).toBe(2);
+    // A mistyped option is bad usage too: one line, no stack.
+    const typo = await run(['keys', 'issue', '--tenant', 'acme', '--scope', 'ingest', '--lve']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/^svc: Unknown option '--lve'/);
+    expect(typo.stderr).not.toContain('    at ');
   }, 60_000);
 
   it('stops start-up on a bad setting, naming the variable', async () => {

@@ -135,9 +135,13 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
+// node:util's parseArgs refuses an unknown option or a missing value with these: the command was
+// used wrongly, as a UsageError says, not a failure to show a stack for.
+const ARGUMENT_ERRORS = new Set(['ERR_PARSE_ARGS_UNKNOWN_OPTION', 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE', 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL']);
+
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError || error instanceof ConfigError) {
-    process.stderr.write(`svc: ${error.message}\n`);
+  if (error instanceof UsageError || error instanceof ConfigError || ARGUMENT_ERRORS.has((error as NodeJS.ErrnoException).code ?? '')) {
+    process.stderr.write(`svc: ${(error as Error).message}\n`);
     process.exit(2);
   }
   // The message names the variable and says why; a stack would bury it.
