@@ -2,6 +2,7 @@
 // one instant of event time, answers hit, no_hit, or an explicit non-result (spec rule 4:
 // insufficient_data, stale or not_applicable are real answers, not errors).
 import type { z } from 'zod';
+import type { ParameterRule } from './parameter-rules.ts';
 import type { WindowName } from '../../../platform/aggregates/port.ts';
 import type { SubjectContext } from './context.ts';
 
@@ -92,6 +93,8 @@ export interface Detector<P extends z.ZodType = z.ZodType> {
   windows: readonly WindowName[];
   // Parameters with their defaults: parse({}) gives the defaults.
   params: P;
+  // Rules between parameters that a new ruleset document must keep (parameter-rules.ts).
+  rules?: readonly ParameterRule[];
   // Overrides the built-in default ruleset applies per customer segment (for example a higher
   // cash threshold for cash agents). Keys are party segments; values are partial parameters.
   segmentDefaults?: Partial<Record<string, Record<string, unknown>>>;

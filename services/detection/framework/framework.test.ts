@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { countingAggregates, startDetectionWorld, type DetectionWorld } from '../../../test/support/detection-world.ts';
 import { defineDetector, noHit, type DetectorOutcome } from './detector.ts';
 import { compileRuleset, defaultRulesetDocument } from './ruleset.ts';
+import { DETECTOR_LIBRARY } from '../library.ts';
 import { SubjectContext } from './context.ts';
 
 // A detector that reports what it saw, so the framework's part can be checked on its own.
@@ -51,6 +52,33 @@ describe('rulesets', () => {
     expect(compiled.ok).toBe(false);
     if (compiled.ok) return;
     expect(compiled.issues.map((i) => i.path)).toEqual(expect.arrayContaining(['detectors.nope', 'detectors.echo.params.limit', 'detectors.echo.by_risk_tier.high']));
+  });
+
+  it('refuse parameters that contradict each other, which would silence a detector or make it fire on everything', () => {
+    const compiled = compileRuleset(1, {
+      name: 'r',
+      detectors: {
+        velocity_spike: { params: { minBaselineDays: 120, baselineDays: 90 } },
+        pass_through: { params: { minRatio: 1.5 } },
+        scatter_gather: { by_segment: { merchant: { minGatherRatio: 3 } } },
+        structuring: { params: { margin: '1000000' } },
+        large_cash_aggregate: { params: { threshold24h: '0' } },
+      },
+    }, DETECTOR_LIBRARY);
+    expect(compiled.ok).toBe(false);
+    if (compiled.ok) return;
+    expect(compiled.issues).toEqual(expect.arrayContaining([
+      { path: 'detectors.velocity_spike.params.minBaselineDays', message: 'must not exceed baselineDays' },
+      { path: 'detectors.pass_through.params.minRatio', message: 'must not exceed maxRatio' },
+      { path: 'detectors.scatter_gather.by_segment.merchant.minGatherRatio', message: 'must not exceed maxGatherRatio' },
+      { path: 'detectors.structuring.params.margin', message: 'must be below threshold' },
+      { path: 'detectors.large_cash_aggregate.params.threshold24h', message: 'must be above zero' },
+    ]));
+    expect(compileRuleset(0, defaultRulesetDocument(DETECTOR_LIBRARY), DETECTOR_LIBRARY).ok).toBe(true);
+    // A document stored before a rule existed still compiles: refusing it would stop its tenant's
+    // detection altogether (services/detection/rulesets/active.ts).
+    const stored = compileRuleset(1, { name: 'r', detectors: { pass_through: { params: { minRatio: 1.5 } } } }, DETECTOR_LIBRARY, { rules: false });
+    expect(stored.ok).toBe(true);
   });
 
   it('leave out disabled detectors, and the default ruleset carries segment defaults', () => {

@@ -48,7 +48,9 @@ export interface CompiledRuleset {
 
 export type CompileOutcome = { ok: true; ruleset: CompiledRuleset } | { ok: false; issues: RulesetIssue[] };
 
-export function compileRuleset(version: number, document: unknown, library: readonly AnyDetector[]): CompileOutcome {
+// `rules`: whether the detectors' parameter rules are checked too. A new document must keep them;
+// a stored one (rules: false) compiles as it did when it was accepted (parameter-rules.ts).
+export function compileRuleset(version: number, document: unknown, library: readonly AnyDetector[], options: { rules?: boolean } = {}): CompileOutcome {
   const parsed = rulesetDocumentSchema.safeParse(document);
   if (!parsed.success) return { ok: false, issues: parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message })) };
   const byId = new Map(library.map((detector) => [detector.id, detector]));
@@ -60,7 +62,7 @@ export function compileRuleset(version: number, document: unknown, library: read
       issues.push({ path: `detectors.${id}`, message: `no detector ${id}; known: ${[...byId.keys()].sort().join(', ')}` });
       continue;
     }
-    const configured = configure(detector, config, `detectors.${id}`, issues);
+    const configured = configure(detector, config, `detectors.${id}`, issues, options.rules ?? true);
     if (configured && config.enabled) detectors.push(configured);
   }
   if (issues.length > 0) return { ok: false, issues };
@@ -69,13 +71,18 @@ export function compileRuleset(version: number, document: unknown, library: read
 
 // Every combination a subject can meet is parsed once, here: the base, each segment, each tier,
 // and each segment with each tier.
-function configure(detector: AnyDetector, config: DetectorConfig, path: string, issues: RulesetIssue[]): ConfiguredDetector | undefined {
+function configure(detector: AnyDetector, config: DetectorConfig, path: string, issues: RulesetIssue[], checkRules: boolean): ConfiguredDetector | undefined {
   const before = issues.length;
   const parse = (layers: Array<Record<string, unknown>>, where: string) => {
     const result = detector.params.safeParse(Object.assign({}, ...layers));
-    if (result.success) return result.data;
-    for (const issue of result.error.issues) issues.push({ path: [where, ...issue.path].join('.'), message: issue.message });
-    return undefined;
+    if (!result.success) {
+      for (const issue of result.error.issues) issues.push({ path: [where, ...issue.path].join('.'), message: issue.message });
+      return undefined;
+    }
+    for (const rule of checkRules ? (detector.rules ?? []) : []) {
+      if (!rule.holds(result.data as Record<string, unknown>)) issues.push({ path: `${where}.${rule.path}`, message: rule.message });
+    }
+    return result.data;
   };
   const base = parse([config.params], `${path}.params`);
   const segments = new Map(Object.entries(config.by_segment).map(([segment, layer]) => [segment, layer ?? {}]));

@@ -56,7 +56,7 @@ export class RulesetCache {
 // Stored rulesets were checked when they were created; one that no longer compiles means the
 // library lost a detector it names, which is a deployment error, not a data problem.
 function compileOrThrow(version: number, document: unknown, library: readonly AnyDetector[]): CompiledRuleset {
-  const compiled = compileRuleset(version, document, library);
+  const compiled = compileRuleset(version, document, library, { rules: false });
   if (!compiled.ok) throw new Error(`ruleset ${version} no longer compiles: ${compiled.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
   return compiled.ruleset;
 }

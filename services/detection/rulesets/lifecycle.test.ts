@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { createTenant } from '../../../platform/tenants/tenants.ts';
 import { startTestApi, type TestApi } from '../../../test/support/test-api.ts';
 import { defineDetector, noHit } from '../framework/detector.ts';
+import { aboveZero } from '../framework/parameter-rules.ts';
 import { RulesetCache } from './active.ts';
 import { activate, createCandidate, listRulesets, rollback, shadowReport, showRuleset, startShadow } from './lifecycle.ts';
 import { sweepOutbox } from '../../../services/webhooks/declared-payloads.test-kit.ts';
@@ -31,6 +32,8 @@ const manyOut = defineDetector({
   evaluate: async () => noHit(),
 });
 const LIBRARY = [bigOut, manyOut];
+// The same library after a release gave big_out a parameter rule.
+const withRules = [{ ...bigOut, rules: [aboveZero('threshold')] }, manyOut];
 
 let api: TestApi;
 const db = () => api.db.pool;
@@ -145,6 +148,17 @@ describe('shadow and activation', () => {
     expect(await startShadow(db(), tenant, v, shrunk, tick())).toMatchObject({ kind: 'invalid', issues: [{ path: 'detectors.many_out' }] });
     expect(await activate(db(), tenant, v, shrunk, tick())).toMatchObject({ kind: 'invalid', issues: [{ path: 'detectors.many_out' }] });
     expect(await states(tenant)).toEqual({ 1: 'candidate' });
+  });
+
+  it('refuses a new document that breaks a parameter rule, and keeps running a stored one made before the rule', async () => {
+    const tenant = 'lc-rules';
+    await createTenant(db(), tenant, 'USD');
+    const zero = await createCandidate(db(), tenant, doc('nothing is large', '0'), withRules, tick());
+    expect(zero).toMatchObject({ kind: 'invalid', issues: [{ path: 'detectors.big_out.params.threshold', message: 'must be above zero' }] });
+    // Stored when the library had no such rule: shadowed, activated and loaded as it was accepted.
+    const v = await create(tenant, 'made before the rule', '0');
+    expect(await activate(db(), tenant, v, withRules, tick())).toMatchObject({ kind: 'done' });
+    expect((await new RulesetCache(db(), withRules).forTenant(tenant)).live.version).toBe(v);
   });
 });
 

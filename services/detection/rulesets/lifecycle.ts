@@ -58,7 +58,7 @@ export function wrongState(version: number, state: RulesetState, allowed: readon
 // A stored document that no longer compiles (the library lost a detector it names) must never run:
 // the pipeline would refuse to evaluate the tenant at all.
 function stillCompiles(row: RulesetRow, library: readonly AnyDetector[]): Refusal | undefined {
-  const compiled = compileRuleset(row.version, row.document, library);
+  const compiled = compileRuleset(row.version, row.document, library, { rules: false });
   if (compiled.ok) return undefined;
   return { kind: 'invalid', message: `ruleset ${row.version} no longer compiles against the detector library`, issues: compiled.issues };
 }

@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import type { WindowName, WindowStats } from '../../../../platform/aggregates/port.ts';
 import { defineDetector, noHit, type DetectorOutcome, type ThresholdCrossed } from '../../framework/detector.ts';
+import { aboveZero } from '../../framework/parameter-rules.ts';
 import { dealings } from './dealings.ts';
 import { byAmount, evidenceOf } from './evidence.ts';
 import { grade } from './grade.ts';
@@ -39,6 +40,7 @@ export const largeCashAggregate = defineDetector({
   needs: [{ family: 'movement' }],
   windows: ['24h', '7d'],
   params,
+  rules: [aboveZero('threshold24h'), aboveZero('threshold7d')],
   // Cash agents handle other people's cash all day: only volumes far above a shop's are unusual.
   segmentDefaults: { cash_agent: { threshold24h: '10000000', threshold7d: '50000000' } },
   async evaluate(ctx, p): Promise<DetectorOutcome> {

@@ -18,6 +18,7 @@
 import { z } from 'zod';
 import type { ActivityRecord } from '../../../../platform/aggregates/port.ts';
 import { defineDetector, noHit, nonResult, type DetectorOutcome, type ThresholdCrossed } from '../../framework/detector.ts';
+import { notAbove } from '../../framework/parameter-rules.ts';
 import { dealings, windowStart } from './dealings.ts';
 import { counted, evidenceOf, movementFact } from './evidence.ts';
 import { grade } from './grade.ts';
@@ -49,6 +50,7 @@ export const newCounterpartyHighAmount = defineDetector({
   needs: [{ family: 'movement' }],
   windows: ['24h'],
   params,
+  rules: [notAbove('minBaselineDays', 'baselineDays')],
   async evaluate(ctx, p): Promise<DetectorOutcome> {
     const triggerId = ctx.trigger?.object === 'movement' ? ctx.trigger.external_id : null;
     const from = windowStart(ctx, '24h');

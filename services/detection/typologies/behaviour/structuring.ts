@@ -10,6 +10,7 @@
 // movements together reach 3× the threshold (that much was kept out of reporting).
 import { z } from 'zod';
 import { defineDetector, noHit, type DetectorOutcome } from '../../framework/detector.ts';
+import { aboveZero, below } from '../../framework/parameter-rules.ts';
 import { dealings, windowStart } from './dealings.ts';
 import { byAmount, counted, evidenceOf, movementFact } from './evidence.ts';
 import { grade } from './grade.ts';
@@ -35,6 +36,7 @@ export const structuring = defineDetector({
   needs: [{ family: 'movement' }],
   windows: ['24h', '7d', '30d'],
   params,
+  rules: [aboveZero('threshold'), below('margin', 'threshold')],
   async evaluate(ctx, p): Promise<DetectorOutcome> {
     const threshold = BigInt(p.threshold);
     const margin = BigInt(p.margin);

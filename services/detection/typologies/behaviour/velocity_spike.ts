@@ -15,6 +15,7 @@
 import { z } from 'zod';
 import type { Baseline, FlowBaseline, WindowStats } from '../../../../platform/aggregates/port.ts';
 import { defineDetector, noHit, nonResult, type DetectorOutcome, type ThresholdCrossed } from '../../framework/detector.ts';
+import { notAbove } from '../../framework/parameter-rules.ts';
 import { dealings } from './dealings.ts';
 import { byAmount, evidenceOf } from './evidence.ts';
 import { grade } from './grade.ts';
@@ -60,6 +61,7 @@ export const velocitySpike = defineDetector({
   needs: [{ family: 'movement' }],
   windows: ['24h'],
   params,
+  rules: [notAbove('minBaselineDays', 'baselineDays')],
   async evaluate(ctx, p): Promise<DetectorOutcome> {
     const baseline = await ctx.baseline(p.baselineDays);
     if (baseline.days < p.minBaselineDays) {

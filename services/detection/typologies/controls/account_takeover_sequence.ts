@@ -19,6 +19,7 @@
 import { z } from 'zod';
 import type { ControlEventFact, SubjectContext } from '../../framework/context.ts';
 import { defineDetector, noHit, nonResult, type DetectorOutcome, type ThresholdCrossed } from '../../framework/detector.ts';
+import { notAbove } from '../../framework/parameter-rules.ts';
 import { controlEventsFor, describeEvent } from './control-events.ts';
 import { HOUR_MS, evidenceIds, uniqueCapped, windowOf } from './evidence.ts';
 import { baselineOutflow, outflowsAfter, timesMultiple, type DailyOutflow } from './outflows.ts';
@@ -56,6 +57,7 @@ export const accountTakeoverSequence = defineDetector({
   needs: [{ family: 'control_event' }, { family: 'movement' }],
   windows: ['7d', '90d'],
   params,
+  rules: [notAbove('minBaselineDays', 'baselineDays')],
   async evaluate(ctx, p): Promise<DetectorOutcome> {
     const since = new Date(ctx.at.getTime() - p.windowHours * HOUR_MS);
     const events = await controlEventsFor(ctx, since, [...SEQUENCE, SUSPICIOUS_LOGIN, AUTH_FAILED]);

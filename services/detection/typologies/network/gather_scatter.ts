@@ -9,6 +9,7 @@
 // on both sides is high; critical needs four times.
 import { z } from 'zod';
 import { defineDetector, nonResult, noHit, type ThresholdCrossed } from '../../framework/detector.ts';
+import { notAbove } from '../../framework/parameter-rules.ts';
 import { compareWithBaseline } from './baseline.ts';
 import { formatMoney } from '../../framework/money-text.ts';
 import { accountKey, byRelevance, graphSince, listed, moneyParam, moneyRatio, percent, ratio, spanOfDays, sumOf, windowOf } from './evidence.ts';
@@ -44,6 +45,7 @@ export const gatherScatter = defineDetector({
   needs: [{ family: 'movement' }],
   windows: ['30d', '90d'],
   params,
+  rules: [notAbove('minRatio', 'maxRatio')],
   segmentDefaults: {
     merchant: { minSources: 50, minTargets: 50, minNewShare: 0.8 },
     marketplace: { minSources: 100, minTargets: 100, minNewShare: 0.8 },

@@ -13,6 +13,7 @@
 // +0.05 when at least 95 % was forwarded. Critical needs a very large, complete and rapid pass.
 import { z } from 'zod';
 import { defineDetector, nonResult, noHit, type ThresholdCrossed } from '../../framework/detector.ts';
+import { notAbove } from '../../framework/parameter-rules.ts';
 import { formatMoney } from '../../framework/money-text.ts';
 import { listed, moneyParam, percent, ratio, windowOf } from './evidence.ts';
 import { findPassThrough } from './pass-through-flow.ts';
@@ -44,6 +45,7 @@ export const passThrough = defineDetector({
   needs: [{ family: 'movement' }],
   windows: ['24h', '7d', '90d'],
   params,
+  rules: [notAbove('minRatio', 'maxRatio')],
   segmentDefaults: {
     payroll: { applies: false },
     remittance_agent: { applies: false },

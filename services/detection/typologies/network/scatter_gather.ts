@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { partyDataSchema } from '../../../../schemas/families/party.ts';
 import type { SubjectContext } from '../../framework/context.ts';
 import { defineDetector, nonResult, noHit, type ThresholdCrossed } from '../../framework/detector.ts';
+import { notAbove } from '../../framework/parameter-rules.ts';
 import { formatMoney } from '../../framework/money-text.ts';
 import { accountKey, accountOfKey, byRelevance, graphSince, listed, moneyParam, moneyRatio, percent, ratio, spanOfDays, windowOf } from './evidence.ts';
 import { excess, finalScore, severityOf } from './scoring.ts';
@@ -45,6 +46,7 @@ export const scatterGather = defineDetector({
   needs: [{ family: 'movement' }],
   windows: ['30d'],
   params,
+  rules: [notAbove('minGatherRatio', 'maxGatherRatio')],
   async evaluate(ctx, p) {
     const span = spanOfDays(ctx, p.windowDays);
     const since = graphSince(span);
