@@ -64,6 +64,19 @@ describe('large_cash_aggregate', () => {
     });
   });
 
+  it('answers insufficient_data when cash without an FX rate could have crossed', async () => {
+    await world.party('lc-p6');
+    await world.account('lc-a6', 'lc-p6');
+    await world.movements([
+      cashIn('lc-m60', 'lc-a6', 'lc-p6', 100_000, '2026-08-20T09:00:00Z'),
+      { ...cashIn('lc-m61', 'lc-a6', 'lc-p6', 2_000_000, '2026-08-20T10:00:00Z'), asset: 'EUR' },
+    ]);
+    await world.settle();
+    expect(await world.evaluate(largeCashAggregate, { kind: 'account', id: 'lc-a6' }, '2026-08-20T16:00:00Z')).toMatchObject({ outcome: 'insufficient_data' });
+    // Before the unpriced cash, the priced cash alone was judged.
+    expect(await world.evaluate(largeCashAggregate, { kind: 'account', id: 'lc-a6' }, '2026-08-20T09:30:00Z')).toEqual({ outcome: 'no_hit' });
+  });
+
   it('hits on a week of cash kept under the daily threshold, and grades a wide excess higher', async () => {
     await world.party('lc-p3');
     await world.account('lc-a3', 'lc-p3');

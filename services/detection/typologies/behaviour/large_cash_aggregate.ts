@@ -8,7 +8,7 @@
 // Severity: excess = the largest observed / threshold among the thresholds crossed (grade.ts).
 import { z } from 'zod';
 import type { WindowName, WindowStats } from '../../../../platform/aggregates/port.ts';
-import { defineDetector, noHit, type DetectorOutcome, type ThresholdCrossed } from '../../framework/detector.ts';
+import { defineDetector, noHit, nonResult, type DetectorOutcome, type ThresholdCrossed } from '../../framework/detector.ts';
 import { aboveZero } from '../../framework/parameter-rules.ts';
 import { dealings } from './dealings.ts';
 import { byAmount, evidenceOf } from './evidence.ts';
@@ -47,7 +47,18 @@ export const largeCashAggregate = defineDetector({
     const stats = await ctx.windows({ windows: ['24h', '7d'] });
     const limits: Record<string, bigint> = { '24h': BigInt(p.threshold24h), '7d': BigInt(p.threshold7d) };
     const crossings = stats.flatMap((w) => crossingsOf(w, limits[w.window]!, p.combineDirections));
-    if (crossings.length === 0) return noHit();
+    if (crossings.length === 0) {
+      // Cash without a base-asset amount (no FX rate) is counted, never summed (decision 0008): any
+      // of it could have crossed, so the subject was not judged. Listed only when some activity of
+      // the week is unpriced.
+      const week = stats.find((w) => w.window === '7d')!;
+      if (week.in.unpriced + week.out.unpriced === 0) return noHit();
+      const { records } = await dealings(ctx, week.from);
+      const unpricedCash = records.filter((r) => r.cash && r.baseValue === null).length;
+      return unpricedCash > 0
+        ? nonResult('insufficient_data', `${unpricedCash} cash movement(s) of the week have no base-asset amount (no FX rate); the priced cash stays under the thresholds`)
+        : noHit();
+    }
 
     // The evidence covers the widest window crossed, which contains the narrower one.
     const widest = crossings.some((c) => c.window === '7d') ? stats.find((w) => w.window === '7d')! : stats.find((w) => w.window === '24h')!;

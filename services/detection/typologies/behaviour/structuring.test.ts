@@ -44,6 +44,20 @@ describe('structuring', () => {
     expect(await world.evaluate(structuring, { kind: 'account', id: 'st-a1' }, AT)).toEqual({ outcome: 'no_hit' });
   });
 
+  it('answers insufficient_data when movements without an FX rate could make up the count', async () => {
+    await world.party('st-p9');
+    await world.account('st-a9', 'st-p9');
+    await world.movements([
+      { id: 'st-m90', from: [null, null], to: ['st-a9', 'st-p9'], value: 950_000, at: '2026-08-15T10:00:00Z' },
+      { id: 'st-m91', from: [null, null], to: ['st-a9', 'st-p9'], value: 960_000, at: '2026-08-16T10:00:00Z' },
+      { id: 'st-m92', from: [null, null], to: ['st-a9', 'st-p9'], value: 850_000, at: '2026-08-17T10:00:00Z', asset: 'EUR' },
+    ]);
+    await world.settle();
+    expect(await world.evaluate(structuring, { kind: 'account', id: 'st-a9' }, AT)).toMatchObject({ outcome: 'insufficient_data' });
+    // Two priced in the band and none unknown: clear.
+    expect(await world.evaluate(structuring, { kind: 'account', id: 'st-a9' }, '2026-08-16T12:00:00Z')).toEqual({ outcome: 'no_hit' });
+  });
+
   it('does not count a sweep between the party\'s own accounts', async () => {
     await world.party('st-p2');
     await world.account('st-b1', 'st-p2');

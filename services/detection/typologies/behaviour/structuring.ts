@@ -9,7 +9,7 @@
 // Severity: excess = movements in the band / minCount (grade.ts), raised one level when the
 // movements together reach 3× the threshold (that much was kept out of reporting).
 import { z } from 'zod';
-import { defineDetector, noHit, type DetectorOutcome } from '../../framework/detector.ts';
+import { defineDetector, noHit, nonResult, type DetectorOutcome } from '../../framework/detector.ts';
 import { aboveZero, below } from '../../framework/parameter-rules.ts';
 import { dealings, windowStart } from './dealings.ts';
 import { byAmount, counted, evidenceOf, movementFact } from './evidence.ts';
@@ -44,16 +44,20 @@ export const structuring = defineDetector({
     // The store's band count is an upper bound (it also counts internal transfers): a cheap
     // no_hit for almost every subject before anything is listed.
     const stats = await ctx.window(p.window, { thresholds: [{ threshold, margin: threshold - floor }] });
-    if ((stats.belowThreshold[0]?.count ?? 0) < p.minCount) return noHit();
+    // Movements without a base-asset amount (no FX rate) are in no band: as many of them as could
+    // make up the count leave the subject unjudged rather than clear.
+    const unpriced = stats.in.unpriced + stats.out.unpriced;
+    if ((stats.belowThreshold[0]?.count ?? 0) + unpriced < p.minCount) return noHit();
 
     const { records, truncated } = await dealings(ctx, windowStart(ctx, p.window));
-    const inBand = records.filter(
-      (r) =>
-        r.baseValue !== null && r.baseValue >= floor && r.baseValue < threshold &&
-        (p.direction === 'both' || r.direction === p.direction) &&
-        (!p.cashOnly || r.cash),
-    );
-    if (inBand.length < p.minCount) return noHit();
+    const considered = records.filter((r) => (p.direction === 'both' || r.direction === p.direction) && (!p.cashOnly || r.cash));
+    const inBand = considered.filter((r) => r.baseValue !== null && r.baseValue >= floor && r.baseValue < threshold);
+    if (inBand.length < p.minCount) {
+      const unknown = considered.filter((r) => r.baseValue === null).length;
+      return inBand.length + unknown >= p.minCount
+        ? nonResult('insufficient_data', `${unknown} movement(s) in ${p.window} have no base-asset amount (no FX rate) and could be just below the threshold`)
+        : noHit();
+    }
 
     const total = sumOf(inBand.map((r) => r.baseValue));
     const accounts = ctx.subject.kind === 'account' ? [ctx.subject.id] : await ctx.accountsOfParty();
