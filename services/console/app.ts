@@ -236,7 +236,14 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
     }
     const rehashed = needsRehash(user.password_hash) ? await hashPassword(password) : undefined;
     // The attempt's reset, the session and the login's row commit together: no session without it.
+    // A session this browser still held (another user's, or its own) ends with the new one's start.
+    const previous = cookieValue(request.headers.cookie, SESSION_COOKIE);
     const issued = await withTransaction(pool, async (db) => {
+      const replaced = previous ? await findSession(db, previous) : undefined;
+      if (replaced && replaced.revoked_at === null) {
+        await revokeSession(db, replaced.session_id, now);
+        await audit(replaced.tenant_id, { kind: 'user', userId: replaced.user_id }, 'logout', now, replaced.user_id, { reason: 'replaced_by_login' }, db);
+      }
       await recordSuccess(db, user.user_id, rehashed);
       const created = await createSession(db, user, csrfHashOf, now, settings.absoluteMs);
       await audit(tenant, { kind: 'user', userId: user.user_id }, 'login', now, user.user_id, { ip: request.ip }, db);

@@ -273,6 +273,16 @@ describe('sessions', () => {
     const actions = (await auditOf(await userId('acme', 'logout@example.com'))).map((a) => a.action);
     expect(actions).toEqual(['user.created', 'login', 'password.changed', 'logout']);
   });
+
+  it('ends the session a browser still holds when it logs in again, as any user', async () => {
+    const first = await readyUser('acme', 'first-in-browser@example.com');
+    await readyUser('acme', 'second-in-browser@example.com');
+    const second = await login('acme', 'second-in-browser@example.com', NEW_PASSWORD, { cookie: `${SESSION_COOKIE}=${first.cookie}` });
+    expect(second.statusCode).toBe(200);
+    expectProblem(await as(first, 'GET', '/console/v1/session'), 401, 'svc:console/unauthenticated');
+    const audit = await auditOf(await userId('acme', 'first-in-browser@example.com'));
+    expect(audit.at(-1)).toMatchObject({ action: 'logout', details: { reason: 'replaced_by_login' } });
+  });
 });
 
 describe('the one-time password', () => {
