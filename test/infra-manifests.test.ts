@@ -71,7 +71,7 @@ const RUN_SUBCOMMANDS = [...DISPATCH.matchAll(/rest\[0\] === '([^']+)'/g)].map((
 // The API's health routes, from services/api/routes/health.ts, and the console's, from
 // services/console/app.ts (served on SVC_CONSOLE_PORT, not PORT).
 const API_HEALTH_ROUTES = [...read('services/api/routes/health.ts').matchAll(/\.get\(\s*'(\/[^']+)'/g)].map((m) => m[1]!);
-const CONSOLE_HEALTH_ROUTES = [...read('services/console/app.ts').matchAll(/app\.get\('(\/console\/v1\/health)'/g)].map((m) => m[1]!);
+const CONSOLE_HEALTH_ROUTES = [...read('services/console/app.ts').matchAll(/app\.get\('(\/console\/v1\/(?:health|ready))'/g)].map((m) => m[1]!);
 const HEALTH_ROUTES = [...API_HEALTH_ROUTES, ...CONSOLE_HEALTH_ROUTES];
 // The port a health route is served on, given a process's environment.
 const DEFAULT_CONSOLE_PORT = String(configSchema.shape.SVC_CONSOLE_PORT.parse(undefined));
@@ -800,7 +800,7 @@ describe('infra/k8s', () => {
         'infra/k8s/overlays/production/patches/detect.yaml: targets Deployment svc-detector, which no resource below defines',
         'Deployment svc-canonical container svc: SVC_DB_URL is not a variable of platform/config.ts',
         expect.stringMatching(/^Deployment svc-reconcile container svc: node bin\/svc\.js run pipeline reconciliation: svc run pipeline takes one of/),
-        'Deployment svc-api container svc readinessProbe: /healthz is not a health route (/health, /ready, /console/v1/health)',
+        'Deployment svc-api container svc readinessProbe: /healthz is not a health route (/health, /ready, /console/v1/health, /console/v1/ready)',
         'Deployment svc-console container svc livenessProbe: probes 8081, the process listens on SVC_CONSOLE_PORT=8090',
         'Deployment svc-api: autoscaled, yet declares replicas',
         'Deployment svc-detect container svc: runs detection without NODE_OPTIONS=--max-semi-space-size=64',

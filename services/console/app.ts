@@ -10,6 +10,8 @@ import { CursorCodec } from '../../platform/http/cursor.ts';
 import { useRouteContracts } from '../../platform/http/contracts.ts';
 import { createEdgeApp } from '../../platform/http/edge-app.ts';
 import { sendProblem } from '../../platform/http/problem-reply.ts';
+import { sendUnavailable } from '../../platform/http/error-handling.ts';
+import { pingDatabase } from '../../platform/postgres/ping.ts';
 import { registerConsoleRoutes } from './routes/index.ts';
 import { dummyVerify, hashPassword, needsRehash, verifyPassword } from './password.ts';
 import {
@@ -201,6 +203,16 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
   };
 
   app.get('/console/v1/health', { config: { consoleAccess: 'public' }, schema: { response: { 200: consoleHealthSchema } } }, async () => ({ status: 'ok' as const }));
+  // Readiness: also the database, without which every other route fails (a replica that cannot
+  // reach it takes no traffic). Liveness stays /health, which touches nothing.
+  app.get('/console/v1/ready', { config: { consoleAccess: 'public' }, schema: { response: { 200: consoleHealthSchema } } }, async (request, reply) => {
+    try {
+      await pingDatabase(pool);
+      return { status: 'ok' as const };
+    } catch {
+      return sendUnavailable(request, reply, 'the database is not reachable');
+    }
+  });
 
   // Login. Every failure answers the same 401 whether the tenant, the email or the password was
   // wrong (or the user is disabled), after the same scrypt work; a locked user gets 423.

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../platform/clock.ts';
 import { loadConfig } from '../../platform/config.ts';
+import { createPool } from '../../platform/postgres/pool.ts';
 import { createTenant } from '../../platform/tenants/tenants.ts';
 import { problemSchema } from '../../schemas/problem.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/support/test-database.ts';
@@ -404,5 +405,20 @@ describe('the audit log', () => {
     const res = await app.inject({ method: 'GET', url: '/console/v1/health' });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ status: 'ok' });
+  });
+
+  it('is ready while the database answers, and says it is not, with Retry-After, when it does not', async () => {
+    expect((await app.inject({ method: 'GET', url: '/console/v1/ready' })).json()).toEqual({ status: 'ok' });
+    const away = createPool('postgres://svc:none@127.0.0.1:1/none', 1);
+    const probe = await createConsole({ config: loadConfig({ LOG_LEVEL: 'silent' }), pool: away, masterKey: randomBytes(32), clock, logger: false });
+    try {
+      const res = await probe.app.inject({ method: 'GET', url: '/console/v1/ready' });
+      expectProblem(res, 503, 'svc:service/unavailable');
+      expect(res.headers['retry-after']).toBeDefined();
+      expect((await probe.app.inject({ method: 'GET', url: '/console/v1/health' })).statusCode).toBe(200);
+    } finally {
+      await probe.app.close();
+      await away.end();
+    }
   });
 });

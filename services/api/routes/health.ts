@@ -4,7 +4,7 @@ import type { Pool } from '../../../platform/postgres/pool.ts';
 import { healthSchema } from '../../../schemas/responses.ts';
 import { json, problem } from '../http/route-schema.ts';
 import { sendUnavailable } from '../../../platform/http/error-handling.ts';
-import { pingDatabase } from '../health-store.ts';
+import { pingDatabase } from '../../../platform/postgres/ping.ts';
 
 // Liveness needs no signature and touches nothing; readiness also checks the database.
 export function registerHealthRoutes(app: FastifyInstance, deps: { pool: Pool }): void {
