@@ -35,7 +35,30 @@ export const handleAuthProblems = (handler: (error: ApiError) => void) => {
   onAuthProblem = handler;
 };
 
-export async function request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
+// Called when the cookie turns out to hold another user's session (a login in another tab): what
+// this tab shows is someone else's, so it starts again.
+let onSessionChanged: () => void = () => location.reload();
+export const handleSessionChange = (handler: () => void) => {
+  onSessionChanged = handler;
+};
+
+// After a refused CSRF token: the session the cookie holds now, read again. True when it is still
+// this tab's user (logged in again elsewhere, so with a new token): the request can be sent again.
+async function refreshSession(): Promise<boolean> {
+  const before = session?.user.id;
+  let fresh: SessionBody;
+  try {
+    fresh = await request<SessionBody>('GET', '/session');
+  } catch {
+    return false;
+  }
+  setSession(fresh);
+  if (fresh.user.id === before) return true;
+  onSessionChanged();
+  return false;
+}
+
+export async function request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, retried = false): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && session) headers['x-csrf-token'] = session.csrf_token;
@@ -53,6 +76,9 @@ export async function request<T>(method: 'GET' | 'POST' | 'DELETE', path: string
     const member = (name: string) => (typeof problem[name] === 'string' ? problem[name] : undefined);
     const error = new ApiError(res.status, member('code') ?? `http_${res.status}`, member('detail') ?? member('title') ?? `${res.status} ${res.statusText}`, problem);
     if (error.code === 'svc:console/unauthenticated' || error.code === 'svc:console/password_change_required') onAuthProblem(error);
+    // The tab's token is of a session that ended while the cookie moved on to a new one: once, with
+    // the new session's token, rather than losing what the user just typed.
+    if (error.code === 'svc:console/csrf_failed' && method !== 'GET' && !retried && (await refreshSession())) return request<T>(method, path, body, true);
     throw error;
   }
   return parsed as T;
