@@ -26,13 +26,24 @@ export async function render(): Promise<void> {
   for (const { pattern, view } of routes) {
     const m = pattern.exec(path);
     if (!m) continue;
-    const params = m.slice(1).map((p) => decodeURIComponent(p ?? ''));
+    const params = m.slice(1).map((p) => pathSegment(p ?? ''));
     const result = await view(params, new URLSearchParams(location.search));
     if (gen === generation) cleanup = result;
     else if (typeof result === 'function') result();
     return;
   }
   navigate('/console/cases', { replace: true });
+}
+
+// A path segment as its view takes it: decoded, or as written when it is not valid percent-encoding
+// (`%E0` alone), which the view then looks up and finds nothing under, rather than throwing
+// before any view is drawn (a blank page).
+export function pathSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 export function startRouter(): void {
