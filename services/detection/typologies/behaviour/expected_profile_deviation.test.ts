@@ -54,6 +54,30 @@ describe('expected_profile_deviation', () => {
   });
   afterAll(async () => world?.close());
 
+  it('judges the volume of a party with more movements than a listing holds on its exact sums', async () => {
+    await world.party('ep-big', { expected_profile: { declared_monthly_volume: usd(10_000_000) } });
+    await world.account('ep-big-a', 'ep-big');
+    await world.account('ep-big-s', 'ep-big');
+    const start = Date.parse('2026-07-25T00:00:00Z');
+    // 2,100 payments of 100.00 in 26 days: 210,000.00 in, 2.1 times the declared 100,000.00.
+    const paid = Array.from({ length: 2_100 }, (_, i): MovementSpec => ({
+      id: `ep-big-m${i}`, from: ['ep-x-a', 'ep-x'], to: ['ep-big-a', 'ep-big'], value: 10_000, at: new Date(start + i * 1_000_000).toISOString(),
+    }));
+    // The latest: a sweep between its own accounts, which is no volume.
+    const sweep: MovementSpec = { id: 'ep-big-sweep', from: ['ep-big-a', 'ep-big'], to: ['ep-big-s', 'ep-big'], value: 5_000_000, at: '2026-08-20T15:00:00Z', type: 'internal_transfer' };
+    await world.movements([...paid, sweep]);
+    await world.settle();
+    const outcome = await world.evaluate(expectedProfileDeviation, { kind: 'party', id: 'ep-big' }, AT);
+    expect(outcome).toMatchObject({
+      outcome: 'hit',
+      evidence: {
+        thresholds: expect.arrayContaining([{ name: 'volume_vs_declared', threshold: '20000000', observed: '21000000' }]),
+        amounts: { in: '21000000', out: '0' },
+        facts: { listingTruncated: true },
+      },
+    });
+  }, 120_000);
+
   it('hits on volume, cash share and an undeclared corridor together', async () => {
     const outcome = await world.evaluate(expectedProfileDeviation, { kind: 'party', id: 'ep-p1' }, AT);
     expect(outcome).toMatchObject({

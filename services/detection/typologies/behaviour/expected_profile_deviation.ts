@@ -21,7 +21,8 @@
 import { z } from 'zod';
 import type { ActivityRecord } from '../../../../platform/aggregates/port.ts';
 import { defineDetector, noHit, nonResult, type DetectorOutcome, type ThresholdCrossed } from '../../framework/detector.ts';
-import { dealings, windowStart } from './dealings.ts';
+import type { SubjectContext } from '../../framework/context.ts';
+import { dealings, LISTING_LIMIT, windowStart } from './dealings.ts';
 import { byAmount, evidenceOf } from './evidence.ts';
 import { grade } from './grade.ts';
 import { formatMoney } from '../../framework/money-text.ts';
@@ -66,8 +67,11 @@ export const expectedProfileDeviation = defineDetector({
     const { records, truncated } = await dealings(ctx, from);
     const volume = profile.declared_monthly_volume;
     const volumeComparable = !volume || volume.asset === ctx.baseAsset;
+    // A listing cut at its limit under-counts exactly the high-volume parties this check is for: the
+    // volume is then the window's exact sums, less the party's own transfers the listing shows.
+    const flows = truncated ? await windowFlows(ctx, records) : flowAmounts(records);
     const deviations = [
-      volume && volumeComparable ? volumeDeviation(records, BigInt(volume.value), p, ctx.baseAsset) : null,
+      volume && volumeComparable ? volumeDeviation(records, flows, BigInt(volume.value), p, ctx.baseAsset) : null,
       profile.cash_intensity ? cashDeviation(records, profile.cash_intensity, p, ctx.baseAsset) : null,
       profile.corridors ? corridorDeviation(records, profile.corridors, p, ctx.baseAsset) : null,
     ].filter((d): d is Deviation => d !== null);
@@ -94,7 +98,7 @@ export const expectedProfileDeviation = defineDetector({
         from,
         to: ctx.at,
         thresholds: deviations.flatMap((d) => d.thresholds),
-        amounts: flowAmounts(records),
+        amounts: flows,
         facts: {
           declared: profile,
           deviations: deviations.map((d) => d.check),
@@ -119,8 +123,25 @@ function flowAmounts(records: readonly ActivityRecord[]) {
   return { total: inflow + outflow, count: new Set(records.map((r) => r.movementId)).size, in: inflow, out: outflow };
 }
 
-function volumeDeviation(records: ActivityRecord[], declared: bigint, p: Params, asset: string): Deviation | null {
-  const { in: inflow, out: outflow } = flowAmounts(records);
+// The 30-day flows from the window statistics (exact, whatever the listing's limit), without the
+// transfers between the party's own accounts that the listing shows (dealings leaves them out;
+// the statistics count each as an out and an in). Beyond the listing such transfers stay counted.
+async function windowFlows(ctx: SubjectContext, listed: readonly ActivityRecord[]) {
+  const [stats, all] = await Promise.all([ctx.window('30d'), ctx.activities(windowStart(ctx, '30d'), { limit: LISTING_LIMIT })]);
+  const kept = new Set(listed.map((r) => `${r.movementId}\u0000${r.direction}`));
+  const internal = all.filter((r) => !kept.has(`${r.movementId}\u0000${r.direction}`));
+  const internalIn = sumOf(internal.filter((r) => r.direction === 'in').map((r) => r.baseValue));
+  const internalOut = sumOf(internal.filter((r) => r.direction === 'out').map((r) => r.baseValue));
+  return {
+    total: stats.in.sum - internalIn + stats.out.sum - internalOut,
+    count: stats.in.count + stats.out.count - internal.length,
+    in: stats.in.sum - internalIn,
+    out: stats.out.sum - internalOut,
+  };
+}
+
+function volumeDeviation(records: ActivityRecord[], flows: { in: bigint; out: bigint }, declared: bigint, p: Params, asset: string): Deviation | null {
+  const { in: inflow, out: outflow } = flows;
   const observed = maxOf(inflow, outflow);
   const minVolume = BigInt(p.minVolume);
   // Whole-number arithmetic: allowed = declared x multiple, the multiple to two decimals.
