@@ -153,7 +153,7 @@ export const muleNetwork = defineDetector({
         facts: {
           indicators,
           ...(fanSide ? { new_senders: fanSide.fresh.length, senders: fanSide.counterparties.length } : {}),
-          ...(pass ? { pass_through: { hours: pass.hours, inflow: pass.inflow.toString(), outflow: pass.outflow.toString(), ratio: ratio(pass.ratio) } } : {}),
+          ...(pass ? { pass_through: { hours: pass.flowHours, inflow: pass.inflow.toString(), outflow: pass.outflow.toString(), ratio: ratio(pass.ratio) } } : {}),
           ...(flagged.length > 0 ? { shared_with_flagged: flagged } : {}),
           ...(fired.has('deals_with_flagged') ? { flagged_counterparties: flowParties } : {}),
         },

@@ -29,7 +29,12 @@ export interface PassThroughRule {
 }
 
 export interface PassThrough {
+  // The window it was found in (the shortest of the rule's that qualifies).
   hours: number;
+  // From the first inflow to the last outflow counted, in whole hours rounded up: a fact of the
+  // flow itself, the same however late it is judged (the window found grows as the flow ages, so
+  // it is no fact: an alert closed on a flow would open again).
+  flowHours: number;
   // Whether this is the shortest window asked for.
   shortest: boolean;
   span: Span;
@@ -86,15 +91,18 @@ async function judgeWindows(ctx: SubjectContext, rule: PassThroughRule, hours: r
     if (ratio < rule.minRatio || ratio > rule.maxRatio) continue;
     const baseline = await compareWithBaseline(ctx, 'in', h * HOUR_MS, { sum: inflow }, { multiple: rule.baselineMultiple, minDays: rule.baselineMinDays });
     if (baseline.compared && baseline.usual) continue;
+    const outs = activities.filter(isOut).sort(byRelevance);
+    const lastOut = Math.max(firstIn, ...outs.map((a) => a.occurredAt.getTime()));
     return {
       hours: h,
+      flowHours: Math.ceil((lastOut - firstIn) / HOUR_MS),
       shortest: h === hours[0],
       span,
       inflow,
       outflow,
       ratio,
       ins: activities.filter(isIn).sort(byRelevance),
-      outs: activities.filter(isOut).sort(byRelevance),
+      outs,
       baseline,
       partial,
     };

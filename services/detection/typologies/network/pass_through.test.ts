@@ -37,7 +37,13 @@ describe('pass_through', () => {
       { name: 'counterparties_per_side', threshold: 2, observed: 2 },
     ]);
     expect(hit.evidence.window).toEqual({ from: before(AT, 48), to: new Date(AT).toISOString() });
-    expect(hit.evidence.facts).toMatchObject({ window_hours: 48, retained: '30000' });
+    expect(hit.evidence.facts).toMatchObject({ flow_hours: 21, retained: '30000' });
+    expect(hit.summary).toContain('within 48 hours');
+    // Judged again two days on with nothing new, the flow is found in the week's window: its facts
+    // are the same, so an alert closed on them stays closed (pipelines/detect/alerts.ts).
+    const later = (await world.evaluate(passThrough, { kind: 'account', id: 'pt-a' }, new Date(new Date(AT).getTime() + 2 * 86_400_000).toISOString(), { params: { maxCounterpartiesPerSide: 2 } })) as Hit;
+    expect(later.summary).toContain('within 168 hours');
+    expect(later.evidence.facts).toEqual(hit.evidence.facts);
     expect(hit.severity).toBe('medium');
   });
 
@@ -80,7 +86,7 @@ describe('pass_through', () => {
     ]);
     await world.settle();
     const hit = (await world.evaluate(passThrough, { kind: 'account', id: 'pt-slow' }, AT)) as Hit;
-    expect(hit).toMatchObject({ outcome: 'hit', evidence: { facts: { window_hours: 168 }, movements: ['pt-slow-in', 'pt-slow-out'] } });
+    expect(hit).toMatchObject({ outcome: 'hit', evidence: { facts: { flow_hours: 80 }, movements: ['pt-slow-in', 'pt-slow-out'] } });
     const rapid = (await world.evaluate(passThrough, { kind: 'account', id: 'pt-a' }, AT, { params: { maxCounterpartiesPerSide: 2 } })) as Hit;
     expect(hit.score).toBeLessThan(rapid.score);
   });

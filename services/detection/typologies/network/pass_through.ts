@@ -95,7 +95,7 @@ export const passThrough = defineDetector({
         thresholds,
         ...(found.baseline.compared ? { baseline: found.baseline.evidence } : {}),
         facts: {
-          window_hours: found.hours,
+          flow_hours: found.flowHours,
           ratio: ratio(found.ratio),
           retained: (found.inflow - found.outflow).toString(),
           in_count: found.ins.length,
