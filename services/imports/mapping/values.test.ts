@@ -93,6 +93,16 @@ describe('sourceValue', () => {
     ['mapped to null', { from: 'a', map: { x: null } }],
   ])('no value: %s', (_, spec) =>
     expect(sourceValue(spec, csv({ e: '', b: '   ', n: 'NULL', a: 'x' }), NULLS)).toEqual({ ok: true, value: undefined }));
+
+  it('refuses a JSONL number JSON.parse could not keep exactly, alone or in a joined source, rather than read another id', () => {
+    // 9007199254740993 parses as 9007199254740992: two rows would share an external id.
+    const row = jsonl(JSON.parse('{"id": 9007199254740993, "n": 2}'));
+    for (const from of ['id', ['n', 'id']]) {
+      expect(sourceValue({ from }, row, NONE)).toMatchObject({ ok: false, code: 'svc:validation/schema', reason: expect.stringContaining('write it as a string') });
+    }
+    expect(sourceValue({ from: 'n' }, jsonl({ n: 9007199254740991 }), NONE)).toEqual({ ok: true, value: 9007199254740991 });
+    expect(sourceValue({ from: ['n', 'm'] }, jsonl({ n: 12.5, m: 3 }), NONE)).toEqual({ ok: true, value: expect.stringMatching(/^12\.5.3$/) });
+  });
 });
 
 describe('conversions', () => {

@@ -61,6 +61,8 @@ export function readSource(row: SourceRow, from: string | readonly string[], nul
     for (const part of from) {
       const value = readSource(row, part, nullValues);
       if (value === undefined) return undefined;
+      // Its text would be another number's: the part itself goes on, for sourceValue to refuse.
+      if (isInexact(value)) return value;
       parts.push(typeof value === 'string' ? value : JSON.stringify(value));
     }
     return parts.join(JOINED_SOURCE_SEPARATOR);
@@ -127,9 +129,17 @@ export type SourceSpec = Treatments & { from?: string | readonly string[] | unde
 export function sourceValue(spec: SourceSpec, row: SourceRow, nullValues: ReadonlySet<string>): Result<unknown> {
   const raw = spec.from !== undefined ? readSource(row, spec.from, nullValues) : spec.const;
   if (raw === undefined || raw === null) return ok(undefined);
+  if (isInexact(raw)) return fail(SCHEMA, 'a JSON number beyond ±9007199254740991 was not read exactly; write it as a string');
   const treated = applyTreatments(raw, spec);
   if (!treated.ok) return treated;
   return ok(treated.value === '' ? undefined : treated.value);
+}
+
+// A JSONL number too large for JSON.parse to keep: the double it became is another integer
+// (…993 reads as …992), so as text, an id or a map key it would stand for a different value and
+// two rows could merge into one.
+function isInexact(value: unknown): boolean {
+  return typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value);
 }
 
 const INTEGER = /^[+-]?\d+$/;
