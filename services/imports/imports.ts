@@ -117,16 +117,30 @@ export class Imports {
   }
 
   // Closes the upload: the file is chunks 0 .. chunkCount-1. A chunk not staged is reported by the
-  // worker when it reaches it (svc:import/invalid_chunk, missing staged object).
+  // worker when it reaches it (svc:import/invalid_chunk, missing staged object). A chunk staged at
+  // or past chunkCount refuses the submission: landing would drop it without a word (a count
+  // given as the last chunk's number, one short).
   async submit(tenantId: string, importId: string, chunkCount: number, now: Date): Promise<SubmitOutcome> {
-    const { rows } = await this.pool.query<ImportRow>(
-      `UPDATE imports SET state = 'submitted', chunk_count = $3, submitted_at = $4, updated_at = $4
-        WHERE tenant_id = $1 AND import_id = $2 AND state = 'created'
-        RETURNING ${COLUMNS}`,
+    const { rows } = await this.pool.query<ImportRow & { submitted: boolean; beyond: number | null }>(
+      `WITH beyond AS (
+         SELECT min(chunk_no) AS first FROM import_chunks WHERE tenant_id = $1 AND import_id = $2 AND chunk_no >= $3
+       ), submitted AS (
+         UPDATE imports SET state = 'submitted', chunk_count = $3, submitted_at = $4, updated_at = $4
+          WHERE tenant_id = $1 AND import_id = $2 AND state = 'created' AND (SELECT first FROM beyond) IS NULL
+          RETURNING ${COLUMNS}
+       )
+       SELECT ${COLUMNS}, true AS submitted, NULL::int AS beyond FROM submitted
+       UNION ALL
+       SELECT ${COLUMNS}, false, (SELECT first FROM beyond) FROM imports
+        WHERE tenant_id = $1 AND import_id = $2 AND NOT EXISTS (SELECT 1 FROM submitted)`,
       [tenantId, importId, chunkCount, now],
     );
-    if (rows[0]) return { kind: 'submitted', row: rows[0] };
-    return (await this.find(tenantId, importId)) ? { kind: 'not_open' } : { kind: 'not_found' };
+    const found = rows[0];
+    if (!found) return { kind: 'not_found' };
+    const { submitted, beyond, ...row } = found;
+    if (submitted) return { kind: 'submitted', row };
+    if (row.state !== 'created') return { kind: 'not_open' };
+    return { kind: 'invalid', errors: [{ path: 'chunk_count', code: 'svc:validation/schema', message: `chunk ${beyond} is staged, so the file has more than ${chunkCount} chunks` }] };
   }
 
   // The staged chunks go in the same statement: a cancelled import keeps none of the file, and a

@@ -226,6 +226,19 @@ describe('an import from creation to its reject report', () => {
     expect(page.data.at(-1)).toMatchObject({ row_no: null, chunk_no: 2, code: 'svc:import/invalid_chunk', message: expect.stringContaining('missing staged object') });
   });
 
+  it('refuses a submission whose chunk count leaves a staged chunk out, which landing would drop unseen', async () => {
+    const short = await create();
+    await put(short.import_id, 0, chunk0);
+    await put(short.import_id, 1, chunk1);
+    const refused = await api.client.post(`/v1/imports/${short.import_id}/submit`, { chunk_count: 1 }, api.keys.ingest);
+    expect(refused.statusCode).toBe(400);
+    expect(problemSchema.parse(refused.json())).toMatchObject({ code: 'svc:validation/schema', errors: [{ path: 'chunk_count', message: expect.stringContaining('chunk 1 is staged') }] });
+    expect(importViewSchema.parse((await api.client.get(`/v1/imports/${short.import_id}`, api.keys.ingest)).json()).state).toBe('created');
+    const submitted = await api.client.post(`/v1/imports/${short.import_id}/submit`, { chunk_count: 2 }, api.keys.ingest);
+    expect(importViewSchema.parse(submitted.json())).toMatchObject({ state: 'submitted', chunk_count: 2 });
+    await api.client.post(`/v1/imports/${short.import_id}/cancel`, undefined, api.keys.ingest);
+  });
+
   it('fails an import whose first chunk cannot be read, and cancels one not yet landing', async () => {
     const broken = await create();
     await put(broken.import_id, 0, 'id,at,"amount\n');
