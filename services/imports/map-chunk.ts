@@ -11,6 +11,7 @@ import { readJsonlChunk } from './dialects/jsonl.ts';
 import { ChunkError, type ChunkPosition, type ReadLimits, type SourceRecord } from './dialects/types.ts';
 import { assembleRow, type SourceRow } from './mapping/assemble.ts';
 import type { CompiledMapping } from './mapping/compile.ts';
+import { ROW_NUMBER_SOURCE } from '../../schemas/imports/mapping.ts';
 
 // The spec's import reject record.
 export interface ImportReject {
@@ -62,10 +63,14 @@ export function mapChunk(
   const limits = context.limits ?? {};
   let records: AsyncIterable<SourceRecord>;
   let fileHeader: () => string[] | undefined = () => undefined;
+  // The header's column names, once read, when the mapping's columns were not given up front
+  // (compile checks those): a column the mapping names and the header lacks is the chunk's fault.
+  let headerNames: () => string[] | undefined = () => undefined;
   if (mapping.csv) {
     const reader = readCsvChunk(bytes, mapping.csv, at, limits);
     records = reader.records;
     fileHeader = () => reader.fileHeader();
+    if (!mapping.csv.columns) headerNames = () => reader.header();
   } else {
     records = readJsonlChunk(bytes, mapping.jsonl!, at, limits).records;
   }
@@ -83,10 +88,24 @@ export function mapChunk(
     },
   });
 
+  // A mapped column the header does not have (a renamed export column, a changed case) reads as
+  // empty on every row: an optional field silently lost, a row_filter that skips every row or
+  // none. Checked at the chunk's first record, before any row of it is mapped.
+  let headerChecked = false;
+  const checkHeader = (): void => {
+    if (headerChecked) return;
+    headerChecked = true;
+    const names = headerNames();
+    if (!names) return;
+    const missing = columnsNamed(mapping).filter((column) => !names.includes(column));
+    if (missing.length > 0) throw new ChunkError(`mapping mismatch: the header has no column ${missing.join(', ')}`, undefined, at.chunkNo);
+  };
+
   async function* rows(): AsyncIterable<MappedRow> {
     try {
       let sinceYield = 0;
       for await (const record of records) {
+        checkHeader();
         if (++sinceYield >= YIELD_EVERY) {
           sinceYield = 0;
           await new Promise((resolve) => setImmediate(resolve));
@@ -137,4 +156,20 @@ export function mapChunk(
     }
   }
   return { rows: rows(), fileHeader };
+}
+
+// The source columns a mapping reads: its rules' `from` (each part of a joined one), its money
+// parts' and its row_filter's; the pseudo-column @row_no is no column.
+function columnsNamed(mapping: CompiledMapping): string[] {
+  const named = new Set<string>();
+  const add = (from: string | readonly string[] | undefined) => {
+    for (const column of typeof from === 'string' ? [from] : (from ?? [])) if (column !== ROW_NUMBER_SOURCE) named.add(column);
+  };
+  for (const { rule } of mapping.targets) {
+    add(rule.from);
+    add(rule.value?.from);
+    add(rule.asset?.from);
+  }
+  add(mapping.document.row_filter?.from);
+  return [...named];
 }

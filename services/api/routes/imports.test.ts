@@ -88,6 +88,16 @@ describe('POST /v1/imports/dry-run', () => {
     ]);
   });
 
+  it('refuses a chunk whose header lacks a column the mapping reads, before any of its rows', async () => {
+    // An export that renamed two columns: the optional memo would vanish and the filter let drafts in.
+    const renamed = sample.replace('id;when;status;amount;ccy;from;to;memo', 'id;when;Status;amount;ccy;from;to;Memo');
+    const report = importDryRunReportSchema.parse((await dryRun({ mapping: movements, sample: renamed })).json());
+    expect(report).toMatchObject({ valid: 0, rejected: 1 });
+    expect(report.rejects).toEqual([
+      { row_no: null, chunk_no: 0, code: 'svc:import/invalid_chunk', object_type: 'movement', external_id: null, message: 'mapping mismatch: the header has no column status, memo', raw: null },
+    ]);
+  });
+
   it('refuses a mapping whose target is not a field of the family, naming the nearest ones', async () => {
     const res = await dryRun({ mapping: { ...movements, fields: { ...movements.fields, 'data.amout': { from: 'amount' } } }, sample });
     expect(res.statusCode).toBe(400);
