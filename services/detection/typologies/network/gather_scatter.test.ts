@@ -73,5 +73,9 @@ describe('gather_scatter', () => {
   it('is not applicable to parties, and cannot judge a hub whose graph read was cut short', async () => {
     expect(await world.evaluate(gatherScatter, { kind: 'party', id: 'gs-hub-p' }, AT)).toMatchObject({ outcome: 'not_applicable' });
     expect(await gatherScatter.evaluate(cutShortContext('gs-x', AT), gatherScatter.params.parse({}))).toMatchObject({ outcome: 'insufficient_data' });
+    // The inflow read, then the budget ran out on the outflow.
+    const sources = Array.from({ length: 60 }, (_, i) => ({ account: `gs-s${i}`, count: 1, sum: 100_000n, unpriced: 0, firstAt: new Date(AT), lastAt: new Date(AT) }));
+    const halfRead = cutShortContext('gs-x', AT, { gatherScatter: async () => ({ hub: 'gs-x', sources, targets: [], inSum: 6_000_000n, outSum: 0n, truncated: true }) });
+    expect(await gatherScatter.evaluate(halfRead, gatherScatter.params.parse({}))).toMatchObject({ outcome: 'insufficient_data' });
   });
 });

@@ -58,8 +58,9 @@ export const gatherScatter = defineDetector({
     const span = spanOfDays(ctx, p.windowDays);
     if (ctx.counterpartyAccountsAtMost('in', span.from) < p.minSources || ctx.counterpartyAccountsAtMost('out', span.from) < p.minTargets) return noHit();
     const hub = await ctx.gatherScatter(graphSince(span), flowLimit(Math.max(p.minSources, p.minTargets)));
-    if (hub.truncated && hub.sources.length === 0 && hub.targets.length === 0) {
-      return nonResult('insufficient_data', "the network read of the account's flows was cut short before it returned anything");
+    // The read takes the inflow, then the outflow, under one budget: either side can be the one cut.
+    if (hub.truncated && (hub.sources.length === 0 || hub.targets.length === 0)) {
+      return nonResult('insufficient_data', "the network read of the account's flows was cut short before it returned one of its sides");
     }
     if (hub.sources.length < p.minSources || hub.targets.length < p.minTargets) return noHit();
     const gathered = await readFan(ctx, 'in', p.windowDays, p.minSources, { counterparties: hub.sources, truncated: hub.truncated });

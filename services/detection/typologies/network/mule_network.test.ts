@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDetectionWorld, type DetectionWorld } from '../../../../test/support/detection-world.ts';
 import type { Hit } from '../../framework/detector.ts';
 import { muleNetwork } from './mule_network.ts';
-import { before, DAY, holders, range, side } from './test-kit.ts';
+import { before, cutShortContext, DAY, holders, range, side } from './test-kit.ts';
 
 const AT = '2026-08-20T12:00:00Z';
 const openedDaysAgo = (days: number) => ({ opened_at: new Date(Date.parse(AT) - days * DAY).toISOString() });
@@ -137,5 +137,21 @@ describe('mule_network', () => {
   it('cannot judge an account it has no data for, and is not applicable to parties', async () => {
     expect(await world.evaluate(muleNetwork, { kind: 'account', id: 'mn-unknown' }, AT)).toMatchObject({ outcome: 'insufficient_data' });
     expect(await world.evaluate(muleNetwork, { kind: 'party', id: 'mn-a-p' }, AT)).toMatchObject({ outcome: 'not_applicable' });
+  });
+
+  it('cannot judge a young account whose network reads were cut short before they returned anything', async () => {
+    // Young, so one more indicator would make a hit: the senders' read and the shared-attributes
+    // read both ran out of their budget.
+    const young = (cut: boolean) =>
+      cutShortContext('mn-cut', AT, {
+        account: async () => ({ data: { opened_at: before(AT, 5 * 24) } }),
+        activities: async () => [],
+        partyId: async () => 'mn-cut-p',
+        sharedAttributes: async () => ({ shared: [], truncated: cut }),
+        flaggedParties: async () => [],
+        ...(cut ? {} : { fanIn: async () => ({ account: 'mn-cut', counterparties: [], count: 0, sum: 0n, truncated: false }) }),
+      });
+    expect(await muleNetwork.evaluate(young(true), muleNetwork.params.parse({}))).toMatchObject({ outcome: 'insufficient_data' });
+    expect(await muleNetwork.evaluate(young(false), muleNetwork.params.parse({}))).toEqual({ outcome: 'no_hit' });
   });
 });

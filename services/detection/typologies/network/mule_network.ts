@@ -16,7 +16,7 @@
 // other is low; two strong ones medium; three high; four or more critical.
 import { z } from 'zod';
 import type { ThresholdCrossed } from '../../framework/detector.ts';
-import { defineDetector, noHit } from '../../framework/detector.ts';
+import { defineDetector, nonResult, noHit } from '../../framework/detector.ts';
 import type { SubjectContext } from '../../framework/context.ts';
 import { accountKey, byRelevance, listed, moneyParam, percent, ratio, spanOfDays, windowOf, type Span } from './evidence.ts';
 import { readFan, type FanSide } from './fan.ts';
@@ -108,7 +108,8 @@ export const muleNetwork = defineDetector({
     // The context indicators are the dearest (network reads and alert lookups): each is skipped
     // when even with it the account could not reach minIndicators (the flows' one needs a flow).
     const flows = fanSide || pass ? 1 : 0;
-    const flagged = fired.size + 1 + flows >= p.minIndicators ? await flaggedLinks(ctx, p.sharedAttributeLimit) : [];
+    const links = fired.size + 1 + flows >= p.minIndicators ? await flaggedLinks(ctx, p.sharedAttributeLimit) : { flagged: [], cutShort: false };
+    const flagged = links.flagged;
     if (flagged.length > 0) {
       fired.add('shares_with_flagged');
       thresholds.push({ name: 'flagged_linked_parties', threshold: 1, observed: new Set(flagged.flatMap((f) => f.parties)).size });
@@ -119,7 +120,14 @@ export const muleNetwork = defineDetector({
       thresholds.push({ name: 'linked_counterparties', threshold: p.minLinkedCounterparties, observed: flowParties.length });
     }
 
-    if (fired.size < p.minIndicators || ![...fired].some((indicator) => CONTEXT.has(indicator))) return noHit();
+    if (fired.size < p.minIndicators || ![...fired].some((indicator) => CONTEXT.has(indicator))) {
+      // A network read cut short found nothing, which is not "nothing there": when the indicators
+      // it could have given would reach the minimum, the account was not judged.
+      const unread = (fan.kind === 'unreadable' ? 1 : 0) + (links.cutShort ? 1 : 0);
+      return unread > 0 && fired.size + unread >= p.minIndicators
+        ? nonResult('insufficient_data', 'a network read of the account (its senders or what its holder shares) was cut short before it returned anything')
+        : noHit();
+    }
     thresholds.push({ name: 'indicators', threshold: p.minIndicators, observed: fired.size });
     const weight = [...fired].reduce((sum, indicator) => sum + (indicator === 'young_account' ? 0.5 : 1), 0);
     const score = finalScore(0.25 * weight - 0.02);
@@ -173,15 +181,18 @@ async function accountAgeDays(ctx: SubjectContext): Promise<number | null> {
 }
 
 // The identifiers, devices and ips the holder shares with parties that have an open alert.
-async function flaggedLinks(ctx: SubjectContext, limit: number): Promise<Flagged[]> {
+// cutShort: the read ran out of its budget before it returned anything.
+async function flaggedLinks(ctx: SubjectContext, limit: number): Promise<{ flagged: Flagged[]; cutShort: boolean }> {
   const self = await ctx.partyId();
-  const { shared } = await ctx.sharedAttributes(limit);
+  const { shared, truncated } = await ctx.sharedAttributes(limit);
+  const cutShort = truncated && shared.length === 0;
   const others = [...new Set(shared.flatMap((s) => s.parties))].filter((party) => party !== self);
-  if (others.length === 0) return [];
+  if (others.length === 0) return { flagged: [], cutShort };
   const flagged = new Set(await ctx.flaggedParties(others));
-  return shared
-    .map((s) => ({ via: { kind: s.via.kind, key: s.via.key }, parties: s.parties.filter((party) => flagged.has(party)) }))
-    .filter((s) => s.parties.length > 0);
+  return {
+    flagged: shared.map((s) => ({ via: { kind: s.via.kind, key: s.via.key }, parties: s.parties.filter((party) => flagged.has(party)) })).filter((s) => s.parties.length > 0),
+    cutShort,
+  };
 }
 
 // The parties with an open alert that hold the accounts on the flows: the new senders of the fan-in

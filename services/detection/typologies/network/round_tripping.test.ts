@@ -102,6 +102,15 @@ describe('round_tripping', () => {
       outcome: 'not_applicable',
     });
     expect(await roundTripping.evaluate(cutShortContext('rt-x', AT), roundTripping.params.parse({}))).toMatchObject({ outcome: 'insufficient_data' });
+    // Cut short after cycles that do not count (a small two-hop return): the longer ones were never reached.
+    const small = { movements: [
+      { movementId: 's1', from: 'rt-x', to: 'rt-y', occurredAt: new Date('2026-08-01T00:00:00Z'), amount: 1_000n },
+      { movementId: 's2', from: 'rt-y', to: 'rt-x', occurredAt: new Date('2026-08-02T00:00:00Z'), amount: 1_000n },
+    ] };
+    const stopped = cutShortContext('rt-x', AT, { cycles: async () => ({ cycles: [small], truncated: true }) });
+    expect(await roundTripping.evaluate(stopped, roundTripping.params.parse({}))).toMatchObject({ outcome: 'insufficient_data' });
+    const complete = cutShortContext('rt-x', AT, { cycles: async () => ({ cycles: [small], truncated: false }) });
+    expect(await roundTripping.evaluate(complete, roundTripping.params.parse({}))).toEqual({ outcome: 'no_hit' });
   });
 });
 

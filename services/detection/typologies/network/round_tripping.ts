@@ -62,9 +62,9 @@ export const roundTripping = defineDetector({
     });
     const qualifying = await withoutTakeBacks(ctx, material);
     if (qualifying.length === 0) {
-      return found.truncated && found.cycles.length === 0
-        ? nonResult('insufficient_data', 'the cycle search over the network was cut short before it found anything')
-        : noHit();
+      // Cut short, the search may have stopped at cycles that do not count (own accounts, small
+      // two-hop returns) before the longer ones it never reached.
+      return found.truncated ? nonResult('insufficient_data', 'the cycle search over the network was cut short before it found a cycle that counts') : noHit();
     }
     // Longer cycles first (they are the stronger evidence), then larger, then earlier.
     const ranked = [...qualifying].sort((a, b) => b.movements.length - a.movements.length || Number(firstAmount(b) - firstAmount(a)) || 0);

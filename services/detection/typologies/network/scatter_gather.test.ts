@@ -65,5 +65,18 @@ describe('scatter_gather', () => {
   it('is not applicable to parties, and cannot judge a source whose graph read was cut short', async () => {
     expect(await world.evaluate(scatterGather, { kind: 'party', id: 'sg-src-p' }, AT)).toMatchObject({ outcome: 'not_applicable' });
     expect(await scatterGather.evaluate(cutShortContext('sg-x', AT), scatterGather.params.parse({}))).toMatchObject({ outcome: 'insufficient_data' });
+    // Only the gathering accounts reached through most intermediaries were read, and none counts
+    // (a shop's): one further down, never read, may.
+    const mids = ['sg-m1', 'sg-m2', 'sg-m3', 'sg-m4'];
+    const paid = { account: 'sg-x', counterparties: mids.map((account) => ({ account, count: 1, sum: 100_000n, unpriced: 0, firstAt: new Date(AT), lastAt: new Date(AT) })), truncated: false };
+    const entities: Record<string, { data: Record<string, unknown> }> = { 'account:sg-shop': { data: { holder_party_id: 'sg-shop-p' } }, 'party:sg-shop-p': { data: { segment: 'merchant' } } };
+    const shopsFirst = (truncated: boolean) =>
+      cutShortContext('sg-x', AT, {
+        fanOut: async () => paid,
+        scatterGather: async () => ({ source: 'sg-x', gathers: [{ account: 'sg-shop', intermediaries: mids, sum: 390_000n }], truncated }),
+        entity: async (kind: string, id: string) => entities[`${kind}:${id}`],
+      });
+    expect(await scatterGather.evaluate(shopsFirst(true), scatterGather.params.parse({}))).toMatchObject({ outcome: 'insufficient_data' });
+    expect(await scatterGather.evaluate(shopsFirst(false), scatterGather.params.parse({}))).toEqual({ outcome: 'no_hit' });
   });
 });

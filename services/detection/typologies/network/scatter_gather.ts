@@ -69,7 +69,9 @@ export const scatterGather = defineDetector({
       if (gatherRatio < p.minGatherRatio || gatherRatio > p.maxGatherRatio) continue;
       qualifying.push({ ...gather, scattered: out, ratio: gatherRatio });
     }
-    if (qualifying.length === 0) return noHit();
+    // Only the gathering accounts reached through most intermediaries were read: when none of them
+    // counts (merchants, say), one further down may.
+    if (qualifying.length === 0) return found.truncated ? nonResult('insufficient_data', 'none of the gathering accounts read counts, and there were more than were read') : noHit();
     // The gathering account reached through most intermediaries leads.
     qualifying.sort((a, b) => b.intermediaries.length - a.intermediaries.length || (b.sum > a.sum ? 1 : b.sum < a.sum ? -1 : 0));
     const lead = qualifying[0]!;

@@ -28,8 +28,9 @@ export const range = (prefix: string, n: number) => Array.from({ length: n }, (_
 // The [account, party] side of a movement for an account made by `holders`.
 export const side = (account: string): [string, string] => [account, `${account}-p`];
 
-// A context for one account whose every graph read came back cut short with nothing in it.
-export function cutShortContext(account: string, at: string): SubjectContext {
+// A context for one account whose every graph read came back cut short with nothing in it
+// (`overrides`: reads that answered something, or other members of the context).
+export function cutShortContext(account: string, at: string, overrides: Record<string, unknown> = {}): SubjectContext {
   const empty = { account, counterparties: [], count: 0, sum: 0n, truncated: true };
   return {
     tenantId: 't',
@@ -47,5 +48,6 @@ export function cutShortContext(account: string, at: string): SubjectContext {
     snapshotAccountFlows: () => null,
     snapshotAccountMovements: () => null,
     counterpartyAccountsAtMost: () => Infinity,
+    ...overrides,
   } as unknown as SubjectContext;
 }
