@@ -182,7 +182,7 @@ describe('rule keys through assembleRow', () => {
     [{ from: 'c', type: 'boolean', true_values: ['ja'], false_values: ['nein'] }, 'yes', SCHEMA],
     [{ from: 'c', type: 'json' }, '{oops', SCHEMA],
     [{ from: 'c', type: 'datetime' }, '2019-02-30T00:00:00Z', SCHEMA],
-    [{ from: 'c', type: 'datetime', format: 'epoch_s' }, '12.3456', SCHEMA],
+    [{ from: 'c', type: 'datetime', format: 'epoch_s' }, '12.34.56', SCHEMA],
     [{ from: 'c', type: 'datetime', format: 'epoch_ms' }, '1.5', SCHEMA],
     [{ from: 'c', type: 'datetime', pattern: 'DD.MM.YYYY HH:mm', tz: 'Europe/Prague' }, '31.12.2019', SCHEMA],
   ] as Array<[FieldRule, string, string]>)('%j rejects with its code', (rule, value, code) =>

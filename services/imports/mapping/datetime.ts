@@ -13,7 +13,7 @@ import type { Failure, Result } from './values.ts';
 //   digits (truncated to milliseconds, never rounded), second 60 read as 59 (as dateTimeMs does).
 //   Without an offset (2019-09-01 12:00:00) the wall-clock time is read in `tz`. A date alone is
 //   not a date-time: use the pattern YYYY-MM-DD for that.
-// - epoch_s: an integer number of seconds, optionally signed, with at most 3 fraction digits.
+// - epoch_s: an integer number of seconds, optionally signed, with an optional fraction (kept to the ms).
 // - epoch_ms: an integer number of milliseconds, optionally signed.
 //   (A JSON number is read as its text; epochs ignore `tz`.)
 // - pattern: tokens YYYY MM DD HH mm ss SSS, and YY as an extension (two-digit year: 00-49 is
@@ -280,18 +280,20 @@ function parseRfc3339(text: string, tz: string | undefined): Result<string> {
   return toIso(wallTimeToEpochMs(wall, zone.value));
 }
 
-const EPOCH_S = /^([+-]?)(\d+)(?:\.(\d{1,3}))?$/;
+// Any number of fraction digits (Python's time.time() writes six), kept to the millisecond as
+// rfc3339 fractions are.
+const EPOCH_S = /^([+-]?)(\d+)(?:\.(\d+))?$/;
 const EPOCH_MS = /^([+-]?)(\d+)$/;
 
 function parseEpoch(text: string, unit: 's' | 'ms'): Result<string> {
   const m = (unit === 's' ? EPOCH_S : EPOCH_MS).exec(text);
   if (!m) {
-    return bad(unit === 's' ? 'not an epoch in seconds (an integer, at most 3 fraction digits)' : 'not an epoch in milliseconds (an integer)');
+    return bad(unit === 's' ? 'not an epoch in seconds (an integer, with an optional fraction)' : 'not an epoch in milliseconds (an integer)');
   }
   const digits = m[2]!.replace(/^0+(?=\d)/, '');
   if (digits.length > 16) return bad('outside the years 0000-9999');
   // m[3] (epoch_s only): the fraction, as milliseconds.
-  let ms = BigInt(digits) * (unit === 's' ? 1000n : 1n) + BigInt((m[3] ?? '').padEnd(3, '0'));
+  let ms = BigInt(digits) * (unit === 's' ? 1000n : 1n) + BigInt((m[3] ?? '').slice(0, 3).padEnd(3, '0'));
   if (m[1] === '-') ms = -ms;
   if (ms < BigInt(MIN_MS) || ms > BigInt(MAX_MS)) return bad('outside the years 0000-9999');
   return toIso(Number(ms));
