@@ -144,7 +144,7 @@ export class ImportWorker {
         (async function* () {
           yield body;
         })(),
-        { chunkNo, firstRowNo: nextRowNo, ...(fileHeader ? { header: fileHeader } : {}) },
+        { chunkNo, firstRowNo: nextRowNo, more: chunkNo < (job.chunk_count ?? 0) - 1, ...(fileHeader ? { header: fileHeader } : {}) },
         { validation: { registry: await this.options.assets.forTenant(job.tenant_id), nowMs: now.getTime(), futureSkewMs: this.options.futureSkewMs } },
       );
       let batch: Array<{ rowNo: number; source: string; raw: PreparedEvent }> = [];

@@ -36,7 +36,7 @@ export async function dryRunStagedFile(pool: Pool, row: ImportRow & { tenant_id:
     if (!body) continue;
     const reading = mapChunk(compiled.mapping, (async function* () {
       yield body;
-    })(), { chunkNo, firstRowNo: nextRowNo, ...(header ? { header } : {}) }, { validation });
+    })(), { chunkNo, firstRowNo: nextRowNo, more: chunkNo < last, ...(header ? { header } : {}) }, { validation });
     for await (const mapped of reading.rows) {
       const rowNo = mapped.kind === 'rejected' ? mapped.reject.row_no : mapped.rowNo;
       if (rowNo !== null) nextRowNo = Math.max(nextRowNo, rowNo + 1);

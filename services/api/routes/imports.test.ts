@@ -236,6 +236,23 @@ describe('an import from creation to its reject report', () => {
     expect(page.data.at(-1)).toMatchObject({ row_no: null, chunk_no: 2, code: 'svc:import/invalid_chunk', message: expect.stringContaining('missing staged object') });
   });
 
+  it('refuses a chunk cut in the middle of a record, unless it is the last', async () => {
+    const cut = await create();
+    await put(cut.import_id, 0, chunk0);
+    // A byte split of "3.50": "3." must not land as 3.00.
+    await put(cut.import_id, 1, 'c-4,2026-06-02T10:00:00Z,2.00,a,b\nc-5,2026-06-02T10:00:00Z,3.');
+    await put(cut.import_id, 2, '50,a,b\nc-6,2026-06-02T11:00:00Z,1.00,a,b');
+    await api.client.post(`/v1/imports/${cut.import_id}/submit`, { chunk_count: 3 }, api.keys.ingest);
+    await landAll();
+    const page = importRejectPageSchema.parse((await api.client.get(`/v1/imports/${cut.import_id}/rejects?format=json`, api.keys.ingest)).json());
+    expect(page.data.filter((r) => r.chunk_no === 1)).toEqual([
+      expect.objectContaining({ code: 'svc:import/invalid_chunk', message: expect.stringContaining('ends in the middle of a record') }),
+    ]);
+    const landed = await api.db.pool.query(`SELECT external_id FROM inbox_events WHERE external_id LIKE 'c-%' ORDER BY external_id`);
+    // c-4 before the cut, and c-6 in the last chunk, whose final record needs no terminator.
+    expect(landed.rows.map((r) => r.external_id)).toEqual(['c-4', 'c-6']);
+  });
+
   it('refuses a submission whose chunk count leaves a staged chunk out, which landing would drop unseen', async () => {
     const short = await create();
     await put(short.import_id, 0, chunk0);

@@ -258,6 +258,17 @@ describe('CSV dialect reader', () => {
     expect(error!.message).not.toContain('open');
   });
 
+  it('refuses a chunk other than the last that ends in the middle of a record; the last, or a whole file per chunk, may', async () => {
+    // A byte split of "100.00": its head must not land as 10.
+    const cut = 'id,amt\n1,100.00\n2,10';
+    const more = await read(cut, {}, { ...CHUNK0, more: true });
+    expect(values(more.records, ['amt'])).toEqual([[1, '100.00']]);
+    expect(more.error).toMatchObject({ message: expect.stringContaining('ends in the middle of a record'), rowNo: 2, chunkNo: 0, code: 'svc:import/invalid_chunk' });
+    expect(values((await read(cut)).records, ['amt'])).toEqual([[1, '100.00'], [2, '10']]);
+    expect((await read(cut, { headerPerChunk: true }, { ...CHUNK0, more: true })).error).toBeUndefined();
+    expect((await read(`${cut}\r\n`, {}, { ...CHUNK0, more: true })).error).toBeUndefined();
+  });
+
   describe('UTF-8', () => {
     const euro = Buffer.from('€'); // e2 82 ac
 

@@ -121,6 +121,11 @@ export function readCsvChunk(
         return null;
       }
       if (text.length > cap) throw new ChunkError('record past the size cap', currentRowNo(), chunkNo);
+      // Only the final record of a chunk can lack its terminator. With headerPerChunk each chunk is
+      // a whole exported file, whose last line may end without one.
+      if (!terminated && at.more && !dialect.headerPerChunk) {
+        throw new ChunkError('the chunk ends in the middle of a record: every chunk but the last ends with a record terminator', currentRowNo(), chunkNo);
+      }
       if (expectHeader) {
         acceptHeader(fields);
         return null;

@@ -48,6 +48,12 @@ export interface ChunkPosition {
   /** Global row number of this chunk's first data record, from 1. */
   firstRowNo: number;
   /**
+   * More chunks of the same file follow this one: it must then end with a record terminator (a
+   * chunk cut in the middle of a record would land that record's head as a row of its own, 100.00
+   * read as 10). Unset: the chunk is the last, or the whole sample.
+   */
+  more?: boolean;
+  /**
    * The file's header record as read from chunk 0 (the CSV reader's `fileHeader()`), given back for
    * later chunks: it names the fields when the dialect has no `columns`, and with headerPerChunk
    * each later chunk's header must equal it.
