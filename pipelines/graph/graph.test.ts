@@ -106,7 +106,7 @@ describe('the graph pipeline, end to end', () => {
     // Only hashes reach the graph.
     expect(JSON.stringify(p1)).not.toMatch(/dev-shared|198\.51\.100|example\.com/);
 
-    const shared = await store.sharedAttributes('acme', 'g-p1', { limit: 10 });
+    const shared = await store.sharedAttributes('acme', 'g-p1', { limit: 10, until: new Date('2100-01-01T00:00:00Z') });
     expect(shared).toEqual({ shared: [{ via: { kind: 'device', key: expect.stringMatching(/^hmac-sha256:/) }, parties: ['g-p3'] }], truncated: false });
     expect(shared.shared[0]?.via.key).toBe(sightings[0]?.to.key);
 

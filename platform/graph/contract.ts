@@ -647,20 +647,22 @@ export function describeGraphStoreContract(name: string, setup: () => Promise<{ 
           g.seen(party('P3'), device('D3'), day(3)),
         ]);
         const requests = [
-          { party: 'P1', limit: 10 },
-          { party: 'P3', limit: 10 },
-          { party: 'P1', limit: 1 },
-          { party: 'P4', limit: 10 },
-          { party: 'P9', limit: 10 },
+          { party: 'P1', limit: 10, until: day(30) },
+          { party: 'P3', limit: 10, until: day(30) },
+          { party: 'P1', limit: 1, until: day(30) },
+          { party: 'P4', limit: 10, until: day(30) },
+          { party: 'P9', limit: 10, until: day(30) },
+          { party: 'P1', limit: 10, until: day(2) },
         ];
         const many = await store.sharedAttributesMany(g.tenantId, requests);
-        expect(many).toEqual(await Promise.all(requests.map((r) => store.sharedAttributes(g.tenantId, r.party, { limit: r.limit }))));
+        expect(many).toEqual(await Promise.all(requests.map((r) => store.sharedAttributes(g.tenantId, r.party, { limit: r.limit, until: r.until }))));
         expect(many.map((found) => [found.shared.map((s) => `${s.via.kind}:${s.via.key}=${[...s.parties].sort().join('+')}`), found.truncated])).toEqual([
           [['device:D=P2+P4', 'identifier:X=P2'], false],
           [[], false],
           [['device:D=P2+P4'], true],
           [['device:D=P1+P2'], false],
           [[], false],
+          [['identifier:X=P2'], false],
         ]);
         expect(await store.sharedAttributesMany(g.tenantId, [])).toEqual([]);
       });
@@ -790,17 +792,32 @@ export function describeGraphStoreContract(name: string, setup: () => Promise<{ 
           g.seen(party('P4'), device('D'), day(3)),
           g.seen(party('P3'), device('D3'), day(3)),
         ]);
-        const shared = await store.sharedAttributes(g.tenantId, 'P1', { limit: 10 });
+        const shared = await store.sharedAttributes(g.tenantId, 'P1', { limit: 10, until: day(30) });
         const normalised = shared.shared.map((s) => ({ via: s.via, parties: [...s.parties].sort() })).sort((a, b) => (ref(a.via) < ref(b.via) ? -1 : 1));
         expect(normalised).toEqual([
           { via: device('D'), parties: ['P2', 'P4'] },
           { via: identifier('X'), parties: ['P2'] },
         ]);
         expect(shared.truncated).toBe(false);
-        expect(await store.sharedAttributes(g.tenantId, 'P3', { limit: 10 })).toEqual({ shared: [], truncated: false });
-        const one = await store.sharedAttributes(g.tenantId, 'P1', { limit: 1 });
+        expect(await store.sharedAttributes(g.tenantId, 'P3', { limit: 10, until: day(30) })).toEqual({ shared: [], truncated: false });
+        const one = await store.sharedAttributes(g.tenantId, 'P1', { limit: 1, until: day(30) });
         expect(one.shared).toHaveLength(1);
         expect(one.truncated).toBe(true);
+      });
+
+      it('counts only links first seen (or valid) by the instant asked: nothing after it', async () => {
+        const g = graphOf(newTenant());
+        await store.apply([
+          g.party('P1', day(1), { type: 'person' }, ['X']),
+          g.party('P2', day(5), { type: 'person' }, ['X']),
+          g.seen(party('P1'), device('D'), day(2)),
+          g.seen(party('P2'), device('D'), day(3)),
+        ]);
+        const at = async (until: Date) => (await store.sharedAttributes(g.tenantId, 'P1', { limit: 10, until })).shared.map((s) => `${ref(s.via)}=${s.parties.join('+')}`).sort();
+        // Day 2: P2 had neither the device nor the identifier yet.
+        expect(await at(day(2))).toEqual([]);
+        expect(await at(day(3))).toEqual(['device:D=P2']);
+        expect(await at(day(5))).toEqual(['device:D=P2', 'identifier:X=P2']);
       });
     });
 
@@ -834,7 +851,7 @@ export function describeGraphStoreContract(name: string, setup: () => Promise<{ 
         expect((await store.fanIn(t, 'A1', { since: day(1), until: day(30), limit: 10 })).counterparties).toEqual([]);
         expect((await store.scatterGather(t, 'A1', { since: day(1), until: day(30), minIntermediaries: 1, limit: 10 })).gathers).toEqual([]);
         expect(await store.gatherScatter(t, 'A2', { since: day(1), until: day(30), limit: 10 })).toMatchObject({ inSum: 100n, outSum: 0n, targets: [] });
-        expect((await store.sharedAttributes(t, 'P1', { limit: 10 })).shared).toEqual([]);
+        expect((await store.sharedAttributes(t, 'P1', { limit: 10, until: day(30) })).shared).toEqual([]);
       });
     });
 

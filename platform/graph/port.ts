@@ -189,7 +189,8 @@ export interface GatherScatter {
 export interface SharedAttribute {
   via: NodeRef;
   // Other parties linked to the same identifier, device or ip, now or before (an identifier a
-  // party's newer version dropped still links it: shared history is evidence).
+  // party's newer version dropped still links it: shared history is evidence), counting only links
+  // valid or first seen by the `until` asked (nothing after an evaluation's instant).
   parties: string[];
 }
 
@@ -230,9 +231,9 @@ export interface GraphStore {
   // scatterGather for many sources at once (one statement), one answer per request, in order.
   scatterGatherMany(tenantId: string, requests: Array<{ source: string; options: TwoHopOptions }>): Promise<ScatterGather[]>;
   gatherScatter(tenantId: string, hub: string, window: { since: Date; until: Date; limit: number }): Promise<GatherScatter>;
-  sharedAttributes(tenantId: string, party: string, options: { limit: number }): Promise<{ shared: SharedAttribute[]; truncated: boolean }>;
+  sharedAttributes(tenantId: string, party: string, options: { limit: number; until: Date }): Promise<{ shared: SharedAttribute[]; truncated: boolean }>;
   // sharedAttributes for many parties at once (one statement), one answer per request, in order.
-  sharedAttributesMany(tenantId: string, requests: Array<{ party: string; limit: number }>): Promise<Array<{ shared: SharedAttribute[]; truncated: boolean }>>;
+  sharedAttributesMany(tenantId: string, requests: Array<{ party: string; limit: number; until: Date }>): Promise<Array<{ shared: SharedAttribute[]; truncated: boolean }>>;
   // For many parties at once, the accounts each holds or held at any time up to its `until` (the
   // accounts a depth-1 ego network over holds edges with that `until` reaches), sorted, at most
   // `limit` per party; one list per request, in order.

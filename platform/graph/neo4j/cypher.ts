@@ -375,14 +375,17 @@ RETURN r.i AS i, found, gathers`,
 );
 
 // For each request, each identifier, device or ip the party shares (now or before) and the other
-// parties sharing it: the first `limit` (most parties first). A request with none may have no row.
+// parties sharing it, through links valid or first seen by its `until`: the first `limit` (most
+// parties first). A request with none may have no row.
 export const SHARED_ATTRIBUTES = define(
   'shared-attributes',
   `UNWIND $requests AS r
 CALL (r) {
-  MATCH (:GraphNode {tenant: $tenant, kind: 'party', key: r.party})-[:EDGE {tenant: $tenant, type: 'shares'}]->(via:GraphNode {tenant: $tenant})
-        <-[:EDGE {tenant: $tenant, type: 'shares'}]-(other:GraphNode {tenant: $tenant, kind: 'party'})
+  MATCH (:GraphNode {tenant: $tenant, kind: 'party', key: r.party})-[mine:EDGE {tenant: $tenant, type: 'shares'}]->(via:GraphNode {tenant: $tenant})
+        <-[theirs:EDGE {tenant: $tenant, type: 'shares'}]-(other:GraphNode {tenant: $tenant, kind: 'party'})
   WHERE other.key <> r.party
+    AND (coalesce(mine.validFrom, mine.firstAt) IS NULL OR coalesce(mine.validFrom, mine.firstAt) <= r.until)
+    AND (coalesce(theirs.validFrom, theirs.firstAt) IS NULL OR coalesce(theirs.validFrom, theirs.firstAt) <= r.until)
   WITH DISTINCT via, other.key AS party
   ORDER BY party
   WITH via, collect(party) AS parties

@@ -79,7 +79,7 @@ function questions(): Question[] {
     ['fanOut', (s) => s.fanOut(tenant, 'A2', { ...window, limit: 1 })],
     ['gatherScatter', (s) => s.gatherScatter(tenant, 'A2', { ...window, limit: 10 })],
     ['scatterGather', (s) => s.scatterGather(tenant, 'A1', { ...window, minIntermediaries: 1, limit: 10 })],
-    ['sharedAttributes', (s) => s.sharedAttributes(tenant, 'P1', { limit: 10 })],
+    ['sharedAttributes', (s) => s.sharedAttributes(tenant, 'P1', { limit: 10, until: day(30) })],
     ['holdings', (s) => s.holdings(tenant, [{ party: 'P1', until: day(30) }, { party: 'P2', until: day(30) }, { party: 'P1', until: day(5) }], 10)],
   );
   return asked;

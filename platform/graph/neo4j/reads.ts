@@ -186,7 +186,7 @@ export function neo4jReads(budget: ReadBudget, tenant: string): GraphReads {
     },
 
     async sharedAttributes(requests) {
-      const rows = await budget.run(SHARED_ATTRIBUTES, { tenant, requests: requests.map((r, i) => ({ i, party: r.party, limit: r.limit })) });
+      const rows = await budget.run(SHARED_ATTRIBUTES, { tenant, requests: requests.map((r, i) => ({ i, party: r.party, limit: r.limit, until: r.until })) });
       if (rows === undefined) return undefined;
       const lists: SharedAttribute[][] = requests.map(() => []);
       for (const row of rows) {

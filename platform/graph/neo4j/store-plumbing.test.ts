@@ -295,8 +295,8 @@ describe('Neo4jGraphStore plumbing (a recording driver double, no server)', () =
 
   it('sharedAttributes asks one more than the limit; holdings sorts each list', async () => {
     const fake = fakeDriver(responder);
-    expect(await fake.store.sharedAttributes('t1', 'P1', { limit: 1 })).toEqual({ shared: [{ via: { kind: 'device', key: 'D' }, parties: ['P2', 'P4'] }], truncated: true });
-    expect(fake.named(cypher.SHARED_ATTRIBUTES)[0]!.params.requests).toEqual([{ i: 0n, party: 'P1', limit: 2n }]);
+    expect(await fake.store.sharedAttributes('t1', 'P1', { limit: 1, until: day(4) })).toEqual({ shared: [{ via: { kind: 'device', key: 'D' }, parties: ['P2', 'P4'] }], truncated: true });
+    expect(fake.named(cypher.SHARED_ATTRIBUTES)[0]!.params.requests).toEqual([{ i: 0n, party: 'P1', limit: 2n, until: ms(day(4)) }]);
     expect(await fake.store.holdings('t1', [{ party: 'P1', until: day(4) }, { party: 'P2', until: day(4) }, { party: 'P9', until: day(4) }], 10)).toEqual([['A1', 'A2'], ['B1'], []]);
     expect(fake.named(cypher.HOLDINGS)[0]!.params.requests).toEqual([
       { i: 0n, party: 'P1', until: ms(day(4)) },

@@ -354,20 +354,22 @@ export function postgresReads(budget: ReadBudget, tenantId: string): GraphReads 
       const rows = await budget.query<{ i: number; kind: string; key: string; parties: string[] }>({
         name: 'graph-shared-attributes',
         text: `SELECT r.i, s.kind, s.key, s.parties
-                 FROM unnest($2::int[], $3::text[], $4::int[]) AS r(i, party, lim)
+                 FROM unnest($2::int[], $3::text[], $4::int[], $5::timestamptz[]) AS r(i, party, lim, until)
                 CROSS JOIN LATERAL (
                   SELECT mine.dst_kind AS kind, mine.dst_key AS key, array_agg(DISTINCT other.src_key ORDER BY other.src_key) AS parties,
                          row_number() OVER (ORDER BY count(DISTINCT other.src_key) DESC, mine.dst_kind, mine.dst_key) AS n
                     FROM graph_edges mine
                     JOIN graph_edges other ON other.tenant_id = mine.tenant_id AND other.dst_kind = mine.dst_kind AND other.dst_key = mine.dst_key
                                           AND other.type = 'shares' AND other.src_kind = 'party' AND other.src_key <> mine.src_key
+                                          AND (coalesce(other.valid_from, other.first_at) IS NULL OR coalesce(other.valid_from, other.first_at) <= r.until)
                    WHERE mine.tenant_id = $1 AND mine.src_kind = 'party' AND mine.src_key = r.party AND mine.type = 'shares'
+                     AND (coalesce(mine.valid_from, mine.first_at) IS NULL OR coalesce(mine.valid_from, mine.first_at) <= r.until)
                    GROUP BY mine.dst_kind, mine.dst_key
                    ORDER BY n
                    LIMIT r.lim
                 ) s
                 ORDER BY r.i, s.n`,
-        values: [tenantId, requests.map((_, i) => i), requests.map((r) => r.party), requests.map((r) => r.limit)],
+        values: [tenantId, requests.map((_, i) => i), requests.map((r) => r.party), requests.map((r) => r.limit), requests.map((r) => r.until)],
       });
       if (rows === undefined) return undefined;
       const lists: SharedAttribute[][] = requests.map(() => []);

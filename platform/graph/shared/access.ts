@@ -111,8 +111,8 @@ export interface GraphReads {
   // options.limit) and how many there are.
   scatterGathers(requests: TwoHopRequest[]): Promise<Array<{ gathers: ScatterGather['gathers']; found: number }> | undefined>;
   // For each request, in order: the identifiers, devices and ips the party shares (most parties
-  // first), at most its `limit`.
-  sharedAttributes(requests: Array<{ party: string; limit: number }>): Promise<SharedAttribute[][] | undefined>;
+  // first), at most its `limit`, through links valid or first seen by its `until`.
+  sharedAttributes(requests: Array<{ party: string; limit: number; until: Date }>): Promise<SharedAttribute[][] | undefined>;
 }
 
 // ---- writes ----

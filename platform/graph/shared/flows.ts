@@ -179,8 +179,8 @@ export function gatherScatterOf(hub: string, inflow: FlowSet, outflow: FlowSet):
 
 // For each identifier, device or ip a party is linked to, the other parties linked to it. One
 // answer per request, in order, all read in one statement.
-export async function sharedAttributes(reads: GraphReads, requests: ReadonlyArray<{ party: string; limit: number }>): Promise<Array<{ shared: SharedAttribute[]; truncated: boolean }>> {
-  const lists = await reads.sharedAttributes(requests.map(({ party, limit }) => ({ party, limit: limit + 1 })));
+export async function sharedAttributes(reads: GraphReads, requests: ReadonlyArray<{ party: string; limit: number; until: Date }>): Promise<Array<{ shared: SharedAttribute[]; truncated: boolean }>> {
+  const lists = await reads.sharedAttributes(requests.map(({ party, limit, until }) => ({ party, limit: limit + 1, until })));
   return requests.map(({ limit }, i) => {
     const list = lists?.[i];
     return { shared: (list ?? []).slice(0, limit), truncated: list === undefined || list.length > limit };

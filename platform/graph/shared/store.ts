@@ -91,12 +91,12 @@ export abstract class TraversalGraphStore implements GraphStore {
     return this.read(tenantId, (reads) => gatherScatter(reads, hub, window));
   }
 
-  async sharedAttributes(tenantId: string, party: string, options: { limit: number }) {
-    const [found] = await this.sharedAttributesMany(tenantId, [{ party, limit: options.limit }]);
+  async sharedAttributes(tenantId: string, party: string, options: { limit: number; until: Date }) {
+    const [found] = await this.sharedAttributesMany(tenantId, [{ party, limit: options.limit, until: options.until }]);
     return found!;
   }
 
-  async sharedAttributesMany(tenantId: string, requests: Array<{ party: string; limit: number }>) {
+  async sharedAttributesMany(tenantId: string, requests: Array<{ party: string; limit: number; until: Date }>) {
     if (requests.length === 0) return [];
     return this.read(tenantId, (reads) => sharedAttributes(reads, requests));
   }

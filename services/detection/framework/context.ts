@@ -267,7 +267,7 @@ export class SubjectContext {
   async sharedAttributes(limit = 50): Promise<{ shared: SharedAttribute[]; truncated: boolean }> {
     const party = await this.partyId();
     if (!party) return { shared: [], truncated: false };
-    return this.once(`shared:${party}:${limit}`, () => this.prefetched.graphLoader?.sharedAttributes(party, limit) ?? this.stores.graph.sharedAttributes(this.tenantId, party, { limit }));
+    return this.once(`shared:${party}:${limit}`, () => this.prefetched.graphLoader?.sharedAttributes(party, limit, this.at) ?? this.stores.graph.sharedAttributes(this.tenantId, party, { limit, until: this.at }));
   }
 
   // ---- the canonical model ----

@@ -77,20 +77,20 @@ describe('GraphLoader', () => {
     const [sg, none, p1, p2, p1again] = await Promise.all([
       loader.scatterGather('S', options),
       loader.scatterGather('T', options),
-      loader.sharedAttributes('P1', 10),
-      loader.sharedAttributes('P2', 10),
-      loader.sharedAttributes('P1', 10),
+      loader.sharedAttributes('P1', 10, day(10)),
+      loader.sharedAttributes('P2', 10, day(10)),
+      loader.sharedAttributes('P1', 10, day(10)),
     ]);
     expect(calls.get('scatterGatherMany')).toBe(1);
     expect(calls.get('sharedAttributesMany')).toBe(1);
     expect(sg).toEqual(await store.scatterGather('acme', 'S', options));
     expect(sg.gathers.map((x) => x.account)).toEqual(['T']);
     expect(none).toEqual({ source: 'T', gathers: [], truncated: false });
-    expect(p1).toEqual(await store.sharedAttributes('acme', 'P1', { limit: 10 }));
+    expect(p1).toEqual(await store.sharedAttributes('acme', 'P1', { limit: 10, until: day(10) }));
     expect(p1.shared).toEqual([{ via: device('D'), parties: ['P2'] }]);
     expect(p2.shared).toEqual([{ via: device('D'), parties: ['P1'] }]);
     expect(p1again).toBe(p1);
-    expect(await loader.sharedAttributes('P1', 10)).toBe(p1);
+    expect(await loader.sharedAttributes('P1', 10, day(10))).toBe(p1);
     expect(calls.get('sharedAttributesMany')).toBe(1);
   });
 
@@ -138,9 +138,9 @@ describe('GraphLoader', () => {
       },
     });
     const loader = new GraphLoader(flaky, 'acme');
-    const asks = [loader.sharedAttributes('P1', 10), loader.sharedAttributes('P2', 10)];
+    const asks = [loader.sharedAttributes('P1', 10, day(10)), loader.sharedAttributes('P2', 10, day(10))];
     for (const ask of asks) await expect(ask).rejects.toThrow('connection lost');
     fail = false;
-    expect((await loader.sharedAttributes('P1', 10)).shared).toHaveLength(1);
+    expect((await loader.sharedAttributes('P1', 10, day(10))).shared).toHaveLength(1);
   });
 });

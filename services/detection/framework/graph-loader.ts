@@ -10,11 +10,11 @@ import { TurnGatherer } from './turn-gatherer.ts';
 export class GraphLoader {
   private readonly cycleSearches: TurnGatherer<{ account: string; options: CycleOptions }, { cycles: Cycle[]; truncated: boolean }>;
   private readonly scatterGathers: TurnGatherer<{ source: string; options: TwoHopOptions }, ScatterGather>;
-  private readonly shared: TurnGatherer<{ party: string; limit: number }, { shared: SharedAttribute[]; truncated: boolean }>;
+  private readonly shared: TurnGatherer<{ party: string; limit: number; until: Date }, { shared: SharedAttribute[]; truncated: boolean }>;
   private readonly counts: TurnGatherer<CounterpartyCountRequest, number | null>;
-  // A party's shared attributes do not depend on the instant asked about: one read per party and
-  // limit for the whole batch (another evaluation's ask later in the batch gets the answer of the
-  // first, as asks of one evaluation already did through its memo).
+  // One read per party, limit and instant for the whole batch (another evaluation's ask later in
+  // the batch gets the answer of the first, as asks of one evaluation already did through its memo).
+  // The instant is part of it: links first seen after an evaluation's instant are not its to see.
   private readonly sharedKnown = new Map<string, Promise<{ shared: SharedAttribute[]; truncated: boolean }>>();
 
   constructor(graph: GraphStore, tenantId: string) {
@@ -37,11 +37,11 @@ export class GraphLoader {
     return this.scatterGathers.get({ source, options });
   }
 
-  sharedAttributes(party: string, limit: number): Promise<{ shared: SharedAttribute[]; truncated: boolean }> {
-    const key = `${party}\u0000${limit}`;
+  sharedAttributes(party: string, limit: number, until: Date): Promise<{ shared: SharedAttribute[]; truncated: boolean }> {
+    const key = `${party}\u0000${limit}\u0000${until.getTime()}`;
     let found = this.sharedKnown.get(key);
     if (!found) {
-      found = this.shared.get({ party, limit });
+      found = this.shared.get({ party, limit, until });
       // A failed read is not remembered: the batch fails and is retried.
       found.catch(() => this.sharedKnown.delete(key));
       this.sharedKnown.set(key, found);
