@@ -16,7 +16,7 @@ import { FAMILIES } from '../../schemas/families/index.ts';
 import { instantOf } from '../../schemas/primitives/timestamp.ts';
 import { enqueueEvents } from '../../services/webhooks/outgoing-events.ts';
 import type { ImportRow } from '../../services/imports/imports.ts';
-import { mapChunk, type ImportReject } from '../../services/imports/map-chunk.ts';
+import { mapChunk, readsRowNumber, type ImportReject } from '../../services/imports/map-chunk.ts';
 import { compileMapping } from '../../services/imports/mapping/compile.ts';
 import { outsideWindow } from '../../services/imports/window.ts';
 
@@ -248,6 +248,13 @@ export class ImportWorker {
     const unreadable = chunkProblem;
     const needsHeader = compiled.mapping.csv !== undefined && compiled.mapping.csv.hasHeader && compiled.mapping.csv.columns === undefined;
     if (chunkNo === 0 && counts.rowsRead === 0 && unreadable && needsHeader) await this.finish(db, job, 'failed', `chunk 0: ${unreadable}`);
+    // Past a chunk-level problem the rest of the chunk (or a missing chunk) is never read, so the
+    // later chunks' rows are numbered as if it held none. A mapping whose ids take @row_no would
+    // then give each later row another id than a clean re-import of the file gives it, and that
+    // re-import would land them twice: such an import stops here, to be run again on a fixed file.
+    else if (unreadable && chunkNo < (job.chunk_count ?? 0) - 1 && readsRowNumber(compiled.mapping)) {
+      await this.finish(db, job, 'failed', `chunk ${chunkNo}: ${unreadable}; the rows after it cannot be numbered, and the mapping reads @row_no: fix the file and import it again`);
+    }
   }
 
   private async recordRejects(db: PoolClient, job: { tenant_id: string; import_id: string }, afterSeq: number, rejects: ImportReject[]): Promise<void> {

@@ -158,12 +158,12 @@ export function mapChunk(
   return { rows: rows(), fileHeader };
 }
 
-// The source columns a mapping reads: its rules' `from` (each part of a joined one), its money
-// parts' and its row_filter's; the pseudo-column @row_no is no column.
-function columnsNamed(mapping: CompiledMapping): string[] {
+// The sources a mapping reads: its rules' `from` (each part of a joined one), its money parts' and
+// its row_filter's, the pseudo-column @row_no among them when it is read.
+function sourcesNamed(mapping: CompiledMapping): Set<string> {
   const named = new Set<string>();
   const add = (from: string | readonly string[] | undefined) => {
-    for (const column of typeof from === 'string' ? [from] : (from ?? [])) if (column !== ROW_NUMBER_SOURCE) named.add(column);
+    for (const source of typeof from === 'string' ? [from] : (from ?? [])) named.add(source);
   };
   for (const { rule } of mapping.targets) {
     add(rule.from);
@@ -171,5 +171,15 @@ function columnsNamed(mapping: CompiledMapping): string[] {
     add(rule.asset?.from);
   }
   add(mapping.document.row_filter?.from);
-  return [...named];
+  return named;
+}
+
+// The source columns a mapping reads (@row_no is no column).
+function columnsNamed(mapping: CompiledMapping): string[] {
+  return [...sourcesNamed(mapping)].filter((source) => source !== ROW_NUMBER_SOURCE);
+}
+
+// Whether a mapping reads the row's number (@row_no), usually into its ids.
+export function readsRowNumber(mapping: CompiledMapping): boolean {
+  return sourcesNamed(mapping).has(ROW_NUMBER_SOURCE);
 }

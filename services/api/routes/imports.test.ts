@@ -253,6 +253,27 @@ describe('an import from creation to its reject report', () => {
     expect(landed.rows.map((r) => r.external_id)).toEqual(['c-4', 'c-6']);
   });
 
+  it('stops an import whose ids take @row_no at a chunk-level problem, so a re-import of the fixed file lands each row once', async () => {
+    const numbered = movementMapping({ kind: 'csv' }, { external_id: { from: ['id', '@row_no'] }, 'data.debit.account_id': { from: 'from' }, 'data.credit.account_id': { from: 'to' } });
+    const row = (id: string) => `${id},2026-06-01T10:00:00Z,1.00,a,b\n`;
+    const header = 'id,at,amount,from,to\n';
+    const run = async (middle: Buffer) => {
+      const res = await api.client.post('/v1/imports', { mapping: numbered, go_live_at: '2026-08-01T00:00:00Z', backfill_from: '2025-01-01T00:00:00Z' }, api.keys.ingest);
+      const created = importViewSchema.parse(res.json());
+      await put(created.import_id, 0, header + row('n-1'));
+      await api.client.send({ method: 'PUT', url: `/v1/imports/${created.import_id}/chunks/1`, body: middle, key: api.keys.ingest, headers: { 'content-type': 'text/csv' } });
+      await put(created.import_id, 2, row('n-4'));
+      await api.client.post(`/v1/imports/${created.import_id}/submit`, { chunk_count: 3 }, api.keys.ingest);
+      await landAll();
+      return importViewSchema.parse((await api.client.get(`/v1/imports/${created.import_id}`, api.keys.ingest)).json());
+    };
+    // Chunk 1's second row holds a byte that is not UTF-8: the row after it is never read.
+    const broken = await run(Buffer.concat([Buffer.from(row('n-2')), Buffer.from('n-3,2026-06-01T10:00:00Z,1.00,a,'), Buffer.from([0xc3, 0x28]), Buffer.from('\n')]));
+    expect(broken).toMatchObject({ state: 'failed', failure: expect.stringContaining('@row_no'), accepted: 2 });
+    const fixed = await run(Buffer.from(row('n-2') + row('n-3')));
+    expect(fixed).toMatchObject({ state: 'completed', accepted: 2, duplicates: 2 });
+  });
+
   it('refuses a submission whose chunk count leaves a staged chunk out, which landing would drop unseen', async () => {
     const short = await create();
     await put(short.import_id, 0, chunk0);
