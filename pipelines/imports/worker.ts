@@ -183,6 +183,9 @@ export class ImportWorker {
       };
       for await (const row of reading.rows) {
         if (rejects.length >= REJECT_BATCH) {
+          // The rows read before these rejects land first: a landing conflict among them is found
+          // by their landing, and must be written before the rejects of later rows (row order).
+          await land();
           await inFlight;
           await flushRejects();
         }

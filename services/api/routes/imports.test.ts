@@ -358,6 +358,14 @@ describe('row codes that need landing or a mapped schema_version', () => {
       { row_no: 2, code: 'svc:sequence/conflict', external_id: 'c-1', message: expect.stringContaining('different content'), raw: line('c-1', 999) },
     ]);
   });
+
+  it('lists a landing conflict in row order among a thousand rejects of later rows', async () => {
+    await runImport([line('o-1', 100)]);
+    const bad = Array.from({ length: 1000 }, () => '{"id": ');
+    const { rejects } = await runImport([line('o-1', 999), ...bad, line('o-2', 100)]);
+    expect(rejects[0]).toMatchObject({ row_no: 1, code: 'svc:sequence/conflict', external_id: 'o-1' });
+    expect(rejects[1]).toMatchObject({ row_no: 2 });
+  });
 });
 
 describe('chunk-level problems carry their chunk and row', () => {
