@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { MovementChange } from '../../schemas/bus/canonical-change.ts';
-import { activitiesOf } from './activities.ts';
+import { activitiesOf, retractionOf } from './activities.ts';
 
 function change(overrides: Partial<MovementChange> = {}): MovementChange {
   return {
@@ -121,5 +121,22 @@ describe('activitiesOf', () => {
       ['account', 'in', null, true],
       ['party', 'in', null, true],
     ]);
+  });
+});
+
+describe('retractionOf', () => {
+  it('names the movement a correction supersedes, unless the correction itself failed', () => {
+    const correction = (status: MovementChange['status']) => change({ external_id: 'mv-2', status, data: { links: { correction_of: 'mv-1' } } });
+    expect(retractionOf(correction('completed'))).toEqual({ tenantId: 'acme', movementId: 'mv-1', by: 'mv-2' });
+    // A correction saying the payment was reversed takes the original back and adds nothing.
+    expect(retractionOf(correction('reversed'))).toEqual({ tenantId: 'acme', movementId: 'mv-1', by: 'mv-2' });
+    expect(activitiesOf(correction('reversed'))).toEqual([]);
+    expect(retractionOf(correction('failed'))).toBeNull();
+  });
+
+  it('is null for a movement that corrects nothing, or names itself', () => {
+    expect(retractionOf(change())).toBeNull();
+    expect(retractionOf(change({ data: { links: { reverses: 'mv-0', refunds: 'mv-0' } } }))).toBeNull();
+    expect(retractionOf(change({ data: { links: { correction_of: 'mv-1' } } }))).toBeNull();
   });
 });

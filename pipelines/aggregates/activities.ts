@@ -1,4 +1,4 @@
-import type { Activity, Subject } from '../../platform/aggregates/port.ts';
+import type { Activity, Retraction, Subject } from '../../platform/aggregates/port.ts';
 import type { MovementChange, MovementLeg } from '../../schemas/bus/canonical-change.ts';
 import { isPlainObject } from '../../schemas/validation/validate-item.ts';
 
@@ -63,6 +63,18 @@ function partyCounterparty(other: MovementLeg, external: string | null): string 
   if (other.party_id) return `party:${other.party_id}`;
   if (other.account_id) return `account:${other.account_id}`;
   return external;
+}
+
+// The movement a correction supersedes (links.correction_of), as the reconciliation ledger reads
+// it (decision 0024): a correction that itself failed corrects nothing. A correction's own status
+// decides only whether it is an activity: one that says the payment was reversed retracts the
+// original and puts nothing in its place.
+export function retractionOf(change: MovementChange): Retraction | null {
+  if (change.status === 'failed') return null;
+  const links = change.data.links;
+  const original = isPlainObject(links) ? links.correction_of : undefined;
+  if (typeof original !== 'string' || original === change.external_id) return null;
+  return { tenantId: change.tenant_id, movementId: original, by: change.external_id };
 }
 
 // Someone outside the tenant, as the movement describes them: `external:<institution>/<instrument_ref>`,

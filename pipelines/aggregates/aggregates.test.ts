@@ -167,4 +167,24 @@ describe('the aggregates pipeline', () => {
     expect(await snapshot()).toEqual(before);
     expect(errors).toEqual([]);
   });
+
+  it('takes a corrected movement back out of its subjects, and keeps it out when it comes after its correction', async () => {
+    const before = await windowsOf(account('a3'));
+    // m9 (a3 to a2, 400.00) is corrected by m9c (40.00); m10c corrects m10, which comes after it.
+    await send([movement('m9', '2026-08-31T11:00:00Z', { value: '40000' }, { account_id: 'a3' }, { account_id: 'a2' })]);
+    await settle();
+    expect((await windowsOf(account('a3')))['24h']!.out).toMatchObject({ count: before['24h']!.out.count + 1, sum: before['24h']!.out.sum + 40_000n });
+    await send([
+      movement('m9c', '2026-08-31T11:00:00Z', { value: '4000' }, { account_id: 'a3' }, { account_id: 'a2' }, { links: { correction_of: 'm9' }, correction_reason: 'amount' }),
+      movement('m10c', '2026-08-31T11:20:00Z', { value: '100' }, { account_id: 'a3' }, { account_id: 'a2' }, { links: { correction_of: 'm10' } }),
+    ]);
+    await settle();
+    await send([movement('m10', '2026-08-31T11:20:00Z', { value: '99900' }, { account_id: 'a3' }, { account_id: 'a2' })]);
+    await settle();
+    const after = await windowsOf(account('a3'));
+    expect(after['24h']!.out).toMatchObject({ count: before['24h']!.out.count + 2, sum: before['24h']!.out.sum + 4_100n });
+    const listed = await store.activities(account('a3'), new Date('2026-08-31T10:59:00Z'), AT);
+    expect(listed.map((a) => a.movementId)).toEqual(['m10c', 'm9c']);
+    expect(errors).toEqual([]);
+  });
 });

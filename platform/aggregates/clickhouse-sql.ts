@@ -17,7 +17,7 @@
 // table. With several tenants or kinds the filter is a superset, which the join with the requests
 // (or the caller's lookup by exact key) narrows.
 import { decimal, identifier, sql, type Sql } from './clickhouse-escape.ts';
-import type { Subject } from './port.ts';
+import type { Retraction, Subject } from './port.ts';
 import { DAY_MS, roundUnitsFraction, type Band } from './stats.ts';
 
 // The largest magnitude a Decimal(38, 0) holds.
@@ -66,6 +66,14 @@ export function existingSql(table: Sql, subjects: Subject[], movementIds: string
  WHERE ${subjectsFilter(subjects)} AND movement_id IN (${unique(movementIds)})`;
 }
 
+// The store's tables: activities, and the movements whose activities are retracted (port.ts,
+// Retraction). A retracted activity may still be a row of agg_activity (recorded before its
+// retraction, or after it by another process): every read leaves it out (kept, keptOf).
+export interface Tables {
+  activity: Sql;
+  retraction: Sql;
+}
+
 function subjectFilter(subject: Subject): Sql {
   return sql`tenant_id = ${subject.tenantId} AND subject_kind = ${subject.kind} AND subject_id = ${subject.id}`;
 }
@@ -78,16 +86,41 @@ function subjectsFilter(subjects: Subject[]): Sql {
   return sql`tenant_id IN (${tenants}) AND subject_kind IN (${kinds}) AND subject_id IN (${ids})`;
 }
 
+// The subject's rows that are not retracted. The retractions are read by tenant, a range of their
+// table's key; a tuple NOT IN is a set lookup per row.
+function kept(tables: Tables, subject: Subject): Sql {
+  return sql`${subjectFilter(subject)} AND ${notRetracted(tables, [subject.tenantId])}`;
+}
+
+function keptOf(tables: Tables, subjects: Subject[]): Sql {
+  return sql`${subjectsFilter(subjects)} AND ${notRetracted(tables, subjects.map((subject) => subject.tenantId))}`;
+}
+
+function notRetracted(tables: Tables, tenants: string[]): Sql {
+  return sql`(tenant_id, movement_id) NOT IN (SELECT tenant_id, movement_id FROM ${tables.retraction} WHERE tenant_id IN (${unique(tenants)}))`;
+}
+
+// The retractions as rows of agg_retraction.
+export function insertRetractionsSql(table: Sql, retractions: Retraction[]): Sql {
+  const values = retractions.map((r) => sql`(${r.tenantId}, ${r.movementId}, ${r.by})`);
+  return sql`INSERT INTO ${table} (tenant_id, movement_id, retracted_by) VALUES ${values}`;
+}
+
+// Which of these movements of these tenants are retracted (a superset: the caller matches pairs).
+export function retractedSql(table: Sql, tenants: string[], movementIds: string[]): Sql {
+  return sql`SELECT DISTINCT tenant_id AS t, movement_id AS m FROM ${table} WHERE tenant_id IN (${unique(tenants)}) AND movement_id IN (${unique(movementIds)})`;
+}
+
 function unique(values: string[]): string[] {
   return [...new Set(values)];
 }
 
 // The rows matching `where`, one per activity identity, with the identity columns and `columns`
 // (which must not repeat them).
-function activityRows(table: Sql, where: Sql, columns: Sql): Sql {
+function activityRows(tables: Tables, where: Sql, columns: Sql): Sql {
   return sql`(
     SELECT ${IDENTITY}, ${columns}
-      FROM ${table}
+      FROM ${tables.activity}
      WHERE ${where}
      LIMIT 1 BY ${IDENTITY}
   )`;
@@ -132,17 +165,17 @@ function roundColumn(round: RoundModuli): Sql {
 
 // The subject's activities in (min from, at], each repeated once per window that contains it (w
 // is the 1-based position of the window in `froms`).
-function placed(table: Sql, subject: Subject, froms: number[], at: number, columns: Sql): Sql {
+function placed(tables: Tables, subject: Subject, froms: number[], at: number, columns: Sql): Sql {
   const min = Math.min(...froms);
   const memberships = froms.map((from, i) => sql`if(occurred_ms > ${from}, ${i + 1}, 0)`);
-  const where = sql`${subjectFilter(subject)} AND occurred_ms > ${min} AND occurred_ms <= ${at}`;
-  return sql`${activityRows(table, where, sql`occurred_ms, ${columns}`)} ARRAY JOIN arrayFilter(x -> x != 0, [${memberships}]) AS w`;
+  const where = sql`${kept(tables, subject)} AND occurred_ms > ${min} AND occurred_ms <= ${at}`;
+  return sql`${activityRows(tables, where, sql`occurred_ms, ${columns}`)} ARRAY JOIN arrayFilter(x -> x != 0, [${memberships}]) AS w`;
 }
 
 // One row per window with any activity: flows, distinct counterparties, round amounts and the
 // threshold bands (b<i>_count, b<i>_sum for the i-th band asked, from 0). Bands compare base
 // amounts, so unpriced activities are never "just below" a threshold.
-export function windowFlowsSql(table: Sql, subject: Subject, froms: number[], at: number, bands: Band[], round: RoundModuli): Sql {
+export function windowFlowsSql(tables: Tables, subject: Subject, froms: number[], at: number, bands: Band[], round: RoundModuli): Sql {
   const bandFlags = bands.map((band, i) => sql`priced = 1 AND base_value >= ${decimal(band.low)} AND base_value < ${decimal(band.high)} AS ${identifier(`in_b${i}`)}`);
   const bandColumns = bands.map((_, i) => {
     const flag = identifier(`in_b${i}`);
@@ -161,43 +194,43 @@ export function windowFlowsSql(table: Sql, subject: Subject, froms: number[], at
        uniqExactIf(counterparty, direction = 'out') AS counterparties_out,
        uniqExact(counterparty) AS counterparties_total,
        countIf(is_round) AS round_count, sumIf(base_value, is_round) AS round_sum${bands.length > 0 ? sql`, ${bandColumns}` : sql``}
-  FROM ${placed(table, subject, froms, at, columns)}
+  FROM ${placed(tables, subject, froms, at, columns)}
  GROUP BY w`;
 }
 
 // Per window, activity by counterparty country (dimension 1) and by corridor (dimension 2).
-export function windowGroupsSql(table: Sql, subject: Subject, froms: number[], at: number): Sql {
+export function windowGroupsSql(tables: Tables, subject: Subject, froms: number[], at: number): Sql {
   const columns = sql`base_value, counterparty_country, corridor`;
   return sql`SELECT w, 1 AS dimension, assumeNotNull(counterparty_country) AS key, count() AS n, sum(base_value) AS total
-  FROM ${placed(table, subject, froms, at, columns)}
+  FROM ${placed(tables, subject, froms, at, columns)}
  WHERE counterparty_country IS NOT NULL
  GROUP BY w, key
 UNION ALL
 SELECT w, 2 AS dimension, assumeNotNull(corridor) AS key, count() AS n, sum(base_value) AS total
-  FROM ${placed(table, subject, froms, at, columns)}
+  FROM ${placed(tables, subject, froms, at, columns)}
  WHERE corridor IS NOT NULL
  GROUP BY w, key`;
 }
 
 // part 1: the first sighting (all time, up to at) of each counterparty first seen after `after`;
 // part 2 (absent without activity): the latest activity up to at.
-export function windowSightingsSql(table: Sql, subject: Subject, after: number, at: number): Sql {
+export function windowSightingsSql(tables: Tables, subject: Subject, after: number, at: number): Sql {
   return sql`SELECT 1 AS part, min(occurred_ms) AS t
-  FROM ${table}
- WHERE ${subjectFilter(subject)} AND occurred_ms <= ${at} AND counterparty IS NOT NULL
+  FROM ${tables.activity}
+ WHERE ${kept(tables, subject)} AND occurred_ms <= ${at} AND counterparty IS NOT NULL
  GROUP BY counterparty
 HAVING t > ${after}
 UNION ALL
 SELECT 2 AS part, max(occurred_ms) AS t
-  FROM ${table}
- WHERE ${subjectFilter(subject)} AND occurred_ms <= ${at}
+  FROM ${tables.activity}
+ WHERE ${kept(tables, subject)} AND occurred_ms <= ${at}
 HAVING count() > 0`;
 }
 
 // Daily sums and counts per UTC day before `to` (ms, a day start). Days before `earliestDay` are
 // folded into one bucket, earliestDay - 1, which only tells that there was earlier activity.
-export function baselineSql(table: Sql, subject: Subject, earliestDay: number, to: number): Sql {
-  const rows = activityRows(table, sql`${subjectFilter(subject)} AND occurred_ms < ${to}`, sql`occurred_ms, base_value`);
+export function baselineSql(tables: Tables, subject: Subject, earliestDay: number, to: number): Sql {
+  const rows = activityRows(tables, sql`${kept(tables, subject)} AND occurred_ms < ${to}`, sql`occurred_ms, base_value`);
   return sql`SELECT greatest(intDiv(occurred_ms, ${DAY_MS}) - (occurred_ms % ${DAY_MS} < 0), ${earliestDay - 1}) AS d,
        countIf(direction = 'in') AS in_count, sumIf(base_value, direction = 'in') AS in_sum,
        countIf(direction = 'out') AS out_count, sumIf(base_value, direction = 'out') AS out_sum
@@ -205,14 +238,14 @@ export function baselineSql(table: Sql, subject: Subject, earliestDay: number, t
  GROUP BY d`;
 }
 
-export function lastActivitySql(table: Sql, subject: Subject, before: number | undefined): Sql {
+export function lastActivitySql(tables: Tables, subject: Subject, before: number | undefined): Sql {
   const bound = before === undefined ? sql`` : sql` AND occurred_ms < ${before}`;
-  return sql`SELECT max(occurred_ms) AS t, count() AS n FROM ${table} WHERE ${subjectFilter(subject)}${bound}`;
+  return sql`SELECT max(occurred_ms) AS t, count() AS n FROM ${tables.activity} WHERE ${kept(tables, subject)}${bound}`;
 }
 
-export function counterpartySql(table: Sql, subject: Subject, counterparty: string, at: number | undefined): Sql {
+export function counterpartySql(tables: Tables, subject: Subject, counterparty: string, at: number | undefined): Sql {
   const bound = at === undefined ? sql`` : sql` AND occurred_ms <= ${at}`;
-  const rows = activityRows(table, sql`${subjectFilter(subject)} AND counterparty = ${counterparty}${bound}`, sql`occurred_ms, base_value`);
+  const rows = activityRows(tables, sql`${kept(tables, subject)} AND counterparty = ${counterparty}${bound}`, sql`occurred_ms, base_value`);
   return sql`SELECT count() AS n, min(occurred_ms) AS first_at, max(occurred_ms) AS last_at, sum(base_value) AS total FROM ${rows}`;
 }
 
@@ -223,9 +256,9 @@ const LISTED = sql`occurred_ms, movement_id, toString(direction) AS dir, amount_
 
 // Latest first: occurred_ms, then movement id descending (bytes, as PostgreSQL's C collation),
 // then direction ('in' before 'out', the enum's order).
-export function activitiesSql(table: Sql, subject: Subject, from: number, to: number, direction: 'in' | 'out' | undefined, limit: number): Sql {
+export function activitiesSql(tables: Tables, subject: Subject, from: number, to: number, direction: 'in' | 'out' | undefined, limit: number): Sql {
   const only = direction === undefined ? sql`` : sql` AND direction = ${direction}`;
-  const rows = activityRows(table, sql`${subjectFilter(subject)} AND occurred_ms > ${from} AND occurred_ms <= ${to}${only}`, LISTED_COLUMNS);
+  const rows = activityRows(tables, sql`${kept(tables, subject)} AND occurred_ms > ${from} AND occurred_ms <= ${to}${only}`, LISTED_COLUMNS);
   return sql`SELECT ${LISTED}
   FROM ${rows}
  ORDER BY occurred_ms DESC, movement_id DESC, direction
@@ -257,13 +290,13 @@ function span(asks: SnapshotAsk[]): { from: number; to: number } {
 }
 
 // At most `limit` rows of each request in (f, a], latest first, each with its request's position.
-export function snapshotRowsSql(table: Sql, asks: SnapshotAsk[], limit: number): Sql {
+export function snapshotRowsSql(tables: Tables, asks: SnapshotAsk[], limit: number): Sql {
   const { from, to } = span(asks);
-  const where = sql`${subjectsFilter(asks.map((ask) => ask.subject))} AND occurred_ms > ${from} AND occurred_ms <= ${to}`;
+  const where = sql`${keptOf(tables, asks.map((ask) => ask.subject))} AND occurred_ms > ${from} AND occurred_ms <= ${to}`;
   return sql`SELECT i, ${LISTED}
   FROM (
     SELECT tenant_id AS t, toString(subject_kind) AS k, subject_id AS s, movement_id, direction, ${LISTED_COLUMNS}
-      FROM ${activityRows(table, where, LISTED_COLUMNS)}
+      FROM ${activityRows(tables, where, LISTED_COLUMNS)}
   ) ALL INNER JOIN ${askTable(asks)} USING (t, k, s)
  WHERE occurred_ms > f AND occurred_ms <= a
  ORDER BY i, occurred_ms DESC, movement_id DESC, direction
@@ -272,12 +305,12 @@ export function snapshotRowsSql(table: Sql, asks: SnapshotAsk[], limit: number):
 
 // Per request with any activity: its first activity (all time) and its latest at or before f
 // (n_before = 0: none). No dedup: min and max do not change with a duplicate.
-export function snapshotFactsSql(table: Sql, asks: SnapshotAsk[]): Sql {
+export function snapshotFactsSql(tables: Tables, asks: SnapshotAsk[]): Sql {
   return sql`SELECT i, min(occurred_ms) AS first_at, maxIf(occurred_ms, occurred_ms <= f) AS last_before, countIf(occurred_ms <= f) AS n_before
   FROM (
     SELECT tenant_id AS t, toString(subject_kind) AS k, subject_id AS s, occurred_ms
-      FROM ${table}
-     WHERE ${subjectsFilter(asks.map((ask) => ask.subject))}
+      FROM ${tables.activity}
+     WHERE ${keptOf(tables, asks.map((ask) => ask.subject))}
   ) ALL INNER JOIN ${askTable(asks)} USING (t, k, s)
  GROUP BY i`;
 }
@@ -285,11 +318,11 @@ export function snapshotFactsSql(table: Sql, asks: SnapshotAsk[]): Sql {
 // When each counterparty of these subjects with activity in (from, to] was first seen with the
 // subject, all time (a superset of the counterparties of the snapshots' rows; the caller picks
 // those it needs by exact key). Needs no list of pairs, so it runs beside the rows, not after them.
-export function firstSightingsSql(table: Sql, asks: SnapshotAsk[]): Sql {
+export function firstSightingsSql(tables: Tables, asks: SnapshotAsk[]): Sql {
   const { from, to } = span(asks);
   return sql`SELECT tenant_id AS t, toString(subject_kind) AS k, subject_id AS s, assumeNotNull(counterparty) AS c, min(occurred_ms) AS first_at
-  FROM ${table}
- WHERE ${subjectsFilter(asks.map((ask) => ask.subject))} AND counterparty IS NOT NULL
+  FROM ${tables.activity}
+ WHERE ${keptOf(tables, asks.map((ask) => ask.subject))} AND counterparty IS NOT NULL
  GROUP BY t, k, s, c
 HAVING countIf(occurred_ms > ${from} AND occurred_ms <= ${to}) > 0`;
 }

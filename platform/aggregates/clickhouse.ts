@@ -9,6 +9,8 @@ import {
   counterpartySql,
   existingSql,
   firstSightingsSql,
+  insertRetractionsSql,
+  retractedSql,
   insertSql,
   lastActivitySql,
   roundModuli,
@@ -19,8 +21,9 @@ import {
   windowSightingsSql,
   type InsertRow,
   type SnapshotAsk,
+  type Tables,
 } from './clickhouse-sql.ts';
-import type { Activity, ActivityQuery, ActivityRecord, AggregateStore, Baseline, CounterpartyHistory, FlowStats, GroupStats, Subject, WindowOptions, WindowStats } from './port.ts';
+import type { Activity, ActivityQuery, ActivityRecord, AggregateStore, Baseline, CounterpartyHistory, FlowStats, GroupStats, Retraction, Subject, WindowOptions, WindowStats } from './port.ts';
 import { completeWithin, counterpartiesOf, snapshotOf, snapshotRange, type SnapshotRequest, type SubjectSnapshot } from './snapshot.ts';
 import { DAY_MS, DEFAULT_BASELINE_DAYS, activityLimit, bandsOf, baselineOf, baselineSpan, baselineStart, checkSnapshotCap } from './stats.ts';
 import { integerAmount, noActivityCounts, noBaseline, ranked, windowRequest, windowStart, windowStats, type ActivityCounts } from './stats.ts';
@@ -39,16 +42,17 @@ import { integerAmount, noActivityCounts, noBaseline, ranked, windowRequest, win
 // of new activities is exact even for overlapping batches written at once. Two processes writing
 // the same activity at the same instant can both count it as new; the table may then hold two rows
 // of it until ReplacingMergeTree merges them, but every counting read keeps one row per identity
-// (clickhouse-sql.ts), so no statistic changes, only that return value.
+// (clickhouse-sql.ts), so no statistic changes, only that return value. Retractions are rows of
+// agg_retraction, which every read consults; a retracted activity is never deleted.
 export class ClickHouseAggregateStore implements AggregateStore {
-  private readonly table: Sql;
+  private readonly tables: Tables;
   private writing: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly client: ClickHouseClient,
     readonly database: string,
   ) {
-    this.table = sql`${identifier(database)}.agg_activity`;
+    this.tables = { activity: sql`${identifier(database)}.agg_activity`, retraction: sql`${identifier(database)}.agg_retraction` };
   }
 
   // Creates the database and tables (infra/clickhouse) where they are missing.
@@ -56,8 +60,8 @@ export class ClickHouseAggregateStore implements AggregateStore {
     return migrateClickHouse(this.client, this.database);
   }
 
-  async record(activities: Activity[]): Promise<number> {
-    if (activities.length === 0) return 0;
+  async record(activities: Activity[], retractions: Retraction[] = []): Promise<number> {
+    if (activities.length === 0 && retractions.length === 0) return 0;
     const batch = new Map<string, InsertRow>();
     for (const activity of activities) {
       const row = insertRowOf(activity);
@@ -65,17 +69,25 @@ export class ClickHouseAggregateStore implements AggregateStore {
       if (!batch.has(key)) batch.set(key, row);
     }
     return this.serially(async () => {
+      // First, so that a batch holding a movement and its correction never shows the movement.
+      if (retractions.length > 0) await this.command(insertRetractionsSql(this.tables.retraction, retractions));
       const present = new Set<string>();
+      // Movements retracted, now or before: their activities are not recorded.
+      const retracted = new Set<string>();
       const rows = [...batch.values()];
       for (let i = 0; i < rows.length; i += EXISTING_CHUNK) {
         const chunk = rows.slice(i, i + EXISTING_CHUNK);
         const subjects = chunk.map((row): Subject => ({ tenantId: row.tenantId, kind: row.kind as Subject['kind'], id: row.subjectId }));
-        for (const row of await this.rows(existingSql(this.table, subjects, chunk.map((r) => r.movementId)))) {
-          present.add(keyOf([text(row.t), text(row.k), text(row.s), text(row.m), text(row.d)]));
-        }
+        const movementIds = chunk.map((r) => r.movementId);
+        const [stored, taken] = await Promise.all([
+          this.rows(existingSql(this.tables.activity, subjects, movementIds)),
+          this.rows(retractedSql(this.tables.retraction, chunk.map((row) => row.tenantId), movementIds)),
+        ]);
+        for (const row of stored) present.add(keyOf([text(row.t), text(row.k), text(row.s), text(row.m), text(row.d)]));
+        for (const row of taken) retracted.add(keyOf([text(row.t), text(row.m)]));
       }
-      const fresh = [...batch].filter(([key]) => !present.has(key)).map(([, row]) => row);
-      if (fresh.length > 0) await this.command(insertSql(this.table, fresh));
+      const fresh = [...batch].filter(([key, row]) => !present.has(key) && !retracted.has(keyOf([row.tenantId, row.movementId]))).map(([, row]) => row);
+      if (fresh.length > 0) await this.command(insertSql(this.tables.activity, fresh));
       return fresh.length;
     });
   }
@@ -88,9 +100,9 @@ export class ClickHouseAggregateStore implements AggregateStore {
     const end = msOf(at);
     const froms = names.map((name) => windowStart(end, name));
     const [flows, groups, sightings] = await Promise.all([
-      this.rows(windowFlowsSql(this.table, subject, froms, end, bandsOf(thresholds), roundModuli(roundUnits))),
-      this.rows(windowGroupsSql(this.table, subject, froms, end)),
-      this.rows(windowSightingsSql(this.table, subject, Math.min(...froms), end)),
+      this.rows(windowFlowsSql(this.tables, subject, froms, end, bandsOf(thresholds), roundModuli(roundUnits))),
+      this.rows(windowGroupsSql(this.tables, subject, froms, end)),
+      this.rows(windowSightingsSql(this.tables, subject, Math.min(...froms), end)),
     ]);
     const flowOf = new Map(flows.map((row) => [Number(text(row.w)), row]));
     const firstSeen: number[] = [];
@@ -123,7 +135,7 @@ export class ClickHouseAggregateStore implements AggregateStore {
   async baseline(subject: Subject, at: Date, days = DEFAULT_BASELINE_DAYS): Promise<Baseline> {
     checkSubject(subject);
     const span = baselineSpan(msOf(at), days);
-    const rows = await this.rows(baselineSql(this.table, subject, span.earliestDay, span.to));
+    const rows = await this.rows(baselineSql(this.tables, subject, span.earliestDay, span.to));
     const daily = rows.map((row) => ({
       day: count(row.d),
       in: { sum: money(row.in_sum), count: count(row.in_count) },
@@ -139,13 +151,13 @@ export class ClickHouseAggregateStore implements AggregateStore {
 
   async lastActivity(subject: Subject, before?: Date): Promise<Date | null> {
     checkSubject(subject);
-    const [row] = await this.rows(lastActivitySql(this.table, subject, before === undefined ? undefined : msOf(before)));
+    const [row] = await this.rows(lastActivitySql(this.tables, subject, before === undefined ? undefined : msOf(before)));
     return !row || count(row.n) === 0 ? null : new Date(count(row.t));
   }
 
   async counterparty(subject: Subject, counterparty: string, at?: Date): Promise<CounterpartyHistory | null> {
     checkSubject(subject);
-    const [row] = await this.rows(counterpartySql(this.table, subject, counterparty, at === undefined ? undefined : msOf(at)));
+    const [row] = await this.rows(counterpartySql(this.tables, subject, counterparty, at === undefined ? undefined : msOf(at)));
     if (!row || count(row.n) === 0) return null;
     return { firstSeenAt: new Date(count(row.first_at)), lastSeenAt: new Date(count(row.last_at)), count: count(row.n), sum: money(row.total) };
   }
@@ -154,7 +166,7 @@ export class ClickHouseAggregateStore implements AggregateStore {
     checkSubject(subject);
     const limit = activityLimit(query);
     if (query.direction !== undefined && query.direction !== 'in' && query.direction !== 'out') throw new RangeError(`unknown direction ${String(query.direction)}`);
-    const rows = await this.rows(activitiesSql(this.table, subject, msOf(from), msOf(to), query.direction, limit));
+    const rows = await this.rows(activitiesSql(this.tables, subject, msOf(from), msOf(to), query.direction, limit));
     return rows.map(activityOf);
   }
 
@@ -171,9 +183,9 @@ export class ClickHouseAggregateStore implements AggregateStore {
     const ranges = requests.map((request) => snapshotRange(request.at, request.since));
     const asks: SnapshotAsk[] = requests.map((request, i) => ({ i, subject: request.subject, from: msOf(ranges[i]!.from), to: msOf(ranges[i]!.to) }));
     const [rows, facts, sightings] = await Promise.all([
-      this.rows(snapshotRowsSql(this.table, asks, cap + 1)),
-      this.rows(snapshotFactsSql(this.table, asks)),
-      this.rows(firstSightingsSql(this.table, asks)),
+      this.rows(snapshotRowsSql(this.tables, asks, cap + 1)),
+      this.rows(snapshotFactsSql(this.tables, asks)),
+      this.rows(firstSightingsSql(this.tables, asks)),
     ]);
     const listed: ActivityRecord[][] = requests.map(() => []);
     for (const row of rows) listed[count(row.i)]!.push(activityOf(row));

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Activity, AggregateStore, Subject, WindowName, WindowStats } from './port.ts';
+import type { Activity, AggregateStore, Retraction, Subject, WindowName, WindowStats } from './port.ts';
 import { SnapshotReader } from './snapshot.ts';
 
 // The one contract of the AggregateStore port: every adapter (PostgreSQL today, ClickHouse later)
@@ -474,6 +474,71 @@ export function describeAggregateStoreContract(name: string, setup: () => Promis
         const after = await fixture.store.windows(who, AT);
         expect(after.map((s) => s.firstSeenCounterparties)).toEqual([0, 0, 0, 1, 1]);
         expect((await fixture.store.counterparty(who, 'party:A'))?.firstSeenAt).toEqual(ago(10 * DAY));
+      });
+    });
+
+    describe('retractions', () => {
+      const retraction = (movementId: string, by: string, tenantId = fixture.tenantId): Retraction => ({ tenantId, movementId, by });
+
+      it('take a corrected movement out of every read of each of its subjects, and only it', async () => {
+        const payee = subject('retract-payee');
+        const payer = subject('retract-payer', 'party');
+        const original = 'retract-original';
+        await fixture.store.record([
+          activityOf(payee, { at: ago(2 * DAY), base: 5_000n, counterparty: 'party:retract-payer', country: 'NG', movementId: original }),
+          activityOf(payer, { at: ago(2 * DAY), direction: 'out', base: 5_000n, counterparty: 'account:retract-payee', movementId: original }),
+          activityOf(payee, { at: ago(3 * DAY), base: 300n, counterparty: 'party:someone', movementId: 'retract-kept' }),
+        ]);
+        expect(windowOf(await fixture.store.windows(payee, AT), '7d').in).toMatchObject({ count: 2, sum: 5_300n });
+        // The correction names the original; its own activity (here: another amount, a day later)
+        // is recorded beside the retraction.
+        const correction = activityOf(payee, { at: ago(DAY), base: 500n, counterparty: 'party:retract-payer', movementId: 'retract-correction' });
+        expect(await fixture.store.record([correction], [retraction(original, 'retract-correction')])).toBe(1);
+        const week = windowOf(await fixture.store.windows(payee, AT), '7d');
+        expect(week.in).toEqual({ count: 2, sum: 800n, unpriced: 0, cashCount: 0, cashSum: 0n });
+        expect(week.countries).toEqual([]);
+        expect(week.firstSeenCounterparties).toBe(2);
+        expect((await fixture.store.activities(payee, ago(30 * DAY), AT)).map((a) => a.movementId)).toEqual(['retract-correction', 'retract-kept']);
+        expect((await fixture.store.counterparty(payee, 'party:retract-payer'))?.firstSeenAt).toEqual(ago(DAY));
+        expect(await fixture.store.lastActivity(payer)).toBeNull();
+        expect(await fixture.store.counterparty(payer, 'account:retract-payee')).toBeNull();
+        expect((await fixture.store.baseline(payer, AT)).days).toBe(0);
+        const [snapshot] = await fixture.store.snapshots([{ subject: payee, at: AT, since: ago(10 * DAY) }], 100);
+        expect(snapshot!.rows.map((row) => row.movementId)).toEqual(['retract-correction', 'retract-kept']);
+        expect(snapshot!.firstActivityAt).toEqual(ago(3 * DAY));
+        const [payerSnapshot] = await fixture.store.snapshots([{ subject: payer, at: AT }], 100);
+        expect(payerSnapshot!.rows).toEqual([]);
+        expect(payerSnapshot!.firstActivityAt).toBeNull();
+      });
+
+      it('keep a movement that arrives after its correction from ever counting, and are idempotent', async () => {
+        const who = subject('retract-late-original');
+        expect(await fixture.store.record([], [retraction('retract-late', 'retract-late-fix')])).toBe(0);
+        const original = activityOf(who, { at: ago(HOUR), base: 900n, movementId: 'retract-late' });
+        const fix = activityOf(who, { at: ago(HOUR), base: 90n, movementId: 'retract-late-fix' });
+        expect(await fixture.store.record([original, fix])).toBe(1);
+        expect(await fixture.store.record([original], [retraction('retract-late', 'retract-late-fix')])).toBe(0);
+        expect(windowOf(await fixture.store.windows(who, AT), '24h').in).toMatchObject({ count: 1, sum: 90n });
+        // A chain keeps its last link, whichever order it comes in, also within one batch.
+        const last = activityOf(who, { at: ago(HOUR), base: 9n, movementId: 'retract-late-fix-2' });
+        expect(await fixture.store.record([last], [retraction('retract-late-fix', 'retract-late-fix-2')])).toBe(1);
+        expect(windowOf(await fixture.store.windows(who, AT), '24h').in).toMatchObject({ count: 1, sum: 9n });
+        const one = activityOf(who, { at: ago(2 * HOUR), base: 1n, movementId: 'retract-batch' });
+        const two = activityOf(who, { at: ago(2 * HOUR), base: 2n, movementId: 'retract-batch-fix' });
+        expect(await fixture.store.record([one, two], [retraction('retract-batch', 'retract-batch-fix')])).toBe(1);
+        expect(windowOf(await fixture.store.windows(who, AT), '24h').in).toMatchObject({ count: 2, sum: 11n });
+      });
+
+      it("never take back another tenant's movement of the same id", async () => {
+        const mine = subject('retract-tenant');
+        const theirs = subject('retract-tenant', 'account', `${fixture.tenantId}-other`);
+        await fixture.store.record([
+          activityOf(mine, { at: ago(HOUR), base: 100n, movementId: 'retract-same-id' }),
+          activityOf(theirs, { at: ago(HOUR), base: 200n, movementId: 'retract-same-id' }),
+        ]);
+        await fixture.store.record([], [retraction('retract-same-id', 'retract-fix', `${fixture.tenantId}-other`)]);
+        expect(windowOf(await fixture.store.windows(mine, AT), '24h').in).toMatchObject({ count: 1, sum: 100n });
+        expect(windowOf(await fixture.store.windows(theirs, AT), '24h').in).toMatchObject({ count: 0, sum: 0n });
       });
     });
 

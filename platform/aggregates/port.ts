@@ -35,6 +35,16 @@ export interface Activity {
   corridor: string | null;
 }
 
+// A movement that another supersedes (its correction: links.correction_of): from then on it is
+// no activity of anyone, as though it had never been recorded, whichever of the two arrives first.
+// A chain of corrections keeps only its last link.
+export interface Retraction {
+  tenantId: string;
+  movementId: string;
+  // The correction's movement id.
+  by: string;
+}
+
 export type WindowName = '1h' | '24h' | '7d' | '30d' | '90d';
 
 export const WINDOWS: Record<WindowName, number> = {
@@ -135,11 +145,15 @@ export interface RecordedSince {
   cursor: string;
   // More activities were new than the read's limit: `activities` holds only some of them.
   truncated: boolean;
+  // Activities the store held at the earlier read and has since dropped (Retraction): their
+  // subjects' all-time facts may have changed too.
+  retracted: Array<{ subject: Subject; movementId: string }>;
 }
 
 export interface AggregateStore {
-  // Returns how many activities were new.
-  record(activities: Activity[]): Promise<number>;
+  // Returns how many activities were new. The retractions are recorded in the same step: an
+  // activity of a movement retracted now or before is not recorded, and one held is dropped.
+  record(activities: Activity[], retractions?: Retraction[]): Promise<number>;
   // Stats of each window ending at `at` (inclusive), in event time; default all five windows.
   windows(subject: Subject, at: Date, options?: WindowOptions): Promise<WindowStats[]>;
   // Daily baseline over the `days` (default 90) whole days before the day of `at`.

@@ -8,14 +8,59 @@
 // its keys one letter long: they repeat in every row, and a batch is thousands of rows.
 // Rows are inserted in primary-key order, in the database's own collation, so two concurrent
 // batches touching the same keys take their locks in one order and cannot deadlock.
-export const RECORD_SQL = `
+// Advisory-lock namespace of recording (first key of LOCK_TENANTS_SQL's locks).
+export const RECORDING_LOCK_NAMESPACE = 0x0a99;
+
+// Locks the batch's tenants for recording, in one order (hash, then id), so that two batches never
+// deadlock: a tenant with a retraction exclusively, the others shared. A retraction must see every
+// activity of its tenant being recorded at that moment, to delete it, and a recording must see
+// every retraction committed before it checks: under READ COMMITTED a statement reads with the
+// snapshot of its start, so the lock is a statement of its own, before the recording's. $1 is the
+// lock namespace, $2 the tenants, $3 whether each retracts.
+export const LOCK_TENANTS_SQL = `
+SELECT CASE WHEN e THEN pg_advisory_xact_lock($1, hashtext(t)) ELSE pg_advisory_xact_lock_shared($1, hashtext(t)) END
+  FROM (SELECT t, bool_or(e) AS e FROM unnest($2::text[], $3::boolean[]) AS u(t, e) GROUP BY t ORDER BY hashtext(t), t) AS ordered`;
+
+// The activities of $1 (RecordRow) not of a retracted movement, skipping those already stored.
+const INSERT_ACTIVITIES = `
 INSERT INTO agg_activity (tenant_id, subject_kind, subject_id, occurred_at, movement_id, direction, event_id,
                           amount_value, amount_scale, amount_asset, base_value, cash, counterparty, counterparty_country, corridor)
 SELECT t, k, s, o, m, d, e, v, sc, a, b, c, cp, cc, co
   FROM json_to_recordset($1::json) AS r(t text, k text, s text, o timestamptz, m text, d text, e uuid, v numeric, sc smallint,
        a text, b numeric, c boolean, cp text, cc text, co text)
+ WHERE NOT EXISTS (SELECT 1 FROM agg_retraction x WHERE x.tenant_id = r.t AND x.movement_id = r.m)`;
+const ON_CONFLICT = `
  ORDER BY t, k, s, o, m, d
     ON CONFLICT (tenant_id, subject_kind, subject_id, occurred_at, movement_id, direction) DO NOTHING`;
+
+export const RECORD_SQL = INSERT_ACTIVITIES + ON_CONFLICT;
+
+// RECORD_SQL with the retractions of $2 (RetractionRow): each retracted movement's activities are
+// deleted and its retraction kept (once: a redelivered one changes nothing), with the subjects
+// whose activities went. The statement's parts share one snapshot, so the activities of a
+// movement retracted in this same batch are skipped by the last clause, not by the table.
+export const RECORD_RETRACTING_SQL = `
+WITH retracting AS (
+  SELECT t AS tenant_id, m AS movement_id, b AS retracted_by FROM json_to_recordset($2::json) AS j(t text, m text, b text)
+), deleted AS (
+  DELETE FROM agg_activity a USING retracting x WHERE a.tenant_id = x.tenant_id AND a.movement_id = x.movement_id
+  RETURNING a.tenant_id, a.movement_id, a.subject_kind || ':' || a.subject_id AS subject
+), retracted AS (
+  INSERT INTO agg_retraction (tenant_id, movement_id, retracted_by, subjects)
+  SELECT x.tenant_id, x.movement_id, min(x.retracted_by),
+         coalesce((SELECT array_agg(DISTINCT d.subject ORDER BY d.subject) FROM deleted d WHERE d.tenant_id = x.tenant_id AND d.movement_id = x.movement_id), '{}')
+    FROM retracting x
+   GROUP BY x.tenant_id, x.movement_id
+      ON CONFLICT (tenant_id, movement_id) DO NOTHING
+)${INSERT_ACTIVITIES}
+   AND NOT EXISTS (SELECT 1 FROM retracting x WHERE x.tenant_id = r.t AND x.movement_id = r.m)${ON_CONFLICT}`;
+
+// One retraction in RECORD_RETRACTING_SQL's document.
+export interface RetractionRow {
+  t: string; // tenant_id
+  m: string; // the retracted movement
+  b: string; // the correction
+}
 
 // One activity in RECORD_SQL's document.
 export interface RecordRow {
@@ -317,21 +362,30 @@ export interface SnapshotFactsRow {
 export const RECORDED_SINCE_SQL = `
 SELECT pg_current_snapshot()::text AS cursor, NULL AS tenant_id, NULL AS subject_kind, NULL AS subject_id, NULL AS occurred_at,
        NULL AS movement_id, NULL AS direction, NULL AS amount_value, NULL AS amount_scale, NULL AS amount_asset, NULL AS base_value,
-       NULL AS cash, NULL AS counterparty, NULL AS counterparty_country, NULL AS corridor
+       NULL AS cash, NULL AS counterparty, NULL AS counterparty_country, NULL AS corridor, false AS retracted
 UNION ALL
 (SELECT NULL, a.tenant_id, a.subject_kind, a.subject_id, a.occurred_at, a.movement_id, a.direction,
         a.amount_value::text, a.amount_scale, a.amount_asset, a.base_value::text, a.cash, a.counterparty,
-        a.counterparty_country, a.corridor
+        a.counterparty_country, a.corridor, false
    FROM agg_activity a
   WHERE a.tenant_id = ANY($1::text[])
     AND a.recorded_xid >= pg_snapshot_xmin($2::pg_snapshot)
     AND NOT pg_visible_in_snapshot(a.recorded_xid, $2::pg_snapshot)
-  LIMIT $3)`;
+  LIMIT $3)
+UNION ALL
+SELECT NULL, x.tenant_id, split_part(subject, ':', 1), substr(subject, strpos(subject, ':') + 1), NULL, x.movement_id, NULL,
+       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, true
+  FROM agg_retraction x CROSS JOIN LATERAL unnest(x.subjects) AS subject
+ WHERE x.tenant_id = ANY($1::text[])
+   AND x.recorded_xid >= pg_snapshot_xmin($2::pg_snapshot)
+   AND NOT pg_visible_in_snapshot(x.recorded_xid, $2::pg_snapshot)`;
 
-// One row with only the cursor (every activity column null), and a row per new activity (its
-// cursor null), in any order.
+// One row with only the cursor (every activity column null), a row per new activity (its cursor
+// null), and a row per subject of a new retraction (`retracted`: only the subject and the
+// movement), in any order.
 export interface RecordedSinceRow extends ActivityRow {
   cursor: string | null;
+  retracted: boolean;
   tenant_id: string | null;
   subject_kind: 'account' | 'party';
   subject_id: string;

@@ -1,10 +1,50 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeAggregateStoreContract } from './contract.ts';
 import { PostgresAggregateStore } from './postgres.ts';
-import { createTestDatabase } from '../../test/support/test-database.ts';
+import { LOCK_TENANTS_SQL, RECORDING_LOCK_NAMESPACE } from './postgres-sql.ts';
+import { createTestDatabase, type TestDatabase } from '../../test/support/test-database.ts';
 
 // A database of its own, with no tenants rows at all: the store keys everything by tenant id
 // and has no foreign key to tenants.
 describeAggregateStoreContract('PostgreSQL', async () => {
   const db = await createTestDatabase();
   return { store: new PostgresAggregateStore(db.pool), tenantId: 'tenant-a', close: () => db.drop() };
+});
+
+describe('PostgresAggregateStore retractions against recordings in flight', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it('wait for a recording of the same tenant still running, and then delete what it recorded', async () => {
+    const store = new PostgresAggregateStore(db.pool);
+    const recorder = await db.pool.connect();
+    try {
+      // A recording of the original, locked as record() locks and not yet committed.
+      await recorder.query('BEGIN');
+      await recorder.query(LOCK_TENANTS_SQL, [RECORDING_LOCK_NAMESPACE, ['tenant-r'], [false]]);
+      await recorder.query(
+        `INSERT INTO agg_activity (tenant_id, subject_kind, subject_id, occurred_at, movement_id, direction, event_id, amount_value, amount_scale, amount_asset, base_value, cash)
+         VALUES ('tenant-r', 'account', 'A1', '2026-08-20T10:00:00Z', 'original', 'in', $1, 950000, 2, 'USD', 950000, false)`,
+        [randomUUID()],
+      );
+      let settled = false;
+      const retracting = store.record([], [{ tenantId: 'tenant-r', movementId: 'original', by: 'correction' }]).then(() => (settled = true));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(settled).toBe(false);
+      await recorder.query('COMMIT');
+      await retracting;
+    } finally {
+      recorder.release();
+    }
+    const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM agg_activity WHERE tenant_id = 'tenant-r'`);
+    expect(rows[0].n).toBe(0);
+    const retraction = await db.pool.query(`SELECT subjects FROM agg_retraction WHERE tenant_id = 'tenant-r' AND movement_id = 'original'`);
+    expect(retraction.rows).toEqual([{ subjects: ['account:A1'] }]);
+  });
 });

@@ -1,10 +1,13 @@
 import { AnalyzeOnGrowth } from '../postgres/analyze-on-growth.ts';
-import type { Pool } from '../postgres/pool.ts';
+import { withTransaction, type Pool } from '../postgres/pool.ts';
 import {
   ACTIVITIES_SQL,
   BASELINE_SQL,
   COUNTERPARTY_SQL,
   LAST_ACTIVITY_SQL,
+  LOCK_TENANTS_SQL,
+  RECORDING_LOCK_NAMESPACE,
+  RECORD_RETRACTING_SQL,
   RECORD_SQL,
   RECORDED_SINCE_SQL,
   SNAPSHOT_FACTS_SQL,
@@ -16,11 +19,12 @@ import {
   type GroupJson,
   type RecordRow,
   type RecordedSinceRow,
+  type RetractionRow,
   type SnapshotFactsRow,
   type SnapshotRowsRow,
   type WindowRow,
 } from './postgres-sql.ts';
-import type { Activity, ActivityQuery, ActivityRecord, AggregateStore, Baseline, RecordedSince, CounterpartyHistory, FlowBaseline, GroupStats, Subject, WindowOptions, WindowStats } from './port.ts';
+import type { Activity, ActivityQuery, ActivityRecord, AggregateStore, Baseline, RecordedSince, Retraction, CounterpartyHistory, FlowBaseline, GroupStats, Subject, WindowOptions, WindowStats } from './port.ts';
 import { SharedValues } from './shared-values.ts';
 import { completeWithin, counterpartiesOf, snapshotOf, snapshotRange, type SnapshotRequest, type SubjectSnapshot } from './snapshot.ts';
 import { DEFAULT_BASELINE_DAYS, activityLimit, baselineSpan, checkSnapshotCap, integerAmount as integer, noBaseline, windowRequest, windowStart, windowStats } from './stats.ts';
@@ -36,11 +40,20 @@ export class PostgresAggregateStore implements AggregateStore {
     this.growth = new AnalyzeOnGrowth(pool, ['agg_activity']);
   }
 
-  // One statement, hence one transaction, for the whole batch.
-  async record(activities: Activity[]): Promise<number> {
-    if (activities.length === 0) return 0;
-    const result = await this.pool.query({ name: 'agg-record', text: RECORD_SQL, values: [JSON.stringify(activities.map(rowOf))] });
-    const added = result.rowCount ?? 0;
+  // One transaction for the whole batch: its tenants locked (LOCK_TENANTS_SQL), then one statement.
+  async record(activities: Activity[], retractions: Retraction[] = []): Promise<number> {
+    if (activities.length === 0 && retractions.length === 0) return 0;
+    const retracting = new Set(retractions.map((retraction) => retraction.tenantId));
+    const tenants = [...new Set([...activities.map((activity) => activity.subject.tenantId), ...retracting])];
+    const rows = JSON.stringify(activities.map(rowOf));
+    const added = await withTransaction(this.pool, async (client) => {
+      await client.query({ name: 'agg-lock-tenants', text: LOCK_TENANTS_SQL, values: [RECORDING_LOCK_NAMESPACE, tenants, tenants.map((tenant) => retracting.has(tenant))] });
+      const result =
+        retractions.length === 0
+          ? await client.query({ name: 'agg-record', text: RECORD_SQL, values: [rows] })
+          : await client.query({ name: 'agg-record-retracting', text: RECORD_RETRACTING_SQL, values: [rows, JSON.stringify(retractions.map(retractionRowOf))] });
+      return result.rowCount ?? 0;
+    });
     this.growth.note(added);
     return added;
   }
@@ -184,16 +197,18 @@ export class PostgresAggregateStore implements AggregateStore {
   async recordedSince(tenants: readonly string[], cursor: string | null, limit?: number): Promise<RecordedSince> {
     const { rows } = await this.pool.query<RecordedSinceRow>({ name: 'agg-recorded-since', text: RECORDED_SINCE_SQL, values: [tenants, cursor, limit === undefined ? null : limit + 1] });
     const activities: RecordedSince['activities'] = [];
+    const retracted: RecordedSince['retracted'] = [];
     const shared = new SharedValues();
     let next: string | null = null;
     for (const row of rows) {
-      if (row.tenant_id !== null) activities.push({ subject: { tenantId: row.tenant_id, kind: row.subject_kind, id: row.subject_id }, activity: activityOf(row, shared) });
-      else next = row.cursor;
+      if (row.tenant_id === null) next = row.cursor;
+      else if (row.retracted) retracted.push({ subject: { tenantId: row.tenant_id, kind: row.subject_kind, id: row.subject_id }, movementId: row.movement_id });
+      else activities.push({ subject: { tenantId: row.tenant_id, kind: row.subject_kind, id: row.subject_id }, activity: activityOf(row, shared) });
     }
     if (next === null) throw new Error('agg-recorded-since returned no cursor');
     const truncated = limit !== undefined && activities.length > limit;
     if (truncated) activities.length = limit;
-    return { activities, cursor: next, truncated };
+    return { activities, cursor: next, truncated, retracted };
   }
 }
 
@@ -213,6 +228,10 @@ function activityOf(row: ActivityRow, shared: SharedValues): ActivityRecord {
     counterpartyCountry: shared.text(row.counterparty_country),
     corridor: shared.text(row.corridor),
   };
+}
+
+function retractionRowOf(retraction: Retraction): RetractionRow {
+  return { t: retraction.tenantId, m: retraction.movementId, b: retraction.by };
 }
 
 function rowOf(activity: Activity): RecordRow {

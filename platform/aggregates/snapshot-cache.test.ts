@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/support/test-database.ts';
-import type { Pool } from '../postgres/pool.ts';
 import { describeAggregateStoreContract } from './contract.ts';
 import type { Activity, AggregateStore, Subject } from './port.ts';
 import { PostgresAggregateStore } from './postgres.ts';
@@ -81,8 +80,13 @@ describe('SnapshotCache', () => {
       const client = await db.pool.connect();
       try {
         await client.query('BEGIN');
-        // The transaction has its id before the read starts, and commits after it.
-        await new PostgresAggregateStore(client as unknown as Pool).record([activity(who, T0, null)]);
+        // The transaction has its id before the read starts, and commits after it (a row as the
+        // store writes it: record() commits its own transaction).
+        await client.query(
+          `INSERT INTO agg_activity (tenant_id, subject_kind, subject_id, occurred_at, movement_id, direction, event_id, amount_value, amount_scale, amount_asset, base_value, cash)
+           VALUES ($1, $2, $3, $4, 'm-open', 'in', $5, 100, 2, 'USD', 100, false)`,
+          [who.tenantId, who.kind, who.id, new Date(T0), randomUUID()],
+        );
         const during = await store.recordedSince(['tenant-new'], (await store.recordedSince(['tenant-new'], null)).cursor);
         expect(during.activities).toEqual([]);
         await client.query('COMMIT');
@@ -168,6 +172,24 @@ describe('SnapshotCache', () => {
       // An instant before the entry's range is loaded from the store.
       await cache.snapshots([{ subject: who, at: new Date(T0 - 200 * DAY) }], 100);
       expect(store.loaded - before).toBe(3);
+    });
+
+    it('load a subject again when one of its activities is retracted, all-time facts included', async () => {
+      const cache = new SnapshotCache(store);
+      const who = subject('retracted');
+      const first = activity(who, T0 - 200 * DAY, 'party:A');
+      const recent = activity(who, T0 - DAY, 'party:A');
+      await store.record([first, recent]);
+      const [before] = await cache.snapshots([{ subject: who, at: new Date(T0) }], 100);
+      expect(before!.firstActivityAt).toEqual(new Date(T0 - 200 * DAY));
+      const loaded = store.loaded;
+      // The correction of the first activity (outside the range held: only an all-time fact).
+      await store.record([], [{ tenantId: who.tenantId, movementId: first.movementId, by: 'a-correction' }]);
+      const [after] = await cache.snapshots([{ subject: who, at: new Date(T0) }], 100);
+      expect(store.loaded - loaded).toBe(1);
+      expect(after).toEqual((await store.snapshots([{ subject: who, at: new Date(T0) }], 100))[0]);
+      expect(after!.firstActivityAt).toEqual(new Date(T0 - DAY));
+      expect(after!.counterpartyFirstSeen.get('party:A')).toEqual(new Date(T0 - DAY));
     });
 
     it('answer facts days late from what is held: an entry reaches a week before the ranges asked', async () => {

@@ -12,7 +12,7 @@
 // entry, and dropped when a new counterparty appears while its history reaches before the entry
 // (that counterparty may have been met there), or when its rows outgrow the cap. At most maxRows
 // rows are held, the subjects asked for least recently dropped first.
-import type { ActivityQuery, ActivityRecord, AggregateStore, Baseline, CounterpartyHistory, RecordedSince, Subject, WindowOptions, WindowStats, Activity } from './port.ts';
+import type { ActivityQuery, ActivityRecord, AggregateStore, Baseline, CounterpartyHistory, RecordedSince, Retraction, Subject, WindowOptions, WindowStats, Activity } from './port.ts';
 import { compareActivities, firstAtOrBefore, snapshotRange, type SnapshotRequest, type SubjectSnapshot } from './snapshot.ts';
 
 // About 300 bytes each with their first sightings, the rows of one read sharing their repeated
@@ -152,6 +152,9 @@ export class SnapshotCache implements AggregateStore {
   }
 
   private absorbAll(news: RecordedSince): void {
+    // A retracted activity may have been any of the entry's all-time facts (its first activity, a
+    // counterparty's first sighting), not only one of its rows: the subject is loaded again.
+    for (const { subject } of news.retracted) this.entries.delete(subject);
     for (const { subject, activity } of news.activities) {
       const entry = this.entries.get(subject);
       if (!entry) continue;
@@ -207,8 +210,8 @@ export class SnapshotCache implements AggregateStore {
   }
 
   // Everything else is the store's.
-  record(activities: Activity[]): Promise<number> {
-    return this.store.record(activities);
+  record(activities: Activity[], retractions?: Retraction[]): Promise<number> {
+    return this.store.record(activities, retractions);
   }
   windows(subject: Subject, at: Date, options?: WindowOptions): Promise<WindowStats[]> {
     return this.store.windows(subject, at, options);

@@ -1,0 +1,2 @@
+DROP INDEX agg_activity_movement;
+DROP TABLE agg_retraction;
