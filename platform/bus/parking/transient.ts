@@ -36,9 +36,20 @@ const NEO4J_TRANSIENT_CODES = new Set(['ServiceUnavailable', 'SessionExpired']);
 // too many queries (202), network (210, 425), table being locked or re-created (473).
 const CLICKHOUSE_TRANSIENT = /\bCode: (159|202|209|210|241|425|473)\b/;
 
+// The schema registry's client (@kafkajs/confluent-schema-registry, over mappersmith) turns every
+// failure into a ResponseError with a status and a message, and nothing else: a registry that is
+// down or busy is a 5xx, 408 or 429, and a connection that failed is a 400 whose message is the
+// socket's error ("connect ECONNREFUSED …", "socket hang up"). A 404 (a schema id it does not
+// know) is an answer.
+function registryUnavailable(status: unknown, message: string): boolean {
+  if (typeof status !== 'number') return false;
+  if (status >= 500 || status === 408 || status === 429) return true;
+  return status === 400 && (message.includes('socket hang up') || [...NETWORK_CODES].some((code) => message.includes(code)));
+}
+
 export function isTransient(error: unknown, depth = 0): boolean {
   if (depth > 8 || error === null || typeof error !== 'object') return false;
-  const e = error as { code?: unknown; retriable?: unknown; name?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
+  const e = error as { code?: unknown; retriable?: unknown; name?: unknown; message?: unknown; cause?: unknown; errors?: unknown; status?: unknown };
   const code = typeof e.code === 'string' ? e.code : undefined;
   const message = typeof e.message === 'string' ? e.message : '';
   if (code && NETWORK_CODES.has(code)) return true;
@@ -48,6 +59,7 @@ export function isTransient(error: unknown, depth = 0): boolean {
   // not find (one still loading after a broker start) non-retriable: it comes back.
   if (e.retriable === true) return true;
   if (typeof e.name === 'string' && /^KafkaJS(Connection|RequestTimeout|NumberOfRetriesExceeded|Broker|Lock|GroupCoordinatorNotFound)/.test(e.name)) return true;
+  if (e.name === 'ResponseError' && registryUnavailable(e.status, message)) return true;
   if (PG_CLIENT_MESSAGES.some((text) => message.includes(text))) return true;
   if (CLICKHOUSE_TRANSIENT.test(message)) return true;
   if (e.cause !== undefined && isTransient(e.cause, depth + 1)) return true;
