@@ -24,6 +24,11 @@ export const COMPATIBILITY_LEVEL = COMPATIBILITY.BACKWARD_TRANSITIVE;
 const MAGIC_BYTE = 0;
 const HEADER_BYTES = 5;
 
+// Whether a value is in Confluent's wire format (a JSON text never starts with a zero byte).
+export function isConfluentFramed(bytes: Buffer): boolean {
+  return bytes.length >= HEADER_BYTES && bytes[0] === MAGIC_BYTE;
+}
+
 export function subjectOf(kafkaTopic: string): string {
   return `${kafkaTopic}-value`;
 }
@@ -73,7 +78,7 @@ export class AvroCodec {
 
   // Confluent-framed Avro back to the JSON value, read with this code's schema of the topic.
   async decode(topic: string, bytes: Buffer): Promise<unknown> {
-    if (bytes.length < HEADER_BYTES || bytes[0] !== MAGIC_BYTE) throw new Error(`${topic}: not Confluent-framed Avro`);
+    if (!isConfluentFramed(bytes)) throw new Error(`${topic}: not Confluent-framed Avro`);
     const writerId = bytes.readInt32BE(1);
     const reader = topicValueSchema(topic);
     const resolver = await this.resolverFor(topic, writerId, reader);

@@ -24,7 +24,7 @@ import type { Admin, Consumer as KafkaConsumer, EachBatchPayload, Kafka, KafkaMe
 import type { ParkingLot } from '../parking/lot.ts';
 import { isTransient } from '../parking/transient.ts';
 import type { Bus, BusRecord, ConsumeOptions, Consumer, PartitionLag } from '../port.ts';
-import type { AvroCodec } from './avro-codec.ts';
+import { isConfluentFramed, type AvroCodec } from './avro-codec.ts';
 import { ensureTopics, KafkaNames } from './topics.ts';
 
 export interface KafkaBusOptions {
@@ -210,7 +210,9 @@ class KafkaBusConsumer implements Consumer {
     });
     await consumer.connect();
     await consumer.subscribe({ topics, fromBeginning: true });
-    this.replays = this.bus.options.parking.replays(this.options.group, this.options.handle);
+    this.replays = this.bus.options.parking.replays(this.options.group, async (records) =>
+      this.options.handle(await Promise.all(records.map((record) => this.decodeParked(record)))),
+    );
     // run() resolves once the member has joined: not awaited here (see above).
     this.joined = consumer
       .run({
@@ -333,6 +335,16 @@ class KafkaBusConsumer implements Consumer {
       }
     }
     return records;
+  }
+
+  // A record parked by decode() holds the Avro bytes it could not decode (a schema the registry
+  // did not give then); a replay decodes it as a delivery would, and throws as decode() does. A
+  // record parked by its handler already holds the decoded JSON, which never starts with
+  // Confluent's magic byte.
+  private async decodeParked(record: BusRecord): Promise<BusRecord> {
+    if (!isConfluentFramed(record.value)) return record;
+    const value = await this.bus.options.codec.decode(record.topic, record.value);
+    return { ...record, value: Buffer.from(JSON.stringify(value), 'utf8') };
   }
 
   // Of these consecutive records, the leading ones every upstream group has committed.

@@ -141,6 +141,45 @@ if (!brokers || !registryUrl) {
       expect(await new ParkedRecordStore(api.db.pool).list({ group: retried })).toMatchObject([{ key: 'acme/party/garbage', attempts: 1 }]);
     });
 
+    it('decodes a record it parked undecoded when it is replayed, as a delivery would', async () => {
+      // Only this test's group reads from here on.
+      for (const consumer of consumers.splice(0)) await consumer.stop();
+      const group = 'undecodable-replayed';
+      const key = 'acme/party/read-later';
+      // This process cannot read the record the first time (as a reader without the writer's
+      // schema), and can when it is replayed.
+      const codec = harness.codec;
+      const decode = codec.decode.bind(codec);
+      let refused = false;
+      codec.decode = async (topic, bytes) => {
+        const value = await decode(topic, bytes);
+        if (!refused && (value as { external_id?: string }).external_id === 'read-later') {
+          refused = true;
+          throw new Error('no reader for this writer schema yet');
+        }
+        return value;
+      };
+      try {
+        const handled: BusRecord[] = [];
+        consumers.push(await harness.bus.consume({ group, topics: ['canonical.party'], handle: async (records) => void handled.push(...records) }));
+        await writeRecords(api.db.pool, [{ topic: 'canonical.party', key, seq: 4 }]);
+        await harness.settle();
+        const store = new ParkedRecordStore(api.db.pool);
+        // (The group read from the start: the garbage of the test before is parked too.)
+        const parkedOf = async () => (await store.list({ group })).find((record) => record.key === key);
+        await eventually(async () => (await parkedOf()) !== undefined, 'the record parked');
+        const parked = await parkedOf();
+        expect(parked).toMatchObject({ key, status: 'parked' });
+        expect(handled.some((r) => r.key === key)).toBe(false);
+        await store.requestReplay({ group, ids: [parked!.id] });
+        await eventually(() => handled.some((r) => r.key === key), 'the replayed record');
+        expect(seqOf(handled.find((r) => r.key === key)!)).toEqual({ key, seq: 4 });
+        await eventually(async () => (await store.list({ group, ids: [parked!.id] }))[0]?.status === 'replayed', 'the parked record marked replayed');
+      } finally {
+        codec.decode = decode;
+      }
+    });
+
     it('the relay restarted resumes where Kafka acknowledged: nothing lost, every entity in order', async () => {
       const keys = Array.from({ length: 8 }, (_, i) => `acme/account/restart-${i}`);
       await harness.relay.stop();
