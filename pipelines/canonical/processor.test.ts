@@ -196,6 +196,27 @@ describe('canonical batches', () => {
     expect(rows).toEqual([{ debit_party_id: 'k-p1' }, { debit_party_id: 'k-p1' }]);
   });
 
+  it("gives a movement its account's current holder, not that of a late lower version in the same batch", async () => {
+    const account = (holder: string, sequence: number) => ({ object: 'account' as const, externalId: 'v-a1', sequence, json: JSON.stringify(accountEvent('v-a1', holder, sequence)) });
+    const viaAccount = (id: string) => {
+      const event = movementEvent(id);
+      return { object: 'movement' as const, externalId: id, sequence: null, json: JSON.stringify({ ...event, data: { ...event.data, debit: { account_id: 'v-a1' }, credit: { party_id: 'v-p1' } } }) };
+    };
+    await processor.handle(await accepted([party('v-p1', 1), party('v-p2', 1), account('v-p2', 2)]));
+    // Version 1 (held by v-p1) comes late, beside a movement on the account; then versions 4
+    // and 3 come together, out of order, with another.
+    const late = await accepted([account('v-p1', 1), viaAccount('v-m1')]);
+    await processor.handle(late);
+    const shuffled = await accepted([account('v-p1', 4), account('v-p2', 3), viaAccount('v-m2')]);
+    await processor.handle(shuffled);
+    expect(await statusOf([...late, ...shuffled])).toEqual(['processed', 'processed', 'processed', 'processed', 'processed']);
+    const { rows } = await db.pool.query(`SELECT external_id, debit_party_id FROM canonical_movements WHERE tenant_id = $1 AND debit_account_id = 'v-a1' ORDER BY external_id`, [TENANT]);
+    expect(rows).toEqual([
+      { external_id: 'v-m1', debit_party_id: 'v-p2' },
+      { external_id: 'v-m2', debit_party_id: 'v-p1' },
+    ]);
+  });
+
   it('takes a batch that says when its events were received without locking their rows, and locks them when one was not pending', async () => {
     // The statements of the processor's transactions (on connections checked out of its pool).
     const transactions: string[][] = [];

@@ -75,10 +75,13 @@ interface ParsedEvent {
 interface Found {
   holder_party_id: string | null;
   jurisdiction: string | null;
+  // The version's sequence (null: none, or not read), so that a batch's version replaces it only
+  // when it is the one that becomes current.
+  sequence: number | null;
 }
 
 // What a party or an instrument found tells (only an account has a holder and a jurisdiction).
-const NOTHING_FOUND: Found = Object.freeze({ holder_party_id: null, jurisdiction: null });
+const NOTHING_FOUND: Found = Object.freeze({ holder_party_id: null, jurisdiction: null, sequence: null });
 
 interface Parsed extends Locked {
   event: ParsedEvent;
@@ -259,12 +262,16 @@ export class CanonicalProcessor {
     // What exists, and on top of it the entities of this batch (never added to foundBefore: the
     // batch may yet fail, and its records be processed one by one).
     const found = new Map(foundBefore ?? (await this.findEntities(db, parsed.flatMap((p) => p.refs.map((r) => ({ tenantId: p.key.tenantId, ...r }))))));
+    // A version of the batch stands for its entity only when it is the one that becomes current
+    // (writeEntities: a higher sequence than the current one, the first of equals): a late, lower
+    // version in the same batch as a movement must not give the movement its old holder.
     for (const p of ordered) {
       if (REFERENCED.has(p.object) && p.refs.length === 0) {
-        found.set(refKey(p.key.tenantId, p.object, p.event.external_id), {
-          holder_party_id: stringOrNull(p.event.data.holder_party_id),
-          jurisdiction: stringOrNull(p.event.data.jurisdiction),
-        });
+        const key = refKey(p.key.tenantId, p.object, p.event.external_id);
+        const sequence = p.event.sequence ?? null;
+        const before = found.get(key);
+        if (before && before !== NOTHING_FOUND && (sequence ?? -1) <= (before.sequence ?? -1)) continue;
+        found.set(key, { holder_party_id: stringOrNull(p.event.data.holder_party_id), jurisdiction: stringOrNull(p.event.data.jurisdiction), sequence });
       }
     }
 
@@ -375,9 +382,9 @@ export class CanonicalProcessor {
     }
     if (distinct.size === 0) return found;
     const named = [...distinct.values()];
-    const { rows } = await db.query<{ tenant_id: string; object: string; external_id: string; holder_party_id: string | null; jurisdiction: string | null }>({
+    const { rows } = await db.query<{ tenant_id: string; object: string; external_id: string; holder_party_id: string | null; jurisdiction: string | null; sequence: bigint | null }>({
       name: 'find-entities',
-      text: `SELECT e.tenant_id, e.object, e.external_id,
+      text: `SELECT e.tenant_id, e.object, e.external_id, e.sequence,
                     CASE WHEN e.object = 'account' THEN e.data->>'holder_party_id' END AS holder_party_id,
                     CASE WHEN e.object = 'account' THEN e.data->>'jurisdiction' END AS jurisdiction FROM canonical_entities e
                JOIN unnest($1::text[], $2::text[], $3::text[]) AS u(tenant_id, object, external_id)
@@ -386,7 +393,7 @@ export class CanonicalProcessor {
     });
     for (const r of rows) {
       const key = refKey(r.tenant_id, r.object, r.external_id);
-      found.set(key, { holder_party_id: r.holder_party_id, jurisdiction: r.jurisdiction });
+      found.set(key, { holder_party_id: r.holder_party_id, jurisdiction: r.jurisdiction, sequence: r.sequence === null ? null : Number(r.sequence) });
       if (KnownEntities.remembers(r.object)) this.known.add(key);
     }
     return found;
