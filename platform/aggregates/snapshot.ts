@@ -40,9 +40,9 @@ export interface SnapshotRequest {
 export interface SubjectSnapshot {
   subject: Subject;
   // The activities in (from, to], latest first (occurred_at, then movement id descending, then
-  // direction), as ActivityQuery lists them. from is the start of the day of the earliest instant
-  // asked for (`since`, else `to`) minus the default baseline length, so every window and the
-  // default baseline of each instant fit.
+  // direction), as ActivityQuery lists them. from is one millisecond before the start of the day
+  // of the earliest instant asked for (`since`, else `to`) minus the default baseline length, so
+  // every window and the default baseline of each instant fit.
   from: Date;
   to: Date;
   rows: ActivityRecord[];
@@ -56,10 +56,12 @@ export interface SubjectSnapshot {
   counterpartyFirstSeen: Map<string, Date>;
 }
 
-// The range a snapshot answering for every instant in [since, at] covers.
+// The range a snapshot answering for every instant in [since, at] covers. A snapshot holds (from,
+// to], and the default baseline of the earliest instant counts its first midnight itself: the
+// range starts one millisecond before it.
 export function snapshotRange(at: Date, since: Date = at): { from: Date; to: Date } {
   const earliest = Math.min(since.getTime(), at.getTime());
-  return { from: new Date(baselineSpan(earliest, DEFAULT_BASELINE_DAYS).earliest), to: new Date(at.getTime()) };
+  return { from: new Date(baselineSpan(earliest, DEFAULT_BASELINE_DAYS).earliest - 1), to: new Date(at.getTime()) };
 }
 
 // The order activities are listed in: occurred_at, then movement id descending, then direction
