@@ -224,6 +224,29 @@ describe('delivery worker', () => {
     expect(rows[0].n).toBe(0);
   });
 
+  it('drops an endpoint that never answers to one slot, so that hanging endpoints with a backlog never hold them all', async () => {
+    const hanging = ['/hangs-1', '/hangs-2', '/hangs-3', '/hangs-4'];
+    for (const path of hanging) {
+      await world.register(path, 'compliance', ['alert.opened']);
+      world.receiver.setBehaviour(path, { hang: true });
+    }
+    // Four hanging endpoints at two slots each take all eight, and each has twenty deliveries due,
+    // older than the one for the endpoint that answers.
+    await enqueue(Array.from({ length: 20 }, () => 'alert.opened' as const));
+    const worker = await world.startWorker({ SVC_WEBHOOK_ENDPOINT_CONCURRENCY: '2', SVC_WEBHOOK_CONCURRENCY: '8', SVC_WEBHOOK_ATTEMPT_TIMEOUT_MS: '1000' });
+    worker.start();
+    await world.receiver.waitFor((_, counts) => hanging.every((path) => counts.byPath[path] === 2), 20_000);
+    world.clock.advance(1);
+    await world.register('/answers-behind', 'compliance', ['alert.opened']);
+    await enqueue(['alert.opened']);
+
+    await world.receiver.waitFor((_, counts) => (counts.byPath['/answers-behind'] ?? 0) === 1, 60_000);
+    // It came after the first attempt to each hanging endpoint timed out and one more each, not
+    // after all eighty.
+    const tried = hanging.reduce((n, path) => n + (world.receiver.counts().byPath[path] ?? 0), 0);
+    expect(tried).toBeLessThanOrEqual(16);
+  });
+
   it('re-checks the destination when it connects: a name re-pointed at a private address is never reached', async () => {
     const port = new URL(world.receiver.url('/')).port;
     const endpoint = await world.register('/rebound', 'compliance', ['alert.opened'], `https://hooks.example:${port}/rebound`);

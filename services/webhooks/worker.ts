@@ -1,7 +1,8 @@
 // services/webhooks: the delivery worker. It fans outbox events out to subscribed endpoints, claims
 // due deliveries and sends them, many at once: at most `concurrency` attempts in flight and at most
-// `endpointConcurrency` of them to one endpoint, so a slow or hanging endpoint holds a few slots
-// (each for at most the attempt timeout) and never the others. Outcomes are written in batches.
+// `endpointConcurrency` of them to one endpoint (one while its last attempt got no answer), so a
+// slow or hanging endpoint holds a few slots (each for at most the attempt timeout) and never the
+// others. Outcomes are written in batches.
 // Delivery is at least once: an attempt whose outcome was not recorded (a crash) is made again
 // once its lease runs out.
 import type { Clock } from '../../platform/clock.ts';
@@ -42,12 +43,20 @@ const LEASE_MARGIN_MS = 30_000;
 // slots freed meanwhile rather than one per slot.
 const GATHER_MS = 5;
 const CLAIM_PASSES = 4;
+// The slots of an endpoint whose last attempt got no answer at all (a timeout, a refused or
+// dropped connection): a receiver that hangs holds one slot, not endpointConcurrency, so that a few
+// hanging endpoints (their backlog the oldest work due) never hold every slot of the worker.
+const UNANSWERED_SLOTS = 1;
+// Endpoints remembered as unanswered, at most (the oldest forgotten first).
+const UNANSWERED_REMEMBERED = 10_000;
 const SETTLE_EVERY_MS = 10_000;
 
 export class DeliveryWorker {
   private readonly store: DeliveryStore;
   private readonly random: () => number;
   private readonly inFlight = new Map<string, number>();
+  // Endpoints whose last attempt from this worker got no HTTP answer.
+  private readonly unanswered = new Set<string>();
   private inFlightTotal = 0;
   private readonly attempts = new Set<Promise<void>>();
   private pending: AttemptRecord[] = [];
@@ -93,7 +102,8 @@ export class DeliveryWorker {
       const room = Math.min(this.options.concurrency - this.inFlightTotal, CLAIM_BATCH);
       if (room <= 0) break;
       const free = new Map<string, number>();
-      for (const [endpoint, count] of this.inFlight) free.set(endpoint, this.options.endpointConcurrency - count);
+      for (const endpoint of this.unanswered) free.set(endpoint, UNANSWERED_SLOTS);
+      for (const [endpoint, count] of this.inFlight) free.set(endpoint, this.slotsOf(endpoint) - count);
       const claimed = await this.store.claim({
         now,
         limit: room,
@@ -104,7 +114,7 @@ export class DeliveryWorker {
       for (const delivery of claimed) this.launch(delivery);
       claimedTotal += claimed.length;
       // Another pass only helps when an endpoint's slots, not the due rows, ran out.
-      const capped = claimed.some((d) => (this.inFlight.get(d.endpoint_id) ?? 0) >= this.options.endpointConcurrency);
+      const capped = claimed.some((d) => (this.inFlight.get(d.endpoint_id) ?? 0) >= this.slotsOf(d.endpoint_id));
       if (claimed.length === 0 || claimed.length === room || !capped) break;
     }
     return { fannedOut, claimed: claimedTotal };
@@ -186,7 +196,19 @@ export class DeliveryWorker {
       'svc-webhook-id': envelope.envelopeId,
     };
     const result = await this.options.sender.send(delivery.url, headers, envelope.body, startedAt);
+    this.noteAnswer(delivery.endpoint_id, result.responseStatus !== null);
     this.enqueueRecord(delivery, result);
+  }
+
+  private slotsOf(endpoint: string): number {
+    return this.unanswered.has(endpoint) ? UNANSWERED_SLOTS : this.options.endpointConcurrency;
+  }
+
+  private noteAnswer(endpoint: string, answered: boolean): void {
+    this.unanswered.delete(endpoint);
+    if (answered) return;
+    this.unanswered.add(endpoint);
+    if (this.unanswered.size > UNANSWERED_REMEMBERED) this.unanswered.delete(this.unanswered.values().next().value!);
   }
 
   private settleWithout(delivery: ClaimedDelivery, at: Date, status: DeliveryStatus, error: string): void {
