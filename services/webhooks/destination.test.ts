@@ -1,4 +1,5 @@
-import type { LookupAddress, LookupOptions } from 'node:dns';
+import { createSocket } from 'node:dgram';
+import { promises as dnsPromises, type LookupAddress, type LookupOptions } from 'node:dns';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -7,11 +8,13 @@ import {
   classifyAddress,
   guardedLookup,
   literalHostRefusal,
+  resolveWith,
   type DestinationPolicy,
   type Resolve,
 } from './destination.ts';
 
-// Stands in for DNS: tests never resolve a real name.
+// Stands in for DNS: tests never resolve a real name (the default resolver's own tests ask local
+// servers that refuse or never answer).
 const ZONE: Record<string, Array<{ address: string; family: 4 | 6 }>> = {
   'localhost': [
     { address: '127.0.0.1', family: 4 },
@@ -474,5 +477,47 @@ describe('guardedLookup on a real connection', () => {
     const result = await connect({ allowPrivateNetworks: true, resolve: fake }, autoSelectFamily);
     expect(result).toMatchObject({ connected: true, code: undefined });
     expect(result.calls.map((o) => o.all === true)).toEqual([autoSelectFamily]);
+  });
+});
+
+describe('the default resolver (resolveWith)', () => {
+  // A UDP port that takes queries and never answers: a name server that hangs.
+  const silentServer = async () => {
+    const socket = createSocket('udp4');
+    await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+    return { address: `127.0.0.1:${socket.address().port}`, close: () => new Promise<void>((resolve) => socket.close(() => resolve())) };
+  };
+
+  it('gives up on a name server that never answers without holding a thread the system resolver needs', async () => {
+    const silent = await silentServer();
+    try {
+      const resolver = new dnsPromises.Resolver({ timeout: 300, tries: 1 });
+      resolver.setServers([silent.address]);
+      const resolve = resolveWith(resolver);
+      const settled: string[] = [];
+      // Eight names whose server hangs: more than libuv's four threads.
+      const slow = Array.from({ length: 8 }, (_, i) =>
+        resolve(`h${i}.slow.example`).then(
+          () => settled.push('slow answered'),
+          (error: NodeJS.ErrnoException) => settled.push(`slow ${error.code}`),
+        ),
+      );
+      // A lookup on the system's threads meanwhile (the hosts file) is not queued behind them.
+      const local = dnsPromises.lookup('localhost').then(() => settled.push('localhost'));
+      await Promise.all([...slow, local]);
+      expect(settled[0]).toBe('localhost');
+      expect(settled.slice(1)).toEqual(Array.from({ length: 8 }, () => 'slow ETIMEOUT'));
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it('looks a name up through the system (the hosts file) when DNS has no answer for it', async () => {
+    const resolver = new dnsPromises.Resolver({ timeout: 300, tries: 1 });
+    // Nothing listens there: refused at once.
+    resolver.setServers(['127.0.0.1:9']);
+    const found = await resolveWith(resolver)('localhost');
+    expect(found.length).toBeGreaterThan(0);
+    expect(found.every((a) => a.address === '127.0.0.1' || a.address === '::1')).toBe(true);
   });
 });

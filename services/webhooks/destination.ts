@@ -167,10 +167,33 @@ export function guardedLookup(policy: DestinationPolicy): LookupFunction {
   };
 }
 
-const defaultResolve: Resolve = async (hostname) => {
-  const found = await dnsPromises.lookup(hostname, { all: true, verbatim: true });
-  return found.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
-};
+// Names are asked of DNS through c-ares (dns.Resolver), which waits on the event loop and gives up
+// by its own timeout. dns.lookup runs getaddrinfo on libuv's four threads, and a name whose DNS
+// server never answers held a thread for the system resolver's whole retry cycle, past the
+// attempt's timeout: four such names (any tenant can register them) stopped every other
+// endpoint's new connections, the API's registrations, and the process's file and crypto work.
+// A name DNS did not give addresses for without waiting (no such name, no data, a server that
+// refused) is looked up through the system as well (dns.lookup: the hosts file, `localhost`),
+// which the same quick DNS answer keeps quick; a DNS server that did not answer in time is not.
+const RESOLVE_TIMEOUT_MS = 2_500;
+const RESOLVE_TRIES = 2;
+const NO_ANSWER = new Set(['ETIMEOUT', 'ECANCELLED']);
+
+export function resolveWith(resolver: Pick<dnsPromises.Resolver, 'resolve4' | 'resolve6'>): Resolve {
+  return async (hostname) => {
+    const [v4, v6] = await Promise.allSettled([resolver.resolve4(hostname), resolver.resolve6(hostname)]);
+    const addresses = [
+      ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 as const })) : []),
+      ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 as const })) : []),
+    ];
+    if (addresses.length > 0) return addresses;
+    for (const answer of [v4, v6]) if (answer.status === 'rejected' && NO_ANSWER.has((answer.reason as NodeJS.ErrnoException).code ?? '')) throw answer.reason;
+    const found = await dnsPromises.lookup(hostname, { all: true, verbatim: true });
+    return found.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+  };
+}
+
+const defaultResolve: Resolve = resolveWith(new dnsPromises.Resolver({ timeout: RESOLVE_TIMEOUT_MS, tries: RESOLVE_TRIES }));
 
 type Judgement =
   | { ok: true; addresses: Array<{ address: string; family: 4 | 6 }> }
