@@ -18,6 +18,7 @@ let api: TestApi;
 let pipeline: TestPipeline;
 
 interface Sent {
+  asset?: string;
   status?: string;
   type?: string;
   rail?: string;
@@ -32,7 +33,7 @@ async function send(id: string, at: string, value: string, options: Sent = {}) {
   const data = event.data as Record<string, unknown>;
   data.status = options.status ?? 'completed';
   data.type = options.type ?? 'p2p';
-  data.amount = { value, asset: 'USD', scale: 2 };
+  data.amount = { value, asset: options.asset ?? 'USD', scale: 2 };
   data.debit = { account_id: options.debit ?? 'acct-1' };
   data.credit = { account_id: options.credit ?? 'acct-2', counterparty: { institution: 'Bank B' } };
   if (options.rail) data.rail = options.rail;
@@ -102,6 +103,13 @@ describe('totals with ledger semantics', () => {
     expect(may2.status).toBe('matched');
     const september30 = await view({ period: { from: '2026-04-30T00:00:00Z', to: '2026-05-01T00:00:00Z' }, declared: { count: 1, sum: usd('300') } });
     expect(september30.status).toBe('matched');
+    // A reversal leg may be sent negative (the spec's Money rule): it still takes the money back.
+    await send('apr-29', '2026-04-29T10:00:00Z', '400');
+    await send('apr-29-rev', '2026-05-03T10:00:00Z', '-400', { type: 'reversal', links: { reverses: 'apr-29' }, debit: 'acct-2', credit: 'acct-1' });
+    await pipeline.drain();
+    const may3 = await view({ period: { from: '2026-05-03T00:00:00Z', to: '2026-05-04T00:00:00Z' }, declared: { count: 1, sum: usd('-400') } });
+    expect(may3.result.observed).toMatchObject({ count: 1, sum: usd('-400') });
+    expect(may3.status).toBe('matched');
   });
 
   it('refuses per-status figures that do not add up to the totals', async () => {
@@ -346,6 +354,50 @@ describe('re-comparison touches only the declarations a movement can change', ()
     expect(marked).toContain(acct1.reconciliation_id);
     expect(marked.length).toBeGreaterThanOrEqual(mayAcct1 + 1);
     expect(marked).not.toContain(acct3.reconciliation_id);
+  });
+});
+
+describe('re-comparison after a movement that changes an earlier one', () => {
+  const statusOf = async (id: string) => {
+    const res = await api.client.get(`/v1/reconciliations/${id}`, api.keys.read);
+    expect(res.statusCode, res.body).toBe(200);
+    return reconciliationSchema.parse(res.json());
+  };
+  // The reconcile pipeline's handling of these movements' change records (read from the log), then
+  // the comparisons it would run.
+  const settle = async (movements: string[]) => {
+    await pipeline.drain();
+    const { rows } = await api.db.pool.query<{ payload: string }>(
+      `SELECT payload FROM outbox WHERE tenant_id = 'acme' AND topic = 'canonical.movement' AND payload::jsonb->>'external_id' = ANY ($1::text[])`,
+      [movements],
+    );
+    expect(rows).toHaveLength(movements.length);
+    await markStale(api.db.pool, await withOriginals(api.db.pool, rows.map((row) => touchOf(JSON.parse(row.payload)))));
+    await recheckStale(new Reconciliations(api.db.pool), api.clock, 1000);
+  };
+
+  it("compares the original's declarations again when a correction moves it to another asset", async () => {
+    await send('jul-1', '2026-07-01T09:00:00Z', '1000');
+    await pipeline.drain();
+    const usdDay = await view({ period: { from: '2026-07-01T00:00:00Z', to: '2026-07-02T00:00:00Z' }, declared: { count: 1, sum: usd('1000') } });
+    expect(usdDay.status).toBe('matched');
+    // Declarations are born stale: compared once here, so that only the correction can mark it.
+    await recheckStale(new Reconciliations(api.db.pool), api.clock, 1000);
+    await send('jul-1-eur', '2026-07-01T09:00:00Z', '900', { asset: 'EUR', links: { correction_of: 'jul-1' } });
+    await settle(['jul-1-eur']);
+    expect(await statusOf(usdDay.reconciliation_id)).toMatchObject({ status: 'mismatched', result: { observed: { count: 0, sum: usd('0') } } });
+  });
+
+  it('compares the declarations of a reversal again when the movement it reverses arrives after it', async () => {
+    await send('aug-1-rev', '2026-08-02T10:00:00Z', '300', { type: 'reversal', links: { reverses: 'aug-1' }, debit: 'acct-2', credit: 'acct-1' });
+    await pipeline.drain();
+    const reversalDay = await view({ period: { from: '2026-08-02T00:00:00Z', to: '2026-08-03T00:00:00Z' }, declared: { count: 1, sum: usd('-300') } });
+    // Until its original is known, the reversal is a movement of its own legs (into acct-1).
+    expect(reversalDay.status).toBe('mismatched');
+    await recheckStale(new Reconciliations(api.db.pool), api.clock, 1000);
+    await send('aug-1', '2026-08-01T10:00:00Z', '300');
+    await settle(['aug-1']);
+    expect(await statusOf(reversalDay.reconciliation_id)).toMatchObject({ status: 'matched', result: { observed: { count: 1, sum: usd('-300') } } });
   });
 });
 

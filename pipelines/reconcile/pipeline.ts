@@ -45,6 +45,8 @@ export async function startReconcilePipeline(options: { bus: Bus; pool: Pool; cl
 // basis) holds it and whose scope names one of its legs, or the tenant.
 export interface Touch {
   tenant: string;
+  // The movement's own id, when the touch is a movement's own (not one of its links').
+  id?: string;
   asset: string;
   at: string;
   receivedAt?: string;
@@ -60,6 +62,7 @@ export function touchOf(change: MovementChange): Touch {
   const links = (change.data?.links ?? {}) as { correction_of?: string; reverses?: string };
   return {
     tenant: change.tenant_id,
+    id: change.external_id,
     asset: change.amount.asset,
     at: change.occurred_at,
     receivedAt: change.received_at,
@@ -71,29 +74,69 @@ export function touchOf(change: MovementChange): Touch {
   };
 }
 
-// A correction or a reversal also touches its original's declarations: the original's own time
-// and legs (it leaves or nets there), and its legs at the new movement's time (a reversal is
-// attributed to what it reverses). One indexed read for the batch.
+// A correction or a reversal also touches its original's declarations: the original's own time,
+// legs and asset (it leaves or nets there, whatever the correction's asset), and its legs at the
+// new movement's time (a reversal is attributed to what it reverses). An original that arrives
+// after a reversal of it touches the reversal's time with both legs: the reversal counted on its
+// own legs until then, and from now on on the original's. One indexed read each for the batch.
 export async function withOriginals(pool: Pool, touches: Touch[]): Promise<Touch[]> {
+  return [...touches, ...(await originalsOf(pool, touches)), ...(await reversersOf(pool, touches))];
+}
+
+interface LinkedRow {
+  tenant_id: string;
+  external_id: string;
+  amount_asset: string;
+  occurred_at: Date;
+  received_at: Date;
+  type: string;
+  rail: string | null;
+  accounts: Array<string | null>;
+  parties: Array<string | null>;
+}
+
+const LINKED_COLUMNS = `m.tenant_id, m.external_id, m.amount_asset, m.occurred_at, m.received_at, m.type, m.data->>'rail' AS rail,
+            ARRAY[m.debit_account_id, m.credit_account_id] AS accounts, ARRAY[m.debit_party_id, m.credit_party_id] AS parties`;
+
+async function originalsOf(pool: Pool, touches: Touch[]): Promise<Touch[]> {
   const wanted = touches.flatMap((t) => (t.originals ?? []).map((id) => ({ tenant: t.tenant, id, touch: t })));
-  if (wanted.length === 0) return touches;
-  const { rows } = await pool.query<{ tenant_id: string; external_id: string; occurred_at: Date; received_at: Date; type: string; rail: string | null; accounts: Array<string | null>; parties: Array<string | null> }>(
-    `SELECT m.tenant_id, m.external_id, m.occurred_at, m.received_at, m.type, m.data->>'rail' AS rail,
-            ARRAY[m.debit_account_id, m.credit_account_id] AS accounts, ARRAY[m.debit_party_id, m.credit_party_id] AS parties
+  if (wanted.length === 0) return [];
+  const { rows } = await pool.query<LinkedRow>(
+    `SELECT ${LINKED_COLUMNS}
        FROM canonical_movements m JOIN unnest($1::text[], $2::text[]) AS u(tenant_id, external_id)
          ON m.tenant_id = u.tenant_id AND m.external_id = u.external_id`,
     [wanted.map((w) => w.tenant), wanted.map((w) => w.id)],
   );
-  const extra = wanted.flatMap(({ tenant, id, touch }) => {
+  return wanted.flatMap(({ tenant, id, touch }) => {
     const original = rows.find((r) => r.tenant_id === tenant && r.external_id === id);
     if (!original) return [];
-    const legs = { tenant, asset: touch.asset, accounts: original.accounts, parties: original.parties, type: original.type, rail: original.rail };
+    const legs = { tenant, accounts: original.accounts, parties: original.parties };
     return [
-      { ...legs, at: original.occurred_at.toISOString(), receivedAt: original.received_at.toISOString() },
-      { ...legs, at: touch.at, receivedAt: touch.receivedAt ?? touch.at },
+      { ...legs, type: original.type, rail: original.rail, asset: original.amount_asset, at: original.occurred_at.toISOString(), receivedAt: original.received_at.toISOString() },
+      // The new movement's own entry, on the original's legs: filtered by its own type and rail.
+      { ...legs, type: touch.type, rail: touch.rail, asset: touch.asset, at: touch.at, receivedAt: touch.receivedAt ?? touch.at },
     ];
   });
-  return [...touches, ...extra];
+}
+
+async function reversersOf(pool: Pool, touches: Touch[]): Promise<Touch[]> {
+  const arrived = touches.filter((t): t is Touch & { id: string } => t.id !== undefined);
+  if (arrived.length === 0) return [];
+  const { rows } = await pool.query<LinkedRow & { reverses: string }>(
+    `SELECT l.to_id AS reverses, ${LINKED_COLUMNS}
+       FROM unnest($1::text[], $2::text[]) AS u(tenant_id, external_id)
+       JOIN canonical_movement_links l ON l.tenant_id = u.tenant_id AND l.to_id = u.external_id AND l.relation = 'reverses'
+       JOIN canonical_movements m ON m.tenant_id = l.tenant_id AND m.external_id = l.from_id`,
+    [arrived.map((t) => t.tenant), arrived.map((t) => t.id)],
+  );
+  return rows.flatMap((reverser) => {
+    const original = arrived.find((t) => t.tenant === reverser.tenant_id && t.id === reverser.reverses)!;
+    const entry = { tenant: reverser.tenant_id, asset: reverser.amount_asset, at: reverser.occurred_at.toISOString(), receivedAt: reverser.received_at.toISOString(), type: reverser.type, rail: reverser.rail };
+    return [
+      { ...entry, accounts: reverser.accounts, parties: reverser.parties },
+      { ...entry, accounts: original.accounts, parties: original.parties },
+    ];
+  });
 }
 
 // Marks the reconciliations (not corrected since) that a movement can change. Conservative: both

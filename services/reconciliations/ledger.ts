@@ -59,7 +59,8 @@ function counterpartySql(def: Definition): string {
   return `($8::text IS NULL OR ${viaDebit} OR ${viaCredit})`;
 }
 
-// Entries of the definition (every status), each with `sign` (+1, or -1 for a reversal),
+// Entries of the definition (every status), each with `sign` (+1; -1 for a reversal sent with the
+// sign of what it reverses, so that it always counts against it),
 // `superseded` (a correction replaced it) and `cancelled` (both halves of a reversal pair inside
 // the definition). Only entries neither superseded nor cancelled count. Columns: external_id,
 // event_id, occurred_at, received_at, status, type, amount_value, base_value (null when no rate),
@@ -71,7 +72,9 @@ export function entriesSql(def: Definition): string {
       SELECT m.external_id, m.event_id, m.occurred_at, m.received_at, m.status, m.type, m.amount_value,
              CASE WHEN m.amount_asset = t.base_asset THEN m.amount_value ELSE (m.normalized->'amount'->>'value')::numeric END AS base_value,
              CASE WHEN m.amount_asset = t.base_asset THEN m.amount_scale ELSE (m.normalized->'amount'->>'scale')::int END AS base_scale,
-             CASE WHEN o.external_id IS NULL THEN 1 ELSE -1 END AS sign,
+             -- A reversal takes back what it reverses whichever sign it was sent with (the spec
+             -- allows a negative amount on a reversal leg): it counts against the original's sign.
+             CASE WHEN o.external_id IS NULL OR (m.amount_value < 0) <> (o.amount_value < 0) THEN 1 ELSE -1 END AS sign,
              o.external_id AS reverses,
              coalesce(o.debit_account_id, CASE WHEN o.external_id IS NULL THEN m.debit_account_id END) AS debit_account,
              coalesce(o.debit_party_id, CASE WHEN o.external_id IS NULL THEN m.debit_party_id END) AS debit_party,
