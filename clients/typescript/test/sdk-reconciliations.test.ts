@@ -111,6 +111,23 @@ describe('reconciliations', () => {
     expect(await read.reconciliations.list({ subject: 'party-2', subject_kind: 'party' }).toArray()).toEqual([]);
   });
 
+  it('expectations are created, listed across pages and deleted', async () => {
+    const scopes = [{ kind: 'tenant' as const }, { kind: 'account' as const, external_id: 'acct-1' }, { kind: 'account' as const, external_id: 'acct-2' }];
+    const created = [];
+    for (const scope of scopes) created.push(await ingest.reconciliations.expectations.create({ scope, asset: 'USD', due_after_minutes: 60 }));
+    const read = svc.client('read');
+    const pages = [];
+    for await (const page of read.reconciliations.expectations.list({ limit: 2 }).pages()) pages.push(page);
+    expect(pages.map((p) => [p.data.length, p.has_more])).toEqual([
+      [2, true],
+      [1, false],
+    ]);
+    const listed = await read.reconciliations.expectations.list({ limit: 1 }).toArray();
+    expect(listed.map((e) => e.expectation_id).sort()).toEqual(created.map((e) => e.expectation_id).sort());
+    for (const expectation of created) await ingest.reconciliations.expectations.delete(expectation.expectation_id);
+    expect(await read.reconciliations.expectations.list().toArray()).toEqual([]);
+  });
+
   it('throws the governed problems of refused declarations, never retried', async () => {
     const eur = await apiError(ingest.reconciliations.create(declaration({ asset: 'EUR', declared: { count: 0, sum: { value: '0', asset: 'EUR', scale: 2 } } })));
     expect(eur).toMatchObject({ status: 400, code: 'svc:reconciliation/asset_not_held', attempts: 1 });

@@ -1,5 +1,6 @@
 import type * as Api from '../generated/api-types.ts';
 import { pathOf, type HttpClient, type RequestOptions, type ResponseMeta, type WithResponse } from '../http.ts';
+import { pagedList, type Filters, type PageIterator } from '../pagination.ts';
 
 // Expected declarations: a declaration every UTC day for a scope and asset, due minutes after the
 // day ends; a late one is announced as coverage.degraded.
@@ -12,9 +13,9 @@ export class ReconciliationExpectations {
     return this.http.json({ method: 'POST', path: '/v1/reconciliation-expectations', json: request, expect: [201], options });
   }
 
-  /** Every expectation of the tenant. */
-  list(options?: RequestOptions): Promise<WithResponse<Api.ReconciliationExpectationList>> {
-    return this.http.json({ method: 'GET', path: '/v1/reconciliation-expectations', expect: [200], options });
+  /** The tenant's expectations, a page at a time (`limit` per page; the iterator follows `next_cursor`). */
+  list(query: Filters<Api.ReconciliationExpectationsQuery> = {}, options?: RequestOptions): PageIterator<Api.ReconciliationExpectation, Api.ReconciliationExpectationList> {
+    return pagedList(this.http, '/v1/reconciliation-expectations', query, options);
   }
 
   /** Stops expecting a declaration. */
