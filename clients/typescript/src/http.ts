@@ -112,8 +112,15 @@ export class HttpClient {
   private readonly random: () => number;
   private readonly now: () => number;
   private readonly userAgent: string;
+  // The options without the secret, which is kept where neither util.inspect, JSON.stringify nor
+  // a logger walking the client's properties can reach it.
+  private readonly options: Omit<ClientOptions, 'secret'>;
+  readonly #secret: string;
 
-  constructor(private readonly options: ClientOptions) {
+  constructor(options: ClientOptions) {
+    const { secret, ...rest } = options;
+    this.options = rest;
+    this.#secret = secret;
     this.base = new URL(options.baseUrl);
     if (this.base.protocol !== 'http:' && this.base.protocol !== 'https:') throw new TypeError('baseUrl must be an http or https URL');
     if (!options.keyId || !options.secret) throw new TypeError('keyId and secret are required');
@@ -166,7 +173,7 @@ export class HttpClient {
       signal?.throwIfAborted();
       const headers: Record<string, string> = {
         // A fresh timestamp and nonce for every attempt, retries included.
-        ...signRequest({ keyId: this.options.keyId, secret: this.options.secret, method: call.method, target, body: body ?? '', timestamp: Math.floor(this.now() / 1000) }),
+        ...signRequest({ keyId: this.options.keyId, secret: this.#secret, method: call.method, target, body: body ?? '', timestamp: Math.floor(this.now() / 1000) }),
         'user-agent': this.userAgent,
         accept: call.accept ?? 'application/json',
       };
