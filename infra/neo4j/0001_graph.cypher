@@ -30,3 +30,11 @@ CREATE CONSTRAINT graph_movement_identity IF NOT EXISTS FOR ()-[t:MOVEMENT]-() R
 // A tenant's nodes and events, for deleting a tenant (deleteTenant) in batches.
 CREATE INDEX graph_node_tenant IF NOT EXISTS FOR (n:GraphNode) ON (n.tenant);
 CREATE INDEX graph_event_tenant IF NOT EXISTS FOR (e:GraphEvent) ON (e.tenant);
+
+// Movements a correction supersedes (decision 0064): apply() records each once by MERGE on this
+// constraint, and never adds a MOVEMENT of one.
+CREATE CONSTRAINT graph_retraction_identity IF NOT EXISTS FOR (r:GraphRetraction) REQUIRE (r.tenant, r.movementId) IS UNIQUE;
+
+// A retraction finds the original's MOVEMENTs by its id alone (the identity constraint above
+// also names the time and both accounts).
+CREATE INDEX graph_movement_id IF NOT EXISTS FOR ()-[t:MOVEMENT]-() ON (t.tenant, t.movementId);

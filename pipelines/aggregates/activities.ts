@@ -1,5 +1,5 @@
 import type { Activity, Retraction, Subject } from '../../platform/aggregates/port.ts';
-import type { MovementChange, MovementLeg } from '../../schemas/bus/canonical-change.ts';
+import { correctedMovementOf, type MovementChange, type MovementLeg } from '../../schemas/bus/canonical-change.ts';
 import { isPlainObject } from '../../schemas/validation/validate-item.ts';
 
 // Money that durably moved: a failed movement never moved, and a reversed one was undone, so
@@ -65,16 +65,12 @@ function partyCounterparty(other: MovementLeg, external: string | null): string 
   return external;
 }
 
-// The movement a correction supersedes (links.correction_of), as the reconciliation ledger reads
-// it (decision 0024): a correction that itself failed corrects nothing. A correction's own status
-// decides only whether it is an activity: one that says the payment was reversed retracts the
-// original and puts nothing in its place.
+// The retraction a correction makes (correctedMovementOf). Its own status decides only whether it
+// is an activity: one that says the payment was reversed retracts the original and puts nothing
+// in its place.
 export function retractionOf(change: MovementChange): Retraction | null {
-  if (change.status === 'failed') return null;
-  const links = change.data.links;
-  const original = isPlainObject(links) ? links.correction_of : undefined;
-  if (typeof original !== 'string' || original === change.external_id) return null;
-  return { tenantId: change.tenant_id, movementId: original, by: change.external_id };
+  const original = correctedMovementOf(change);
+  return original === null ? null : { tenantId: change.tenant_id, movementId: original, by: change.external_id };
 }
 
 // Someone outside the tenant, as the movement describes them: `external:<institution>/<instrument_ref>`,

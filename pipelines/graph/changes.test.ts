@@ -142,6 +142,14 @@ describe('graphChangeOf: movements', () => {
     expect(graphChangeOf(movement({ status: 'reversed' }, seen))).toEqual(expectedBase);
   });
 
+  it('a correction retracts what it corrects, unless it failed; one saying the payment was reversed adds no transfer', () => {
+    const correcting = { links: { correction_of: 'mv-0' } };
+    expect(graphChangeOf(movement({ data: correcting }))).toEqual({ ...expectedBase, retracts: 'mv-0', transfer: { movementId: 'mv-1', from: 'a-1', to: 'a-2', amount: 10825n } });
+    expect(graphChangeOf(movement({ status: 'reversed', data: correcting }))).toEqual({ ...expectedBase, retracts: 'mv-0' });
+    expect(graphChangeOf(movement({ status: 'failed', data: correcting }))).toEqual(expectedBase);
+    expect(graphChangeOf(movement({ data: { links: { reverses: 'mv-0' } } })).retracts).toBeUndefined();
+  });
+
   it('a movement with one account leg is no transfer', () => {
     const change = graphChangeOf(movement({ credit: { account_id: null, party_id: null, country: 'DE' } }));
     expect(change.transfer).toBeUndefined();

@@ -1,6 +1,6 @@
 import { instantOf } from '../../schemas/primitives/timestamp.ts';
 import { declaredEdge, type GraphChange, type NodeKind, type NodeRef } from '../../platform/graph/port.ts';
-import type { CanonicalChange, EntityChange, MovementChange } from '../../schemas/bus/canonical-change.ts';
+import { correctedMovementOf, type CanonicalChange, type EntityChange, type MovementChange } from '../../schemas/bus/canonical-change.ts';
 import type { StoredAccountData, StoredRelationshipData } from '../../schemas/families/stored.ts';
 
 // Movements whose money moved (or is moving): failed and reversed ones link nobody.
@@ -13,8 +13,10 @@ const date = (value: unknown): Date | null => (typeof value === 'string' ? insta
 export function graphChangeOf(change: CanonicalChange): GraphChange {
   const base: GraphChange = { tenantId: change.tenant_id, eventId: change.event_id, occurredAt: instantOf(change.occurred_at) };
   switch (change.object) {
-    case 'movement':
-      return { ...base, ...movementEffects(change) };
+    case 'movement': {
+      const corrected = correctedMovementOf(change);
+      return { ...base, ...movementEffects(change), ...(corrected === null ? {} : { retracts: corrected }) };
+    }
     case 'control_event': {
       const seen = sightings(change.subject_party_id, change.data);
       return seen.length > 0 ? { ...base, observed: seen } : base;

@@ -3,25 +3,18 @@
 // range of agg_activity. Sums leave the database as text (numeric → string → bigint): money
 // never passes through a JavaScript number.
 
+// Recording locks its batch's tenants first (platform/postgres/tenant-locks.ts), in this
+// advisory-lock namespace: a tenant with a retraction exclusively, the others shared. A retraction
+// must see every activity of its tenant being recorded at that moment, to delete it, and a
+// recording must see every retraction committed before it checks.
+export const RECORDING_LOCK_NAMESPACE = 0x0a99;
+
 // $1 is one JSON document with every activity of the batch (parsed in C, like the canonical
 // writers; as json, not jsonb, so it is read row by row without first building a binary copy),
 // its keys one letter long: they repeat in every row, and a batch is thousands of rows.
 // Rows are inserted in primary-key order, in the database's own collation, so two concurrent
 // batches touching the same keys take their locks in one order and cannot deadlock.
-// Advisory-lock namespace of recording (first key of LOCK_TENANTS_SQL's locks).
-export const RECORDING_LOCK_NAMESPACE = 0x0a99;
-
-// Locks the batch's tenants for recording, in one order (hash, then id), so that two batches never
-// deadlock: a tenant with a retraction exclusively, the others shared. A retraction must see every
-// activity of its tenant being recorded at that moment, to delete it, and a recording must see
-// every retraction committed before it checks: under READ COMMITTED a statement reads with the
-// snapshot of its start, so the lock is a statement of its own, before the recording's. $1 is the
-// lock namespace, $2 the tenants, $3 whether each retracts.
-export const LOCK_TENANTS_SQL = `
-SELECT CASE WHEN e THEN pg_advisory_xact_lock($1, hashtext(t)) ELSE pg_advisory_xact_lock_shared($1, hashtext(t)) END
-  FROM (SELECT t, bool_or(e) AS e FROM unnest($2::text[], $3::boolean[]) AS u(t, e) GROUP BY t ORDER BY hashtext(t), t) AS ordered`;
-
-// The activities of $1 (RecordRow) not of a retracted movement, skipping those already stored.
+// Activities of a retracted movement are not recorded, and those already stored are skipped.
 const INSERT_ACTIVITIES = `
 INSERT INTO agg_activity (tenant_id, subject_kind, subject_id, occurred_at, movement_id, direction, event_id,
                           amount_value, amount_scale, amount_asset, base_value, cash, counterparty, counterparty_country, corridor)

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeAggregateStoreContract } from './contract.ts';
 import { PostgresAggregateStore } from './postgres.ts';
-import { LOCK_TENANTS_SQL, RECORDING_LOCK_NAMESPACE } from './postgres-sql.ts';
+import { RECORDING_LOCK_NAMESPACE } from './postgres-sql.ts';
+import { lockTenants } from '../postgres/tenant-locks.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/support/test-database.ts';
 
 // A database of its own, with no tenants rows at all: the store keys everything by tenant id
@@ -27,7 +28,7 @@ describe('PostgresAggregateStore retractions against recordings in flight', () =
     try {
       // A recording of the original, locked as record() locks and not yet committed.
       await recorder.query('BEGIN');
-      await recorder.query(LOCK_TENANTS_SQL, [RECORDING_LOCK_NAMESPACE, ['tenant-r'], [false]]);
+      await lockTenants(recorder, 'agg-lock-tenants', RECORDING_LOCK_NAMESPACE, ['tenant-r'], new Set());
       await recorder.query(
         `INSERT INTO agg_activity (tenant_id, subject_kind, subject_id, occurred_at, movement_id, direction, event_id, amount_value, amount_scale, amount_asset, base_value, cash)
          VALUES ('tenant-r', 'account', 'A1', '2026-08-20T10:00:00Z', 'original', 'in', $1, 950000, 2, 'USD', 950000, false)`,

@@ -1,11 +1,11 @@
 import { AnalyzeOnGrowth } from '../postgres/analyze-on-growth.ts';
 import { withTransaction, type Pool } from '../postgres/pool.ts';
+import { lockTenants } from '../postgres/tenant-locks.ts';
 import {
   ACTIVITIES_SQL,
   BASELINE_SQL,
   COUNTERPARTY_SQL,
   LAST_ACTIVITY_SQL,
-  LOCK_TENANTS_SQL,
   RECORDING_LOCK_NAMESPACE,
   RECORD_RETRACTING_SQL,
   RECORD_SQL,
@@ -40,14 +40,14 @@ export class PostgresAggregateStore implements AggregateStore {
     this.growth = new AnalyzeOnGrowth(pool, ['agg_activity']);
   }
 
-  // One transaction for the whole batch: its tenants locked (LOCK_TENANTS_SQL), then one statement.
+  // One transaction for the whole batch: its tenants locked (postgres-sql.ts), then one statement.
   async record(activities: Activity[], retractions: Retraction[] = []): Promise<number> {
     if (activities.length === 0 && retractions.length === 0) return 0;
     const retracting = new Set(retractions.map((retraction) => retraction.tenantId));
     const tenants = [...new Set([...activities.map((activity) => activity.subject.tenantId), ...retracting])];
     const rows = JSON.stringify(activities.map(rowOf));
     const added = await withTransaction(this.pool, async (client) => {
-      await client.query({ name: 'agg-lock-tenants', text: LOCK_TENANTS_SQL, values: [RECORDING_LOCK_NAMESPACE, tenants, tenants.map((tenant) => retracting.has(tenant))] });
+      await lockTenants(client, 'agg-lock-tenants', RECORDING_LOCK_NAMESPACE, tenants, retracting);
       const result =
         retractions.length === 0
           ? await client.query({ name: 'agg-record', text: RECORD_SQL, values: [rows] })

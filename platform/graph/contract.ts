@@ -44,6 +44,9 @@ export function graphOf(tenantId: string) {
     relationship: (id: string, type: EdgeType, from: NodeRef, to: NodeRef, at: Date, extra: Partial<DeclaredEdge> = {}) =>
       change(at, { entity: { origin: `relationship:${id}`, node: null, edges: [declared(type, from, to, { qualifier: id, ...extra })] } }),
     transfer: (movementId: string, from: string, to: string, amount: bigint | null, at: Date) => change(at, { transfer: { movementId, from, to, amount } }),
+    // A correction of `original`: its own transfer (none when it says the payment was reversed).
+    correction: (movementId: string, original: string, transfer: { from: string; to: string; amount: bigint | null } | null, at: Date) =>
+      change(at, { retracts: original, ...(transfer ? { transfer: { movementId, ...transfer } } : {}) }),
     seen: (from: NodeRef, to: NodeRef, at: Date, type: 'uses' | 'shares' = 'shares') => change(at, { observed: [{ type, from, to }] }),
   };
 }
@@ -115,6 +118,44 @@ export function describeGraphStoreContract(name: string, setup: () => Promise<{ 
         expect(edgeIn(accounts, transferId('A1', 'A2'))).toMatchObject({ count: 3, sum: 107n, unpriced: 1, firstAt: day(1), lastAt: day(3) });
         const parties = await store.egoNetwork(g.tenantId, party('P1'), { depth: 1, nodeCap: 10 });
         expect(edgeIn(parties, edgeIdOf('shares', party('P1'), device('D1')))).toMatchObject({ count: 2, firstAt: day(1), lastAt: day(5) });
+      });
+    });
+
+    describe('retractions', () => {
+      it('take a corrected movement out of its pair, which keeps only what is left, and drop a pair left with nothing', async () => {
+        const g = graphOf(newTenant());
+        await store.apply([g.transfer('m1', 'A1', 'A2', 100n, day(1)), g.transfer('m2', 'A1', 'A2', null, day(3)), g.transfer('m3', 'A1', 'A3', 70n, day(2))]);
+        // m2 corrected to 40 between other accounts; m3 corrected as reversed (no transfer of its own).
+        await store.apply([g.correction('m2-fix', 'm2', { from: 'A1', to: 'A4', amount: 40n }, day(5)), g.correction('m3-void', 'm3', null, day(6))]);
+        const net = await store.egoNetwork(g.tenantId, account('A1'), { depth: 1, nodeCap: 10 });
+        expect(edgeIds(net)).toEqual([transferId('A1', 'A2'), transferId('A1', 'A4')]);
+        expect(edgeIn(net, transferId('A1', 'A2'))).toMatchObject({ count: 1, sum: 100n, unpriced: 0, firstAt: day(1), lastAt: day(1) });
+        expect(edgeIn(net, transferId('A1', 'A2')).recent?.map((m) => m.movementId)).toEqual(['m1']);
+        expect(edgeIn(net, transferId('A1', 'A4'))).toMatchObject({ count: 1, sum: 40n });
+        const windowed = await store.egoNetwork(g.tenantId, account('A1'), { depth: 1, nodeCap: 10, filter: { since: day(1), until: day(10) } });
+        expect(edgeIds(windowed)).toEqual([transferId('A1', 'A2'), transferId('A1', 'A4')]);
+        const flows = await store.fanOut(g.tenantId, 'A1', { since: day(1), until: day(10), limit: 10 });
+        expect(flows.counterparties.map((c) => c.account).sort()).toEqual(['A2', 'A4']);
+      });
+
+      it('keep a movement that comes after its correction out, also within one batch, and change nothing applied again', async () => {
+        const g = graphOf(newTenant());
+        const fix = g.correction('m1-fix', 'm1', { from: 'A1', to: 'A2', amount: 90n }, day(2));
+        await store.apply([fix]);
+        await store.apply([g.transfer('m1', 'A1', 'A2', 900n, day(1))]);
+        await store.apply([fix, g.transfer('m2', 'A1', 'A2', 5n, day(3)), g.correction('m2-fix', 'm2', { from: 'A1', to: 'A2', amount: 6n }, day(4))]);
+        const net = await store.egoNetwork(g.tenantId, account('A1'), { depth: 1, nodeCap: 10 });
+        expect(edgeIn(net, transferId('A1', 'A2'))).toMatchObject({ count: 2, sum: 96n, firstAt: day(2), lastAt: day(4) });
+        expect(edgeIn(net, transferId('A1', 'A2')).recent?.map((m) => m.movementId)).toEqual(['m2-fix', 'm1-fix']);
+      });
+
+      it("never take back another tenant's movement of the same id", async () => {
+        const mine = graphOf(newTenant());
+        const theirs = graphOf(newTenant());
+        await store.apply([mine.transfer('m1', 'A1', 'A2', 100n, day(1)), theirs.transfer('m1', 'A1', 'A2', 100n, day(1))]);
+        await store.apply([theirs.correction('m1-fix', 'm1', null, day(2))]);
+        expect(edgeIn(await store.egoNetwork(mine.tenantId, account('A1'), { depth: 1, nodeCap: 10 }), transferId('A1', 'A2'))).toMatchObject({ count: 1, sum: 100n });
+        expect(edgeIds(await store.egoNetwork(theirs.tenantId, account('A1'), { depth: 1, nodeCap: 10 }))).toEqual([]);
       });
     });
 

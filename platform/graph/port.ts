@@ -63,6 +63,9 @@ export interface GraphChange {
   entity?: { origin: string; node: { ref: NodeRef; attrs: Record<string, unknown> } | null; edges: DeclaredEdge[] };
   // A movement between two accounts.
   transfer?: TransferFact;
+  // The movement this change's movement corrects: its transfers leave the network, and one that
+  // arrives later never enters it (decision 0064).
+  retracts?: string;
   // Edges observed in facts (an instrument used, a device or ip seen): counted, first and last seen.
   observed?: Array<{ type: 'uses' | 'shares'; from: NodeRef; to: NodeRef }>;
 }

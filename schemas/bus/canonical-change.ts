@@ -60,6 +60,16 @@ export interface MovementChange extends ChangeBase {
   data: Record<string, unknown>;
 }
 
+// The movement a correction supersedes (links.correction_of), as the reconciliation ledger reads
+// it (decision 0024): a correction that itself failed corrects nothing, nor does one naming
+// itself. Detection's stores then hold the correction alone (decision 0064).
+export function correctedMovementOf(change: MovementChange): string | null {
+  if (change.status === 'failed') return null;
+  const links = change.data.links;
+  const original = links !== null && typeof links === 'object' && !Array.isArray(links) ? (links as Record<string, unknown>).correction_of : undefined;
+  return typeof original === 'string' && original !== change.external_id ? original : null;
+}
+
 export interface ControlEventChange extends ChangeBase {
   object: 'control_event';
   type: string;

@@ -2,12 +2,14 @@
 // infra/neo4j/*.cypher and the statements below. Nothing else reaches the driver: run() (see
 // session.ts) takes a Statement, never a string, and refuses one not defined here. Statements are
 // fixed text; every value (tenant, keys, times, amounts, edge types, limits) is a parameter, and
-// labels and relationship types are a fixed set (GraphNode, GraphEvent; EDGE, MOVEMENT), never
+// labels and relationship types are a fixed set (GraphNode, GraphEvent, GraphRetraction; EDGE,
+// MOVEMENT), never
 // built from data. cypher.test.ts checks each with Neo4j's own Cypher parser and semantic analysis.
 //
 // The model (docs/decisions/0015-neo4j-graph.md):
 //   (:GraphNode {tenant, kind, key, attrs?, updatedAt?})   attrs: the entity's attributes as JSON text
 //   (:GraphEvent {tenant, eventId, batch})                  an applied event (idempotence)
+//   (:GraphRetraction {tenant, movementId})                 a movement a correction supersedes
 //   (a)-[:EDGE {tenant, identity, type, qualifier, origin?, validFrom?, validTo?, attrs?,
 //               count, sum?, unpriced, firstAt?, lastAt?}]->(b)   one per edge of the port
 //   (a)-[:MOVEMENT {tenant, movementId, at, src, dst, amount?, eventId}]->(b)   one per movement
@@ -46,7 +48,7 @@ export function isDefinedStatement(statement: unknown): statement is Statement {
 // ---- the model, as the parser's schema check knows it ----
 
 export const GRAPH_MODEL = {
-  labels: ['GraphNode', 'GraphEvent'],
+  labels: ['GraphNode', 'GraphEvent', 'GraphRetraction'],
   relationshipTypes: ['EDGE', 'MOVEMENT'],
   propertyKeys: [
     'tenant', 'kind', 'key', 'attrs', 'updatedAt', 'eventId', 'batch', 'identity', 'type', 'qualifier', 'origin',
@@ -145,6 +147,7 @@ SET e.origin = r.origin, e.validFrom = r.validFrom, e.validTo = r.validTo, e.att
 export const ADD_TRANSFERS = define(
   'add-transfers',
   `UNWIND $movements AS m
+WITH m WHERE NOT EXISTS { MATCH (:GraphRetraction {tenant: m.tenant, movementId: m.movementId}) }
 MERGE (a:GraphNode {tenant: m.tenant, kind: 'account', key: m.src})
 MERGE (b:GraphNode {tenant: m.tenant, kind: 'account', key: m.dst})
 MERGE (a)-[t:MOVEMENT {tenant: m.tenant, movementId: m.movementId, at: m.at, src: m.src, dst: m.dst}]->(b)
@@ -159,6 +162,28 @@ SET e.count = e.count + added, e.sum = reduce(total = coalesce(e.sum, 0), amount
     e.unpriced = e.unpriced + unpriced,
     e.firstAt = CASE WHEN e.firstAt IS NULL OR firstAt < e.firstAt THEN firstAt ELSE e.firstAt END,
     e.lastAt = CASE WHEN e.lastAt IS NULL OR lastAt > e.lastAt THEN lastAt ELSE e.lastAt END`,
+);
+
+// Movements a correction supersedes: each recorded once (ADD_TRANSFERS never adds one), and their
+// MOVEMENTs deleted, each pair's transfer EDGE giving back what they added (its first and last
+// instants those of the movements left; an edge left with none deleted). $sep joins the parts of
+// an edge identity (shared/apply.ts, edgeIdentity).
+export const RETRACT_TRANSFERS = define(
+  'retract-transfers',
+  `UNWIND $retractions AS r
+MERGE (:GraphRetraction {tenant: r.tenant, movementId: r.movementId})
+WITH r
+MATCH (a)-[t:MOVEMENT {tenant: r.tenant, movementId: r.movementId}]->(b)
+WITH a, b, r.tenant AS tenant, 'transfer' + $sep + 'account' + $sep + t.src + $sep + 'account' + $sep + t.dst + $sep AS identity, t, t.amount AS amount
+DELETE t
+WITH a, b, tenant, identity, count(*) AS removed, collect(amount) AS amounts
+MATCH (a)-[e:EDGE {tenant: tenant, identity: identity}]->(b)
+OPTIONAL MATCH (a)-[m:MOVEMENT {tenant: tenant}]->(b)
+WITH e, removed, amounts, min(m.at) AS firstAt, max(m.at) AS lastAt
+SET e.count = e.count - removed, e.sum = reduce(total = coalesce(e.sum, 0), amount IN amounts | total - amount),
+    e.unpriced = e.unpriced - (removed - size(amounts)), e.firstAt = firstAt, e.lastAt = lastAt
+WITH e WHERE e.count = 0
+DELETE e`,
 );
 
 // Observed edges (an instrument used, a device or ip seen): sightings counted, first and last.
@@ -424,6 +449,13 @@ RETURN count(*) AS deleted`,
 export const DELETE_TENANT_EVENTS = define(
   'delete-tenant-events',
   `MATCH (x:GraphEvent {tenant: $tenant})
+WITH x LIMIT $batch
+DELETE x
+RETURN count(*) AS deleted`,
+);
+export const DELETE_TENANT_RETRACTIONS = define(
+  'delete-tenant-retractions',
+  `MATCH (x:GraphRetraction {tenant: $tenant})
 WITH x LIMIT $batch
 DELETE x
 RETURN count(*) AS deleted`,

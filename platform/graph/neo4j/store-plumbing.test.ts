@@ -147,6 +147,7 @@ const responder: Responder = (statement, p) => {
       ];
     case cypher.DELETE_TENANT_NODES:
     case cypher.DELETE_TENANT_EVENTS:
+    case cypher.DELETE_TENANT_RETRACTIONS:
       return [{ deleted: 0n }];
     default:
       return [];
@@ -311,7 +312,7 @@ describe('Neo4jGraphStore plumbing (a recording driver double, no server)', () =
     await fake.store.migrate();
     expect(fake.calls.map((c) => c.statement)).toEqual([...cypher.SCHEMA, cypher.AWAIT_INDEXES]);
     await fake.store.deleteTenant('t1');
-    expect(fake.calls.slice(-2).map((c) => c.statement)).toEqual([cypher.DELETE_TENANT_NODES, cypher.DELETE_TENANT_EVENTS]);
+    expect(fake.calls.slice(-3).map((c) => c.statement)).toEqual([cypher.DELETE_TENANT_NODES, cypher.DELETE_TENANT_EVENTS, cypher.DELETE_TENANT_RETRACTIONS]);
     expect(fake.violations).toEqual([]);
   });
 

@@ -4,8 +4,8 @@
 // batches lock shared nodes in one order (a deadlock Neo4j still detects is retried by executeWrite).
 
 import { compare, type GraphWrites } from '../shared/access.ts';
-import { edgeIdentity } from '../shared/apply.ts';
-import { ADD_OBSERVED, ADD_TRANSFERS, CLAIM_EVENTS, CLOSE_UNDECLARED, UPSERT_DECLARED, UPSERT_NODES } from './cypher.ts';
+import { EDGE_IDENTITY_SEPARATOR, edgeIdentity } from '../shared/apply.ts';
+import { ADD_OBSERVED, ADD_TRANSFERS, CLAIM_EVENTS, CLOSE_UNDECLARED, RETRACT_TRANSFERS, UPSERT_DECLARED, UPSERT_NODES } from './cypher.ts';
 import { run, type QueryRunner } from './session.ts';
 
 // The writes of one apply, in the caller's write transaction; `batch` marks the events it claims.
@@ -49,6 +49,13 @@ export function neo4jWrites(tx: QueryRunner, batch: string): GraphWrites {
         }))
         .sort((a, b) => compare(a.tenant, b.tenant) || compare(a.identity, b.identity));
       await run(tx, UPSERT_DECLARED, { edges });
+    },
+
+    async retractTransfers(retractions) {
+      const rows = retractions
+        .map((r) => ({ tenant: r.tenantId, movementId: r.movementId }))
+        .sort((a, b) => compare(a.tenant, b.tenant) || compare(a.movementId, b.movementId));
+      await run(tx, RETRACT_TRANSFERS, { retractions: rows, sep: EDGE_IDENTITY_SEPARATOR });
     },
 
     async addTransfers(changes) {

@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Pool } from '../../postgres/pool.ts';
+import { withTransaction, type Pool } from '../../postgres/pool.ts';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/test-database.ts';
 import { account, day, describeGraphStoreContract, graphOf, party } from '../contract.ts';
 import { DEFAULT_READ_BUDGET_MS } from '../shared/store.ts';
 import { openReadPool, TIMEOUT_SLACK_MS, withReadBudget, type ReadPool } from './budget.ts';
+import { applyChanges } from '../shared/apply.ts';
 import { PostgresGraphStore } from './store.ts';
+import { postgresWrites } from './writes.ts';
 
 describeGraphStoreContract('PostgreSQL', async () => {
   const db = await createTestDatabase();
@@ -22,6 +24,38 @@ describeGraphStoreContract('PostgreSQL, reads on a read pool', async () => {
       await db.drop();
     },
   };
+});
+
+describe('PostgresGraphStore: a retraction and a recording of the same movement at once', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it('the retraction waits for the recording still running, and then takes its movement out', async () => {
+    const store = new PostgresGraphStore(db.pool);
+    const g = graphOf('t-race');
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // A recording of the original that has written its rows and not committed yet.
+    const recording = withTransaction(db.pool, async (client) => {
+      await applyChanges(postgresWrites(client), [g.transfer('m1', 'A1', 'A2', 900n, day(1))]);
+      await held;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    let settled = false;
+    const retracting = store.apply([g.correction('m1-fix', 'm1', null, day(2))]).then(() => (settled = true));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(settled).toBe(false);
+    release();
+    await Promise.all([recording, retracting]);
+    const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM graph_transfers WHERE tenant_id = 't-race'`);
+    expect(rows[0].n).toBe(0);
+    expect((await store.egoNetwork('t-race', account('A1'), { depth: 1, nodeCap: 10 })).edges).toEqual([]);
+  });
 });
 
 describe('PostgresGraphStore: read budget and access paths', () => {

@@ -3,10 +3,16 @@
 // in one order and cannot deadlock.
 
 import type { PoolClient } from '../../postgres/pool.ts';
+import { lockTenants } from '../../postgres/tenant-locks.ts';
 import type { NodeRef } from '../port.ts';
 import type { GraphWrites } from '../shared/access.ts';
 
 type Db = Pick<PoolClient, 'query'>;
+
+// Advisory-lock namespace of graph writes (first key of lockTenants' locks). Reads under READ
+// COMMITTED see only what committed before each statement: a batch retracting a movement and
+// one recording it at the same moment would each miss the other, and the movement would stay.
+const GRAPH_LOCK_NAMESPACE = 0x06a9;
 
 function endpoints(from: NodeRef, to: NodeRef) {
   return { src_kind: from.kind, src_key: from.key, dst_kind: to.kind, dst_key: to.key };
@@ -78,6 +84,52 @@ export function postgresWrites(db: Db): GraphWrites {
       });
     },
 
+    async lockTenants(tenants, retracting) {
+      await lockTenants(db, 'graph-lock-tenants', GRAPH_LOCK_NAMESPACE, tenants, retracting);
+    },
+
+    // The retracted movements' rows go, and each pair's transfer edge gives back what they added:
+    // its first and last instants are those of the movements left, and an edge left with none goes.
+    async retractTransfers(retractions) {
+      const { rows } = await db.query<{ tenant_id: string; src: string; dst: string; count: string }>({
+        name: 'graph-retract-transfers',
+        text: `WITH r AS (
+                 SELECT DISTINCT tenant_id, movement_id FROM json_to_recordset($1::json) AS r(tenant_id text, movement_id text)
+               ), kept AS (
+                 INSERT INTO graph_retracted (tenant_id, movement_id) SELECT tenant_id, movement_id FROM r ORDER BY 1, 2 ON CONFLICT DO NOTHING
+               ), removed AS (
+                 DELETE FROM graph_transfers t USING r WHERE t.tenant_id = r.tenant_id AND t.movement_id = r.movement_id
+                 RETURNING t.tenant_id, t.src, t.dst, t.occurred_at, t.movement_id, t.amount
+               ), pairs AS (
+                 SELECT tenant_id, src, dst, count(*) AS n, coalesce(sum(amount), 0) AS total, count(*) FILTER (WHERE amount IS NULL) AS unpriced
+                   FROM removed GROUP BY tenant_id, src, dst
+               ), left_over AS (
+                 SELECT p.tenant_id, p.src, p.dst, min(g.occurred_at) AS first_at, max(g.occurred_at) AS last_at
+                   FROM pairs p JOIN graph_transfers g ON g.tenant_id = p.tenant_id AND g.src = p.src AND g.dst = p.dst
+                  WHERE NOT EXISTS (SELECT 1 FROM removed d WHERE d.tenant_id = g.tenant_id AND d.src = g.src AND d.dst = g.dst
+                                                              AND d.occurred_at = g.occurred_at AND d.movement_id = g.movement_id)
+                  GROUP BY p.tenant_id, p.src, p.dst
+               )
+               UPDATE graph_edges e
+                  SET count = e.count - p.n, sum = coalesce(e.sum, 0) - p.total, unpriced = e.unpriced - p.unpriced,
+                      first_at = l.first_at, last_at = l.last_at
+                 FROM pairs p LEFT JOIN left_over l ON l.tenant_id = p.tenant_id AND l.src = p.src AND l.dst = p.dst
+                WHERE e.tenant_id = p.tenant_id AND e.src_kind = 'account' AND e.src_key = p.src AND e.type = 'transfer'
+                  AND e.dst_kind = 'account' AND e.dst_key = p.dst AND e.qualifier = ''
+               RETURNING e.tenant_id, e.src_key AS src, e.dst_key AS dst, e.count::text AS count`,
+        values: [JSON.stringify(retractions.map((r) => ({ tenant_id: r.tenantId, movement_id: r.movementId })))],
+      });
+      const emptied = rows.filter((row) => row.count === '0');
+      if (emptied.length === 0) return;
+      await db.query({
+        name: 'graph-drop-empty-transfers',
+        text: `DELETE FROM graph_edges e USING unnest($1::text[], $2::text[], $3::text[]) AS u(tenant_id, src, dst)
+                WHERE e.tenant_id = u.tenant_id AND e.src_kind = 'account' AND e.src_key = u.src AND e.type = 'transfer'
+                  AND e.dst_kind = 'account' AND e.dst_key = u.dst AND e.qualifier = '' AND e.count = 0`,
+        values: [emptied.map((row) => row.tenant_id), emptied.map((row) => row.src), emptied.map((row) => row.dst)],
+      });
+    },
+
     // The pair edge adds up exactly the movements this statement inserted.
     async addTransfers(changes) {
       const rows = changes.map((c) => ({
@@ -94,6 +146,7 @@ export function postgresWrites(db: Db): GraphWrites {
                  INSERT INTO graph_transfers (tenant_id, movement_id, src, dst, occurred_at, amount)
                  SELECT tenant_id, movement_id, src, dst, occurred_at, amount
                    FROM json_to_recordset($1::json) AS r(tenant_id text, movement_id text, src text, dst text, occurred_at timestamptz, amount numeric)
+                  WHERE NOT EXISTS (SELECT 1 FROM graph_retracted x WHERE x.tenant_id = r.tenant_id AND x.movement_id = r.movement_id)
                  ON CONFLICT DO NOTHING
                  RETURNING tenant_id, src, dst, occurred_at, amount
                )

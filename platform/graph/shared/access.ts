@@ -151,14 +151,27 @@ export interface ObservedWrite {
 
 export type TransferChange = GraphChange & { transfer: TransferFact };
 
+export interface RetractionWrite {
+  tenantId: string;
+  movementId: string;
+}
+
 // The statements of one apply, all in the caller's write transaction (see shared/apply.ts).
 export interface GraphWrites {
+  // For an engine whose reads do not wait for writes in flight: locks the batch's tenants before
+  // anything else, exclusively for those in `retracting` and shared for the others, so that a
+  // retraction and a recording of the same movement never both miss the other.
+  lockTenants?(tenants: string[], retracting: Set<string>): Promise<void>;
+  // Records the retractions (once each) and takes the retracted movements' transfers out of the
+  // network, their pairs' transfer edges with them.
+  retractTransfers(retractions: RetractionWrite[]): Promise<void>;
   // Marks the events of the changes as applied; answers those marked now (not before).
   claim(changes: GraphChange[]): Promise<Array<{ tenantId: string; eventId: string }>>;
   upsertNodes(nodes: NodeWrite[]): Promise<void>;
   closeUndeclared(origins: OriginWrite[]): Promise<void>;
   upsertDeclared(edges: DeclaredWrite[]): Promise<void>;
-  // Each movement once; the pair's transfer edge adds up exactly the movements added now.
+  // Each movement once, none retracted; the pair's transfer edge adds up exactly the movements
+  // added now.
   addTransfers(changes: TransferChange[]): Promise<void>;
   addObserved(edges: ObservedWrite[]): Promise<void>;
 }

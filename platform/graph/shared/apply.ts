@@ -2,10 +2,11 @@
 // set-based statements (GraphWrites) whatever the batch size; this decides which and with what.
 
 import type { GraphChange, NodeRef } from '../port.ts';
-import type { DeclaredWrite, GraphWrites, ObservedWrite, TransferChange } from './access.ts';
+import type { DeclaredWrite, GraphWrites, ObservedWrite, RetractionWrite, TransferChange } from './access.ts';
 
 // Separates the parts of an edge's identity in one string (never in an id or a hash).
-const SEP = '\u001f';
+export const EDGE_IDENTITY_SEPARATOR = '\u001f';
+const SEP = EDGE_IDENTITY_SEPARATOR;
 
 // What tells two edges apart in a tenant's network (the key an engine stores an edge under).
 export function edgeIdentity(type: string, from: NodeRef, to: NodeRef, qualifier: string): string {
@@ -15,10 +16,19 @@ export function edgeIdentity(type: string, from: NodeRef, to: NodeRef, qualifier
 // Applies a batch in the caller's write transaction. Changes whose event was applied before are
 // dropped first, so the counters of transfer pairs and observed edges never count a movement twice.
 export async function applyChanges(writes: GraphWrites, changes: GraphChange[]): Promise<void> {
+  if (changes.length === 0) return;
+  if (writes.lockTenants) {
+    const retracting = new Set(changes.filter((c) => c.retracts !== undefined).map((c) => c.tenantId));
+    await writes.lockTenants([...new Set(changes.map((c) => c.tenantId))], retracting);
+  }
   const fresh = await claimEvents(writes, changes);
   if (fresh.length === 0) return;
   for (const round of versionRounds(fresh.filter((c) => c.entity))) await applyEntities(writes, round);
-  const transfers = fresh.filter((c): c is TransferChange => c.transfer !== undefined);
+  // Retractions first: a movement and its correction in one batch leave the correction alone.
+  const retractions = fresh.filter((c) => c.retracts !== undefined).map((c): RetractionWrite => ({ tenantId: c.tenantId, movementId: c.retracts! }));
+  if (retractions.length > 0) await writes.retractTransfers(retractions);
+  const retracted = new Set(retractions.map((r) => `${r.tenantId}${SEP}${r.movementId}`));
+  const transfers = fresh.filter((c): c is TransferChange => c.transfer !== undefined && !retracted.has(`${c.tenantId}${SEP}${c.transfer.movementId}`));
   if (transfers.length > 0) await writes.addTransfers(transfers);
   const observed = fresh.flatMap((c) => (c.observed ?? []).map((o): ObservedWrite => ({ tenantId: c.tenantId, type: o.type, from: o.from, to: o.to, at: c.occurredAt })));
   if (observed.length > 0) await writes.addObserved(observed);

@@ -1,0 +1,2 @@
+DROP INDEX graph_transfers_movement;
+DROP TABLE graph_retracted;
