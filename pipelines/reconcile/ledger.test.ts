@@ -401,6 +401,25 @@ describe('re-comparison after a movement that changes an earlier one', () => {
   });
 });
 
+describe('a declaration a correction replaced', () => {
+  it('is not compared again, even when it was marked for it before the correction came', async () => {
+    const jan2 = { from: '2026-01-02T00:00:00Z', to: '2026-01-03T00:00:00Z' };
+    const first = await view({ period: jan2, declared: { count: 0, sum: usd('0') } });
+    expect(first.status).toBe('matched');
+    await recheckStale(new Reconciliations(api.db.pool), api.clock, 1000);
+    await send('jan-2', '2026-01-02T09:00:00Z', '100');
+    await pipeline.drain();
+    await markStale(api.db.pool, [{ tenant: 'acme', asset: 'USD', at: '2026-01-02T09:00:00Z' }]);
+    const fixed = await view({ period: jan2, declared: { count: 1, sum: usd('100') }, corrects: first.reconciliation_id });
+    expect(fixed.status).toBe('matched');
+    await recheckStale(new Reconciliations(api.db.pool), api.clock, 1000);
+    const res = await api.client.get(`/v1/reconciliations/${first.reconciliation_id}`, api.keys.read);
+    expect(reconciliationSchema.parse(res.json()).status).toBe('matched');
+    expect(breakPageSchema.parse((await api.client.get(`/v1/reconciliation-breaks?reconciliation_id=${first.reconciliation_id}`, api.keys.read)).json()).data).toEqual([]);
+    expect(await outgoing('coverage.degraded', first.reconciliation_id)).toEqual([]);
+  });
+});
+
 describe('a movement landing while its declaration is compared', () => {
   it('marks it again when the comparison began before the movement committed', async () => {
     const jun = { from: '2026-06-01T00:00:00Z', to: '2026-06-02T00:00:00Z' };

@@ -194,6 +194,12 @@ export class Reconciliations {
     const id = uuidv7(now.getTime());
     try {
       await withTransaction(this.pool, async (db) => {
+        // The corrected declaration is locked first and its re-comparison mark cleared: a recheck
+        // of it already running commits before this (its break is then resolved below), and one
+        // waiting for the lock finds it corrected and compares nothing (recheckNextStale).
+        if (declaration.corrects) {
+          await db.query(`UPDATE reconciliations SET stale = false WHERE tenant_id = $1 AND reconciliation_id = $2`, [tenantId, declaration.corrects]);
+        }
         const result = await compare(db, def, declaration);
         await insertDeclaration(db, id, def, declaration, now, result.status);
         await appendResult(db, tenantId, id, 1, now, result);
@@ -255,7 +261,10 @@ export class Reconciliations {
           picked,
           now,
         ]);
-        await compareAgain(db, row, now);
+        // A declaration a correction replaced keeps its last result: comparing it again would open
+        // a break, and announce a change, on what the customer no longer declares.
+        const { rowCount: corrected } = await db.query(`SELECT 1 FROM reconciliations WHERE tenant_id = $1 AND corrects = $2 LIMIT 1`, [row.tenant_id, picked]);
+        if (!corrected) await compareAgain(db, row, now);
       });
       return true;
     } catch (error) {

@@ -1,0 +1,1 @@
+DROP INDEX reconciliations_corrected_by;
