@@ -12,13 +12,15 @@
 // dead-letter topics hold records for days). Readers decode with the schema of their own code as
 // the reader schema, resolving the writer's (looked up by id), so consumers are upgraded before
 // (or with) the relay that writes. The API's contract evolves by adding optional members, which
-// derive to ["null", T] fields with a default: always backward (and forward) compatible.
+// derive to ["null", T] fields with a default: always backward (and forward) compatible. A reader
+// older than the writer would drop the members it does not know: it waits instead (resolverFor).
 // Registration fails loudly when a subject was configured with another level.
 
 import { COMPATIBILITY, SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import type avro from 'avsc';
 import { avscOptions } from '../../../schemas/bus/avro/derive.ts';
 import { topicValueSchema, type DerivedAvro } from '../../../schemas/bus/avro/index.ts';
+import { fieldsReaderWouldDrop } from './writer-fields.ts';
 
 export const COMPATIBILITY_LEVEL = COMPATIBILITY.BACKWARD_TRANSITIVE;
 const MAGIC_BYTE = 0;
@@ -92,7 +94,17 @@ export class AvroCodec {
     const cached = this.resolvers.get(key);
     if (cached !== undefined) return cached;
     const writer = (await this.registry.getSchema(writerId)) as unknown as avro.Type;
-    const resolver = writer.equals(reader.type) ? null : reader.type.createResolver(writer);
+    if (writer.equals(reader.type)) {
+      this.resolvers.set(key, null);
+      return null;
+    }
+    // A record whose writer knew fields this code does not would lose them: refused as a passing
+    // condition (retried, never parked), until this process is upgraded (writer-fields.ts).
+    const dropped = fieldsReaderWouldDrop(writer, reader.type);
+    if (dropped.length > 0) {
+      throw Object.assign(new Error(`${topic}: written with schema ${writerId}, whose fields ${dropped.join(', ')} this reader does not have: waiting for an upgrade`), { retriable: true });
+    }
+    const resolver = reader.type.createResolver(writer);
     this.resolvers.set(key, resolver);
     return resolver;
   }

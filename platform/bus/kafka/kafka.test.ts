@@ -9,6 +9,7 @@ import type { BusRecord, Consumer } from '../port.ts';
 import { topicValueSchema } from '../../../schemas/bus/avro/index.ts';
 import { AvroCodec, COMPATIBILITY_LEVEL, schemaRegistryClient, subjectOf } from './avro-codec.ts';
 import { ParkedRecordStore } from '../parking/store.ts';
+import { isTransient } from '../parking/transient.ts';
 import { startKafkaHarness, type KafkaHarness } from './testing.ts';
 
 // Against whatever the run provides: Kafka 3.9 (KRaft) and Apicurio's Confluent-compatible
@@ -282,6 +283,28 @@ if (!brokers || !registryUrl) {
       const today = await codec.encode(topic, { ...decoded, external_id: 'today', sequence: 7 });
       expect(today.readInt32BE(1)).toBe(codec.schemaId(topic));
       expect(await codec.decode(topic, today)).toMatchObject({ external_id: 'today', sequence: 7 });
+    });
+
+    it('waits for its upgrade rather than drop a field a newer writer wrote: the record is refused as a passing failure', async () => {
+      const topic = 'canonical.account';
+      const subject = subjectOf(`${namespace}${topic}`);
+      const codec = new AvroCodec(schemaRegistryClient(registryUrl), (t) => `${namespace}${t}`);
+      await codec.register([topic]);
+      // The next version of the schema, as a writer upgraded first registers it: one optional member more.
+      const current = topicValueSchema(topic).schema as { fields: unknown[] };
+      const newer = { ...current, fields: [...current.fields, { name: 'ledger_ref', type: ['null', 'string'], default: null }] };
+      const registry = schemaRegistryClient(registryUrl);
+      const { id: newerId } = await registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(newer) }, { subject, compatibility: COMPATIBILITY_LEVEL });
+      const written = await registry.encode(newerId, {
+        tenant_id: 'acme', event_id: '00000000-0000-4000-8000-000000000003', external_id: 'newer-writer', occurred_at: '2026-09-01T11:59:00Z',
+        received_at: '2026-09-01T12:00:00.000Z', object: 'account', current: true, data: '{}', ledger_ref: 'L-1',
+      });
+      const refusal = await codec.decode(topic, written).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect((refusal as Error).message).toMatch(/fields ledger_ref this reader does not have/);
+      expect(isTransient(refusal)).toBe(true);
     });
   });
 }
