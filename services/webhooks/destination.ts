@@ -119,9 +119,14 @@ export async function checkDestination(text: string, policy: DestinationPolicy):
     return refusal === undefined ? { ok: true, url } : failed(refusal);
   }
 
+  // One answer whatever the resolver said: telling "does not resolve" from "resolves to a private
+  // address" (and which range) would let a tenant map the names the service's own resolver knows
+  // (the database, the broker, a cloud metadata host) from the registration's error.
   const outcome = await resolveAndJudge(url.hostname, policy);
-  return outcome.ok ? { ok: true, url } : failed(outcome.message);
+  return outcome.ok ? { ok: true, url } : failed(NAME_REFUSED);
 }
+
+const NAME_REFUSED = 'host does not resolve to a public address';
 
 export function literalHostRefusal(hostname: string, policy: DestinationPolicy): string | undefined {
   const literal = unbracket(hostname);

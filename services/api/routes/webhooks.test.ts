@@ -75,9 +75,10 @@ describe('webhook endpoint registration rules (production policy: public HTTPS o
     ['https://169.254.169.254/latest', 'link-local'],
     ['https://224.0.0.1/', 'multicast'],
     ['https://0.0.0.0/', ''],
-    ['https://inside.example/hook', 'private'],
-    ['https://mixed.example/hook', 'loopback'],
-    ['https://nowhere.example/hook', 'does not resolve'],
+    // A name: one answer whatever it resolves to, or whether it does.
+    ['https://inside.example/hook', 'host does not resolve to a public address'],
+    ['https://mixed.example/hook', 'host does not resolve to a public address'],
+    ['https://nowhere.example/hook', 'host does not resolve to a public address'],
     ['https://user:pw@hooks.example/hook', 'user name or password'],
   ])('refuses %s', async (url, reason) => {
     const res = await register({ url, channel: 'compliance', event_types: ['alert.opened'] });
