@@ -91,8 +91,12 @@ export class WebhookSender {
         agent: this.agent,
         headers: { ...headers, 'content-type': 'application/json', 'content-length': String(body.length), 'user-agent': 'svc-webhooks/1' },
       });
+      // Set once the status is in: an endpoint that answered and then never finished its body
+      // answered all the same (a 2xx is accepted), and is recorded with its status.
+      let answered: (() => void) | undefined;
       const timer = setTimeout(() => {
-        settle(failure(`timed out after ${this.options.timeoutMs} ms`));
+        if (answered) answered();
+        else settle(failure(`timed out after ${this.options.timeoutMs} ms`));
         request.destroy();
       }, this.options.timeoutMs);
 
@@ -112,6 +116,7 @@ export class WebhookSender {
             settle(failure(why, status, excerpt, parseRetryAfter(header(response.headers['retry-after']), startedAt)));
           }
         };
+        answered = finish;
         response.on('data', (chunk: Buffer) => {
           read += chunk.length;
           if (kept < EXCERPT_BYTES) {

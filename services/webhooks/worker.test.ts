@@ -247,6 +247,17 @@ describe('delivery worker', () => {
     expect(tried).toBeLessThanOrEqual(16);
   });
 
+  it('records an endpoint that answered 200 and never finished its body as having accepted the delivery', async () => {
+    const endpoint = await world.register('/drips', 'compliance', ['alert.opened']);
+    world.receiver.setBehaviour('/drips', { hangAfterHeaders: true, body: 'ok, and then' });
+    const worker = await world.startWorker({ SVC_WEBHOOK_ATTEMPT_TIMEOUT_MS: '1000' });
+    await enqueue(['alert.opened']);
+    await world.deliverDue(worker);
+
+    expect(await deliveryOf(endpoint.id)).toMatchObject([{ status: 'succeeded', attempts: 1 }]);
+    expect(await attemptsOf(endpoint.id)).toMatchObject([{ response_status: 200, error: null, response_excerpt: 'ok, and then' }]);
+  });
+
   it('re-checks the destination when it connects: a name re-pointed at a private address is never reached', async () => {
     const port = new URL(world.receiver.url('/')).port;
     const endpoint = await world.register('/rebound', 'compliance', ['alert.opened'], `https://hooks.example:${port}/rebound`);

@@ -16,6 +16,7 @@ interface Behaviour {
   status?: number; // default 200, or 302 with redirectTo
   delayMs?: number; // answer only after this long
   hang?: boolean; // never answer; close() ends the request
+  hangAfterHeaders?: boolean; // send the status and the body so far, then never end the response
   retryAfter?: string; // Retry-After header, as given
   body?: string;
   redirectTo?: string; // Location header
@@ -133,7 +134,8 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
   };
 
   const respond = (response: ServerResponse, behaviour: Behaviour): void => {
-    if (behaviour.hang) {
+    if (behaviour.hang || behaviour.hangAfterHeaders) {
+      if (behaviour.hangAfterHeaders) response.writeHead(behaviour.status ?? 200, { 'content-type': 'text/plain; charset=utf-8' }).write(behaviour.body ?? '');
       held.add(response);
       response.on('close', () => held.delete(response));
       return;
