@@ -1,4 +1,6 @@
+import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { acceptEvents } from '../inbox/accept-events.ts';
 import { INBOX_TOPICS } from '../../pipelines/groups.ts';
 import { partyEvent } from '../../test/fixtures/events.ts';
 import { startTestApi, type TestApi } from '../../test/support/test-api.ts';
@@ -197,4 +199,44 @@ describe('an accepted event on the log', () => {
     expect(record.value.equals(rows[0]!.raw_event)).toBe(true);
     expect(errors).toEqual([]);
   });
+});
+
+describe('a batch of large records', () => {
+  it('is cut to about 16 MiB of values (one record at least), so a member never holds hundreds of megabytes', async () => {
+    // The consumers of the tests before hold the pool's connections (each its partition leases).
+    for (const consumer of consumers.splice(0)) await consumer.stop();
+    const MiB = 1024 * 1024;
+    const sizes: Record<string, number> = { 'big-7a': 7, 'big-7b': 7, 'big-7c': 7, 'big-20': 20 };
+    // Versions of one party: one partition, read by one lane, in order.
+    const events = Object.entries(sizes).map(([marker, mib], i) => {
+      const rawEvent = Buffer.from(JSON.stringify({ external_id: 'big', marker, pad: 'x'.repeat(mib * MiB) }));
+      return {
+        tenantId: 'acme', eventId: randomUUID(), object: 'party' as const, externalId: 'big', sequence: i + 1, rawEvent,
+        contentHash: createHash('sha256').update(rawEvent).digest(), occurredAt: new Date('2026-09-01T12:00:00Z'),
+        receivedAt: new Date('2026-09-01T12:00:01Z'), correlationId: null, importId: null, historical: false,
+      };
+    });
+    expect((await acceptEvents(api.db.pool, events)).map((o) => o.kind)).toEqual(['accepted', 'accepted', 'accepted', 'accepted']);
+    const errors: unknown[] = [];
+    const bus = new PostgresLogBus(api.db.pool, { onError: (e) => errors.push(e) });
+    const batches: Array<{ markers: string[]; bytes: number; records: number }> = [];
+    const ids = new Set<string>(events.map((e) => e.eventId));
+    consumers.push(
+      await bus.consume({
+        group: 'large-records',
+        topics: INBOX_TOPICS,
+        handle: async (records) =>
+          void batches.push({
+            markers: records.filter((r) => ids.has(r.headers.event_id!)).map((r) => JSON.parse(r.value.toString()).marker),
+            bytes: records.reduce((n, r) => n + r.value.length, 0),
+            records: records.length,
+          }),
+      }),
+    );
+    await drain(bus, errors, [{ group: 'large-records', topics: INBOX_TOPICS }]);
+    expect(errors).toEqual([]);
+    expect(batches.flatMap((b) => b.markers)).toEqual(Object.keys(sizes));
+    for (const batch of batches) if (batch.records > 1) expect(batch.bytes).toBeLessThanOrEqual(16 * MiB);
+    expect(batches.filter((b) => b.markers.length > 0).map((b) => b.markers)).toEqual([['big-7a', 'big-7b'], ['big-7c'], ['big-20']]);
+  }, 60_000);
 });

@@ -11,6 +11,10 @@ const IDLE_POLL_MS = 50;
 const HEARTBEAT_MS = 2_000;
 const MEMBER_TTL_S = 10;
 const DEFAULT_MAX_BATCH = 500;
+// And at most about this many bytes of record values per batch (always one record at least):
+// an accepted event may be megabytes, and a batch of 500 such (every lane holding several copies
+// of each) ran a member out of memory, which restarted on the same batch and failed again.
+const MAX_BATCH_BYTES = 16 * 1024 * 1024;
 // Lanes of one member (see LogConsumer), each handling its partitions' records while the others
 // do theirs: each holds a pooled connection while it works.
 const DEFAULT_CONCURRENCY = 4;
@@ -134,7 +138,9 @@ const COMMIT_SQL = `INSERT INTO consumer_offsets (group_name, partition, writer_
 const acceptedEventKey = (row: { tenant_id: string; event_id: string }): string => `${row.tenant_id}\u0000${row.event_id}`;
 
 interface AcceptedEvent {
-  value_text: string;
+  // Null past the poll's byte budget (acceptedEvents): the poll stops before it.
+  value_text: string | null;
+  bytes: number;
   received_at: Date;
   historical: boolean;
 }
@@ -392,13 +398,14 @@ class LogConsumer implements Consumer {
       ],
     });
     if (found.length === 0) return 0;
-    // In partition order, so the cut keeps a leading run of every partition it keeps.
-    const rows = found.slice(0, maxBatch);
+    // In partition order, so a cut keeps a leading run of every partition it keeps.
+    let rows = found.slice(0, maxBatch);
     const accepted = await this.acceptedEvents(rows.filter((row) => row.payload === null));
+    rows = withinBytes(rows, accepted);
     const records: BusRecord[] = rows.map((row) => {
       if (row.payload !== null) return recordOf(row, row.payload, { tenant_id: row.tenant_id, event_id: row.event_id });
       const event = accepted.get(acceptedEventKey(row))!;
-      return recordOf(row, event.value_text, { tenant_id: row.tenant_id, event_id: row.event_id, received_at: event.received_at.toISOString(), historical: String(event.historical) });
+      return recordOf(row, event.value_text!, { tenant_id: row.tenant_id, event_id: row.event_id, received_at: event.received_at.toISOString(), historical: String(event.historical) });
     });
     await this.handle(records);
     // The last row of each partition is where the group now stands in it.
@@ -425,20 +432,40 @@ class LogConsumer implements Consumer {
     if (rows.length === 0) return new Map();
     const { rows: found } = await this.pool.query<AcceptedEvent & { tenant_id: string; event_id: string }>({
       name: 'bus-accepted-events',
-      text: `SELECT k.tenant_id, k.event_id, i.value_text, i.received_at, i.historical
-               FROM unnest($1::text[], $2::uuid[]) AS k(tenant_id, event_id)
-              CROSS JOIN LATERAL (
-                SELECT convert_from(e.raw_event, 'UTF8') AS value_text, e.received_at, e.historical FROM inbox_events e
-                 WHERE e.tenant_id = k.tenant_id AND e.event_id = k.event_id
-                 LIMIT 1
-              ) i`,
-      values: [rows.map((row) => row.tenant_id), rows.map((row) => row.event_id)],
+      text: `SELECT tenant_id, event_id, received_at, historical, bytes,
+                    CASE WHEN ord = 1 OR before < $3 THEN convert_from(raw_event, 'UTF8') END AS value_text
+               FROM (
+                 SELECT k.tenant_id, k.event_id, k.ord, i.raw_event, i.bytes, i.received_at, i.historical,
+                        sum(i.bytes) OVER (ORDER BY k.ord) - i.bytes AS before
+                   FROM unnest($1::text[], $2::uuid[]) WITH ORDINALITY AS k(tenant_id, event_id, ord)
+                  CROSS JOIN LATERAL (
+                    SELECT e.raw_event, octet_length(e.raw_event) AS bytes, e.received_at, e.historical FROM inbox_events e
+                     WHERE e.tenant_id = k.tenant_id AND e.event_id = k.event_id
+                     LIMIT 1
+                  ) i
+               ) b`,
+      values: [rows.map((row) => row.tenant_id), rows.map((row) => row.event_id), MAX_BATCH_BYTES],
     });
     const values = new Map(found.map((row) => [acceptedEventKey(row), row]));
     const missing = rows.find((row) => !values.has(acceptedEventKey(row)));
     if (missing) throw new Error(`outbox record ${missing.writer_xid}:${missing.position} names accepted event ${missing.event_id} of tenant ${missing.tenant_id}, which inbox_events does not hold`);
     return values;
   }
+}
+
+// The leading rows of a poll whose values fit MAX_BATCH_BYTES (one row at least). An accepted
+// event without its value lay past the budget of its own read (acceptedEvents), which counts only
+// accepted events: the cut is made again here over every value.
+function withinBytes(rows: LogRow[], accepted: Map<string, AcceptedEvent>): LogRow[] {
+  let bytes = 0;
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i]!;
+    const event = row.payload === null ? accepted.get(acceptedEventKey(row)) : undefined;
+    if (event && event.value_text === null) return rows.slice(0, i);
+    bytes += event ? event.bytes : Buffer.byteLength(row.payload!);
+    if (bytes > MAX_BATCH_BYTES && i > 0) return rows.slice(0, i);
+  }
+  return rows;
 }
 
 function hashGroup(group: string): number {
