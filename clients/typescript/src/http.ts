@@ -17,7 +17,7 @@ export interface ClientOptions {
    * Idempotency-Key. Off by default: the service's retry guidance retries keyed requests only.
    */
   retryReads?: boolean;
-  /** Per attempt, in milliseconds; 80 s by default, 0 for none. */
+  /** Per attempt, in milliseconds; 80 s by default, 0 (or Infinity) for none. */
   timeoutMs?: number;
   /** Sent as User-Agent after the SDK's own name. */
   appInfo?: string;
@@ -102,6 +102,8 @@ export interface Call {
 
 const SDK_NAME = 'svc-client-typescript/0.1.0';
 const DEFAULT_TIMEOUT_MS = 80_000;
+// The longest delay a timer takes as given: past it, setTimeout fires after 1 ms (with a warning).
+const MAX_TIMER_MS = 2_147_483_647;
 
 /** Signs, sends and retries requests; the resources build on it. */
 export class HttpClient {
@@ -125,6 +127,7 @@ export class HttpClient {
     if (this.base.protocol !== 'http:' && this.base.protocol !== 'https:') throw new TypeError('baseUrl must be an http or https URL');
     if (!options.keyId || !options.secret) throw new TypeError('keyId and secret are required');
     this.policy = retryPolicyOf(options.retry);
+    timeoutOf(options.timeoutMs, 'timeoutMs');
     this.fetchImpl = options.fetch ?? globalThis.fetch;
     this.sleep = options.sleep ?? sleep;
     this.random = options.random ?? Math.random;
@@ -168,7 +171,7 @@ export class HttpClient {
       safeToRepeat: call.options?.safeToRepeat === true || (call.method === 'GET' && this.options.retryReads === true),
     });
     const signal = call.options?.signal;
-    const timeoutMs = call.options?.timeoutMs ?? this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const timeoutMs = timeoutOf(call.options?.timeoutMs, 'options.timeoutMs') ?? timeoutOf(this.options.timeoutMs, 'timeoutMs') ?? DEFAULT_TIMEOUT_MS;
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
       const headers: Record<string, string> = {
@@ -239,9 +242,22 @@ function retryPolicyOf(given: Partial<RetryPolicy> | undefined): RetryPolicy {
     if (value === undefined) continue;
     if (!(name in DEFAULT_RETRY_POLICY)) throw new TypeError(`unknown retry setting ${name}`);
     if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new RangeError(`retry.${name} must be a finite number >= 0, got ${String(value)}`);
+    if (name !== 'maxRetries' && value > MAX_TIMER_MS) throw new RangeError(`retry.${name} must be at most ${MAX_TIMER_MS} ms, got ${value}`);
     policy[name] = value;
   }
   return policy;
+}
+
+// A per-attempt timeout as given: 0 or Infinity for none, else a number of milliseconds a timer
+// can wait (NaN, a negative or a larger one is a mistake in the calling code: every call would
+// otherwise time out after 1 ms and be retried as a network failure).
+function timeoutOf(value: number | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (value === Number.POSITIVE_INFINITY) return 0;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_TIMER_MS) {
+    throw new RangeError(`${name} must be 0 (none) or a number of milliseconds up to ${MAX_TIMER_MS}, got ${String(value)}`);
+  }
+  return value;
 }
 
 // One attempt's cancellation: the caller's signal, and the attempt's timeout. Made per attempt and

@@ -77,4 +77,24 @@ describe('retry settings', () => {
     expect(() => client(failingUrl, { retry: { maxRetries: -1 } })).toThrow(RangeError);
     expect(() => client(failingUrl, { retry: { baseDelayMs: Number.NaN } })).toThrow(RangeError);
   });
+
+  it('refuse delays a timer cannot wait for (past about 24.8 days it fires at once)', () => {
+    expect(() => client(failingUrl, { retry: { maxRetryAfterMs: 1e12 } })).toThrow(RangeError);
+    expect(() => client(failingUrl, { retry: { maxDelayMs: 2 ** 31 } })).toThrow(RangeError);
+    expect(() => client(failingUrl, { retry: { maxRetries: 2 ** 31 } })).not.toThrow();
+  });
+});
+
+describe('the timeout setting', () => {
+  it('refuses what would make every call time out at once (NaN from an unset variable, a negative, too long a delay)', async () => {
+    for (const timeoutMs of [Number.NaN, -1, 2 ** 31]) expect(() => client(failingUrl, { timeoutMs })).toThrow(RangeError);
+    await expect(client(failingUrl, { timeoutMs: 10_000 }).parties.ingest(party, { timeoutMs: Number.NaN })).rejects.toThrow(RangeError);
+  });
+
+  it('takes Infinity, like 0, for no timeout', async () => {
+    seen = 0;
+    const error = await rejection(client(failingUrl, { timeoutMs: Number.POSITIVE_INFINITY, retry: { maxRetries: 0 } }).parties.ingest(party));
+    expect(error).toMatchObject({ status: 503 });
+    expect(seen).toBe(1);
+  });
 });
