@@ -112,6 +112,15 @@ describe('totals with ledger semantics', () => {
     expect(may3.status).toBe('matched');
   });
 
+  it('a partial reversal in the same period nets against its original instead of cancelling it', async () => {
+    await send('jun-9', '2026-06-09T09:00:00Z', '500');
+    await send('jun-9-rev', '2026-06-09T10:00:00Z', '200', { type: 'reversal', links: { reverses: 'jun-9' }, debit: 'acct-2', credit: 'acct-1' });
+    await pipeline.drain();
+    const jun9 = await view({ period: { from: '2026-06-09T00:00:00Z', to: '2026-06-10T00:00:00Z' }, declared: { count: 2, sum: usd('300') } });
+    expect(jun9.result.observed).toMatchObject({ count: 2, sum: usd('300') });
+    expect(jun9.status).toBe('matched');
+  });
+
   it('refuses per-status figures that do not add up to the totals', async () => {
     const res = await declare({ declared: { count: 3, sum: usd('1877'), statuses: { completed: { count: 1, sum: usd('1100') }, failed: { count: 1, sum: usd('777') } } } });
     expect(res.statusCode).toBe(400);

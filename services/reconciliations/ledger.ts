@@ -2,8 +2,8 @@
 // - a correction (links.correction_of, not failed) supersedes the movement it corrects, which is
 //   no longer an entry anywhere;
 // - a completed reversal (links.reverses) takes back what it reverses: it is attributed to the
-//   reversed movement's legs, with the opposite sign, and when both fall in the same definition
-//   the pair cancels (neither is counted);
+//   reversed movement's legs, against its sign, and when both fall in the same definition a
+//   reversal of the whole amount cancels the pair (neither is counted), while a partial one nets;
 // - the period bounds event time (occurred_at) or recorded time (received_at), per the basis.
 // Every statement reads one tenant and one asset through an index on its period column.
 
@@ -105,15 +105,19 @@ export function entriesSql(def: Definition): string {
         ) c ON true
        WHERE ${sidesSql(def)} AND ${counterpartySql(def)}
     ),
-    -- Reversal pairs inside the definition, by hash joins (each side read once).
+    -- Reversal pairs inside the definition, by hash joins: an original and the first reversal of
+    -- the same magnitude cancel; a partial reversal, or a second one, nets as a negative entry.
     reversers AS (
-      SELECT reverses, min(external_id) AS reversed_by FROM scoped WHERE NOT superseded AND reverses IS NOT NULL GROUP BY reverses
+      SELECT s.reverses, min(s.external_id) AS reversed_by
+        FROM scoped s JOIN scoped o ON o.external_id = s.reverses AND NOT o.superseded
+       WHERE NOT s.superseded AND s.reverses IS NOT NULL AND abs(s.amount_value) = abs(o.amount_value)
+       GROUP BY s.reverses
     ),
     entries AS (
       SELECT s.*, r.reversed_by,
-             (NOT s.superseded AND (r.reversed_by IS NOT NULL OR o.external_id IS NOT NULL)) AS cancelled
+             (NOT s.superseded AND (r.reversed_by IS NOT NULL OR p.reverses IS NOT NULL)) AS cancelled
         FROM scoped s
         LEFT JOIN reversers r ON r.reverses = s.external_id
-        LEFT JOIN (SELECT external_id FROM scoped WHERE NOT superseded) o ON o.external_id = s.reverses
+        LEFT JOIN reversers p ON p.reversed_by = s.external_id
     )`;
 }
