@@ -135,6 +135,19 @@ export class DeliveryStore {
     return rows;
   }
 
+  // Of these endpoints, those disabled or deleted now. A claim reads the endpoint's status in the
+  // snapshot its statement began with, so an endpoint disabled while the claim ran came back
+  // enabled: asked again once the claim has committed, a disable that has answered is seen.
+  async stoppedEndpoints(endpointIds: string[]): Promise<Set<string>> {
+    if (endpointIds.length === 0) return new Set();
+    const { rows } = await this.pool.query<{ endpoint_id: string }>({
+      name: 'webhooks-stopped-endpoints',
+      text: `SELECT endpoint_id FROM webhook_endpoints WHERE endpoint_id = ANY ($1::uuid[]) AND (status <> 'enabled' OR deleted_at IS NOT NULL)`,
+      values: [endpointIds],
+    });
+    return new Set(rows.map((row) => row.endpoint_id));
+  }
+
   // A single-attempt delivery (a webhook.test probe) whose attempt was claimed but never recorded
   // (its worker stopped) is failed once its lease runs out, never sent a second time.
   async settleExhausted(now: Date): Promise<void> {

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { enqueueEvents } from './outgoing-events.ts';
 import { sampleEvent, samplePayload } from './sample-payloads.test-kit.ts';
 import { createTenant } from '../../platform/tenants/tenants.ts';
@@ -293,6 +293,27 @@ describe('delivery worker', () => {
     expect(attempt).toMatchObject({ response_status: 400, error: 'answered 400' });
     expect(Buffer.byteLength(attempt!.response_excerpt!)).toBeLessThanOrEqual(512);
     expect(attempt!.response_excerpt!.startsWith('éé')).toBe(true);
+  });
+
+  it('sends nothing to an endpoint disabled while its delivery was being claimed', async () => {
+    const endpoint = await world.register('/off-during-claim', 'compliance', ['alert.opened']);
+    const worker = await world.startWorker();
+    await enqueue(['alert.opened']);
+    // The disable commits after the claim's statement read the endpoint as enabled.
+    const original = (Object.getOwnPropertyDescriptor(DeliveryStore.prototype, 'claim') as { value: DeliveryStore['claim'] }).value;
+    const claim = vi.spyOn(DeliveryStore.prototype, 'claim').mockImplementation(async function (this: DeliveryStore, ...args) {
+      const claimed = await original.apply(this, args);
+      if (claimed.length > 0) await world.endpoints.setStatus(world.tenantId, endpoint.id, 'disabled', world.clock.now());
+      return claimed;
+    });
+    try {
+      await world.deliverDue(worker);
+    } finally {
+      claim.mockRestore();
+    }
+
+    expect(received('/off-during-claim')).toHaveLength(0);
+    expect((await deliveryOf(endpoint.id)).map((d) => d.status)).toEqual(['cancelled']);
   });
 
   it('stops delivering to an endpoint once it is disabled: its pending deliveries are cancelled', async () => {

@@ -111,7 +111,8 @@ export class DeliveryWorker {
         free,
         leaseMs: this.options.attemptTimeoutMs + LEASE_MARGIN_MS,
       });
-      for (const delivery of claimed) this.launch(delivery);
+      const stopped = await this.store.stoppedEndpoints([...new Set(claimed.filter((d) => d.endpoint_status === 'enabled' && !d.endpoint_deleted).map((d) => d.endpoint_id))]);
+      for (const delivery of claimed) this.launch(stopped.has(delivery.endpoint_id) ? { ...delivery, endpoint_status: 'disabled' } : delivery);
       claimedTotal += claimed.length;
       // Another pass only helps when an endpoint's slots, not the due rows, ran out.
       const capped = claimed.some((d) => (this.inFlight.get(d.endpoint_id) ?? 0) >= this.slotsOf(d.endpoint_id));
