@@ -13,7 +13,8 @@ describeAggregateStoreContract('PostgreSQL', async () => {
   return { store: new PostgresAggregateStore(db.pool), tenantId: 'tenant-a', close: () => db.drop() };
 });
 
-describe('PostgresAggregateStore retractions against recordings in flight', () => {
+// What only the PostgreSQL adapter does, on one database of its own.
+describe('PostgresAggregateStore', () => {
   let db: TestDatabase;
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -22,7 +23,7 @@ describe('PostgresAggregateStore retractions against recordings in flight', () =
     await db?.drop();
   });
 
-  it('wait for a recording of the same tenant still running, and then delete what it recorded', async () => {
+  it('makes a retraction wait for a recording of its tenant still running, and then delete what it recorded', async () => {
     const store = new PostgresAggregateStore(db.pool);
     const recorder = await db.pool.connect();
     try {
@@ -47,5 +48,17 @@ describe('PostgresAggregateStore retractions against recordings in flight', () =
     expect(rows[0].n).toBe(0);
     const retraction = await db.pool.query(`SELECT subjects FROM agg_retraction WHERE tenant_id = 'tenant-r' AND movement_id = 'original'`);
     expect(retraction.rows).toEqual([{ subjects: ['account:A1'] }]);
+  });
+
+  it('orders movement ids by their bytes whatever the database collation, as ClickHouse and the snapshots do', async () => {
+    const { rows } = await db.pool.query(`SELECT collation_name FROM information_schema.columns WHERE table_name = 'agg_activity' AND column_name = 'movement_id'`);
+    expect(rows).toEqual([{ collation_name: 'C' }]);
+    // What a linguistic collation would put the other way round.
+    const store = new PostgresAggregateStore(db.pool);
+    const who = { tenantId: 'tenant-c', kind: 'account' as const, id: 'A1' };
+    const at = new Date('2026-08-20T10:00:00Z');
+    const activity = (movementId: string) => ({ subject: who, movementId, eventId: randomUUID(), direction: 'in' as const, occurredAt: at, amount: { value: 1n, scale: 2, asset: 'USD' }, baseValue: 1n, cash: false, counterparty: null, counterpartyCountry: null, corridor: null });
+    await store.record([activity('B1'), activity('a1')]);
+    expect((await store.activities(who, new Date(at.getTime() - 1), at)).map((a) => a.movementId)).toEqual(['a1', 'B1']);
   });
 });
