@@ -216,7 +216,7 @@ export async function runParts(parts: ProcessPart[]): Promise<void> {
     },
   });
   const stops: Array<() => Promise<void>> = [];
-  let stopHeartbeat: () => void = () => undefined;
+  let stopHeartbeat: () => Promise<void> = async () => undefined;
   // A bus consumer that cannot go on ends the process (exit 1): its supervisor restarts it, and
   // at-least-once delivery makes the restart safe; running on without the consumer would not be.
   const endOnFatal = (error: unknown) => {
@@ -308,7 +308,7 @@ export async function runParts(parts: ProcessPart[]): Promise<void> {
   const stop = async () => {
     if (stopping) return;
     stopping = true;
-    stopHeartbeat();
+    await stopHeartbeat();
     for (const part of stops) await part().catch(logError);
     await db.close();
     process.exit(0);

@@ -7,15 +7,22 @@ import { stat, writeFile } from 'node:fs/promises';
 
 const HEARTBEAT_EVERY_MS = 10_000;
 
-// Writes the file now and every HEARTBEAT_EVERY_MS until the returned stop is called. A failed
-// write is reported and tried again at the next beat: the file then grows stale, and the probe
-// restarts a process that cannot write its heartbeat.
-export async function startHeartbeat(file: string, onError: (error: unknown) => void, everyMs = HEARTBEAT_EVERY_MS): Promise<() => void> {
+// Writes the file now and every HEARTBEAT_EVERY_MS until the returned stop is called; stop also
+// waits for a write still under way, so that nothing is written after it. A failed write is
+// reported and tried again at the next beat: the file then grows stale, and the probe restarts a
+// process that cannot write its heartbeat.
+export async function startHeartbeat(file: string, onError: (error: unknown) => void, everyMs = HEARTBEAT_EVERY_MS): Promise<() => Promise<void>> {
   const beat = () => writeFile(file, `${new Date().toISOString()}\n`);
   await beat();
-  const timer = setInterval(() => void beat().catch(onError), everyMs);
+  let writing: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    writing = beat().catch(onError);
+  }, everyMs);
   timer.unref();
-  return () => clearInterval(timer);
+  return async () => {
+    clearInterval(timer);
+    await writing;
+  };
 }
 
 // Whether the file was written within maxAgeMs of now (false when it is missing).
