@@ -38,3 +38,7 @@ CREATE CONSTRAINT graph_retraction_identity IF NOT EXISTS FOR (r:GraphRetraction
 // A retraction finds the original's MOVEMENTs by its id alone (the identity constraint above
 // also names the time and both accounts).
 CREATE INDEX graph_movement_id IF NOT EXISTS FOR ()-[t:MOVEMENT]-() ON (t.tenant, t.movementId);
+
+// The version of each entity applied (origin: `account:A1`): a lower one the log hands over later
+// changes nothing. claimVersions MERGEs on this constraint.
+CREATE CONSTRAINT graph_version_identity IF NOT EXISTS FOR (v:GraphVersion) REQUIRE (v.tenant, v.origin) IS UNIQUE;

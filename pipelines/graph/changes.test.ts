@@ -50,6 +50,7 @@ describe('graphChangeOf: entities', () => {
       ...expectedBase,
       entity: {
         origin: 'party:p-1',
+        sequence: 1,
         node: { ref: { kind: 'party', key: 'p-1' }, attrs: { type: 'person', status: 'active', segment: 'consumer' } },
         edges: [
           { ...edge, type: 'shares', from: { kind: 'party', key: 'p-1' }, to: { kind: 'identifier', key: 'hmac-sha256:e' }, attrs: { identifier_type: 'email' } },
@@ -63,6 +64,7 @@ describe('graphChangeOf: entities', () => {
     const data = { type: 'wallet', holder_party_id: 'p-1', asset: 'USD', status: 'closed', opened_at: '2025-02-01T00:00:00Z', closed_at: '2026-08-01T00:00:00Z' };
     expect(graphChangeOf(entity('account', 'a-1', data)).entity).toEqual({
       origin: 'account:a-1',
+      sequence: 1,
       node: { ref: { kind: 'account', key: 'a-1' }, attrs: { type: 'wallet', status: 'closed', asset: 'USD' } },
       edges: [
         {
@@ -83,6 +85,7 @@ describe('graphChangeOf: entities', () => {
     const data = { type: 'card_token', status: 'active', country: 'US', first_seen_at: '2025-02-01T00:00:00Z' };
     expect(graphChangeOf(entity('instrument', 'i-1', { ...data, fingerprint_hash: 'hmac-sha256:f' })).entity).toEqual({
       origin: 'instrument:i-1',
+      sequence: 1,
       node: { ref: { kind: 'instrument', key: 'i-1' }, attrs: { type: 'card_token', status: 'active', country: 'US' } },
       edges: [{ ...edge, type: 'shares', from: { kind: 'instrument', key: 'i-1' }, to: { kind: 'identifier', key: 'hmac-sha256:f' } }],
     });
@@ -105,6 +108,7 @@ describe('graphChangeOf: entities', () => {
     );
     expect(change.entity).toEqual({
       origin: 'relationship:rel-1',
+      sequence: 1,
       node: null,
       edges: [
         {

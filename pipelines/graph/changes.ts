@@ -22,8 +22,9 @@ export function graphChangeOf(change: CanonicalChange): GraphChange {
       return seen.length > 0 ? { ...base, observed: seen } : base;
     }
     default:
-      // Only the version that became current speaks for the entity; the log keeps an entity's
-      // versions in order, so a later current version always comes after an earlier one.
+      // Only the version that became current speaks for the entity. Two releases of one entity's
+      // versions can commit in either order, so the log may hand a lower current version after a
+      // higher one: the store keeps the highest sequence (applyChanges).
       return change.current ? { ...base, entity: entityEffects(change) } : base;
   }
 }
@@ -33,10 +34,12 @@ function entityEffects(change: EntityChange): NonNullable<GraphChange['entity']>
   const data = change.data;
   const self: NodeRef = { kind: change.object as NodeKind, key: change.external_id };
   const origin = `${change.object}:${change.external_id}`;
+  const sequence = change.sequence;
   switch (change.object) {
     case 'party':
       return {
         origin,
+        sequence,
         node: { ref: self, attrs: pick(data, ['type', 'status', 'segment']) },
         edges: ((data.identifiers ?? []) as Array<Record<string, string>>)
           .filter((identifier) => typeof identifier.value_hash === 'string')
@@ -45,12 +48,14 @@ function entityEffects(change: EntityChange): NonNullable<GraphChange['entity']>
     case 'account':
       return {
         origin,
+        sequence,
         node: { ref: self, attrs: pick(data, ['type', 'status', 'asset']) },
         edges: [declaredEdge('holds', { kind: 'party', key: (data as StoredAccountData).holder_party_id }, self, { validFrom: date(data.opened_at), validTo: date(data.closed_at) })],
       };
     case 'instrument':
       return {
         origin,
+        sequence,
         node: { ref: self, attrs: pick(data, ['type', 'status', 'country']) },
         // Instruments with one fingerprint are one card or account seen under several ids.
         edges: typeof data.fingerprint_hash === 'string' ? [declaredEdge('shares', self, { kind: 'identifier', key: data.fingerprint_hash })] : [],
@@ -59,6 +64,7 @@ function entityEffects(change: EntityChange): NonNullable<GraphChange['entity']>
       const relationship = data as StoredRelationshipData;
       return {
         origin,
+        sequence,
         node: null,
         edges: [
           declaredEdge(relationship.type, { kind: relationship.from.kind, key: relationship.from.external_id }, { kind: relationship.to.kind, key: relationship.to.external_id }, {

@@ -24,25 +24,40 @@ const holdsId = (holder: string, acct: string) => edgeIdOf('holds', party(holder
 
 const declared = declaredEdge;
 
-// Changes of one tenant, each with an event id of its own.
+// Changes of one tenant, each with an event id of its own. An entity's versions are numbered in
+// the order they are made (as canonical would rank them); `sequence` overrides.
 export function graphOf(tenantId: string) {
   const change = (occurredAt: Date, rest: Partial<GraphChange>): GraphChange => ({ tenantId, eventId: randomUUID(), occurredAt, ...rest });
+  const made = new Map<string, number>();
+  const next = (origin: string) => {
+    const sequence = (made.get(origin) ?? 0) + 1;
+    made.set(origin, sequence);
+    return sequence;
+  };
   return {
     tenantId,
     party: (key: string, at: Date, attrs: Record<string, unknown> = { type: 'person' }, identifiers: string[] = []) =>
       change(at, {
-        entity: { origin: `party:${key}`, node: { ref: party(key), attrs }, edges: identifiers.map((id) => declared('shares', party(key), identifier(id))) },
+        entity: {
+          origin: `party:${key}`,
+          sequence: next(`party:${key}`),
+          node: { ref: party(key), attrs },
+          edges: identifiers.map((id) => declared('shares', party(key), identifier(id))),
+        },
       }),
-    account: (key: string, holder: string, at: Date, options: { attrs?: Record<string, unknown>; validFrom?: Date; validTo?: Date } = {}) =>
+    account: (key: string, holder: string, at: Date, options: { attrs?: Record<string, unknown>; validFrom?: Date; validTo?: Date; sequence?: number } = {}) =>
       change(at, {
         entity: {
           origin: `account:${key}`,
+          sequence: options.sequence ?? next(`account:${key}`),
           node: { ref: account(key), attrs: options.attrs ?? { type: 'wallet' } },
           edges: [declared('holds', party(holder), account(key), { validFrom: options.validFrom ?? null, validTo: options.validTo ?? null })],
         },
       }),
     relationship: (id: string, type: EdgeType, from: NodeRef, to: NodeRef, at: Date, extra: Partial<DeclaredEdge> = {}) =>
-      change(at, { entity: { origin: `relationship:${id}`, node: null, edges: [declared(type, from, to, { qualifier: id, ...extra })] } }),
+      change(at, {
+        entity: { origin: `relationship:${id}`, sequence: next(`relationship:${id}`), node: null, edges: [declared(type, from, to, { qualifier: id, ...extra })] },
+      }),
     transfer: (movementId: string, from: string, to: string, amount: bigint | null, at: Date) => change(at, { transfer: { movementId, from, to, amount } }),
     // A correction of `original`: its own transfer (none when it says the payment was reversed).
     correction: (movementId: string, original: string, transfer: { from: string; to: string; amount: bigint | null } | null, at: Date) =>
@@ -200,6 +215,24 @@ export function describeGraphStoreContract(name: string, setup: () => Promise<{ 
         // A redelivered older version is a change already applied: it reopens nothing.
         await store.apply([v1]);
         await expectHistory(tenantId);
+      });
+
+      it('a lower version that comes after a higher one changes nothing, in another batch or the same', async () => {
+        for (const together of [false, true]) {
+          const g = graphOf(newTenant());
+          const higher = g.account('A1', 'P2', day(10), { validFrom: day(10), sequence: 2, attrs: { type: 'bank' } });
+          const lower = g.account('A1', 'P1', day(2), { validFrom: day(1), sequence: 1, attrs: { type: 'wallet' } });
+          if (together) await store.apply([higher, lower]);
+          else for (const change of [higher, lower]) await store.apply([change]);
+          const all = await store.egoNetwork(g.tenantId, account('A1'), { depth: 1, nodeCap: 10 });
+          expect(edgeIds(all), `together: ${together}`).toEqual([holdsId('P2', 'A1')]);
+          expect(edgeIn(all, holdsId('P2', 'A1'))).toMatchObject({ validFrom: day(10), validTo: null });
+          expect((await store.node(g.tenantId, account('A1')))?.attrs).toEqual({ type: 'bank' });
+          // A still higher version is taken.
+          await store.apply([g.account('A1', 'P3', day(12), { validFrom: day(12), sequence: 3 })]);
+          const now = await store.egoNetwork(g.tenantId, account('A1'), { depth: 1, nodeCap: 10, filter: { since: day(13), until: day(14) } });
+          expect(edgeIds(now)).toEqual([holdsId('P3', 'A1')]);
+        }
       });
 
       it('versions of one entity applied in one batch leave the same history as applied one by one', async () => {

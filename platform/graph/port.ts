@@ -59,8 +59,9 @@ export interface GraphChange {
   eventId: string;
   occurredAt: Date;
   // The current version of an entity: its node's attributes (relationships are edges, not nodes)
-  // and the edges it declares. origin names the entity (`account:A1`).
-  entity?: { origin: string; node: { ref: NodeRef; attrs: Record<string, unknown> } | null; edges: DeclaredEdge[] };
+  // and the edges it declares. origin names the entity (`account:A1`); sequence is the version's
+  // (null: none). A store applies a version only above the one it holds, as canonical ranks them.
+  entity?: { origin: string; sequence: number | null; node: { ref: NodeRef; attrs: Record<string, unknown> } | null; edges: DeclaredEdge[] };
   // A movement between two accounts.
   transfer?: TransferFact;
   // The movement this change's movement corrects: its transfers leave the network, and one that

@@ -2,14 +2,15 @@
 // infra/neo4j/*.cypher and the statements below. Nothing else reaches the driver: run() (see
 // session.ts) takes a Statement, never a string, and refuses one not defined here. Statements are
 // fixed text; every value (tenant, keys, times, amounts, edge types, limits) is a parameter, and
-// labels and relationship types are a fixed set (GraphNode, GraphEvent, GraphRetraction; EDGE,
-// MOVEMENT), never
+// labels and relationship types are a fixed set (GraphNode, GraphEvent, GraphRetraction,
+// GraphVersion; EDGE, MOVEMENT), never
 // built from data. cypher.test.ts checks each with Neo4j's own Cypher parser and semantic analysis.
 //
 // The model (docs/decisions/0015-neo4j-graph.md):
 //   (:GraphNode {tenant, kind, key, attrs?, updatedAt?})   attrs: the entity's attributes as JSON text
 //   (:GraphEvent {tenant, eventId, batch})                  an applied event (idempotence)
 //   (:GraphRetraction {tenant, movementId})                 a movement a correction supersedes
+//   (:GraphVersion {tenant, origin, sequence?})             the version of an entity applied
 //   (a)-[:EDGE {tenant, identity, type, qualifier, origin?, validFrom?, validTo?, attrs?,
 //               count, sum?, unpriced, firstAt?, lastAt?}]->(b)   one per edge of the port
 //   (a)-[:MOVEMENT {tenant, movementId, at, src, dst, amount?, eventId}]->(b)   one per movement
@@ -48,11 +49,11 @@ export function isDefinedStatement(statement: unknown): statement is Statement {
 // ---- the model, as the parser's schema check knows it ----
 
 export const GRAPH_MODEL = {
-  labels: ['GraphNode', 'GraphEvent', 'GraphRetraction'],
+  labels: ['GraphNode', 'GraphEvent', 'GraphRetraction', 'GraphVersion'],
   relationshipTypes: ['EDGE', 'MOVEMENT'],
   propertyKeys: [
     'tenant', 'kind', 'key', 'attrs', 'updatedAt', 'eventId', 'batch', 'identity', 'type', 'qualifier', 'origin',
-    'validFrom', 'validTo', 'count', 'sum', 'unpriced', 'firstAt', 'lastAt', 'movementId', 'at', 'amount', 'src', 'dst',
+    'validFrom', 'validTo', 'count', 'sum', 'unpriced', 'firstAt', 'lastAt', 'movementId', 'at', 'amount', 'src', 'dst', 'sequence',
   ],
 } as const;
 
@@ -106,6 +107,20 @@ MERGE (x:GraphEvent {tenant: e.tenant, eventId: e.eventId})
 WITH e, x
 WHERE x.batch = $batch
 RETURN e.tenant AS tenant, e.eventId AS eventId`,
+);
+
+// The version of each entity the graph holds: a version is taken only above it (a first one
+// always: a node MERGE creates starts at -2, below any version, a missing sequence counting -1).
+// Answers the versions taken.
+export const CLAIM_VERSIONS = define(
+  'claim-versions',
+  `UNWIND $versions AS v
+MERGE (x:GraphVersion {tenant: v.tenant, origin: v.origin})
+  ON CREATE SET x.sequence = -2
+WITH v, x
+WHERE coalesce(v.sequence, -1) > coalesce(x.sequence, -1)
+SET x.sequence = v.sequence
+RETURN v.tenant AS tenant, v.origin AS origin, v.sequence AS sequence`,
 );
 
 // An entity's current attributes (JSON text).
@@ -456,6 +471,13 @@ RETURN count(*) AS deleted`,
 export const DELETE_TENANT_RETRACTIONS = define(
   'delete-tenant-retractions',
   `MATCH (x:GraphRetraction {tenant: $tenant})
+WITH x LIMIT $batch
+DELETE x
+RETURN count(*) AS deleted`,
+);
+export const DELETE_TENANT_VERSIONS = define(
+  'delete-tenant-versions',
+  `MATCH (x:GraphVersion {tenant: $tenant})
 WITH x LIMIT $batch
 DELETE x
 RETURN count(*) AS deleted`,

@@ -92,6 +92,8 @@ const responder: Responder = (statement, p) => {
   switch (statement) {
     case cypher.CLAIM_EVENTS:
       return (p.events as Array<{ tenant: string; eventId: string }>).map((e) => ({ tenant: e.tenant, eventId: e.eventId }));
+    case cypher.CLAIM_VERSIONS:
+      return p.versions as Array<{ tenant: string; origin: string; sequence: bigint | null }>;
     case cypher.NODE:
       return [{ known: p.key === 'P1', attrs: p.key === 'P1' ? '{"type":"person"}' : null }];
     case cypher.NODE_ATTRS:
@@ -170,14 +172,19 @@ describe('Neo4jGraphStore plumbing (a recording driver double, no server)', () =
     expect(fake.violations).toEqual([]);
     expect(fake.calls.map((c) => c.statement.name)).toEqual([
       'claim-events',
-      'upsert-nodes', 'close-undeclared', 'upsert-declared',
-      'upsert-nodes', 'close-undeclared', 'upsert-declared',
+      'claim-versions', 'upsert-nodes', 'close-undeclared', 'upsert-declared',
+      'claim-versions', 'upsert-nodes', 'close-undeclared', 'upsert-declared',
       'add-transfers',
       'add-observed',
     ]);
     expect(fake.calls.every((c) => c.mode === 'write/WRITE')).toBe(true);
     const [claim] = fake.named(cypher.CLAIM_EVENTS);
     expect((claim!.params.events as unknown[]).length).toBe(6);
+    // Each round claims its versions, sequences as integers.
+    expect(fake.named(cypher.CLAIM_VERSIONS).map((c) => c.params.versions)).toEqual([
+      [{ tenant: 't1', origin: 'account:A1', sequence: 1n }, { tenant: 't1', origin: 'relationship:R1', sequence: 1n }],
+      [{ tenant: 't1', origin: 'account:A1', sequence: 2n }],
+    ]);
     // Round two closes what A1's first version declared and its holder is now P2.
     const closes = fake.named(cypher.CLOSE_UNDECLARED);
     expect(closes[1]!.params.entities).toEqual([{ tenant: 't1', origin: 'account:A1', at: ms(day(10)), keep: ['holds\u001fparty\u001fP2\u001faccount\u001fA1\u001f'] }]);
@@ -312,7 +319,12 @@ describe('Neo4jGraphStore plumbing (a recording driver double, no server)', () =
     await fake.store.migrate();
     expect(fake.calls.map((c) => c.statement)).toEqual([...cypher.SCHEMA, cypher.AWAIT_INDEXES]);
     await fake.store.deleteTenant('t1');
-    expect(fake.calls.slice(-3).map((c) => c.statement)).toEqual([cypher.DELETE_TENANT_NODES, cypher.DELETE_TENANT_EVENTS, cypher.DELETE_TENANT_RETRACTIONS]);
+    expect(fake.calls.slice(-4).map((c) => c.statement)).toEqual([
+      cypher.DELETE_TENANT_NODES,
+      cypher.DELETE_TENANT_EVENTS,
+      cypher.DELETE_TENANT_RETRACTIONS,
+      cypher.DELETE_TENANT_VERSIONS,
+    ]);
     expect(fake.violations).toEqual([]);
   });
 

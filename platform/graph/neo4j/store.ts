@@ -4,7 +4,7 @@ import type { GraphChange, GraphNode, NodeRef } from '../port.ts';
 import type { GraphReads } from '../shared/access.ts';
 import { applyChanges } from '../shared/apply.ts';
 import { DEFAULT_READ_BUDGET_MS, TraversalGraphStore } from '../shared/store.ts';
-import { AWAIT_INDEXES, DELETE_TENANT_EVENTS, DELETE_TENANT_NODES, DELETE_TENANT_RETRACTIONS, HOLDINGS, NODE, SCHEMA } from './cypher.ts';
+import { AWAIT_INDEXES, DELETE_TENANT_EVENTS, DELETE_TENANT_NODES, DELETE_TENANT_RETRACTIONS, DELETE_TENANT_VERSIONS, HOLDINGS, NODE, SCHEMA } from './cypher.ts';
 import { neo4jReads } from './reads.ts';
 import { jsonOrNull, numberOf, run, withReadBudget } from './session.ts';
 import { neo4jWrites } from './writes.ts';
@@ -113,7 +113,7 @@ export class Neo4jGraphStore extends TraversalGraphStore {
   async deleteTenant(tenantId: string): Promise<void> {
     const session = this.driver.session({ database: this.database, defaultAccessMode: neo4j.session.WRITE });
     try {
-      for (const statement of [DELETE_TENANT_NODES, DELETE_TENANT_EVENTS, DELETE_TENANT_RETRACTIONS]) {
+      for (const statement of [DELETE_TENANT_NODES, DELETE_TENANT_EVENTS, DELETE_TENANT_RETRACTIONS, DELETE_TENANT_VERSIONS]) {
         for (;;) {
           const rows = await session.executeWrite((tx) => run(tx, statement, { tenant: tenantId, batch: DELETE_BATCH }));
           if (numberOf(rows[0]?.deleted ?? 0) === 0) break;

@@ -5,8 +5,8 @@
 
 import { compare, type GraphWrites } from '../shared/access.ts';
 import { EDGE_IDENTITY_SEPARATOR, edgeIdentity } from '../shared/apply.ts';
-import { ADD_OBSERVED, ADD_TRANSFERS, CLAIM_EVENTS, CLOSE_UNDECLARED, RETRACT_TRANSFERS, UPSERT_DECLARED, UPSERT_NODES } from './cypher.ts';
-import { run, type QueryRunner } from './session.ts';
+import { ADD_OBSERVED, ADD_TRANSFERS, CLAIM_EVENTS, CLAIM_VERSIONS, CLOSE_UNDECLARED, RETRACT_TRANSFERS, UPSERT_DECLARED, UPSERT_NODES } from './cypher.ts';
+import { bigintOf, run, type QueryRunner } from './session.ts';
 
 // The writes of one apply, in the caller's write transaction; `batch` marks the events it claims.
 export function neo4jWrites(tx: QueryRunner, batch: string): GraphWrites {
@@ -17,6 +17,14 @@ export function neo4jWrites(tx: QueryRunner, batch: string): GraphWrites {
         .sort((a, b) => compare(a.tenant, b.tenant) || compare(a.eventId, b.eventId));
       const rows = await run(tx, CLAIM_EVENTS, { events, batch });
       return rows.map((r) => ({ tenantId: String(r.tenant), eventId: String(r.eventId) }));
+    },
+
+    async claimVersions(versions) {
+      const rows = versions
+        .map((v) => ({ tenant: v.tenantId, origin: v.origin, sequence: v.sequence }))
+        .sort((a, b) => compare(a.tenant, b.tenant) || compare(a.origin, b.origin));
+      const taken = await run(tx, CLAIM_VERSIONS, { versions: rows });
+      return taken.map((r) => ({ tenantId: String(r.tenant), origin: String(r.origin), sequence: r.sequence === null ? null : Number(bigintOf(r.sequence)) }));
     },
 
     async upsertNodes(nodes) {

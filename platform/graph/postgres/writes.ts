@@ -32,6 +32,19 @@ export function postgresWrites(db: Db): GraphWrites {
       return rows.map((r) => ({ tenantId: r.tenant_id, eventId: r.event_id }));
     },
 
+    async claimVersions(versions) {
+      const { rows } = await db.query<{ tenant_id: string; origin: string; sequence: string | null }>({
+        name: 'graph-claim-versions',
+        text: `INSERT INTO graph_versions AS v (tenant_id, origin, sequence)
+               SELECT t, o, s FROM unnest($1::text[], $2::text[], $3::bigint[]) AS u(t, o, s) ORDER BY t, o
+               ON CONFLICT (tenant_id, origin) DO UPDATE SET sequence = EXCLUDED.sequence
+                WHERE coalesce(EXCLUDED.sequence, -1) > coalesce(v.sequence, -1)
+               RETURNING tenant_id, origin, sequence::text`,
+        values: [versions.map((v) => v.tenantId), versions.map((v) => v.origin), versions.map((v) => v.sequence)],
+      });
+      return rows.map((r) => ({ tenantId: r.tenant_id, origin: r.origin, sequence: r.sequence === null ? null : Number(r.sequence) }));
+    },
+
     async upsertNodes(nodes) {
       await db.query({
         name: 'graph-nodes',

@@ -151,6 +151,12 @@ export interface ObservedWrite {
 
 export type TransferChange = GraphChange & { transfer: TransferFact };
 
+interface VersionWrite {
+  tenantId: string;
+  origin: string;
+  sequence: number | null;
+}
+
 export interface RetractionWrite {
   tenantId: string;
   movementId: string;
@@ -167,6 +173,9 @@ export interface GraphWrites {
   retractTransfers(retractions: RetractionWrite[]): Promise<void>;
   // Marks the events of the changes as applied; answers those marked now (not before).
   claim(changes: GraphChange[]): Promise<Array<{ tenantId: string; eventId: string }>>;
+  // Records each entity's version (one per origin) where it ranks above the one held (a sequence
+  // above it; a first version whatever its sequence) and answers those recorded now.
+  claimVersions(versions: VersionWrite[]): Promise<VersionWrite[]>;
   upsertNodes(nodes: NodeWrite[]): Promise<void>;
   closeUndeclared(origins: OriginWrite[]): Promise<void>;
   upsertDeclared(edges: DeclaredWrite[]): Promise<void>;

@@ -57,8 +57,16 @@ function versionRounds(changes: GraphChange[]): GraphChange[][] {
   return rounds;
 }
 
-// One version of each entity at most (see versionRounds).
-async function applyEntities(writes: GraphWrites, entities: GraphChange[]): Promise<void> {
+// One version of each entity at most (see versionRounds). A version at or below the one the store
+// holds changes nothing: releases of an entity's versions may reach the log out of order.
+async function applyEntities(writes: GraphWrites, round: GraphChange[]): Promise<void> {
+  const claimed = new Set(
+    (await writes.claimVersions(round.map((c) => ({ tenantId: c.tenantId, origin: c.entity!.origin, sequence: c.entity!.sequence })))).map(
+      (v) => `${v.tenantId}${SEP}${v.origin}`,
+    ),
+  );
+  const entities = round.filter((c) => claimed.has(`${c.tenantId}${SEP}${c.entity!.origin}`));
+  if (entities.length === 0) return;
   const nodes = entities
     .filter((c) => c.entity!.node)
     .map((c) => ({ tenantId: c.tenantId, ref: c.entity!.node!.ref, attrs: c.entity!.node!.attrs, at: c.occurredAt }));
