@@ -26,9 +26,21 @@ export class SvcApiError extends SvcError {
   readonly retryAfterMs: number | undefined;
   /** How many attempts the call made, retries included. */
   readonly attempts: number;
+  /** The Idempotency-Key sent (the SDK's own when the caller gave none): send it again to retry the same request. */
+  readonly idempotencyKey: string | undefined;
   readonly headers: Headers;
 
-  constructor(init: { status: number; problem: ProblemDetails | undefined; bodyExcerpt: string; headers: Headers; retryAfterMs: number | undefined; attempts: number; method: string; path: string }) {
+  constructor(init: {
+    status: number;
+    problem: ProblemDetails | undefined;
+    bodyExcerpt: string;
+    headers: Headers;
+    retryAfterMs: number | undefined;
+    attempts: number;
+    idempotencyKey: string | undefined;
+    method: string;
+    path: string;
+  }) {
     const code = init.problem?.code ?? (`http_${init.status}` as const);
     const detail = init.problem?.detail ?? init.bodyExcerpt;
     super(`${init.method} ${init.path}: ${init.status} ${code}${detail ? `: ${detail}` : ''}`);
@@ -40,6 +52,7 @@ export class SvcApiError extends SvcError {
     this.bodyExcerpt = init.problem ? undefined : init.bodyExcerpt;
     this.retryAfterMs = init.retryAfterMs;
     this.attempts = init.attempts;
+    this.idempotencyKey = init.idempotencyKey;
     this.headers = init.headers;
   }
 }
@@ -51,13 +64,20 @@ export class SvcConnectionError extends SvcError {
   readonly code: `connection_${ConnectionFailure}`;
   readonly failure: ConnectionFailure;
   readonly attempts: number;
+  /**
+   * The Idempotency-Key sent (the SDK's own when the caller gave none). The request may have been
+   * accepted before the connection failed: retry it with this key, and the service answers with
+   * the first response instead of taking it twice.
+   */
+  readonly idempotencyKey: string | undefined;
 
-  constructor(init: { failure: ConnectionFailure; message: string; attempts: number; cause: unknown }) {
+  constructor(init: { failure: ConnectionFailure; message: string; attempts: number; idempotencyKey: string | undefined; cause: unknown }) {
     super(init.message, { cause: init.cause });
     this.name = 'SvcConnectionError';
     this.failure = init.failure;
     this.code = `connection_${init.failure}`;
     this.attempts = init.attempts;
+    this.idempotencyKey = init.idempotencyKey;
   }
 }
 

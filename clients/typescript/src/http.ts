@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { SvcApiError, SvcConnectionError, SvcResponseError, type ConnectionFailure } from './errors.ts';
 import type { ProblemDetails } from './generated/api-types.ts';
 import { DEFAULT_RETRY_POLICY, isRetryableStatus, mayRepeat, retryAfterMs, retryDelayMs, type RetryPolicy } from './retry.ts';
-import { signRequest } from './signing.ts';
+import { isKeySecret, signRequest } from './signing.ts';
 
 export interface ClientOptions {
   /** Where the API is, e.g. `https://svc.example.com` (a path prefix is kept). */
@@ -126,6 +126,8 @@ export class HttpClient {
     this.base = new URL(options.baseUrl);
     if (this.base.protocol !== 'http:' && this.base.protocol !== 'https:') throw new TypeError('baseUrl must be an http or https URL');
     if (!options.keyId || !options.secret) throw new TypeError('keyId and secret are required');
+    // Refused by its shape alone (the value is never echoed).
+    if (!isKeySecret(options.secret)) throw new TypeError('secret must be the key secret as issued: 43 base64url characters (32 bytes)');
     this.policy = retryPolicyOf(options.retry);
     timeoutOf(options.timeoutMs, 'timeoutMs');
     this.fetchImpl = options.fetch ?? globalThis.fetch;
@@ -214,7 +216,10 @@ export class HttpClient {
         if (signal?.aborted) throw signal.reason;
         const kind = connectionFailure(error);
         const message = `${call.method} ${call.path}: ${describeFailure(kind, error, url)}`;
-        failure = { reason: message, error: () => new SvcConnectionError({ failure: kind, message, attempts: attempt, cause: error }) };
+        failure = {
+          reason: message,
+          error: () => new SvcConnectionError({ failure: kind, message, attempts: attempt, idempotencyKey: call.idempotencyKey, cause: error }),
+        };
       }
       if (!repeatable || attempt > this.policy.maxRetries) throw failure.error();
       const delayMs = retryDelayMs(this.policy, attempt, failure.retryAfter, this.random);
@@ -340,6 +345,7 @@ function apiError(call: Call, response: Response, text: string, retryAfter: numb
     headers: response.headers,
     retryAfterMs: retryAfter,
     attempts,
+    idempotencyKey: call.idempotencyKey,
     method: call.method,
     path: call.path,
   });

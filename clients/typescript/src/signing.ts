@@ -121,6 +121,16 @@ export function signatureHex(secretBytes: Uint8Array, canonical: string): string
   return createHmac('sha256', secretBytes).update(canonical, 'utf8').digest('hex');
 }
 
+/**
+ * Whether the text has the shape of a key secret as issued: 32 bytes as base64url text (43
+ * characters; one padding character tolerated). Decoding is lenient (it skips what is not
+ * base64url), so a secret pasted with the key id in front or a line break behind would otherwise
+ * sign every request wrongly.
+ */
+export function isKeySecret(text: string): boolean {
+  return /^[A-Za-z0-9_-]{43}=?$/.test(text);
+}
+
 function decodeSecret(secret: string): Buffer {
   return Buffer.from(secret, 'base64url');
 }

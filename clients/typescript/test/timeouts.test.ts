@@ -12,6 +12,7 @@ let failing: Server;
 let hangingUrl: string;
 let failingUrl: string;
 let seen = 0;
+const keysSeen: Array<string | undefined> = [];
 
 const listen = async (server: Server) => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -22,8 +23,9 @@ beforeAll(async () => {
   // Takes the request and never answers.
   hanging = createServer(() => {});
   hangingUrl = await listen(hanging);
-  failing = createServer((_req, res) => {
+  failing = createServer((req, res) => {
     seen++;
+    keysSeen.push(req.headers['idempotency-key'] as string | undefined);
     res.writeHead(503).end();
   });
   failingUrl = await listen(failing);
@@ -51,6 +53,15 @@ describe('a per-attempt timeout', () => {
     expect(error).toMatchObject({ code: 'connection_timeout', failure: 'timeout', attempts: 4 });
   });
 
+  it('names the Idempotency-Key it sent every attempt, so the caller can send the same request again', async () => {
+    const error = (await rejection(client(hangingUrl).parties.ingest(party))) as SvcConnectionError;
+    expect(error.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
+    const given = (await rejection(client(hangingUrl).parties.ingest(party, { idempotencyKey: 'order-42' }))) as SvcConnectionError;
+    expect(given.idempotencyKey).toBe('order-42');
+    const keyless = (await rejection(client(hangingUrl).webhookEndpoints.create({ url: 'https://example.com/h', channel: 'operational', event_types: ['webhook.test'] }))) as SvcConnectionError;
+    expect(keyless.idempotencyKey).toBeUndefined();
+  });
+
   it('is not retried for a keyless write', async () => {
     const error = await rejection(client(hangingUrl).webhookEndpoints.create({ url: 'https://example.com/h', channel: 'operational', event_types: ['webhook.test'] }));
     expect(error).toMatchObject({ code: 'connection_timeout', attempts: 1 });
@@ -67,10 +78,14 @@ describe('a per-attempt timeout', () => {
 describe('retry settings', () => {
   it('keep their defaults where given as undefined (3 retries, not endless)', async () => {
     seen = 0;
+    keysSeen.length = 0;
     // A generous timeout: under load a 50 ms attempt may time out before the server counts it.
     const error = await rejection(client(failingUrl, { timeoutMs: 10_000, retry: { maxRetries: undefined, baseDelayMs: undefined } }).parties.ingest(party));
     expect(error).toMatchObject({ status: 503, attempts: 4 });
     expect(seen).toBe(4);
+    // The last answer's error names the one key all four attempts carried.
+    expect(new Set(keysSeen).size).toBe(1);
+    expect(error).toMatchObject({ idempotencyKey: keysSeen[0] });
   });
 
   it('refuse values that are not finite numbers >= 0', () => {

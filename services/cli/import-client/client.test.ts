@@ -197,7 +197,7 @@ describe('svc import over the SDK', () => {
 
 describe('describeError', () => {
   const apiError = (problemDoc: object | undefined, status = 400) =>
-    new SvcApiError({ status, problem: problemDoc as never, bodyExcerpt: 'excerpt', headers: new Headers(), retryAfterMs: undefined, attempts: 1, method: 'POST', path: '/v1/imports' });
+    new SvcApiError({ status, problem: problemDoc as never, bodyExcerpt: 'excerpt', headers: new Headers(), retryAfterMs: undefined, attempts: 1, idempotencyKey: undefined, method: 'POST', path: '/v1/imports' });
 
   it('gives code: detail, then each field error with its path (and its code when it differs)', () => {
     const error = apiError({
