@@ -133,6 +133,81 @@ describe('expected declarations', () => {
       for (const id of [failing, other]) await api.client.send({ method: 'DELETE', url: `/v1/reconciliation-expectations/${id}`, key: api.keys.ingest });
     });
   });
+
+  describe('a scope and asset checked by the sweep and declared at once', () => {
+    const declare = (day: string, extra: Record<string, unknown> = {}) =>
+      api.client.post(
+        '/v1/reconciliations',
+        {
+          scope: { kind: 'party', external_id: 'party-1' },
+          direction: 'both',
+          asset: 'USD',
+          period: { from: `${day}T00:00:00Z`, to: new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString() },
+          declared: { count: 0, sum: usd('0') },
+          ...extra,
+        },
+        api.keys.ingest,
+      );
+    const expectParty = async () => {
+      const created = await api.client.post('/v1/reconciliation-expectations', { scope: { kind: 'party', external_id: 'party-1' }, asset: 'USD', due_after_minutes: 0 }, api.keys.ingest);
+      expect(created.statusCode, created.body).toBe(201);
+      return expectationSchema.parse(created.json()).expectation_id;
+    };
+    const missesOf = async (id: string) =>
+      (await api.db.pool.query('SELECT day::text AS day, recovered_by IS NOT NULL AS recovered FROM reconciliation_expectation_misses WHERE expectation_id = $1', [id.slice('rce_'.length)])).rows;
+
+    it('never leaves a day missed when the declaration commits while the sweep records the miss', async () => {
+      const today = api.clock.now().toISOString().slice(0, 10);
+      const id = await expectParty();
+      api.clock.advance(86_400 + 1);
+      const gate = await api.db.pool.connect();
+      const GATE = 0x7e57;
+      try {
+        await gate.query('SELECT pg_advisory_lock($1)', [GATE]);
+        // The sweep has found no declaration and waits just before it records the miss.
+        const hold = `PERFORM pg_advisory_lock(${GATE}); PERFORM pg_advisory_unlock(${GATE});`;
+        await withTrigger(api.db.pool, { table: 'reconciliation_expectation_misses', before: 'INSERT' }, hold, async () => {
+          const swept = sweepExpectations(api.db.pool, api.clock.now(), 1);
+          for (let i = 0; i < 200; i++) {
+            const { rows } = await api.db.pool.query(
+              `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO reconciliation_expectation_misses%'`,
+            );
+            if (rows.length > 0) break;
+            await new Promise((resolve) => setTimeout(resolve, 25));
+          }
+          // The declaration of that day arrives meanwhile: it waits for the sweep (or, without a
+          // shared lock, commits first and looks for a miss not yet written).
+          const declared = declare(today);
+          await Promise.race([declared, new Promise((resolve) => setTimeout(resolve, 500))]);
+          await gate.query('SELECT pg_advisory_unlock($1)', [GATE]);
+          expect(await swept).toBe(1);
+          expect((await declared).statusCode).toBe(201);
+        });
+        expect(await missesOf(id)).toEqual([{ day: today, recovered: true }]);
+      } finally {
+        gate.release();
+        await api.client.send({ method: 'DELETE', url: `/v1/reconciliation-expectations/${id}`, key: api.keys.ingest });
+      }
+    });
+
+    it('counts only a whole declaration as covering a day, and recovers no miss of a deleted expectation', async () => {
+      const today = api.clock.now().toISOString().slice(0, 10);
+      const id = await expectParty();
+      try {
+        // Declared in time, but only money in, or only wires: the day is still missed.
+        expect((await declare(today, { direction: 'in' })).statusCode).toBe(201);
+        expect((await declare(today, { filters: { types: ['wire'] } })).statusCode).toBe(201);
+        api.clock.advance(86_400 + 1);
+        expect(await sweepExpectations(api.db.pool, api.clock.now(), 1)).toBe(1);
+        expect(await missesOf(id)).toEqual([{ day: today, recovered: false }]);
+      } finally {
+        await api.client.send({ method: 'DELETE', url: `/v1/reconciliation-expectations/${id}`, key: api.keys.ingest });
+      }
+      // The customer no longer expects it: a whole declaration now recovers nothing.
+      expect((await declare(today)).statusCode).toBe(201);
+      expect(await missesOf(id)).toEqual([{ day: today, recovered: false }]);
+    });
+  });
 });
 
 // Runs last: every event the expectations enqueued, swept from the outbox.

@@ -97,6 +97,25 @@ function view(row: ExpectationRow): ExpectationView {
   };
 }
 
+// A declaration covers an expectation's day only when it checks the whole of it: both directions
+// and no narrowing filter (movement types, rails, counterparty, import). Either basis counts.
+const WHOLE_DECLARATION = `direction = 'both' AND movement_types IS NULL AND rails IS NULL AND counterparty IS NULL AND import_id IS NULL`;
+
+// Advisory-lock namespace of an expectation's scope and asset (first key of the lock).
+const COVERAGE_LOCK_NAMESPACE = 0x0c0e;
+
+// Serialises a sweep's check of a scope and asset with a declaration's recovery of it: under READ
+// COMMITTED each would otherwise miss the other's uncommitted row (the sweep a declaration being
+// made, the declaration the miss being recorded), and the day would stay missed for good. A
+// statement of its own, so the next one reads after the lock.
+async function lockCoverage(db: Db, scope: Pick<ExpectationRow, 'tenant_id' | 'asset' | 'subject_kind' | 'subject_id'>): Promise<void> {
+  await db.query({
+    name: 'reconciliation-coverage-lock',
+    text: `SELECT pg_advisory_xact_lock($1, hashtext(concat_ws(chr(31), $2::text, $3::text, $4::text, $5::text)))`,
+    values: [COVERAGE_LOCK_NAMESPACE, scope.tenant_id, scope.asset, scope.subject_kind, scope.subject_id],
+  });
+}
+
 // Checks the expectation days that have come due, one day per transaction, at most `max`
 // attempts. Returns how many days were checked. One whose check fails is reported and left out
 // for the rest of the sweep, so it cannot hold up every other tenant's; it stays due, and the
@@ -130,9 +149,11 @@ async function checkNextDue(pool: Pool, now: Date, skip: string[], picked: (id: 
     picked(row.expectation_id);
     const from = dayStart(row.next_day);
     const to = new Date(from.getTime() + DAY_MS);
+    await lockCoverage(db, row);
     const { rows: covering } = await db.query(
       `SELECT 1 FROM reconciliations
-        WHERE tenant_id = $1 AND asset = $2 AND subject_kind = $3 AND subject_id IS NOT DISTINCT FROM $4 AND period_from <= $5 AND period_to >= $6
+        WHERE tenant_id = $1 AND asset = $2 AND subject_kind = $3 AND subject_id IS NOT DISTINCT FROM $4
+          AND (period_from < $5 OR (period_from = $5 AND from_inclusive)) AND period_to >= $6 AND ${WHOLE_DECLARATION}
         LIMIT 1`,
       [row.tenant_id, row.asset, row.subject_kind, row.subject_id, from, to],
     );
@@ -152,14 +173,18 @@ async function checkNextDue(pool: Pool, now: Date, skip: string[], picked: (id: 
   });
 }
 
-// A new declaration recovers the missed days it covers (inside its own transaction).
+// A new declaration recovers the missed days it covers (inside its own transaction): only a whole
+// one (both directions, no narrowing filter), as only a whole one prevents a miss, and only the
+// misses of expectations still in force.
 export async function recoverMisses(db: Db, def: Definition, reconciliationId: string, now: Date): Promise<void> {
+  if (def.direction !== 'both' || def.types !== null || def.rails !== null || def.counterparty !== null || def.importId !== null) return;
+  await lockCoverage(db, { tenant_id: def.tenantId, asset: def.asset, subject_kind: def.subjectKind, subject_id: def.subjectId });
   const { rows } = await db.query<ExpectationRow & { day: string }>(
     `UPDATE reconciliation_expectation_misses m SET recovered_at = $6, recovered_by = $7
        FROM reconciliation_expectations e
-      WHERE m.tenant_id = $1 AND e.tenant_id = $1 AND m.expectation_id = e.expectation_id AND m.recovered_at IS NULL
+      WHERE m.tenant_id = $1 AND e.tenant_id = $1 AND m.expectation_id = e.expectation_id AND m.recovered_at IS NULL AND e.deleted_at IS NULL
         AND e.asset = $2 AND e.subject_kind = $3 AND e.subject_id IS NOT DISTINCT FROM $4
-        AND (m.day::timestamp AT TIME ZONE 'UTC') >= $5 AND ((m.day + 1)::timestamp AT TIME ZONE 'UTC') <= $8
+        AND (m.day::timestamp AT TIME ZONE 'UTC') ${def.fromInclusive ? '>=' : '>'} $5 AND ((m.day + 1)::timestamp AT TIME ZONE 'UTC') <= $8
      RETURNING e.tenant_id, e.expectation_id, e.subject_kind, e.subject_id, e.asset, m.day::text AS day`,
     [def.tenantId, def.asset, def.subjectKind, def.subjectId, def.from, now, reconciliationId, def.to],
   );
