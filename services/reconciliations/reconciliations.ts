@@ -285,7 +285,9 @@ export class Reconciliations {
     return rows[0];
   }
 
-  // Newest first; `after` is the (created_at, id) of the last row of the previous page.
+  // Newest first; `after` is the (created_at, id) of the last row of the previous page. `from` and
+  // `to` keep the periods holding an instant in [from, to], by each period's own bounds: a day
+  // ending at midnight (exclusive) is not in a window starting then.
   async list(
     tenantId: string,
     filters: { status?: 'matched' | 'mismatched'; from?: Date; to?: Date; subjectKind?: string; subjectId?: string },
@@ -295,7 +297,8 @@ export class Reconciliations {
     const { rows } = await this.pool.query<ReconciliationRow>(
       `SELECT ${COLUMNS} FROM reconciliations
         WHERE tenant_id = $1 AND ($2::text IS NULL OR status = $2)
-          AND ($3::timestamptz IS NULL OR period_to >= $3) AND ($4::timestamptz IS NULL OR period_from <= $4)
+          AND ($3::timestamptz IS NULL OR period_to > $3 OR (period_to = $3 AND to_inclusive))
+          AND ($4::timestamptz IS NULL OR period_from < $4 OR (period_from = $4 AND from_inclusive))
           AND ($5::text IS NULL OR subject_kind = $5) AND ($6::text IS NULL OR subject_id = $6)
           AND ($7::timestamptz IS NULL OR (created_at, reconciliation_id) < ($7::timestamptz, $8::uuid))
         ORDER BY created_at DESC, reconciliation_id DESC LIMIT $9`,

@@ -170,10 +170,23 @@ describe('reconciliations', () => {
     expect(mismatched.data.length).toBeGreaterThan(0);
     const parties = reconciliationPageSchema.parse((await api.client.get('/v1/reconciliations?subject=party-2&subject_kind=party', api.keys.read)).json());
     expect(parties.data.map((r) => r.scope)).toEqual([{ kind: 'party', external_id: 'party-2' }]);
-    const july = reconciliationPageSchema.parse((await api.client.get('/v1/reconciliations?from=2026-07-01T00:00:00Z&to=2026-07-15T00:00:00Z', api.keys.read)).json());
-    // Periods that overlap the window, bounds included.
+    // June up to July (exclusive) and June up to July's first instant (inclusive).
+    const juneThrough = reconciliationSchema.parse(
+      (await declare({ period: { from: '2026-06-01T00:00:00Z', to: '2026-07-01T00:00:00Z', to_inclusive: true }, declared: { count: 1, sum: usd('42') } })).json(),
+    );
+    const julyOn = (from: string) =>
+      api.client.get(`/v1/reconciliations?from=${from}&to=2026-07-15T00:00:00Z&limit=200`, api.keys.read).then((res) => reconciliationPageSchema.parse(res.json()));
+    const july = await julyOn('2026-07-01T00:00:00Z');
+    // Periods holding an instant of the window, by their own bounds.
     expect(july.data.length).toBeGreaterThan(0);
-    expect(july.data.every((r) => r.period.to >= '2026-07-01T00:00:00.000Z' && r.period.from <= '2026-07-15T00:00:00.000Z')).toBe(true);
+    const at = (r: { period: { from: string; to: string; from_inclusive: boolean; to_inclusive: boolean } }) =>
+      (r.period.to > '2026-07-01T00:00:00.000Z' || (r.period.to === '2026-07-01T00:00:00.000Z' && r.period.to_inclusive)) && r.period.from <= '2026-07-15T00:00:00.000Z';
+    expect(july.data.every(at)).toBe(true);
+    const ids = july.data.map((r) => r.reconciliation_id);
+    expect(ids).toContain(juneThrough.reconciliation_id);
+    const exclusiveJune = (await julyOn('2026-06-30T00:00:00Z')).data.filter((r) => r.period.to === '2026-07-01T00:00:00.000Z' && !r.period.to_inclusive);
+    expect(exclusiveJune.length).toBeGreaterThan(0);
+    for (const r of exclusiveJune) expect(ids).not.toContain(r.reconciliation_id);
     expect(problemSchema.parse((await api.client.get('/v1/reconciliations?status=maybe', api.keys.read)).json()).code).toBe('svc:request/invalid_parameter');
 
     await createTenant(api.db.pool, 'hooli', 'USD');

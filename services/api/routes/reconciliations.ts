@@ -19,8 +19,8 @@ import { registerReconciliationExpectationRoutes } from './reconciliations-expec
 const listQuery = z
   .object({
     status: single(RECONCILIATION_STATUSES),
-    from: dateTime().meta({ description: 'periods ending at or after' }),
-    to: dateTime().meta({ description: 'periods starting at or before' }),
+    from: dateTime().meta({ description: 'periods holding an instant at or after (by their own bounds: a period ending here, exclusive, does not)' }),
+    to: dateTime().meta({ description: 'periods holding an instant at or before (a period starting here, exclusive, does not)' }),
     subject: optionalText().meta({ description: 'external_id of the scope\'s account or party' }),
     subject_kind: single(['tenant', 'account', 'party'] as const),
     ...pagingShape(),

@@ -2305,11 +2305,11 @@ export interface ReconciliationExpectationsQuery {
 export interface ReconciliationsQuery {
   status?: 'matched' | 'mismatched';
   /**
-   * periods ending at or after
+   * periods holding an instant at or after (by their own bounds: a period ending here, exclusive, does not)
    */
   from?: string;
   /**
-   * periods starting at or before
+   * periods holding an instant at or before (a period starting here, exclusive, does not)
    */
   to?: string;
   /**
