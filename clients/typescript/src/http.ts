@@ -156,7 +156,15 @@ export class HttpClient {
     return (await this.send(call, true)).meta;
   }
 
-  /** The response itself, its body unread: for downloads the caller streams. */
+  /** A text result (a CSV download), read whole within the attempt and its timeout. */
+  async text(call: Call): Promise<string> {
+    return (await this.send(call, true)).text!;
+  }
+
+  /**
+   * The response itself, its body unread: for downloads the caller streams. The timeout bounds
+   * the wait for the headers only; the caller's signal still cancels the body.
+   */
   async raw(call: Call): Promise<{ response: Response; meta: ResponseMeta }> {
     const { response, meta } = await this.send(call, false);
     return { response, meta };
@@ -199,8 +207,10 @@ export class HttpClient {
         // The body is read inside the attempt: a connection cut mid-body is a transport failure.
         const text = readBody || !call.expect.includes(response.status) ? await response.text() : undefined;
         const meta = metaOf(response, attempt, call.idempotencyKey);
-        // A body left unread (a download) keeps the attempt's timeout and cancellation until it ends.
+        // A body left unread (a download the caller streams at its own pace) keeps the caller's
+        // cancellation; the attempt's timeout covered its wait for the headers.
         if (text !== undefined) abort.release();
+        else abort.stopTimer();
         if (call.expect.includes(response.status)) return { response, meta, ...(text !== undefined ? { text } : {}) };
         const retryAfter = retryAfterMs(response.headers.get('retry-after'), this.now());
         failure = {
@@ -268,12 +278,13 @@ function timeoutOf(value: number | undefined, name: string): number | undefined 
 // One attempt's cancellation: the caller's signal, and the attempt's timeout. Made per attempt and
 // released when the attempt ends, so a long-lived caller signal collects no listeners (as
 // AbortSignal.any would leave behind) and no timer outlives its attempt.
-function attemptAbort(caller: AbortSignal | undefined, timeoutMs: number): { signal: AbortSignal | undefined; release: () => void } {
-  if (timeoutMs <= 0) return { signal: caller, release: () => {} };
+function attemptAbort(caller: AbortSignal | undefined, timeoutMs: number): { signal: AbortSignal | undefined; release: () => void; stopTimer: () => void } {
+  if (timeoutMs <= 0) return { signal: caller, release: () => {}, stopTimer: () => {} };
   const controller = new AbortController();
   const onAbort = () => controller.abort(caller!.reason);
+  const stopTimer = () => clearTimeout(timer);
   const release = () => {
-    clearTimeout(timer);
+    stopTimer();
     caller?.removeEventListener('abort', onAbort);
   };
   const timer = setTimeout(() => {
@@ -284,7 +295,7 @@ function attemptAbort(caller: AbortSignal | undefined, timeoutMs: number): { sig
   timer.unref();
   if (caller?.aborted) onAbort();
   else caller?.addEventListener('abort', onAbort, { once: true });
-  return { signal: controller.signal, release };
+  return { signal: controller.signal, release, stopTimer };
 }
 
 /** A path from literal parts and values; each value becomes exactly one encoded segment. */

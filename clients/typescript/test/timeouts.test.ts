@@ -75,6 +75,53 @@ describe('a per-attempt timeout', () => {
   });
 });
 
+describe('downloads', () => {
+  // Answers the headers at once, then a CSV line every 40 ms for `lines` lines.
+  const trickling = async (lines: number) => {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/csv' });
+      let sent = 0;
+      const timer = setInterval(() => {
+        res.write(`line ${sent}\n`);
+        if (++sent === lines) {
+          clearInterval(timer);
+          res.end();
+        }
+      }, 40);
+      res.on('close', () => clearInterval(timer));
+    });
+    return { server, url: await listen(server) };
+  };
+
+  it('itemsCsv reads the whole body within the attempt: a body slower than timeoutMs is an SvcConnectionError', async () => {
+    const { server, url } = await trickling(10);
+    try {
+      const error = await rejection(client(url, { timeoutMs: 150 }).reconciliations.itemsCsv('rcn_1'));
+      expect(error).toBeInstanceOf(SvcConnectionError);
+      expect(error).toMatchObject({ code: 'connection_timeout' });
+      expect(await client(url, { timeoutMs: 5_000 }).reconciliations.itemsCsv('rcn_1')).toBe(Array.from({ length: 10 }, (_, i) => `line ${i}\n`).join(''));
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('rejectsCsv bounds the wait for the headers by timeoutMs, then streams at the reader\'s pace', async () => {
+    const error = await rejection(client(hangingUrl).imports.rejectsCsv('imp_1'));
+    expect(error).toBeInstanceOf(SvcConnectionError);
+    expect(error).toMatchObject({ code: 'connection_timeout' });
+    const { server, url } = await trickling(6);
+    try {
+      // Six lines over about 240 ms, past a 100 ms timeout: the stream is not cut.
+      const stream = await client(url, { timeoutMs: 100 }).imports.rejectsCsv('imp_1');
+      expect(await new Response(stream).text()).toBe(Array.from({ length: 6 }, (_, i) => `line ${i}\n`).join(''));
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+});
+
 describe('retry settings', () => {
   it('keep their defaults where given as undefined (3 retries, not endless)', async () => {
     seen = 0;

@@ -303,7 +303,7 @@ async function cancel(client: SvcClient, id: string, note: (line: string) => voi
 
 // The reject report, streamed to disk (a .part file renamed once whole).
 async function downloadRejects(client: SvcClient, id: string, path: string, signal: AbortSignal): Promise<void> {
-  // The SDK answers with the body unread (no timeout by default): it is streamed to disk.
+  // The SDK answers with the body unread once the headers came in time: it is streamed to disk.
   const body = await client.imports.rejectsCsv(id, { signal });
   const part = `${path}.part`;
   try {

@@ -18,7 +18,7 @@ export interface ImportCredentials {
 /** Up to five attempts, full-jitter backoff from 0.5 s, never sooner than Retry-After (up to 2 min). */
 const CLI_RETRY: RetryPolicy = { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 20_000, maxRetryAfterMs: 120_000 };
 
-/** Per attempt (a 3 MiB chunk over a slow link); the dry-run and the reject download have none. */
+/** Per attempt (a 3 MiB chunk over a slow link); the dry-run has none, the reject download bounds its headers only. */
 const ATTEMPT_TIMEOUT_MS = 120_000;
 
 /** For tests: the fetch, sleep and randomness the SDK uses. */

@@ -59,10 +59,12 @@ export class Imports {
 
   /**
    * The reject report as CSV (header row_no,chunk_no,code,object_type,external_id,message,raw),
-   * streamed: the body is not read, so a large report never sits in memory.
+   * streamed: the body is not read, so a large report never sits in memory. `timeoutMs` bounds
+   * the wait for the response's headers; the stream then goes at the reader's pace, and `signal`
+   * still cancels it.
    */
   async rejectsCsv(importId: string, options?: RequestOptions): Promise<ReadableStream<Uint8Array>> {
-    const { response } = await this.http.raw({ method: 'GET', path: pathOf`/v1/imports/${importId}/rejects`, accept: 'text/csv', expect: [200], options: { timeoutMs: 0, ...options } });
+    const { response } = await this.http.raw({ method: 'GET', path: pathOf`/v1/imports/${importId}/rejects`, accept: 'text/csv', expect: [200], options });
     if (!response.body) throw new TypeError('the reject report has no body');
     return response.body;
   }

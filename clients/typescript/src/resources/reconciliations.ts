@@ -39,9 +39,11 @@ export class Reconciliations {
     return pagedList(this.http, pathOf`/v1/reconciliations/${reconciliationId}/items`, query, options);
   }
 
-  /** Every difference item as CSV (RFC 4180, header row first). */
-  async itemsCsv(reconciliationId: string, options?: RequestOptions): Promise<string> {
-    const { response } = await this.http.raw({ method: 'GET', path: pathOf`/v1/reconciliations/${reconciliationId}/items`, query: { format: 'csv' }, expect: [200], options });
-    return response.text();
+  /**
+   * Every difference item as CSV (RFC 4180, header row first), read whole: `timeoutMs` bounds the
+   * whole download, and a connection cut part-way is an `SvcConnectionError`.
+   */
+  itemsCsv(reconciliationId: string, options?: RequestOptions): Promise<string> {
+    return this.http.text({ method: 'GET', path: pathOf`/v1/reconciliations/${reconciliationId}/items`, query: { format: 'csv' }, expect: [200], options });
   }
 }
