@@ -22,6 +22,9 @@ export function createEdgeApp(options: {
     bodyLimit: options.bodyLimit,
     ...(options.trustProxy !== undefined ? { trustProxy: options.trustProxy } : {}),
     requestIdHeader: false,
+    // A path parameter is an external id of up to 256 characters (as the spec allows), which may
+    // take two UTF-16 units each; the router's default (100) refused longer ids before auth.
+    routerOptions: { maxParamLength: 1024 },
     genReqId: options.requestId ?? (() => randomUUID()),
     logController: new RequestLogController(),
     return503OnClosing: true,

@@ -38,10 +38,11 @@ const dateTimeText = () =>
 
 export const dateTime = () => dateTimeText().transform((value) => (value === undefined ? undefined : new Date(dateTimeMs(value))));
 
-// Integer minor units, as in every money value of the API.
-export const minorUnits = () =>
+// Integer minor units, as in every money value of the API, at most `max`.
+export const minorUnits = (max?: bigint) =>
   text()
     .regex(/^(0|[1-9][0-9]{0,37})$/, { error: 'must be a non-negative integer amount in minor units', abort: true })
+    .refine((value) => max === undefined || value === undefined || BigInt(value) <= max, { error: `must be at most ${max}`, abort: true })
     .meta({ pattern: '^(0|[1-9][0-9]{0,37})$' })
     .transform((value) => BigInt(value))
     .optional();
@@ -65,7 +66,7 @@ export function single<const T extends string>(allowed: readonly T[], message = 
       const items = value.split(',');
       const unknown = items.filter((item) => !allowed.includes(item as T));
       if (unknown.length > 0) ctx.addIssue({ code: 'custom', message: `unknown value(s) ${unknown.join(', ')}; allowed: ${allowed.join(', ')}`, abort: true });
-      else if (new Set(items).size !== 1) ctx.addIssue({ code: 'custom', message, abort: true });
+      else if (items.length !== 1) ctx.addIssue({ code: 'custom', message, abort: true });
     })
     .transform((value) => value.split(',')[0] as T)
     .optional()

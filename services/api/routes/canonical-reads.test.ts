@@ -120,6 +120,35 @@ describe('single reads', () => {
     expect((await read('/v1/movements/pg-1')).json()).toMatchObject({ external_id: 'pg-1', amount: { value: '12550', asset: 'USD', scale: 2 }, parties: { debit: 'alice', credit: 'bob' } });
   });
 
+  it('reads back an external id of 256 characters through every route that names one, after authentication', async () => {
+    // Characters outside ASCII take several bytes in the path: the router must not count them out.
+    const long = `long-${'é'.repeat(120)}${'x'.repeat(131)}`;
+    expect(long).toHaveLength(256);
+    const events = [
+      { object: 'party', event: partyEvent(long) },
+      { object: 'account', event: accountEvent(long, long) },
+    ];
+    expect((await api.client.post('/v1/batches', { events }, api.keys.ingest)).json().accepted).toBe(2);
+    await run.drain();
+    const id = encodeURIComponent(long);
+    for (const path of [`/v1/parties/${id}`, `/v1/accounts/${id}`, `/v1/parties/${id}/movements`, `/v1/posture/parties/${id}`, `/v1/graph/parties/${id}/network`]) {
+      const res = await read(path);
+      expect(res.statusCode, `${path}: ${res.body}`).toBe(200);
+    }
+    expect((await read(`/v1/parties/${id}`)).json()).toMatchObject({ external_id: long });
+    expect((await read(`/v1/movements/${id}`)).statusCode).toBe(404);
+    // Unsigned: the authentication failure comes first, whatever the path.
+    expect((await api.app.inject({ method: 'GET', url: `/v1/parties/${id}` })).statusCode).toBe(401);
+  });
+
+  it('refuses a direction given twice, as any malformed direction', async () => {
+    for (const direction of ['in,in', 'out,out', 'both,both', 'in,out']) {
+      const res = await read(`/v1/parties/alice/movements?direction=${direction}`);
+      expect(res.statusCode, direction).toBe(400);
+      expect(res.json()).toMatchObject({ code: 'svc:request/invalid_parameter', errors: [{ path: 'direction' }] });
+    }
+  });
+
   it('answers a governed 404 for unknown ids, and needs the read scope', async () => {
     for (const path of ['/v1/parties/nobody', '/v1/accounts/nobody', '/v1/instruments/nobody', '/v1/movements/nobody', '/v1/parties/nobody/movements', '/v1/posture/parties/nobody']) {
       const res = await read(path);

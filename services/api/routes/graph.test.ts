@@ -131,6 +131,7 @@ describe('GET /v1/graph/parties/{external_id}/network', () => {
     ['edge_types=transfer,friendship', 'edge_types'],
     ['min_amount=-5', 'min_amount'],
     ['min_amount=1.5', 'min_amount'],
+    ['min_amount=9223372036854775808', 'min_amount'],
     ['depth=1&depth=2', 'depth'],
   ])('refuses %s with 400 naming the parameter', async (query, path) => {
     const res = await read(`/v1/graph/parties/alice/network?${query}`);

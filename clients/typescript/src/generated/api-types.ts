@@ -2105,7 +2105,7 @@ export interface GraphPartiesNetworkQuery {
    */
   edge_types?: string;
   /**
-   * transfers of at least this many base-asset minor units
+   * transfers of at least this many base-asset minor units (at most 2^63-1)
    */
   min_amount?: string;
 }
@@ -2139,7 +2139,7 @@ export interface GraphPathsQuery {
    */
   edge_types?: string;
   /**
-   * transfers of at least this many base-asset minor units
+   * transfers of at least this many base-asset minor units (at most 2^63-1)
    */
   min_amount?: string;
 }
