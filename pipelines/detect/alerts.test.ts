@@ -1,24 +1,14 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { z } from 'zod';
 import { withTransaction } from '../../platform/postgres/pool.ts';
 import { ALERT_COLUMNS } from '../../services/cases/store.ts';
 import { startDetectionWorld, type DetectionWorld } from '../../test/support/detection-world.ts';
 import { recordHits, type HitToRecord } from './alerts.ts';
-import { defineDetector, noHit, type Severity } from '../../services/detection/framework/detector.ts';
+import type { Severity } from '../../services/detection/framework/detector.ts';
+import { probeDetector } from './probe-detector.test-kit.ts';
 
 // recordHits reads the alert every hit would update in one statement; hits of one detector on one
 // subject in the same call must still see what the earlier ones wrote.
-const detector = defineDetector({
-  id: 'probe',
-  typology: 'probe',
-  version: 1,
-  subjects: ['account'],
-  triggers: ['movement'],
-  needs: [],
-  windows: ['24h'],
-  params: z.strictObject({}),
-  evaluate: async () => noHit(),
-});
+const detector = probeDetector('probe');
 
 let world: DetectionWorld;
 beforeAll(async () => {

@@ -5,7 +5,7 @@
 // score and severity are never lowered, and a weaker hit recorded later (one earlier in event time,
 // say) adds its facts without lending the alert its own words; readers show the evidence row of the
 // headline hit (the latest with the alert's score and severity). A hit with nothing new (no movement,
-// counterparty or fact beyond the last evidence recorded) changes nothing, and neither does one
+// counterparty or fact beyond evidence recorded before) changes nothing, and neither does one
 // whose facts a closed (disposed) alert already holds. Evidence rows are never edited (rule 5).
 // Windows that only touch count as overlapping: a hit on a single fact has from = to.
 // Runs inside the caller's transaction, which holds the tenant's detection lock.
@@ -47,9 +47,17 @@ export interface RaisedAlert {
   severity: Severity;
 }
 
+// A live alert in an episode that a later hit extended, at the hit's event time.
+export interface ExtendedAlert {
+  tenantId: string;
+  episodeId: string;
+  eventAt: Date;
+}
+
 export interface RecordedHits {
   opened: OpenedAlert[];
   raised: RaisedAlert[];
+  extended: ExtendedAlert[];
   // Alerts that gained evidence.
   updated: number;
   events: OutgoingEvent[];
@@ -71,12 +79,12 @@ const factsOf = (hit: Hit): string =>
   JSON.stringify({ movements: hit.evidence.movements, counterparties: hit.evidence.counterparties, ...(hit.evidence.facts ? { facts: hit.evidence.facts } : {}) });
 
 // The alert a hit would update, found for every hit at once: the latest alert of the hit's
-// detector on its subject whose window overlaps the hit's, open ones first, with whether its
-// latest evidence already holds the hit's facts.
+// detector on its subject whose window overlaps the hit's, open ones first, with whether any of
+// its evidence already holds the hit's facts (not only the latest: a late fact judged at its own,
+// earlier instant may have been recorded since, and a redelivered hit must still add nothing).
 const OPEN_ALERT_SQL = `
   SELECT h.i, a.alert_id, a.episode_id, a.severity, a.score, a.status,
-         coalesce((SELECT e.evidence @> h.facts FROM alert_evidence e
-                    WHERE e.tenant_id = a.tenant_id AND e.alert_id = a.alert_id ORDER BY e.seq DESC LIMIT 1), false) AS unchanged,
+         EXISTS (SELECT 1 FROM alert_evidence e WHERE e.tenant_id = a.tenant_id AND e.alert_id = a.alert_id AND e.evidence @> h.facts) AS unchanged,
          (SELECT max(e.seq) FROM alert_evidence e WHERE e.tenant_id = a.tenant_id AND e.alert_id = a.alert_id) AS last_seq
     FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[], $9::jsonb[], $10::int[])
            AS h(i, mode, detector_id, subject_kind, subject_id, window_from, window_to, facts, ruleset_version)
@@ -133,7 +141,7 @@ interface Opening {
 
 // hits: of one tenant, in the order they are to be recorded.
 export async function recordHits(db: PoolClient, hits: HitToRecord[], now: Date): Promise<RecordedHits> {
-  const result: RecordedHits = { opened: [], raised: [], updated: 0, events: [] };
+  const result: RecordedHits = { opened: [], raised: [], extended: [], updated: 0, events: [] };
   // The alerts every hit would update, read in one statement. A later hit of the same detector on
   // the same subject may find an alert an earlier one of this call opened or widened: it is
   // looked up again, after what was decided before it is written.
@@ -148,6 +156,9 @@ export async function recordHits(db: PoolClient, hits: HitToRecord[], now: Date)
   // Hits on different alerts do not meet: their writes wait and go in two statements (one for
   // the alerts widened, one for those opened), not one per hit in the commit's critical path.
   const writes = new AlertWrites(tenantId, now);
+  // Alerts this call opened: a later hit of the call that outranks the opening one lends them its
+  // headline, and the episode they are about to be assigned must see it.
+  const openedHere = new Map<string, { opened: OpenedAlert; event: OutgoingEvent }>();
   for (const [index, entry] of hits.entries()) {
     const { hit } = entry;
     let found: OpenAlertRow | undefined;
@@ -166,6 +177,9 @@ export async function recordHits(db: PoolClient, hits: HitToRecord[], now: Date)
       const severity = headline ? hit.severity : open.severity;
       writes.extensions.push({ entry, alertId: open.alert_id, headline, seq: open.last_seq + 1 });
       result.updated += 1;
+      const fresh = openedHere.get(open.alert_id);
+      if (fresh) strengthen(fresh, entry, headline);
+      if (open.episode_id && entry.mode === 'live') result.extended.push({ tenantId: entry.tenantId, episodeId: open.episode_id, eventAt: entry.eventAt });
       if (severity !== open.severity && open.episode_id) {
         result.raised.push({ alertId: open.alert_id, tenantId: entry.tenantId, episodeId: open.episode_id, severity });
       }
@@ -175,16 +189,16 @@ export async function recordHits(db: PoolClient, hits: HitToRecord[], now: Date)
     writes.openings.push({ entry, alertId });
     // Shadow alerts are recorded to be compared, never published nor grouped into episodes.
     if (entry.mode === 'shadow') continue;
-    result.opened.push({
+    const opened: OpenedAlert = {
       alertId,
       tenantId: entry.tenantId,
       subject: entry.subject,
       partyId: entry.partyId,
       severity: hit.severity,
       eventAt: entry.eventAt,
-      counterparties: hit.evidence.counterparties,
-    });
-    result.events.push({
+      counterparties: [...hit.evidence.counterparties],
+    };
+    const event: OutgoingEvent = {
       tenantId: entry.tenantId,
       type: 'alert.opened',
       data: {
@@ -194,13 +208,34 @@ export async function recordHits(db: PoolClient, hits: HitToRecord[], now: Date)
         severity: hit.severity,
         score: hit.score,
         subject: { kind: entry.subject.kind, external_id: entry.subject.id },
-        window: hit.evidence.window,
+        window: { ...hit.evidence.window },
         summary: hit.summary,
       },
-    });
+    };
+    openedHere.set(alertId, { opened, event });
+    result.opened.push(opened);
+    result.events.push(event);
   }
   await writes.flush(db);
   return result;
+}
+
+// A later hit of the same call on an alert the call opened: the alert is announced and grouped
+// as it stands when the call commits (its headline, its whole window, every counterparty), not as
+// its first hit left it.
+function strengthen(fresh: { opened: OpenedAlert; event: OutgoingEvent }, entry: HitToRecord, headline: boolean): void {
+  const { hit } = entry;
+  const { opened, event } = fresh;
+  for (const counterparty of hit.evidence.counterparties) if (!opened.counterparties.includes(counterparty)) opened.counterparties.push(counterparty);
+  const data = event.data as { severity: Severity; score: number; summary: string; window: { from: string; to: string } };
+  if (Date.parse(hit.evidence.window.from) < Date.parse(data.window.from)) data.window.from = hit.evidence.window.from;
+  if (Date.parse(hit.evidence.window.to) > Date.parse(data.window.to)) data.window.to = hit.evidence.window.to;
+  if (entry.eventAt > opened.eventAt) opened.eventAt = entry.eventAt;
+  if (!headline) return;
+  opened.severity = hit.severity;
+  data.severity = hit.severity;
+  data.score = hit.score;
+  data.summary = hit.summary;
 }
 
 // The evidence row each alert of the statement gets: the hit's own score, severity and evidence,

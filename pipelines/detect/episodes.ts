@@ -7,7 +7,7 @@
 import type { GraphStore, NodeRef } from '../../platform/graph/port.ts';
 import { ID_PREFIXES, uuidv7 } from '../../platform/ids.ts';
 import type { PoolClient } from '../../platform/postgres/pool.ts';
-import type { OpenedAlert, RaisedAlert } from './alerts.ts';
+import type { ExtendedAlert, OpenedAlert, RaisedAlert } from './alerts.ts';
 import { refreshCaseInbox } from '../../services/cases/inbox.ts';
 import { severityRank, type Severity } from '../../services/detection/framework/detector.ts';
 import type { OutgoingEvent } from '../../services/webhooks/outgoing-events.ts';
@@ -57,7 +57,11 @@ export async function assignEpisodes(
   const reached = await neighbourhoods(graph, alerts, sinceOf, policy.hops);
   for (const [index, alert] of alerts.entries()) {
     const since = sinceOf(alert);
+    const until = new Date(alert.eventAt.getTime() + policy.horizonDays * DAY_MS);
     const reach = reached[index]!;
+    // Within the horizon on both sides of the alert's event time (a late alert months before an
+    // episode is not part of it); the most recently active unresolved episode first, then the
+    // subject's own resolved ones, which it reopens.
     const { rows } = await db.query<EpisodeRow>({
       name: 'episodes-candidates',
       text: `SELECT e.episode_id, e.status, e.severity, e.alert_count,
@@ -65,11 +69,12 @@ export async function assignEpisodes(
                FROM episode_members m
                JOIN episodes e ON e.tenant_id = m.tenant_id AND e.episode_id = m.episode_id
               WHERE m.tenant_id = $1 AND (m.subject_kind, m.subject_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))
-                AND e.last_alert_at >= $4
+                AND e.last_alert_at >= $4 AND e.first_alert_at <= $7
               GROUP BY e.episode_id, e.status, e.severity, e.alert_count, e.updated_at
-              ORDER BY (e.status <> 'resolved') DESC, e.updated_at DESC
-              LIMIT 5`,
-      values: [alert.tenantId, reach.map((r) => r.kind), reach.map((r) => r.key), since, alert.subject.kind, alert.subject.id],
+              ORDER BY (e.status <> 'resolved') DESC, (e.status = 'resolved' AND bool_or(m.subject_kind = $5 AND m.subject_id = $6 AND m.role = 'subject')) DESC,
+                       e.updated_at DESC
+              LIMIT 1`,
+      values: [alert.tenantId, reach.map((r) => r.kind), reach.map((r) => r.key), since, alert.subject.kind, alert.subject.id, until],
     });
     const active = rows.find((row) => row.status !== 'resolved');
     const reopenable = rows.find((row) => row.status === 'resolved' && row.is_member);
@@ -85,12 +90,6 @@ export async function assignEpisodes(
       severity = alert.severity;
       alertCount = 1;
       change = 'opened';
-      await db.query({
-        name: 'episodes-open',
-        text: `INSERT INTO episodes (tenant_id, episode_id, status, severity, first_alert_at, last_alert_at, alert_count, case_status, created_at, updated_at)
-               VALUES ($1, $2, 'open', $3, $4, $4, 1, 'open', $5, $5)`,
-        values: [alert.tenantId, episodeId, severity, alert.eventAt, now],
-      });
     } else {
       episodeId = chosen.episode_id;
       change = chosen.status === 'resolved' ? 'reopened' : 'alert_added';
@@ -100,7 +99,15 @@ export async function assignEpisodes(
     }
     const escalate = status !== 'escalated' && (severityRank(severity) >= severityRank(policy.escalateAtSeverity) || alertCount >= policy.escalateAtAlerts);
     if (escalate) status = 'escalated';
-    if (chosen) {
+    if (!chosen) {
+      // Opened escalated when its first alert is severe enough, as episode.escalated says.
+      await db.query({
+        name: 'episodes-open',
+        text: `INSERT INTO episodes (tenant_id, episode_id, status, severity, first_alert_at, last_alert_at, alert_count, case_status, created_at, updated_at)
+               VALUES ($1, $2, $6, $3, $4, $4, 1, 'open', $5, $5)`,
+        values: [alert.tenantId, episodeId, severity, alert.eventAt, now, status],
+      });
+    } else {
       await db.query({
         name: 'episodes-add-alert',
         text: `UPDATE episodes SET status = $3, severity = $4, alert_count = $5, last_alert_at = greatest(last_alert_at, $6),
@@ -127,6 +134,9 @@ export async function assignEpisodes(
       values: [alert.tenantId, episodeId, members.map((m) => m.kind), members.map((m) => m.id), members.map((m) => m.role), now],
     });
     for (const member of members) if (member.kind === 'party' && member.role === 'subject') out.parties.add(member.id);
+    // A joined episode that is now more severe, or open again, changes the band of every party it
+    // is about, not only this alert's.
+    if (chosen && (change === 'reopened' || severity !== chosen.severity)) for (const party of await subjectParties(db, alert.tenantId, episodeId)) out.parties.add(party);
     const reference = { episode_id: `${ID_PREFIXES.episode}${episodeId}`, status, severity, alert_count: alertCount };
     const alertRef = `${ID_PREFIXES.alert}${alert.alertId}`;
     if (change === 'reopened') {
@@ -233,12 +243,7 @@ export async function raiseEpisodes(db: PoolClient, raised: RaisedAlert[], now: 
       text: 'UPDATE episodes SET severity = $3, status = $4, updated_at = $5 WHERE tenant_id = $1 AND episode_id = $2',
       values: [alert.tenantId, alert.episodeId, alert.severity, status, now],
     });
-    const { rows: parties } = await db.query<{ subject_id: string }>({
-      name: 'episodes-subject-parties',
-      text: `SELECT subject_id FROM episode_members WHERE tenant_id = $1 AND episode_id = $2 AND subject_kind = 'party' AND role = 'subject'`,
-      values: [alert.tenantId, alert.episodeId],
-    });
-    for (const party of parties) out.parties.add(party.subject_id);
+    for (const party of await subjectParties(db, alert.tenantId, alert.episodeId)) out.parties.add(party);
     const reference = { episode_id: `${ID_PREFIXES.episode}${alert.episodeId}`, status, severity: alert.severity, alert_count: episode.alert_count };
     const alertRef = `${ID_PREFIXES.alert}${alert.alertId}`;
     out.events.push({ tenantId: alert.tenantId, type: 'episode.updated', data: { ...reference, change: 'severity_raised', alert_id: alertRef } });
@@ -246,4 +251,30 @@ export async function raiseEpisodes(db: PoolClient, raised: RaisedAlert[], now: 
     await refreshCaseInbox(db, alert.tenantId, [alert.episodeId]);
   }
   return out;
+}
+
+// The parties an episode is about (its subjects), whose bands follow its severity and status.
+async function subjectParties(db: PoolClient, tenantId: string, episodeId: string): Promise<string[]> {
+  const { rows } = await db.query<{ subject_id: string }>({
+    name: 'episodes-subject-parties',
+    text: `SELECT subject_id FROM episode_members WHERE tenant_id = $1 AND episode_id = $2 AND subject_kind = 'party' AND role = 'subject'`,
+    values: [tenantId, episodeId],
+  });
+  return rows.map((row) => row.subject_id);
+}
+
+// Alerts kept alive by new hits keep their episodes active: an episode's span follows its alerts'
+// hits, so a new alert on the subject weeks later still finds it within the horizon.
+export async function spanEpisodes(db: PoolClient, extended: ExtendedAlert[], now: Date): Promise<void> {
+  if (extended.length === 0) return;
+  const tenantId = extended[0]!.tenantId;
+  const { rows } = await db.query<{ episode_id: string }>({
+    name: 'episodes-span',
+    text: `UPDATE episodes e SET first_alert_at = least(e.first_alert_at, x.first_at), last_alert_at = greatest(e.last_alert_at, x.last_at), updated_at = $4
+             FROM (SELECT episode_id, min(at) AS first_at, max(at) AS last_at FROM unnest($2::uuid[], $3::timestamptz[]) AS u(episode_id, at) GROUP BY episode_id) x
+            WHERE e.tenant_id = $1 AND e.episode_id = x.episode_id AND (x.last_at > e.last_alert_at OR x.first_at < e.first_alert_at)
+           RETURNING e.episode_id`,
+    values: [tenantId, extended.map((x) => x.episodeId), extended.map((x) => x.eventAt), now],
+  });
+  await refreshCaseInbox(db, tenantId, rows.map((row) => row.episode_id));
 }

@@ -13,7 +13,7 @@ import { baseAssetOf } from '../../platform/tenants/tenants.ts';
 import { recordHits, type HitToRecord, type Mode } from './alerts.ts';
 import { noteArrivals, type Arrival, type SilenceThresholds } from './coverage.ts';
 import { lockTenantDetection } from '../../services/detection/detection-lock.ts';
-import { assignEpisodes, DEFAULT_EPISODE_POLICY, raiseEpisodes, type EpisodePolicy } from './episodes.ts';
+import { assignEpisodes, DEFAULT_EPISODE_POLICY, raiseEpisodes, spanEpisodes, type EpisodePolicy } from './episodes.ts';
 import { explain } from '../../services/detection/explain.ts';
 import { SubjectContext, type DetectionStores } from '../../services/detection/framework/context.ts';
 import type { AnyDetector, SubjectKind } from '../../services/detection/framework/detector.ts';
@@ -160,6 +160,7 @@ export class DetectionRunner {
       events.push(...recorded.events);
       const episodes = await assignEpisodes(db, this.deps.graph, recorded.opened, now, this.policy);
       const raised = await raiseEpisodes(db, recorded.raised, now, this.policy);
+      await spanEpisodes(db, recorded.extended, now);
       events.push(...episodes.events, ...raised.events);
       const parties = new Set([...episodes.parties, ...raised.parties, ...judged]);
       events.push(...(await recomputePostures(db, tenantId, parties, now)));

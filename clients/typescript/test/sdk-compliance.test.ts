@@ -103,7 +103,8 @@ describe('episodes', () => {
     expect(first).toMatchObject({ has_more: true, data: [{ episode_id: all[0]!.episode_id }] });
     expect(first.lastResponse.status).toBe(200);
     const sam = await episodeOf('sam');
-    expect(sam).toMatchObject({ status: 'open', case_status: 'open', disposition: null });
+    // A critical first alert opens its episode escalated (decision 0009).
+    expect(sam).toMatchObject({ status: 'escalated', case_status: 'open', disposition: null });
     expect(sam.members).toContainEqual({ kind: 'party', external_id: 'sam' });
     expect(sam.episode_id).toBe((await partyAlert('sam')).episode_id);
   });
