@@ -11,6 +11,13 @@ export interface MetricsEngines {
   busEngine: ProbedEngine;
 }
 
+// Records of a partition's backlog counted at most, per scrape: the count reads the log's index
+// entries, and a scrape is unauthenticated (anyone reaching the host can ask for one).
+export const LAG_COUNT_CAP = 100_000;
+// Scrapes within this many milliseconds of a render share it, so scrapes cost the database at
+// most one render per interval however many arrive.
+const SHARED_RENDER_MS = 1_000;
+
 // Prometheus metrics (unauthenticated, like health: counts only, no tenant data). Consumer lag is
 // read from the bus at scrape time, so every API process reports the lag of every pipeline.
 // Whether each engine answers is probed at scrape time too (svc_engine_up); a gauge whose engine
@@ -35,7 +42,7 @@ export function registerMetricsRoute(
   });
   new Gauge({
     name: 'svc_consumer_lag_records',
-    help: 'Records written to the log and not yet committed by the consumer group (absent while the bus engine is down or cannot say)',
+    help: `Records written to the log and not yet committed by the consumer group, counted up to ${LAG_COUNT_CAP} per partition (absent while the bus engine is down or cannot say)`,
     labelNames: ['group', 'partition'] as const,
     registers: [registry],
     async collect() {
@@ -47,7 +54,7 @@ export function registerMetricsRoute(
       const lags: Array<{ group: string; partition: number; records: number }> = [];
       try {
         for (const { group, topics } of deps.groups) {
-          for (const { partition, records } of await deps.bus.lag(group, topics)) lags.push({ group, partition, records });
+          for (const { partition, records } of await deps.bus.lag(group, topics, { upTo: LAG_COUNT_CAP })) lags.push({ group, partition, records });
         }
       } catch (error) {
         if (isTransient(error)) return;
@@ -68,5 +75,17 @@ export function registerMetricsRoute(
       for (const { group } of deps.groups) this.set({ group }, counts.get(group) ?? 0);
     },
   });
-  app.get('/metrics', { config: { public: true } }, async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+  let shared: { at: number; text: Promise<string> } | undefined;
+  const render = (): Promise<string> => {
+    const now = Date.now();
+    if (shared && now - shared.at < SHARED_RENDER_MS) return shared.text;
+    const text = registry.metrics();
+    shared = { at: now, text };
+    // A failed render is not shared: the next scrape renders again.
+    text.catch(() => {
+      if (shared?.text === text) shared = undefined;
+    });
+    return text;
+  };
+  app.get('/metrics', { config: { public: true } }, async (_request, reply) => reply.type(registry.contentType).send(await render()));
 }
