@@ -23,7 +23,9 @@ describeField('party', 'legal_names', {
   accept: [[], ['Ada Lovelace', 'Augusta Ada King'], items(20, (i) => `name ${i}`)],
   refuse: [items(21, (i) => `name ${i}`), 'Ada Lovelace', { name: 'Ada' }],
 });
-describeField('party', 'legal_names.1', { accept: [''], refuse: [7, null], path: 'event.data.legal_names.1' });
+// A name no store downstream can hold (U+0000, a lone surrogate) is refused at the edge like any
+// text field.
+describeField('party', 'legal_names.1', { accept: [''], refuse: [7, null, 'a\u0000b', 'a\ud800b'], path: 'event.data.legal_names.1' });
 
 describeField('party', 'birth_or_inc_date', {
   required: false,
@@ -74,7 +76,7 @@ describeField('party', 'expected_profile.corridors', {
   accept: [[], items(50, (i) => `GB-C${i}`)],
   refuse: [items(51, (i) => `GB-C${i}`), 'GB-US'],
 });
-describeField('party', 'expected_profile.corridors.0', { refuse: [1], path: 'event.data.expected_profile.corridors.0' });
+describeField('party', 'expected_profile.corridors.0', { accept: ['US-MX'], refuse: [1, 'US\u0000MX', '\udc00'], path: 'event.data.expected_profile.corridors.0' });
 describeField('party', 'expected_profile.cash_intensity', { required: false, ...enumRule(['low', 'medium', 'high']) });
 
 describeField('party', 'kyc', { required: false, accept: [{}], refuse: ['standard'] });

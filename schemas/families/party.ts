@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { dateTimeSchema, fullDateSchema } from '../primitives/timestamp.ts';
 import { moneySchema } from '../primitives/money.ts';
-import { country, text, upTo } from '../primitives/fields.ts';
+import { country, STORABLE, text, upTo } from '../primitives/fields.ts';
 
 export const partyDataSchema = z.strictObject({
   type: z.enum([
@@ -10,7 +10,8 @@ export const partyDataSchema = z.strictObject({
   ]),
   status: text(1, 64),
   created_at: dateTimeSchema,
-  legal_names: z.array(z.string()).max(20).optional(),
+  // No length bound (the spec's table has none), but nothing a store cannot hold.
+  legal_names: z.array(z.string().refine(...STORABLE)).max(20).optional(),
   birth_or_inc_date: fullDateSchema.optional(),
   identifiers: z
     .array(
@@ -43,7 +44,7 @@ export const partyDataSchema = z.strictObject({
   expected_profile: z
     .strictObject({
       declared_monthly_volume: moneySchema.optional(),
-      corridors: z.array(z.string()).max(50).optional(),
+      corridors: z.array(z.string().refine(...STORABLE)).max(50).optional(),
       cash_intensity: z.enum(['low', 'medium', 'high']).optional(),
     })
     .optional(),

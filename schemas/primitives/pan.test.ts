@@ -31,6 +31,14 @@ describe('containsPan', () => {
     ['preceded by another group', '12 4111 1111 1111 1111'],
     ['on a second line', 'line one\n4111111111111111'],
     ['after other numbers', 'order 12345, card 4111-1111-1111-1111'],
+    ['groups split by dots', '4111.1111.1111.1111'],
+    ['groups split by slashes', '4111/1111/1111/1111'],
+    ['groups split by underscores', '4111_1111_1111_1111'],
+    ['groups split by two spaces', '4111  1111  1111  1111'],
+    ['groups split by tabs', '4111\t1111\t1111\t1111'],
+    ['groups split by no-break spaces', '4111\u00a01111\u00a01111\u00a01111'],
+    ['full-width digits', '\uff14\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11'],
+    ['a space and a dash together', '4111 - 1111 - 1111 - 1111'],
   ])('flags %s', (_name, text) => expect(containsPan(text)).toBe(true));
 
   it.each([
@@ -44,8 +52,12 @@ describe('containsPan', () => {
     ['a masked card', '411111******1111'],
     ['a date-time', '2026-09-01T11:59:00Z'],
     ['a phone number', '+44 20 7946 0958'],
-    ['digits split by other characters', '4111.1111.1111.1111'],
-    ['digits split by slashes', '4111/1111/1111/1111'],
+    ['digits split by other characters', '4111:1111:1111:1111'],
+    ['groups split by more than three separators', '4111    1111    1111    1111'],
+    ['a decimal number whose digits together pass Luhn', '41111.11111111111'],
+    ['a time whose seconds, fraction and offset together pass Luhn', '2026-09-01T12:00:58.999999999-23:59'],
+    ['a dotted number of two groups and a dash, whose first two pass Luhn', '4111.111111119-111'],
+    ['an IPv4 address', '192.168.100.200'],
     ['few digits', 'order 1234'],
     ['no digits', 'dinner'],
     ['empty', ''],
@@ -54,14 +66,17 @@ describe('containsPan', () => {
   it('answers as the digit-group pattern alone would, whatever its shortcut skips', () => {
     // The rule without the shortcut: any consecutive groups of one run, 13-19 digits, Luhn-valid.
     const byPattern = (text: string) =>
-      [...text.matchAll(/\d+(?:[ -]\d+)*/g)].some(([run]) => {
-        const groups = run.split(/[ -]/);
-        return groups.some((_, start) => {
-          let digits = '';
-          return groups.slice(start).some((group) => (digits += group).length >= 13 && digits.length <= 19 && luhnValid(digits));
-        });
-      });
-    const pieces = fc.constantFrom('4111', '1111', '5555', '4444', '0', '12', ' ', '-', '--', ' -', 'x', ':', '4111111111111111');
+      [...text.matchAll(/\d+(?:[ \t\-/_.]{1,3}\d+)*/g)].some(([match]) =>
+        // Dots join only a run of single dots and three groups or more; elsewhere they split it.
+        (!match.includes('.') || /^\d+(\.\d+){2,}$/.test(match) ? [match] : match.split('.')).some((run) => {
+          const groups = run.split(/[ \t\-/_.]+/);
+          return groups.some((_, start) => {
+            let digits = '';
+            return groups.slice(start).some((group) => (digits += group).length >= 13 && digits.length <= 19 && luhnValid(digits));
+          });
+        }),
+      );
+    const pieces = fc.constantFrom('4111', '1111', '5555', '4444', '0', '12', ' ', '-', '--', ' -', '.', '/', '  -_', 'x', ':', '4111111111111111');
     fc.assert(fc.property(fc.array(pieces, { maxLength: 14 }).map((p) => p.join('')), (text) => containsPan(text) === byPattern(text)), { numRuns: 3000 });
   });
 });
