@@ -100,6 +100,24 @@ describe('framework failures come out as governed problems', () => {
     }
   });
 
+  it('refuses a member name repeated in one object, whose earlier value validation would never see, and stores nothing', async () => {
+    const count = async () => (await api.db.pool.query('SELECT count(*)::int AS n FROM inbox_events')).rows[0].n;
+    const before = await count();
+    const data = '{"type":"person","status":"active","created_at":"2026-01-01T00:00:00Z","occupation":"card 4111 1111 1111 1111","occupation":"baker"}';
+    const event = `{"external_id":"dup-1","occurred_at":"2026-09-01T12:00:00Z","schema_version":"2026-09-01","sequence":1,"data":${data}}`;
+    for (const [url, body, path] of [
+      ['/v1/parties', event, 'data.occupation'],
+      ['/v1/batches', `{"events":[{"object":"party","event":${event}}]}`, 'events.0.event.data.occupation'],
+      ['/v1/validate', `{"object":"party","event":${event}}`, 'event.data.occupation'],
+    ] as const) {
+      const res = await api.client.send({ method: 'POST', url, body, key: api.keys.ingest });
+      const problem = expectGoverned(res, 400, 'svc:validation/schema');
+      expect(problem.errors.map((e) => e.path), url).toEqual([path]);
+      expect(res.body).not.toContain('4111');
+    }
+    expect(await count()).toBe(before);
+  });
+
   it('a problem carries every member the spec lists', async () => {
     const res = await api.app.inject({ method: 'POST', url: '/v1/validate' });
     const problem = res.json();

@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../../schemas/errors/catalog.ts';
 import { checkJsonBounds } from '../../schemas/primitives/json-bounds.ts';
+import { memberNameCount, repeatedMemberPath } from '../json/json-spans.ts';
 import type { FieldError } from '../../schemas/problem.ts';
 
 export type JsonBody =
@@ -38,13 +39,24 @@ export function readJsonBody(request: FastifyRequest): JsonBody {
   } catch {
     return { ok: false, code: 'svc:request/malformed_json', detail: bytes.length === 0 ? 'the body is empty' : 'the body is not valid JSON' };
   }
-  const violation = checkJsonBounds(value);
+  const tally = { members: 0 };
+  const violation = checkJsonBounds(value, undefined, tally);
   if (violation) {
     return {
       ok: false,
       code: 'svc:validation/schema',
       detail: 'the body is past the bounds of a request',
       errors: [{ path: violation.path, code: 'svc:validation/schema', message: violation.message }],
+    };
+  }
+  // A repeated member name: JSON.parse keeps its last value, which is all validation sees, while
+  // the bytes kept (and relayed) hold the earlier ones too, a card number say. Refused (I-JSON).
+  if (memberNameCount(text) !== tally.members) {
+    return {
+      ok: false,
+      code: 'svc:validation/schema',
+      detail: 'the body repeats a member name in one object',
+      errors: [{ path: (repeatedMemberPath(text) ?? []).join('.'), code: 'svc:validation/schema', message: 'a member name may appear once in an object' }],
     };
   }
   return { ok: true, value, text };

@@ -121,3 +121,47 @@ export function batchEventTexts(text: string): Array<string | undefined> {
   });
   return texts;
 }
+
+// How many member names the text holds, repeats included: JSON.parse keeps only the last of a
+// repeated name, so a parsed value with fewer keys than this came from a text that repeats one.
+// Hops from string to string natively (outside strings a valid JSON text has no quote).
+export function memberNameCount(text: string): number {
+  let count = 0;
+  let i = text.indexOf('"');
+  while (i >= 0) {
+    const end = skipString(text, i);
+    if (text.charCodeAt(skipWhitespace(text, end)) === 0x3a) count++;
+    i = text.indexOf('"', end);
+  }
+  return count;
+}
+
+// The path (names and array indexes) of the first member name repeated in its object, in document
+// order, or undefined when none is. Slower than memberNameCount: asked only once it found one.
+export function repeatedMemberPath(text: string): string[] | undefined {
+  let found: string[] | undefined;
+  const visit = (i: number, path: string[]): number => {
+    if (found) return skipValue(text, i);
+    const c = text.charCodeAt(i);
+    if (c === OPEN_BRACE) {
+      const seen = new Set<string>();
+      return walkMembers(text, i, (name, start) => {
+        if (!found && seen.has(name)) found = [...path, name];
+        seen.add(name);
+        return visit(start, [...path, name]);
+      });
+    }
+    if (c === OPEN_BRACKET) {
+      let index = 0;
+      i = skipWhitespace(text, i + 1);
+      while (text.charCodeAt(i) !== CLOSE_BRACKET) {
+        i = skipWhitespace(text, visit(i, [...path, String(index++)]));
+        if (text.charCodeAt(i) === COMMA) i = skipWhitespace(text, i + 1);
+      }
+      return i + 1;
+    }
+    return skipValue(text, i);
+  };
+  visit(skipWhitespace(text, 0), []);
+  return found;
+}

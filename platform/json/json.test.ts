@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, contentHash } from './canonical-json.ts';
-import { batchEventTexts } from './json-spans.ts';
+import { batchEventTexts, memberNameCount, repeatedMemberPath } from './json-spans.ts';
 
 describe('canonical JSON (RFC 8785 style)', () => {
   it('ignores key order and whitespace', () => {
@@ -64,5 +64,31 @@ describe('batch event spans', () => {
     expect(batchEventTexts(body)).toEqual(['{"v":[1,"]"]}', '{}']);
     expect(batchEventTexts('{"events":{"event":1}}')).toEqual([]);
     expect(batchEventTexts('[{"event":1}]')).toEqual([]);
+  });
+});
+
+describe('repeated member names', () => {
+  const keysOf = (value: unknown): number =>
+    Array.isArray(value) ? value.reduce((n: number, v) => n + keysOf(v), 0) : value !== null && typeof value === 'object' ? Object.entries(value).reduce((n, [, v]) => n + 1 + keysOf(v), 0) : 0;
+
+  it('counts member names as JSON.parse keeps them when none repeats, whatever strings, escapes and spacing hold', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.constantFrom(0, 2), (value, space) => {
+        const text = JSON.stringify(value, null, space);
+        expect(memberNameCount(text)).toBe(keysOf(JSON.parse(text)));
+        expect(repeatedMemberPath(text)).toBeUndefined();
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('finds the first repeated name, in document order, with its path', () => {
+    const text = '{"a":"x\\":","events":[{"event":{"data":{"memo":"card 4111 1111 1111 1111" , "memo" :"dinner"}}}],"a":1}';
+    expect(memberNameCount(text)).toBe(keysOf(JSON.parse(text)) + 2);
+    expect(repeatedMemberPath(text)).toEqual(['events', '0', 'event', 'data', 'memo']);
+    // Names are compared as parsed: an escaped spelling repeats the plain one.
+    expect(repeatedMemberPath('{"m":1,"\\u006d":2}')).toEqual(['m']);
+    // The same name in two objects is no repeat.
+    expect(repeatedMemberPath('[{"m":1},{"m":2}]')).toBeUndefined();
   });
 });

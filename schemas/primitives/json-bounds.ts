@@ -23,8 +23,9 @@ export interface JsonBoundsViolation {
   message: string;
 }
 
-export function checkJsonBounds(value: unknown, limits: JsonLimits = REQUEST_JSON_LIMITS): JsonBoundsViolation | undefined {
-  const found = boundsWalk(value, 1, limits);
+// `tally`, when given, counts the members of every object walked (of a value within bounds).
+export function checkJsonBounds(value: unknown, limits: JsonLimits = REQUEST_JSON_LIMITS, tally?: { members: number }): JsonBoundsViolation | undefined {
+  const found = boundsWalk(value, 1, limits, tally ?? { members: 0 });
   if (!found) return undefined;
   return { path: found.path.reverse().join('.'), message: found.message };
 }
@@ -33,7 +34,7 @@ export function checkJsonBounds(value: unknown, limits: JsonLimits = REQUEST_JSO
 // stops at the depth limit before descending any further, so it nests at most limits.depth + 1
 // calls whatever the value. The path is collected only on a violation, innermost key first:
 // a clean body, the usual case, costs no string per member.
-function boundsWalk(node: unknown, depth: number, limits: JsonLimits): { path: string[]; message: string } | undefined {
+function boundsWalk(node: unknown, depth: number, limits: JsonLimits, tally: { members: number }): { path: string[]; message: string } | undefined {
   if (typeof node === 'string') {
     return node.length > limits.stringLength ? { path: [], message: `a string may hold at most ${limits.stringLength} characters` } : undefined;
   }
@@ -41,7 +42,7 @@ function boundsWalk(node: unknown, depth: number, limits: JsonLimits): { path: s
   if (depth > limits.depth) return { path: [], message: `objects and arrays may nest at most ${limits.depth} levels deep` };
   if (Array.isArray(node)) {
     for (let i = 0; i < node.length; i++) {
-      const found = boundsWalk(node[i], depth + 1, limits);
+      const found = boundsWalk(node[i], depth + 1, limits, tally);
       if (found) {
         found.path.push(String(i));
         return found;
@@ -50,6 +51,7 @@ function boundsWalk(node: unknown, depth: number, limits: JsonLimits): { path: s
     return undefined;
   }
   const keys = Object.keys(node);
+  tally.members += keys.length;
   if (keys.length > limits.members) return { path: [], message: `an object may hold at most ${limits.members} members` };
   // Every member name is checked before any member's value, as a name past the limit is the
   // object's own violation.
@@ -58,7 +60,7 @@ function boundsWalk(node: unknown, depth: number, limits: JsonLimits): { path: s
   }
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
-    const found = boundsWalk((node as Record<string, unknown>)[key], depth + 1, limits);
+    const found = boundsWalk((node as Record<string, unknown>)[key], depth + 1, limits, tally);
     if (found) {
       found.path.push(key);
       return found;
