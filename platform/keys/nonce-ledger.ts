@@ -76,7 +76,10 @@ export class NonceLedger {
       const { rows } = await this.pool.query<{ tenant_id: string; key_id: string; nonce: string }>({
         name: 'claim-nonces',
         text: `INSERT INTO api_nonces (tenant_id, key_id, nonce, claimed_at)
-           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[])
+           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) AS u(t, k, n, at)
+            -- In key order, as the acceptance statement claims: two groups that share nonces then
+            -- wait for each other instead of deadlocking.
+            ORDER BY t, k, n
          ${NONCE_CLAIM_CONFLICT}
          RETURNING tenant_id, key_id, nonce`,
         values: [claims.map((c) => c.tenantId), claims.map((c) => c.keyId), claims.map((c) => c.nonce), claims.map((c) => c.at)],

@@ -178,6 +178,16 @@ describe('Idempotency-Key', () => {
     expect(res.json().code).toBe('svc:idempotency/key_conflict');
   });
 
+  it('scopes the key to the route, however its path is spelled', async () => {
+    const first = await post('/v1/%6dovements', movementEvent('m-idem-3'), { 'Idempotency-Key': 'key-3' });
+    expect(first.statusCode, first.body).toBe(202);
+    const replay = await post('/v1/movements', movementEvent('m-idem-3'), { 'Idempotency-Key': 'key-3' });
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    const res = await post('/v1/movements', movementEvent('m-idem-other-3'), { 'Idempotency-Key': 'key-3' });
+    expect(res.statusCode).toBe(409);
+    expect(res.json().code).toBe('svc:idempotency/key_conflict');
+  });
+
   it('makes 20 concurrent requests with one key wait and replay: identical receipts, one set of rows', async () => {
     const before = await counts();
     const results = await Promise.all(

@@ -96,7 +96,8 @@ async function handle(request: FastifyRequest, reply: FastifyReply, shape: Shape
     }
     return send(reply, render(settleItems(found.items, prepared, accepted.outcomes)));
   }
-  const scope = { tenantId, endpoint: requestPath(request), key: idempotencyKey };
+  // The endpoint is the route, not its spelling: /v1/%70arties reaches (and signs as) /v1/parties.
+  const scope = { tenantId, endpoint: request.routeOptions.url ?? requestPath(request), key: idempotencyKey };
   const outcome = await withTransaction(deps.pool, async (client) => {
     const claim = await claimIdempotencyKey(client, scope, contentHash(body.value), now, deps.idempotencyRetentionS);
     if (claim.kind !== 'owned') return claim;
