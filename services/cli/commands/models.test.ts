@@ -39,9 +39,12 @@ describe('svc models', () => {
     const model = JSON.parse(trained.stdout);
     expect(model).toMatchObject({ id: 'm1', version: 1, built_in: false, held_out: { f1: 1 }, training: { examples: 32, positives: 8 } });
 
-    const text = await svc('train', '--tenant', TENANT, '--labels', labels);
+    // An account labelled both ways: the later row is kept, and the operator is told.
+    const disagreeing = await file('disagreeing.csv', ['kind,external_id,label', 'account,mule-0,0', ...labelRows()].join('\n'));
+    const text = await svc('train', '--tenant', TENANT, '--labels', disagreeing);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toMatch(/model m2 trained for acme/);
+    expect(text.stdout).toMatch(/warning: account mule-0 is labelled both ways \(1 positive, 1 negative\); kept positive from the label file/);
     expect(text.stdout).toMatch(/held back \(stratified, 8 accounts, 2 positive\): precision 1\.000, recall 1\.000, F1 1\.000, PR-AUC 1\.000/);
   }, 60_000);
 

@@ -51,7 +51,12 @@ export async function modelsCommand(args: string[], print: Print): Promise<void>
       const stores = await openDetectionStores(config, db.pool);
       const outcome = await trainModel({ pool: db.pool, ...stores.value, clock: systemClock }, tenantId, parsed.labels).finally(() => stores.close());
       if (outcome.kind !== 'done') throw new UsageError(outcome.message);
-      out(modelJson(outcome.model), () => [`model ${outcome.model.id} trained for ${tenantId}`, ...modelText(outcome.model), `next: svc models shadow --tenant ${tenantId} --model ${outcome.model.id}, or activate it`]);
+      out({ ...modelJson(outcome.model), warnings: outcome.warnings }, () => [
+        `model ${outcome.model.id} trained for ${tenantId}`,
+        ...modelText(outcome.model),
+        ...outcome.warnings.map((warning) => `warning: ${warning}`),
+        `next: svc models shadow --tenant ${tenantId} --model ${outcome.model.id}, or activate it`,
+      ]);
     });
   }
 

@@ -18,6 +18,7 @@ const ACTIVITY_LIMIT = 5_000;
 
 // How a value reads in an explanation: money in base minor units, a count, or a ratio.
 export type FeatureKind = 'money' | 'count' | 'ratio';
+type Domain = readonly [number, number];
 
 export const FEATURES = [
   { name: 'in_count', kind: 'count', text: 'payments received' },
@@ -36,18 +37,23 @@ export const FEATURES = [
   { name: 'max_out_day', kind: 'count', text: 'most payments sent in one day' },
   { name: 'last_day_in', kind: 'count', text: 'payments received in the last 24 hours' },
   { name: 'last_day_out', kind: 'count', text: 'payments sent in the last 24 hours' },
-  { name: 'flow_balance', kind: 'ratio', text: 'in/out balance ((in - out) / (in + out))' },
-  { name: 'pass_through', kind: 'ratio', text: 'share of the larger flow matched by the smaller' },
-  { name: 'in_top_share', kind: 'ratio', text: "top payer's share of the money received (network)" },
-  { name: 'out_top_share', kind: 'ratio', text: "top payee's share of the money sent (network)" },
-] as const satisfies ReadonlyArray<{ name: string; kind: FeatureKind; text: string }>;
+  { name: 'flow_balance', kind: 'ratio', text: 'in/out balance ((in - out) / (in + out))', domain: [-1, 1] },
+  { name: 'pass_through', kind: 'ratio', text: 'share of the larger flow matched by the smaller', domain: [0, 1] },
+  { name: 'in_top_share', kind: 'ratio', text: "top payer's share of the money received (network)", domain: [0, 1] },
+  { name: 'out_top_share', kind: 'ratio', text: "top payee's share of the money sent (network)", domain: [0, 1] },
+] as const satisfies ReadonlyArray<{ name: string; kind: FeatureKind; text: string; domain?: Domain }>;
 
 export type FeatureName = (typeof FEATURES)[number]['name'];
 export const FEATURE_NAMES: readonly FeatureName[] = FEATURES.map((f) => f.name);
 
+// What an activity adds to the money features. A reversal leg carries negative money (the spec
+// allows it); counted with its sign it would shrink a flow's sum below its top counterparty's and
+// push the ratios out of their domain, so it adds nothing to sums and maxima (it still counts as
+// a payment). On non-negative money this is the value itself.
+const moneyOf = (value: bigint | null): bigint => (value !== null && value > 0n ? value : 0n);
 // Money as a number is fine here: a feature is a statistic the model weighs, never an amount that
 // is booked or shown as money (explanations print the money features as whole minor units).
-const num = (value: bigint | null): number => (value === null ? 0 : Number(value));
+const num = (value: bigint | null): number => Number(moneyOf(value));
 
 // The activity features of the records (any order) that fall in (at - FEATURE_DAYS, at].
 export function activityFeatures(records: readonly ActivityRecord[], at: Date): Record<Exclude<FeatureName, 'in_top_share' | 'out_top_share'>, number> {
@@ -108,6 +114,16 @@ function topShare(flow: { sum: bigint; counterparties: Array<{ sum: bigint }> })
 
 export type FeatureValues = Record<FeatureName, number>;
 
+// Every ratio held to its domain, where training and scoring (and the explanation's baseline) both
+// take their values. Ratios enter the model untransformed, so one value out of its domain (a
+// network share over a flow the graph nets negative legs out of, say) would move the score without
+// bound. On non-negative money every ratio is already inside its domain: nothing changes.
+function withinDomains(values: FeatureValues): FeatureValues {
+  const out = { ...values };
+  for (const f of FEATURES) if ('domain' in f) out[f.name] = Math.min(f.domain[1], Math.max(f.domain[0], values[f.name]));
+  return out;
+}
+
 // The features of the context's subject (an account) at the context's instant, with the
 // activities they were computed from (latest first).
 export async function subjectFeatures(ctx: SubjectContext): Promise<{ values: FeatureValues; records: ActivityRecord[] }> {
@@ -117,7 +133,7 @@ export async function subjectFeatures(ctx: SubjectContext): Promise<{ values: Fe
     ctx.fanIn(new Date(since.getTime() + 1), 1),
     ctx.fanOut(new Date(since.getTime() + 1), 1),
   ]);
-  return { values: { ...activityFeatures(records, ctx.at), in_top_share: topShare(fanIn), out_top_share: topShare(fanOut) }, records };
+  return { values: withinDomains({ ...activityFeatures(records, ctx.at), in_top_share: topShare(fanIn), out_top_share: topShare(fanOut) }), records };
 }
 
 // The same activity features over the FEATURE_DAYS ending `lagDays` before the instant: the
@@ -128,7 +144,7 @@ export async function earlierFeatures(ctx: SubjectContext, lagDays: number): Pro
   const since = new Date(end.getTime() - FEATURE_DAYS * DAY_MS);
   const subject = { tenantId: ctx.tenantId, kind: ctx.subject.kind, id: ctx.subject.id };
   const records = await ctx.stores.aggregates.activities(subject, since, end, { limit: ACTIVITY_LIMIT });
-  return { ...activityFeatures(records, end), in_top_share: topShareOf(records, 'in'), out_top_share: topShareOf(records, 'out') };
+  return withinDomains({ ...activityFeatures(records, end), in_top_share: topShareOf(records, 'in'), out_top_share: topShareOf(records, 'out') });
 }
 
 // The network's top-share features from the activities themselves: the flows with other
@@ -138,8 +154,8 @@ function topShareOf(records: readonly ActivityRecord[], direction: 'in' | 'out')
   let sum = 0n;
   for (const r of records) {
     if (r.direction !== direction || !r.counterparty?.startsWith('account:')) continue;
-    sum += r.baseValue ?? 0n;
-    sums.set(r.counterparty, (sums.get(r.counterparty) ?? 0n) + (r.baseValue ?? 0n));
+    sum += moneyOf(r.baseValue);
+    sums.set(r.counterparty, (sums.get(r.counterparty) ?? 0n) + moneyOf(r.baseValue));
   }
   const top = [...sums.values()].reduce((max, v) => (v > max ? v : max), 0n);
   return topShare({ sum, counterparties: top > 0n ? [{ sum: top }] : [] });

@@ -3,17 +3,21 @@
 // false_positive a false positive for them; other dispositions (no further action, inconclusive)
 // say nothing about the subject and are not labels. Each is taken at the episode's last alert:
 // what the analyst judged.
+//
+// The subjects are the episode's live alerts' own, not its members: an account's alert makes its
+// holder a member too, and labelling the holder would label every other account it holds, which
+// no one judged. A party is a label only when a party was itself an alert's subject.
 import type { Pool } from '../../../platform/postgres/pool.ts';
 import type { Label } from './labels.ts';
 
 export async function dispositionLabels(db: Pick<Pool, 'query'>, tenantId: string): Promise<Label[]> {
   const { rows } = await db.query<{ subject_kind: 'account' | 'party'; subject_id: string; disposition: string; last_alert_at: Date }>({
-    text: `SELECT m.subject_kind, m.subject_id, e.disposition, e.last_alert_at
+    text: `SELECT DISTINCT a.subject_kind, a.subject_id, e.disposition, e.last_alert_at
              FROM episodes e
-             JOIN episode_members m ON m.tenant_id = e.tenant_id AND m.episode_id = e.episode_id AND m.role = 'subject'
+             JOIN alerts a ON a.tenant_id = e.tenant_id AND a.episode_id = e.episode_id AND a.mode = 'live'
             WHERE e.tenant_id = $1 AND e.disposition IN ('suspicious_activity_reported', 'false_positive')
-              AND m.subject_kind IN ('account', 'party')
-            ORDER BY e.last_alert_at, m.subject_kind, m.subject_id`,
+              AND a.subject_kind IN ('account', 'party')
+            ORDER BY e.last_alert_at, a.subject_kind, a.subject_id`,
     values: [tenantId],
   });
   return rows.map((r) => ({ kind: r.subject_kind, externalId: r.subject_id, label: r.disposition === 'suspicious_activity_reported', asOf: r.last_alert_at, source: 'disposition' as const }));

@@ -7,7 +7,7 @@ import { dispositionLabels } from './label-store.ts';
 import { parseLabelFile } from './labels.ts';
 import { activateModel, shadowModel } from './lifecycle.ts';
 import { FEATURE_NAMES } from './features.ts';
-import { listModels, loadModel } from './store.ts';
+import { listModels, loadModel, saveModel } from './store.ts';
 import { buildBank, day, labelRows, MULES, mulePattern, NORMALS, ordinary, TENANT } from './test-kit.ts';
 import { trainModel } from './training.ts';
 
@@ -41,6 +41,16 @@ describe('training', () => {
     expect(t.library).toMatch(/tfjs/);
     expect((await loadModel(world.api.db.pool, TENANT, 'm1'))?.document).toEqual(outcome.model.document);
     expect((await listModels(world.api.db.pool, TENANT)).map((m) => m.id)).toEqual(['default', 'm1']);
+  });
+
+  it('takes each account as one example, on one side of the split, and says which accounts are labelled both ways', async () => {
+    // mule-0 cleared as of its first payments, then (no as_of: at its latest activity) confirmed.
+    const parsed = parseLabelFile(['kind,external_id,label,as_of', 'account,mule-0,0,2026-07-02T12:00:00Z', ...labelRows().map((row) => `${row},`)].join('\n'));
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+    const outcome = await trainModel(deps(), TENANT, parsed.labels);
+    expect(outcome).toMatchObject({ kind: 'done', warnings: ['account mule-0 is labelled both ways (1 positive, 1 negative); kept positive from the label file'] });
+    if (outcome.kind !== 'done') return;
+    expect(outcome.model.document.training).toMatchObject({ examples: MULES + NORMALS, positives: MULES, held_out: { examples: 8, positives: 2 } });
   });
 
   it('ships a default model every tenant can run', async () => {
@@ -119,6 +129,24 @@ describe('through the ruleset lifecycle', () => {
     expect(episode).toBeTruthy();
     const disposed = await applyCaseAction(pool, { tenantId: TENANT, episodeId: episode, disposition: 'false_positive', actor: 'test' }, world.api.clock.now());
     expect(disposed.kind).toBe('applied');
-    expect(await dispositionLabels(pool, TENANT)).toEqual(expect.arrayContaining([expect.objectContaining({ kind: 'account', externalId: 'mule-8', label: false, source: 'disposition' })]));
+    // The subjects of the episode's alerts: not mule-8's holder, a member of the episode too, whose
+    // label would reach every account it holds.
+    const { rows: members } = await pool.query(`SELECT subject_kind, subject_id FROM episode_members WHERE tenant_id = $1 AND episode_id = $2 AND role = 'subject'`, [TENANT, episode]);
+    expect(members).toEqual(expect.arrayContaining([{ subject_kind: 'party', subject_id: 'p-mule-8' }]));
+    const alerted = [...new Set(alerts.filter((a) => a.episode_id === episode).map((a) => a.subject_id as string))].sort();
+    expect(alerted).toContain('mule-8');
+    const labels = await dispositionLabels(pool, TENANT);
+    expect(labels.map((l) => `${l.kind}:${l.externalId}`).sort()).toEqual(alerted.map((id) => `account:${id}`));
+    expect(labels.every((l) => l.label === false && l.source === 'disposition')).toBe(true);
+  });
+});
+
+describe('storing models', () => {
+  it('gives trainings that finish together one version each', async () => {
+    const pool = world.api.db.pool;
+    const { document } = (await loadModel(pool, TENANT, 'm1'))!;
+    const last = (await listModels(pool, TENANT)).at(-1)!.version;
+    const saved = await Promise.all(Array.from({ length: 8 }, () => saveModel(pool, TENANT, document, world.api.clock.now())));
+    expect(saved.map((m) => m.version).sort((a, b) => a - b)).toEqual(Array.from({ length: 8 }, (_, i) => last + 1 + i));
   });
 });

@@ -2,7 +2,8 @@
 // edited) and the built-in default model shipped beside this file. A model is named by its id:
 // `default`, or `m<version>` for the tenant's own.
 import { readFileSync } from 'node:fs';
-import type { Pool } from '../../../platform/postgres/pool.ts';
+import { withTransaction, type Pool } from '../../../platform/postgres/pool.ts';
+import { lockTenantDetection } from '../detection-lock.ts';
 import { modelDocumentSchema, type ModelDocument } from './model.ts';
 
 const DEFAULT_MODEL_ID = 'default';
@@ -37,14 +38,19 @@ export function defaultModel(): { model: StoredModel; provenance: unknown } | nu
 
 const versionOf = (id: string): number | undefined => (MODEL_ID_PATTERN.test(id) && id !== DEFAULT_MODEL_ID ? Number(id.slice(1)) : undefined);
 
-export async function saveModel(db: Pick<Pool, 'query'>, tenantId: string, document: ModelDocument, now: Date): Promise<StoredModel> {
-  const { rows } = await db.query<{ version: number }>({
-    text: `INSERT INTO detection_models (tenant_id, version, document, created_at)
-           SELECT $1, coalesce(max(version), 0) + 1, $2::jsonb, $3 FROM detection_models WHERE tenant_id = $1
-           RETURNING version`,
-    values: [tenantId, JSON.stringify(document), now],
+// The tenant's next version. Two trainings may finish together: the tenant's detection lock, held
+// to the insert's commit, makes the second read the first's version instead of colliding with it.
+export async function saveModel(pool: Pool, tenantId: string, document: ModelDocument, now: Date): Promise<StoredModel> {
+  const version = await withTransaction(pool, async (db) => {
+    await lockTenantDetection(db, tenantId);
+    const { rows } = await db.query<{ version: number }>({
+      text: `INSERT INTO detection_models (tenant_id, version, document, created_at)
+             SELECT $1, coalesce(max(version), 0) + 1, $2::jsonb, $3 FROM detection_models WHERE tenant_id = $1
+             RETURNING version`,
+      values: [tenantId, JSON.stringify(document), now],
+    });
+    return rows[0]!.version;
   });
-  const version = rows[0]!.version;
   return { id: `m${version}`, version, createdAt: now, document };
 }
 

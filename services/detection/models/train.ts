@@ -3,7 +3,9 @@
 // backend: a regularised logistic regression, convex, so zero-initialised weights and unshuffled
 // batches of a seeded order give the same model for the same labels. A stratified share of the
 // labels is held back: the threshold is chosen on the training part, and precision, recall, F1
-// and PR-AUC are measured on the held-back part and kept with the model.
+// and PR-AUC are measured on the held-back part and kept with the model. Training gives one
+// example per account (oneLabelPerAccount), so splitting the examples splits the accounts: the
+// held-back part is accounts the fit never saw, stratified on each account's label.
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import * as tfl from '@tensorflow/tfjs-layers';

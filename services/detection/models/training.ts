@@ -1,14 +1,14 @@
 // Training a tenant's model, in numbered steps: (1) the labels, from the label file and the case
-// dispositions; (2) party labels onto the accounts the party holds; (3) each account's features
-// at its label's instant; (4) the fit, with its held-back report; (5) the model stored as the
-// tenant's next version. Expected refusals are returned, never thrown.
+// dispositions; (2) party labels onto the accounts the party holds, and one label per account;
+// (3) each account's features at its label's instant; (4) the fit, with its held-back report;
+// (5) the model stored as the tenant's next version. Expected refusals are returned, never thrown.
 import { performance } from 'node:perf_hooks';
 import type { Clock } from '../../../platform/clock.ts';
 import { baseAssetOf } from '../../../platform/tenants/tenants.ts';
 import type { DetectionStores } from '../framework/context.ts';
-import { examplesFor, type LabelledAccount } from './examples.ts';
+import { examplesFor } from './examples.ts';
 import { accountsOfParties, dispositionLabels } from './label-store.ts';
-import type { Label } from './labels.ts';
+import { oneLabelPerAccount, type AccountLabel, type Label, type LabelConflict } from './labels.ts';
 import type { ModelDocument } from './model.ts';
 import { saveModel, type StoredModel } from './store.ts';
 import { fit } from './train.ts';
@@ -18,7 +18,8 @@ export interface TrainingDeps extends DetectionStores {
 }
 
 export type TrainingOutcome =
-  | { kind: 'done'; model: StoredModel }
+  // warnings: what the operator should know about the labels (accounts labelled both ways).
+  | { kind: 'done'; model: StoredModel; warnings: string[] }
   | { kind: 'not_found'; message: string }
   // Not enough usable labels of each class.
   | { kind: 'too_few'; message: string };
@@ -31,14 +32,18 @@ export async function trainModel(deps: TrainingDeps, tenantId: string, fileLabel
   // 1. Labels.
   const fromCases = await dispositionLabels(deps.pool, tenantId);
   const labels = [...fileLabels, ...fromCases];
-  // 2. Accounts.
-  const { labelled, skipped } = await onAccounts(deps, tenantId, labels);
+  // 2. Accounts, one label each.
+  const { onAccount, skipped } = await onAccounts(deps, tenantId, labels);
+  const { labels: labelled, conflicts } = oneLabelPerAccount(onAccount);
   // 3. Features.
   const baseAsset = await baseAssetOf(deps.pool, tenantId);
   const { examples, withoutActivity } = await examplesFor(deps, tenantId, baseAsset, labelled, now);
   // 4. Fit.
   const fitted = await fit(examples);
-  if (fitted.kind !== 'fitted') return { kind: 'too_few', message: `${fitted.message} (labels: ${fileLabels.length} from the file, ${fromCases.length} from case dispositions; ${skipped + withoutActivity} without an account or activity)` };
+  if (fitted.kind !== 'fitted') {
+    const disagreeing = conflicts.length ? `; ${conflicts.length} account(s) labelled both ways` : '';
+    return { kind: 'too_few', message: `${fitted.message} (labels: ${fileLabels.length} from the file, ${fromCases.length} from case dispositions; ${skipped + withoutActivity} without an account or activity${disagreeing})` };
+  }
   const document: ModelDocument = {
     ...fitted.model,
     training: {
@@ -48,19 +53,26 @@ export async function trainModel(deps: TrainingDeps, tenantId: string, fileLabel
     },
   };
   // 5. Store.
-  return { kind: 'done', model: await saveModel(deps.pool, tenantId, document, now) };
+  return { kind: 'done', model: await saveModel(deps.pool, tenantId, document, now), warnings: conflicts.map(conflictWarning) };
 }
 
-// Account labels as they are; a party label for every account the party holds. The same account
-// and instant labelled twice keeps its last label (a case disposition after the file).
-async function onAccounts(deps: TrainingDeps, tenantId: string, labels: readonly Label[]): Promise<{ labelled: LabelledAccount[]; skipped: number }> {
+// Account labels as they are; a party label on every account the party holds. An account may
+// then have several labels; oneLabelPerAccount keeps one (a case disposition over the file, then
+// the later instant), so each account is one example and falls on one side of the split.
+async function onAccounts(deps: TrainingDeps, tenantId: string, labels: readonly Label[]): Promise<{ onAccount: AccountLabel[]; skipped: number }> {
   const held = await accountsOfParties(deps.pool, tenantId, labels.filter((l) => l.kind === 'party').map((l) => l.externalId));
-  const byKey = new Map<string, LabelledAccount>();
+  const onAccount: AccountLabel[] = [];
   let skipped = 0;
   for (const l of labels) {
     const accounts = l.kind === 'account' ? [l.externalId] : (held.get(l.externalId) ?? []);
     if (accounts.length === 0) skipped += 1;
-    for (const account of accounts) byKey.set(`${account}\u0000${l.asOf?.getTime() ?? ''}`, { account, label: l.label, asOf: l.asOf });
+    for (const account of accounts) onAccount.push({ account, label: l.label, asOf: l.asOf, source: l.source });
   }
-  return { labelled: [...byKey.values()], skipped };
+  return { onAccount, skipped };
+}
+
+function conflictWarning(c: LabelConflict): string {
+  const from = c.kept.source === 'disposition' ? 'a case disposition' : 'the label file';
+  const at = c.kept.asOf ? ` as of ${c.kept.asOf.toISOString()}` : '';
+  return `account ${c.account} is labelled both ways (${c.positive} positive, ${c.negative} negative); kept ${c.kept.label ? 'positive' : 'negative'} from ${from}${at}`;
 }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startDetectionWorld, type DetectionWorld } from '../../../test/support/detection-world.ts';
 import { defineDetector, noHit, type DetectorOutcome } from '../framework/detector.ts';
+import { aboveZero } from '../framework/parameter-rules.ts';
 import { alertsOpened, backtest, type BacktestDeps, type WindowedHit } from './backtest.ts';
 import { activate, createCandidate } from './lifecycle.ts';
 import { sweepOutbox } from '../../../services/webhooks/declared-payloads.test-kit.ts';
@@ -99,6 +100,8 @@ const failedLogins = defineDetector({
 });
 
 const LIBRARY = [bigOut, failedLogins];
+// The same library after a release gave big_out a parameter rule.
+const WITH_RULES = [{ ...bigOut, rules: [aboveZero('threshold')] }, failedLogins];
 
 let world: DetectionWorld;
 let deps: BacktestDeps;
@@ -209,6 +212,17 @@ describe('backtest', () => {
     expect(await backtest(deps, tenant(), v, { ...window, maxChanges: 4 }, LIBRARY)).toMatchObject({ kind: 'done' });
     const stored = await db().query(`SELECT backtest->'max_changes' AS cap FROM rulesets WHERE tenant_id = $1 AND version = $2`, [tenant(), v]);
     expect(stored.rows[0].cap).toBe(4);
+  });
+
+  it('backtests stored rulesets made before a parameter rule they break, as live detection runs them', async () => {
+    const window = { from: new Date('2026-06-01T00:00:00Z'), to: new Date('2026-06-10T00:00:00Z') };
+    expect(await createCandidate(db(), tenant(), { name: 'every movement', detectors: { big_out: { params: { threshold: '0' } } } }, WITH_RULES, tick())).toMatchObject({ kind: 'invalid' });
+    // Both stored while the library had no such rule.
+    const active = await candidate('every movement, live', { big_out: { params: { threshold: '0' } } });
+    expect((await activate(db(), tenant(), active, LIBRARY, tick())).kind).toBe('done');
+    const v = await candidate('every movement', { big_out: { params: { threshold: '0' } } });
+    const outcome = await backtest(deps, tenant(), v, window, WITH_RULES);
+    expect(outcome).toMatchObject({ kind: 'done', report: { active_version: active, detectors: { big_out: { candidate_hits: 4, active_hits: 4 } } } });
   });
 
   // Runs last: every event the backtests enqueued, swept from the outbox.

@@ -130,7 +130,9 @@ export async function backtest(deps: BacktestDeps, tenantId: string, version: nu
   const row = await loadRuleset(deps.pool, tenantId, version);
   if (!row) return { kind: 'not_found', message: `tenant ${tenantId} has no ruleset version ${version}` };
   if (!BACKTESTABLE.includes(row.state)) return wrongState(version, row.state, BACKTESTABLE, 'backtested');
-  const candidate = compileRuleset(version, row.document, library);
+  // A stored document compiles as it did when it was accepted (decision 0063): a parameter rule
+  // added since does not stop it being backtested, as it does not stop it being shadowed.
+  const candidate = compileRuleset(version, row.document, library, { rules: false });
   if (!candidate.ok) return { kind: 'invalid', message: `ruleset ${version} no longer compiles against the detector library`, issues: candidate.issues };
   const active = await activeRuleset(deps, tenantId, library);
 
@@ -182,7 +184,9 @@ async function activeRuleset(deps: BacktestDeps, tenantId: string, library: read
     [tenantId],
   );
   const active = rows[0];
-  const compiled = active ? compileRuleset(active.version, active.document, library) : compileRuleset(DEFAULT_VERSION, defaultRulesetDocument(library), library);
+  // The stored one compiles as the live pipeline compiles it (rules: false, decision 0063); the
+  // built-in default, made of the library's own defaults, is still checked against them.
+  const compiled = active ? compileRuleset(active.version, active.document, library, { rules: false }) : compileRuleset(DEFAULT_VERSION, defaultRulesetDocument(library), library);
   // The live pipeline could not run it either: a deployment error, not an operator's.
   if (!compiled.ok) throw new Error(`the active ruleset ${active?.version ?? DEFAULT_VERSION} no longer compiles: ${compiled.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
   return compiled.ruleset;
