@@ -278,14 +278,21 @@ async function clickhouseProbe(settings: EngineSettings): Promise<EngineProbe> {
 
 // --- messages --------------------------------------------------------------------------------
 
-function withoutCredentials(address: string): string {
+// Query parameters that carry a secret: libpq-style URLs may give the password (or a client key's
+// passphrase) as a parameter instead of in the authority, and pg reads it from there.
+const SECRET_PARAMETERS = /^(password|sslpassword|passphrase)$/i;
+
+export function withoutCredentials(address: string): string {
   try {
     const url = new URL(address);
-    if (!url.username && !url.password) return address;
+    const secrets = [...url.searchParams.keys()].filter((name) => SECRET_PARAMETERS.test(name));
+    if (!url.username && !url.password && secrets.length === 0) return address;
     url.username = '';
     url.password = '';
+    for (const name of secrets) url.searchParams.delete(name);
     return url.toString();
   } catch {
-    return address.replace(/\/\/[^/@]*@/, '//');
+    // Not a URL we can read: no user information and no query.
+    return address.replace(/\/\/.*@/, '//').split('?')[0]!;
   }
 }

@@ -27,6 +27,8 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 }); // the server may still be writing its last WAL
 });
 
+const live_ = (suffix: string) => `svc_live_${suffix.repeat(32)}`;
+
 describe('svc CLI', () => {
   it('creates a tenant and issues keys printed once as JSON', async () => {
     const created = await run(['tenants', 'create', 'acme', '--base-asset', 'EUR']);
@@ -47,6 +49,10 @@ describe('svc CLI', () => {
     const live = JSON.parse((await run(['keys', 'issue', '--tenant', 'acme', '--scope', 'read', '--live', '--json'])).stdout);
     expect(live.key_id).toMatch(/^svc_live_/);
     expect(live.environment).toBe('live');
+
+    // Two scopes named: one key holding both.
+    const both = JSON.parse((await run(['keys', 'issue', '--tenant', 'acme', '--scope', 'ingest', '--scope', 'read', '--json'])).stdout);
+    expect(both.scopes).toEqual(['ingest', 'read']);
   }, 60_000);
 
   it('refuses bad usage with exit code 2 and a message', async () => {
@@ -61,6 +67,17 @@ describe('svc CLI', () => {
     expect(badAsset.code).toBe(2);
     const tinyBucket = await run(['tenants', 'set-rate-limit', 'acme', '--capacity', '10', '--refill-per-s', '1']);
     expect(tinyBucket.code).toBe(2);
+    // Words past those a command takes are refused, not ignored: the second key would stay valid.
+    const twoKeys = await run(['keys', 'revoke', live_('a'), live_('b')]);
+    expect(twoKeys.code).toBe(2);
+    expect(twoKeys.stderr).toMatch(/usage: svc keys issue/);
+    // A number flag left empty (an unset variable) is not 0.
+    for (const scale of ['', ' ', '0x6', '1e1']) {
+      const asset = await run(['assets', 'add', 'X-USDT', '--tenant', 'acme', `--scale=${scale}`]);
+      expect(asset.code, scale).toBe(2);
+    }
+    const endless = await run(['tenants', 'set-rate-limit', 'acme', '--capacity', '5000', '--refill-per-s', 'Infinity']);
+    expect(endless.code).toBe(2);
     // A mistyped option is bad usage too: one line, no stack.
     const typo = await run(['keys', 'issue', '--tenant', 'acme', '--scope', 'ingest', '--lve']);
     expect(typo.code).toBe(2);

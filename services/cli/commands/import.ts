@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { SvcApiError, SvcError, type Import, type ImportDryRunReport, type ImportMapping, type SvcClient } from '../../../clients/typescript/src/index.ts';
+import { isKeySecret, SvcApiError, SvcError, type Import, type ImportDryRunReport, type ImportMapping, type SvcClient } from '../../../clients/typescript/src/index.ts';
 import { isDateTime } from '../../../schemas/primitives/timestamp.ts';
 import { UsageError } from '../context.ts';
 import { chunkFormatOf, chunkStream, RecordTooLargeError } from '../import-client/chunks.ts';
@@ -109,6 +109,10 @@ export function parseImportArgs(args: string[], env: NodeJS.ProcessEnv, now: Dat
   }
   const keyId = need(values['key-id'] ?? env.SVC_KEY_ID, 'an API key id (--key-id or SVC_KEY_ID)');
   const keySecret = need(values['key-secret'] ?? env.SVC_KEY_SECRET, 'the API key secret (--key-secret or SVC_KEY_SECRET)');
+  // The SDK refuses any other shape; said here as a usage error, without echoing the value.
+  if (!isKeySecret(keySecret)) {
+    throw new UsageError('the API key secret (--key-secret or SVC_KEY_SECRET) is not a key secret as issued: 43 base64url characters');
+  }
   return {
     mapping,
     file,
