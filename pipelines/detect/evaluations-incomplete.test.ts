@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeEvaluations, type SubjectOutcome } from './run.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/support/test-database.ts';
 
 // subject_evaluations.incomplete (infra/postgres/0016): unjudged when non-results (insufficient
@@ -34,5 +35,29 @@ describe('subject_evaluations.incomplete', () => {
       `UPDATE subject_evaluations SET outcomes = outcomes || '{"z": "stale"}' WHERE subject_id = 'p2' RETURNING incomplete`,
     );
     expect(rows[0]!.incomplete).toBe(true);
+  });
+
+  // What the detect pipeline writes: one row per subject and mode, its outcomes merged across
+  // triggers under one ruleset, and replaced when another ruleset judges.
+  it('keeps other triggers\' outcomes under one ruleset, and none of another ruleset\'s', async () => {
+    const outcome = (version: number, at: string, outcomes: Record<string, string>) =>
+      ({
+        work: { tenantId: 't', subject: { kind: 'party', id: 'merged' }, at: new Date(at), factAt: null },
+        mode: 'live',
+        ruleset: { version },
+        evaluations: Object.entries(outcomes).map(([id, result]) => ({ detector: { id }, outcome: { outcome: result } })),
+        forHits: null,
+      }) as unknown as SubjectOutcome;
+    const row = async () =>
+      (await db.pool.query(`SELECT ruleset_version, outcomes, incomplete FROM subject_evaluations WHERE tenant_id = 't' AND subject_id = 'merged'`)).rows[0];
+    const now = new Date('2026-09-01T00:00:00Z');
+    await writeEvaluations(db.pool, [outcome(1, '2026-08-01T00:00:00Z', { control_a: 'insufficient_data', control_b: 'insufficient_data', big_out: 'no_hit' })], now);
+    expect(await row()).toMatchObject({ ruleset_version: 1, incomplete: true });
+    // A scheduled run of the same ruleset judges one detector: the others' outcomes stay.
+    await writeEvaluations(db.pool, [outcome(1, '2026-08-02T00:00:00Z', { dormant: 'no_hit' })], now);
+    expect((await row()).outcomes).toEqual({ control_a: 'insufficient_data', control_b: 'insufficient_data', big_out: 'no_hit', dormant: 'no_hit' });
+    // A ruleset without the control detectors: judged on it alone, the party is no longer unjudged.
+    await writeEvaluations(db.pool, [outcome(2, '2026-08-03T00:00:00Z', { big_out: 'no_hit', velocity: 'insufficient_data' })], now);
+    expect(await row()).toEqual({ ruleset_version: 2, outcomes: { big_out: 'no_hit', velocity: 'insufficient_data' }, incomplete: false });
   });
 });

@@ -59,7 +59,7 @@ interface PendingCommit {
   hits: HitToRecord[];
 }
 
-interface SubjectOutcome {
+export interface SubjectOutcome {
   work: SubjectWork;
   mode: Mode;
   ruleset: CompiledRuleset;
@@ -224,7 +224,7 @@ function recordedKinds(library: readonly AnyDetector[]): Set<SubjectKind> {
 // posture reads them to tell low from incomplete). Returns the parties whose band may have
 // changed with them: evaluated live for the first time, or now judged where they were not (or
 // the reverse). Every other party's band stands; its evaluated_at says when it was last looked at.
-async function writeEvaluations(db: Pick<Pool, 'query'>, outcomes: SubjectOutcome[], now: Date): Promise<string[]> {
+export async function writeEvaluations(db: Pick<Pool, 'query'>, outcomes: SubjectOutcome[], now: Date): Promise<string[]> {
   if (outcomes.length === 0) return [];
   const latest = new Map<string, SubjectOutcome>();
   for (const o of outcomes) {
@@ -262,7 +262,10 @@ async function writeEvaluations(db: Pick<Pool, 'query'>, outcomes: SubjectOutcom
              SELECT t, k, s, m, v, a, f, $2, o FROM r
              ON CONFLICT (tenant_id, subject_kind, subject_id, mode) DO UPDATE
                SET ruleset_version = EXCLUDED.ruleset_version, event_at = EXCLUDED.event_at, evaluated_at = EXCLUDED.evaluated_at,
-                   fact_at = greatest(e.fact_at, EXCLUDED.fact_at), outcomes = e.outcomes || EXCLUDED.outcomes
+                   fact_at = greatest(e.fact_at, EXCLUDED.fact_at),
+                   -- Outcomes of other triggers stay (a scheduled run judges fewer detectors), but
+                   -- only under one ruleset: a detector another ruleset dropped is judged no more.
+                   outcomes = CASE WHEN e.ruleset_version = EXCLUDED.ruleset_version THEN e.outcomes || EXCLUDED.outcomes ELSE EXCLUDED.outcomes END
              WHERE e.event_at <= EXCLUDED.event_at
              RETURNING e.subject_kind, e.subject_id, e.mode, e.incomplete
            )
