@@ -47,11 +47,13 @@ export interface RaisedAlert {
   severity: Severity;
 }
 
-// A live alert in an episode that a later hit extended, at the hit's event time.
+// A live alert in an episode that a later hit extended, at the hit's event time, with the
+// counterparties the hit's evidence names.
 export interface ExtendedAlert {
   tenantId: string;
   episodeId: string;
   eventAt: Date;
+  counterparties: string[];
 }
 
 export interface RecordedHits {
@@ -179,7 +181,9 @@ export async function recordHits(db: PoolClient, hits: HitToRecord[], now: Date)
       result.updated += 1;
       const fresh = openedHere.get(open.alert_id);
       if (fresh) strengthen(fresh, entry, headline);
-      if (open.episode_id && entry.mode === 'live') result.extended.push({ tenantId: entry.tenantId, episodeId: open.episode_id, eventAt: entry.eventAt });
+      if (open.episode_id && entry.mode === 'live') {
+        result.extended.push({ tenantId: entry.tenantId, episodeId: open.episode_id, eventAt: entry.eventAt, counterparties: hit.evidence.counterparties });
+      }
       if (severity !== open.severity && open.episode_id) {
         result.raised.push({ alertId: open.alert_id, tenantId: entry.tenantId, episodeId: open.episode_id, severity });
       }

@@ -106,6 +106,54 @@ describe('episodes', () => {
     await commit([hit(third, 'a1', 'p1', '2026-02-01T10:00:00Z', '2026-02-01T10:00:00Z', ['z0'])]);
     expect((await episodeOf('probe_three', 'a1', '2026-02-01T10:00:00Z')).episode_id).not.toBe(kept.episode_id);
   });
+
+  it('takes in the counterparties a later hit names as related members of the episode', async () => {
+    const opening = hit(first, 'a2', 'p2', '2026-04-01T10:00:00Z', '2026-04-01T10:00:00Z', ['r1']);
+    opening.hit.evidence.counterparties = ['account:payer-1'];
+    await commit([opening]);
+    const later = hit(first, 'a2', 'p2', '2026-04-01T10:00:00Z', '2026-04-03T10:00:00Z', ['r1', 'r2']);
+    later.hit.evidence.counterparties = ['account:payer-1', 'account:payer-2', 'party:owner-2'];
+    await commit([later]);
+    const { episode_id } = await episodeOf('probe_one', 'a2', '2026-04-02T10:00:00Z');
+    const { rows } = await world.api.db.pool.query(
+      `SELECT subject_kind || ':' || subject_id AS member, role FROM episode_members WHERE tenant_id = $1 AND episode_id = $2 ORDER BY 1`,
+      [world.api.tenantId, episode_id],
+    );
+    expect(rows).toEqual([
+      { member: 'account:a2', role: 'subject' },
+      { member: 'account:payer-1', role: 'counterparty' },
+      { member: 'account:payer-2', role: 'counterparty' },
+      { member: 'party:owner-2', role: 'counterparty' },
+      { member: 'party:p2', role: 'subject' },
+    ]);
+  });
+});
+
+describe('a filed report', () => {
+  it('is never reopened: a new alert on its subject starts a case of its own, and one closed otherwise reopens', async () => {
+    await commit([hit(first, 'a1', 'p1', '2026-10-01T10:00:00Z', '2026-10-01T10:00:00Z', ['f1'])]);
+    const filed = await episodeOf('probe_one', 'a1', '2026-10-01T10:00:00Z');
+    const close = (disposition: string) =>
+      world.api.db.pool.query(`UPDATE episodes SET status = 'resolved', case_status = 'closed', disposition = $3 WHERE tenant_id = $1 AND episode_id = $2`, [
+        world.api.tenantId,
+        filed.episode_id,
+        disposition,
+      ]);
+    await close('suspicious_activity_reported');
+    await commit([hit(second, 'a1', 'p1', '2026-10-02T10:00:00Z', '2026-10-02T10:00:00Z', ['f2'])]);
+    const continuing = await episodeOf('probe_two', 'a1', '2026-10-02T10:00:00Z');
+    expect(continuing.episode_id).not.toBe(filed.episode_id);
+    const { rows } = await world.api.db.pool.query(`SELECT status, case_status, disposition FROM episodes WHERE tenant_id = $1 AND episode_id = $2`, [world.api.tenantId, filed.episode_id]);
+    expect(rows).toEqual([{ status: 'resolved', case_status: 'closed', disposition: 'suspicious_activity_reported' }]);
+    // Closed as a false positive (and the new case resolved too), the same subject's next alert reopens it.
+    await world.api.db.pool.query(`UPDATE episodes SET status = 'resolved', case_status = 'closed', disposition = 'false_positive' WHERE tenant_id = $1 AND episode_id = $2`, [
+      world.api.tenantId,
+      continuing.episode_id,
+    ]);
+    await close('false_positive');
+    await commit([hit(third, 'a1', 'p1', '2026-10-03T10:00:00Z', '2026-10-03T10:00:00Z', ['f3'])]);
+    expect([filed.episode_id, continuing.episode_id]).toContain((await episodeOf('probe_three', 'a1', '2026-10-03T10:00:00Z')).episode_id);
+  });
 });
 
 describe('evidence', () => {

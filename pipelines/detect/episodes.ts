@@ -1,7 +1,8 @@
 // Episodes: alerts on one subject, and on subjects connected to it within k hops of the network,
 // grouped within a time horizon (event time). A new alert joins the most recently active episode
 // that is still open and has a member within reach; a resolved episode is reopened only by a new
-// alert on one of its own subjects; otherwise the alert starts an episode of its own. Episodes
+// alert on one of its own subjects, and never one closed with a filed report; otherwise the alert
+// starts an episode of its own. Episodes
 // are never merged: two that meet later stay two (merging would rewrite what analysts have seen).
 // Runs inside the caller's transaction, which holds the tenant's detection lock.
 import type { GraphStore, NodeRef } from '../../platform/graph/port.ts';
@@ -70,6 +71,9 @@ export async function assignEpisodes(
                JOIN episodes e ON e.tenant_id = m.tenant_id AND e.episode_id = m.episode_id
               WHERE m.tenant_id = $1 AND (m.subject_kind, m.subject_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))
                 AND e.last_alert_at >= $4 AND e.first_alert_at <= $7
+                -- A case closed with a filed report stays as filed (decision 0031): activity after
+                -- it is a case of its own, not a reopening that would take the filing away.
+                AND NOT (e.status = 'resolved' AND e.disposition = 'suspicious_activity_reported')
               GROUP BY e.episode_id, e.status, e.severity, e.alert_count, e.updated_at
               ORDER BY (e.status <> 'resolved') DESC, (e.status = 'resolved' AND bool_or(m.subject_kind = $5 AND m.subject_id = $6 AND m.role = 'subject')) DESC,
                        e.updated_at DESC
@@ -171,6 +175,16 @@ interface Member {
   role: 'subject' | 'counterparty';
 }
 
+// The accounts and parties an evidence's counterparties name (`account:A1`, `party:P1`).
+function counterpartyMembers(counterparties: readonly string[]): Member[] {
+  const members: Member[] = [];
+  for (const counterparty of counterparties) {
+    const [kind, ...rest] = counterparty.split(':');
+    if ((kind === 'account' || kind === 'party') && rest.length > 0) members.push({ kind, id: rest.join(':'), role: 'counterparty' });
+  }
+  return members;
+}
+
 // The alert's subject (and, for an account, its holder) and the accounts and parties its
 // evidence names as counterparties.
 function membersOf(alert: OpenedAlert): Member[] {
@@ -179,10 +193,7 @@ function membersOf(alert: OpenedAlert): Member[] {
     const key = `${member.kind}:${member.id}`;
     if (!members.has(key) || member.role === 'subject') members.set(key, member);
   };
-  for (const counterparty of alert.counterparties) {
-    const [kind, ...rest] = counterparty.split(':');
-    if ((kind === 'account' || kind === 'party') && rest.length > 0) add({ kind, id: rest.join(':'), role: 'counterparty' });
-  }
+  for (const member of counterpartyMembers(alert.counterparties)) add(member);
   add({ ...alert.subject, role: 'subject' });
   if (alert.partyId) add({ kind: 'party', id: alert.partyId, role: 'subject' });
   return [...members.values()];
@@ -264,10 +275,20 @@ async function subjectParties(db: PoolClient, tenantId: string, episodeId: strin
 }
 
 // Alerts kept alive by new hits keep their episodes active: an episode's span follows its alerts'
-// hits, so a new alert on the subject weeks later still finds it within the horizon.
+// hits, so a new alert on the subject weeks later still finds it within the horizon. The
+// counterparties a later hit names join the episode as related members, as an opening hit's do.
 export async function spanEpisodes(db: PoolClient, extended: ExtendedAlert[], now: Date): Promise<void> {
   if (extended.length === 0) return;
   const tenantId = extended[0]!.tenantId;
+  const related = extended.flatMap((x) => counterpartyMembers(x.counterparties).map((member) => ({ episodeId: x.episodeId, member })));
+  const { rows: joined } = related.length === 0 ? { rows: [] } : await db.query<{ episode_id: string }>({
+    name: 'episodes-related',
+    text: `INSERT INTO episode_members (tenant_id, episode_id, subject_kind, subject_id, role, added_at)
+           SELECT DISTINCT $1, e, k, i, 'counterparty', $5::timestamptz FROM unnest($2::uuid[], $3::text[], $4::text[]) AS u(e, k, i) ORDER BY 2, 3, 4
+           ON CONFLICT (tenant_id, episode_id, subject_kind, subject_id) DO NOTHING
+           RETURNING episode_id`,
+    values: [tenantId, related.map((r) => r.episodeId), related.map((r) => r.member.kind), related.map((r) => r.member.id), now],
+  });
   const { rows } = await db.query<{ episode_id: string }>({
     name: 'episodes-span',
     text: `UPDATE episodes e SET first_alert_at = least(e.first_alert_at, x.first_at), last_alert_at = greatest(e.last_alert_at, x.last_at), updated_at = $4
@@ -276,5 +297,5 @@ export async function spanEpisodes(db: PoolClient, extended: ExtendedAlert[], no
            RETURNING e.episode_id`,
     values: [tenantId, extended.map((x) => x.episodeId), extended.map((x) => x.eventAt), now],
   });
-  await refreshCaseInbox(db, tenantId, rows.map((row) => row.episode_id));
+  await refreshCaseInbox(db, tenantId, [...new Set([...rows, ...joined].map((row) => row.episode_id))]);
 }

@@ -7,7 +7,7 @@ import type { CASE_INBOX_SORTS } from '../../../schemas/console/cases.ts';
 type Db = Pick<Pool, 'query'>;
 
 export interface CaseInboxFilters {
-  // undefined: every case that is not closed.
+  // undefined: every case that is not closed (with awaitingApproval true: every case awaiting it).
   status?: string;
   // A user id, or null for unassigned.
   assignee?: string | null;
@@ -62,7 +62,11 @@ export async function caseInbox(db: Db, tenantId: string, filters: CaseInboxFilt
     return `$${values.length}`;
   };
   const closed = filters.status === 'closed';
-  const where = ['i.tenant_id = $1', `i.open = ${closed ? 'false' : 'true'}`];
+  // Cases awaiting approval, of any status: a case closed through /v1 or the CLI while a report
+  // proposal waits still has the proposal for a supervisor to decide.
+  const anyStatus = filters.awaitingApproval === true && filters.status === undefined;
+  const where = ['i.tenant_id = $1'];
+  if (!anyStatus) where.push(`i.open = ${closed ? 'false' : 'true'}`);
   if (filters.status !== undefined && !closed) where.push(`i.case_status = ${param(filters.status)}`);
   if (filters.assignee === null) where.push('i.assignee_user_id IS NULL');
   else if (filters.assignee !== undefined) where.push(`i.assignee_user_id = ${param(filters.assignee)}::uuid`);
@@ -70,8 +74,9 @@ export async function caseInbox(db: Db, tenantId: string, filters: CaseInboxFilt
   if (filters.priority !== undefined) where.push(`i.priority = ${param(filters.priority)}`);
   if (filters.overdue !== undefined) where.push(filters.overdue ? `i.due_at < ${param(now)}` : `(i.due_at IS NULL OR i.due_at >= ${param(now)})`);
   if (filters.awaitingApproval !== undefined) where.push(`i.awaiting_approval = ${param(filters.awaitingApproval)}`);
-  const { key, order } = ordering(filters.sort, closed);
-  if (after) where.push(afterPosition(filters.sort, closed, after, param));
+  // Closed cases have no due date: a list that may hold them is in age order for `due`.
+  const { key, order } = ordering(filters.sort, closed || anyStatus);
+  if (after) where.push(afterPosition(filters.sort, closed || anyStatus, after, param));
   const { rows } = await db.query<CaseInboxRow>(
     withDetails(`SELECT i.*, ${key} AS position FROM case_inbox i WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${param(limit)}`, order),
     values,

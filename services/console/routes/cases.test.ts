@@ -8,6 +8,7 @@ import { ManualClock } from '../../../platform/clock.ts';
 import { loadConfig } from '../../../platform/config.ts';
 import { uuidv7 } from '../../../platform/ids.ts';
 import { createTenant } from '../../../platform/tenants/tenants.ts';
+import { applyCaseAction } from '../../cases/actions.ts';
 import { refreshCaseInbox } from '../../cases/inbox.ts';
 import { caseDetailSchema, casePageSchema, caseTimelineSchema, type CaseSummary } from '../../../schemas/console/cases.ts';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/test-database.ts';
@@ -408,6 +409,16 @@ describe('four-eyes reporting', () => {
       epsd(cases.low!),
     ]);
     expect(audit.rows.map((r) => r.action).slice(-3)).toEqual(['case.report_proposed', 'case.assigned', 'case.report_rejected']);
+  });
+
+  it('keeps a proposal in the awaiting-approval list when the case was closed through /v1 meanwhile', async () => {
+    const id = await seedCase('acme', { severity: 'medium', openedAt: '2026-09-08T00:00:00Z' });
+    expect((await call(ben, 'POST', `/console/v1/cases/${epsd(id)}/report`, { narrative: 'Cash in, wired out the same day.' })).statusCode).toBe(201);
+    const closed = await applyCaseAction(db.pool, { tenantId: 'acme', episodeId: epsd(id), disposition: 'no_further_action', actor: 'api' }, clock.now());
+    expect(closed.kind).toBe('applied');
+    expect(idsOf(await inbox(sam))).not.toContain(epsd(id));
+    expect(idsOf(await inbox(sam, '?awaiting_approval=true'))).toContain(epsd(id));
+    expect(idsOf(await inbox(sam, '?awaiting_approval=true&sort=due'))).toContain(epsd(id));
   });
 
   it('leaves a rejected proposal\'s case where it was when its proposer has been disabled', async () => {
