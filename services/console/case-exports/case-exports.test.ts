@@ -13,6 +13,8 @@ import { decideProposal, insertProposal } from '../queries/case-reports.ts';
 import { createConsoleUser } from '../users.ts';
 import { createConsole } from '../wiring.ts';
 import { putReportingEntity, reportingEntitySchema } from './reporting-entity.ts';
+import { loadCaseFile } from './case-file.ts';
+import { registryWith } from '../../../schemas/assets/registry.ts';
 
 // The published goAML schema (test/fixtures/goaml/README.md).
 const XSD = readFileSync(new URL('../../../test/fixtures/goaml/goAMLSchema.xsd', import.meta.url), 'utf8');
@@ -78,6 +80,7 @@ async function seedAlert(tenant: string, episode: string, a: { detector: string;
     `INSERT INTO alert_evidence (tenant_id, alert_id, seq, recorded_at, event_at, score, severity, evidence) VALUES ($1, $2, 1, $3, $3, 0.8, 'high', $4)`,
     [tenant, id, a.at, JSON.stringify(a.evidence)],
   );
+  return id;
 }
 
 beforeAll(async () => {
@@ -293,6 +296,22 @@ describe('tenancy and access', () => {
     const res = await call(outsider, 'GET', `/console/v1/cases/epsd_${ids.otherCase}/goaml.xml`);
     expect(res.statusCode).toBe(404);
     expect(res.json().detail).toContain('reporting entity');
+  });
+});
+
+describe('movements cited long ago', () => {
+  it('are named by the export, as loaded or left out, however many evidence entries came since', async () => {
+    const episode = await seedEpisode('other', [['account', 'long-1', 'subject']]);
+    const alert = await seedAlert('other', episode, { detector: 'fan_in', typology: 'fan_in', subject: ['account', 'long-1'], at: '2026-08-25T00:00:00Z', explanation: 'x', evidence: { movements: ['mv-cited-first'] } });
+    // 200 later hits, each with its own evidence entry citing nothing new.
+    await world.api.db.pool.query(
+      `INSERT INTO alert_evidence (tenant_id, alert_id, seq, recorded_at, event_at, score, severity, evidence)
+       SELECT 'other', $1, s, now(), now(), 0.8, 'high', '{"movements": []}'::jsonb FROM generate_series(2, 201) AS s`,
+      [alert],
+    );
+    const file = await loadCaseFile(world.api.db.pool, 'other', episode, async () => registryWith(new Map()));
+    expect(file!.alerts[0]!.evidence).toHaveLength(200);
+    expect(file!.movementsLeftOut).toEqual(['mv-cited-first']);
   });
 });
 

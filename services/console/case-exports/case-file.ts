@@ -5,7 +5,7 @@ import { caseNotes } from '../queries/case-notes.ts';
 import { reportProposals } from '../queries/case-reports.ts';
 import { caseAudit, findAssignee, type Assignee, type AuditRow } from '../queries/cases.ts';
 import { caseActions, type CaseActionRow } from '../../cases/store.ts';
-import { movementsByIds, type CaseMovementRow } from '../queries/case-timeline.ts';
+import { citedMovements as everyCitedMovement, movementsByIds, type CaseMovementRow } from '../queries/case-timeline.ts';
 import { caseAlerts, entitiesByIds, findCase, MAX_EXPORT_MOVEMENTS, type CaseAlertRow, type CaseRow } from './store.ts';
 
 // Everything a case's exports show, read once: the goAML report and the case file are both
@@ -52,8 +52,10 @@ export interface CaseFile {
   report: ApprovedReport | null;
 }
 
-// The movement ids the evidence cites, most relevant first within each alert, alerts oldest first.
-function citedMovements(alerts: readonly CaseAlertRow[]): string[] {
+// The movement ids the evidence cites, most relevant first within each alert, alerts oldest first;
+// then those cited only by evidence entries older than the export shows (an alert's latest
+// MAX_EXPORT_EVIDENCE), so the report names every movement the case page does.
+function citedMovements(alerts: readonly CaseAlertRow[], everyCited: readonly string[]): string[] {
   const ids = new Set<string>();
   for (const alert of alerts) {
     for (const entry of alert.evidence) {
@@ -61,6 +63,7 @@ function citedMovements(alerts: readonly CaseAlertRow[]): string[] {
       if (Array.isArray(listed)) for (const id of listed) if (typeof id === 'string') ids.add(id);
     }
   }
+  for (const id of everyCited) ids.add(id);
   return [...ids];
 }
 
@@ -75,7 +78,7 @@ export async function loadCaseFile(
   if (!found) return undefined;
   // 2. Its alerts and the movements they cite.
   const alerts = await caseAlerts(db, tenantId, episodeId);
-  const cited = citedMovements(alerts);
+  const cited = citedMovements(alerts, (await everyCitedMovement(db, tenantId, episodeId)).map((c) => c.movement_id));
   const movements = await movementsByIds(db, tenantId, cited.slice(0, MAX_EXPORT_MOVEMENTS));
   const loaded = new Set(movements.map((m) => m.external_id));
   // 3. The parties and accounts on those movements and among the case's subjects, and the holders of the accounts.
