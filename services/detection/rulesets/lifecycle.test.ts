@@ -4,6 +4,7 @@ import { createTenant } from '../../../platform/tenants/tenants.ts';
 import { startTestApi, type TestApi } from '../../../test/support/test-api.ts';
 import { defineDetector, noHit } from '../framework/detector.ts';
 import { aboveZero } from '../framework/parameter-rules.ts';
+import { learnedModel } from '../models/detector.ts';
 import { RulesetCache } from './active.ts';
 import { activate, createCandidate, listRulesets, rollback, shadowReport, showRuleset, startShadow } from './lifecycle.ts';
 import { sweepOutbox } from '../../../services/webhooks/declared-payloads.test-kit.ts';
@@ -54,7 +55,7 @@ const create = async (tenant: string, name: string, threshold?: string) => {
 
 beforeAll(async () => {
   api = await startTestApi();
-  for (const tenant of ['lc-create', 'lc-states', 'lc-roll', 'lc-broken', 'lc-shadow']) await createTenant(db(), tenant, 'USD');
+  for (const tenant of ['lc-create', 'lc-states', 'lc-roll', 'lc-broken', 'lc-shadow', 'lc-models']) await createTenant(db(), tenant, 'USD');
 });
 afterAll(async () => api?.close());
 
@@ -88,6 +89,24 @@ describe('creating a candidate', () => {
     expect(shape).toMatchObject({ kind: 'invalid', issues: [{ path: 'name' }] });
     expect(await states('lc-create')).toEqual({ 1: 'candidate', 2: 'candidate' });
     expect(await events('lc-create')).toHaveLength(2);
+  });
+
+  it('refuses a document whose learned detector names a model the tenant does not have, at each place it does', async () => {
+    const library = [...LIBRARY, learnedModel];
+    const outcome = await createCandidate(
+      db(),
+      'lc-create',
+      { name: 'model', detectors: { learned_model: { params: { model: 'default' }, by_segment: { merchant: { model: 'm7' } }, by_risk_tier: { high: { model: 'm9' } } } } },
+      library,
+      tick(),
+    );
+    expect(outcome).toMatchObject({ kind: 'invalid' });
+    if (outcome.kind !== 'invalid') return;
+    expect(outcome.issues.map((i) => i.path)).toEqual(['detectors.learned_model.by_segment.merchant.model', 'detectors.learned_model.by_risk_tier.high.model']);
+    expect(await states('lc-create')).toEqual({ 1: 'candidate', 2: 'candidate' });
+    // The built-in model every tenant has is fine.
+    const built = await createCandidate(db(), 'lc-models', { name: 'model', detectors: { learned_model: { params: { model: 'default' } } } }, library, tick());
+    expect(built).toMatchObject({ kind: 'done', version: 1 });
   });
 
   it('refuses an unknown tenant', async () => {

@@ -8,6 +8,7 @@ import { withTransaction, type Pool, type PoolClient } from '../../../platform/p
 import { lockTenantDetection } from '../detection-lock.ts';
 import type { AnyDetector } from '../framework/detector.ts';
 import { compileRuleset, type RulesetIssue } from '../framework/ruleset.ts';
+import { unknownModels } from '../models/references.ts';
 import { enqueueEvents, type OutgoingEvent } from '../../webhooks/outgoing-events.ts';
 import type { BacktestReport } from './backtest.ts';
 
@@ -94,6 +95,8 @@ export async function createCandidate(pool: Pool, tenantId: string, document: un
   const name = compiled.ruleset.name;
   return step<{ version: number; name: string }>(pool, tenantId, now, async (db) => {
     if (!(await tenantExists(db, tenantId))) return { result: { kind: 'not_found', message: `no tenant ${tenantId}` } };
+    const missing = await unknownModels(db, tenantId, document);
+    if (missing.length > 0) return { result: { kind: 'invalid', message: 'the ruleset document names a model the tenant does not have', issues: missing } };
     const { rows } = await db.query<{ version: number }>({
       text: `INSERT INTO rulesets (tenant_id, version, name, document, state, created_at)
              SELECT $1, coalesce(max(version), 0) + 1, $2, $3::jsonb, 'candidate', $4 FROM rulesets WHERE tenant_id = $1
