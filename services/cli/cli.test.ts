@@ -78,6 +78,28 @@ describe('svc CLI', () => {
     }
     const endless = await run(['tenants', 'set-rate-limit', 'acme', '--capacity', '5000', '--refill-per-s', 'Infinity']);
     expect(endless.code).toBe(2);
+    // Help asked of a command shows the usage and runs nothing (svc up --help started the service).
+    for (const args of [['up', '--help'], ['models', '--help'], ['status', '-h'], ['-h']]) {
+      const help = await run(args);
+      expect(help.code, args.join(' ')).toBe(0);
+      expect(help.stdout).toMatch(/^svc: the financial-crime control service/);
+    }
+    // What a command would ignore is refused.
+    for (const args of [['up', 'now'], ['status', '--json=true'], ['migrate', '--force']]) {
+      const extra = await run(args);
+      expect(extra.code, args.join(' ')).toBe(2);
+      expect(extra.stderr).toMatch(/does not take/);
+    }
+    // A file that cannot be read is one line naming it.
+    const noFile = await run(['fx-rates', 'load', join(dataDir, 'no-such-rates.csv')]);
+    expect(noFile.code).toBe(2);
+    expect(noFile.stderr).toMatch(/^svc: cannot read .*no-such-rates\.csv/);
+    expect(noFile.stderr).not.toContain('    at ');
+    // JSON saved with a byte-order mark (as Windows editors do) is read as JSON.
+    const bom = join(dataDir, 'bom-ruleset.json');
+    await writeFile(bom, `\uFEFF${JSON.stringify({ name: 'saved on windows', detectors: {} })}`);
+    const created = await run(['rulesets', 'create', '--tenant', 'acme', '--file', bom]);
+    expect(created.code, created.stderr).toBe(0);
     // A mistyped option is bad usage too: one line, no stack.
     const typo = await run(['keys', 'issue', '--tenant', 'acme', '--scope', 'ingest', '--lve']);
     expect(typo.code).toBe(2);

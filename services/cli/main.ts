@@ -84,10 +84,21 @@ const print = (line: string): void => {
   process.stdout.write(`${line}\n`);
 };
 
+const HELP = new Set(['--help', '-h']);
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
+  // Help asked of any command shows the usage and does nothing else: `svc up --help` started the
+  // whole service. (svc import prints its own.)
+  if (command !== 'import' && rest.some((arg) => HELP.has(arg))) return print(USAGE);
+  // Commands that take nothing more refuse what they would otherwise ignore.
+  const only = (allowed: string[]) => {
+    const extra = rest.filter((arg) => !allowed.includes(arg));
+    if (extra.length > 0) throw new UsageError(`svc ${command} does not take ${extra.join(' ')}\n\n${USAGE}`);
+  };
   switch (command) {
     case 'up':
+      only([]);
       return runParts(ALL_PARTS);
     case 'run':
       if (rest[0] === 'api' && rest.length === 1) return runParts(['api']);
@@ -98,12 +109,14 @@ async function main(argv: string[]): Promise<void> {
     case 'alive':
       return (await import('./commands/alive.ts')).aliveCommand(rest);
     case 'status':
+      only(['--json']);
       return (await import('./commands/status.ts')).statusCommand(print, rest.includes('--json'));
     case 'deadletters':
       return (await import('./commands/deadletters.ts')).deadlettersCommand(rest, print);
     case 'fx-rates':
       return (await import('./commands/fx-rates.ts')).fxRatesCommand(rest, print);
     case 'migrate':
+      only([]);
       return (await admin()).migrateCommand(print);
     case 'engines':
       return (await import('./commands/engines.ts')).enginesCommand(rest, print);
@@ -129,6 +142,7 @@ async function main(argv: string[]): Promise<void> {
     case undefined:
     case 'help':
     case '--help':
+    case '-h':
       return print(USAGE);
     default:
       throw new UsageError(`unknown command ${command}\n\n${USAGE}`);

@@ -1,12 +1,14 @@
-import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
 import { basename } from 'node:path';
 import { loadRateFile } from '../../../platform/fx/rate-files.ts';
 import { UsageError, withContext } from '../context.ts';
+import { readTextFile } from '../files.ts';
 
 export async function fxRatesCommand(args: string[], print: (line: string) => void): Promise<void> {
-  const [action, file] = args;
-  if (action !== 'load' || !file) throw new UsageError('usage: svc fx-rates load <FILE>');
-  const text = await readFile(file, 'utf8');
+  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
+  const [action, file] = positionals;
+  if (action !== 'load' || !file || positionals.length !== 2) throw new UsageError('usage: svc fx-rates load <FILE>');
+  const text = await readTextFile(file);
   await withContext(async ({ db }) => {
     const outcome = await loadRateFile(db.pool, basename(file), text, new Date());
     if (outcome.kind === 'refused') {

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readJsonFile } from '../files.ts';
 import { parseArgs } from 'node:util';
 import { findReportingEntity, putReportingEntity, reportingEntitySchema } from '../../console/case-exports/reporting-entity.ts';
 import { UsageError, withContext } from '../context.ts';
@@ -16,12 +16,7 @@ export async function goamlCommand(args: string[], print: (line: string) => void
 
   let parsed: ReturnType<typeof reportingEntitySchema.parse> | undefined;
   if (action === 'set') {
-    let json: unknown;
-    try {
-      json = JSON.parse(await readFile(values.file!, 'utf8'));
-    } catch (error) {
-      throw new UsageError(`${values.file}: not a JSON file: ${(error as Error).message}`);
-    }
+    const json = await readJsonFile(values.file!);
     const checked = reportingEntitySchema.safeParse(json);
     if (!checked.success) {
       throw new UsageError(`${values.file} refused:\n${checked.error.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`).join('\n')}`);

@@ -1,5 +1,6 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { readFile, rename, rm, stat } from 'node:fs/promises';
+import { rename, rm, stat } from 'node:fs/promises';
+import { readJsonFile } from '../files.ts';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -210,17 +211,7 @@ export async function importCommand(args: string[], io: ImportIo): Promise<numbe
 }
 
 async function readMapping(path: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    throw new UsageError(`--mapping ${path}: ${(error as Error).message}`);
-  }
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`--mapping ${path} is not JSON: ${(error as Error).message}`);
-  }
+  return readJsonFile(path, `--mapping ${path}`);
 }
 
 async function fileSize(path: string): Promise<number> {

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readTextFile } from '../files.ts';
 import { parseArgs } from 'node:util';
 import { systemClock } from '../../../platform/clock.ts';
 import { openDetectionStores } from '../../../platform/engines.ts';
@@ -45,7 +45,7 @@ export async function modelsCommand(args: string[], print: Print): Promise<void>
 
   if (action === 'train') {
     if (!values.labels) throw new UsageError(`--labels is required\n${MODELS_USAGE}`);
-    const parsed = parseLabelFile(await readText(values.labels));
+    const parsed = parseLabelFile(await readTextFile(values.labels));
     if (!parsed.ok) throw new UsageError(`${values.labels} is not a usable label file:\n${parsed.issues.map((i) => `  line ${i.line}: ${i.message}`).join('\n')}`);
     return withContext(async ({ config, db }) => {
       const stores = await openDetectionStores(config, db.pool);
@@ -103,13 +103,6 @@ function modelIdOf(text: string | undefined): string {
   return text;
 }
 
-async function readText(file: string): Promise<string> {
-  try {
-    return await readFile(file, 'utf8');
-  } catch (error) {
-    throw new UsageError(`cannot read ${file}: ${(error as Error).message}`);
-  }
-}
 
 function refuse(refusal: Refusal): never {
   if (refusal.kind === 'invalid') throw new UsageError(`${refusal.message}:\n${refusal.issues.map((i) => `  ${i.path || '(document)'}: ${i.message}`).join('\n')}`);

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readJsonFile } from '../files.ts';
 import { parseArgs } from 'node:util';
 import { systemClock } from '../../../platform/clock.ts';
 import { openDetectionStores } from '../../../platform/engines.ts';
@@ -175,17 +175,7 @@ function instantOf(name: string, text: string | undefined): Date {
 }
 
 async function readDocument(file: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    throw new UsageError(`cannot read ${file}: ${(error as Error).message}`);
-  }
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`${file} is not JSON: ${(error as Error).message}`);
-  }
+  return readJsonFile(file);
 }
 
 function refuse(refusal: Refusal): never {
