@@ -72,5 +72,12 @@ describe('svc models', () => {
     expect(JSON.parse(live.stdout)).toEqual({ model: 'm1', ruleset_version: 1, previous_version: 0, from_shadow: false });
     const { rows } = await world.api.db.pool.query(`SELECT state, document #>> '{detectors,learned_model,params,model}' AS model FROM rulesets WHERE tenant_id = $1`, [TENANT]);
     expect(rows).toEqual([{ state: 'active', model: 'm1' }]);
+    // Run again (a retried script), it changes nothing and says so: no second ruleset that a
+    // rollback would return to with the model still live.
+    const again = await svc('activate', '--tenant', TENANT, '--model', 'm1');
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/model m1 is already live for acme/);
+    const after = await world.api.db.pool.query(`SELECT state FROM rulesets WHERE tenant_id = $1`, [TENANT]);
+    expect(after.rows).toEqual([{ state: 'active' }]);
   }, 60_000);
 });

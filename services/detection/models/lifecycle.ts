@@ -33,7 +33,20 @@ async function candidateWithModel(pool: Pool, tenantId: string, modelId: string,
   return createCandidate(pool, tenantId, withModel(await liveDocument(pool, tenantId, library), modelId), library, now);
 }
 
+// The model the live ruleset's learned detector runs, if it runs one.
+async function liveModel(pool: Pool, tenantId: string): Promise<string | undefined> {
+  const learned = ((await activeRulesetDocument(pool, tenantId)) as RulesetDocument | null)?.detectors?.[LEARNED_DETECTOR_ID];
+  return learned && learned.enabled !== false && typeof learned.params?.model === 'string' ? learned.params.model : undefined;
+}
+
+// A step that would change nothing is refused, not repeated: repeating it wrote another ruleset
+// version running the same model, and the undo it printed (a rollback) then returned to a ruleset
+// that ran the model still.
+const already = (message: string): Outcome<never> => ({ kind: 'invalid', message, issues: [] });
+
 export async function shadowModel(pool: Pool, tenantId: string, modelId: string, library: readonly AnyDetector[], now: Date): Promise<Outcome<ModelStep>> {
+  const watched = await shadowRulesetModel(pool, tenantId, LEARNED_DETECTOR_ID);
+  if (watched?.model === modelId) return already(`model ${modelId} already runs in shadow for ${tenantId}, in ruleset ${watched.version}`);
   const candidate = await candidateWithModel(pool, tenantId, modelId, library, now);
   if (candidate.kind !== 'done') return candidate;
   const shadow = await startShadow(pool, tenantId, candidate.version, library, now);
@@ -42,6 +55,7 @@ export async function shadowModel(pool: Pool, tenantId: string, modelId: string,
 }
 
 export async function activateModel(pool: Pool, tenantId: string, modelId: string, library: readonly AnyDetector[], now: Date): Promise<Outcome<ModelStep & { previousVersion: number }>> {
+  if ((await liveModel(pool, tenantId)) === modelId) return already(`model ${modelId} is already live for ${tenantId}`);
   const shadow = await shadowRulesetModel(pool, tenantId, LEARNED_DETECTOR_ID);
   const inShadow = shadow?.model === modelId ? shadow.version : undefined;
   let version = inShadow;

@@ -106,6 +106,8 @@ describe('through the ruleset lifecycle', () => {
     expect(await shadowModel(pool, TENANT, 'm7', library, world.api.clock.now())).toMatchObject({ kind: 'not_found' });
     const shadow = await shadowModel(pool, TENANT, 'm1', library, world.api.clock.now());
     expect(shadow).toMatchObject({ kind: 'done', rulesetVersion: 1 });
+    // Put in shadow again: nothing to do, and no second candidate.
+    expect(await shadowModel(pool, TENANT, 'm1', library, world.api.clock.now())).toMatchObject({ kind: 'invalid', message: expect.stringMatching(/already runs in shadow/) });
     const live = await activateModel(pool, TENANT, 'm1', library, world.api.clock.now());
     expect(live).toMatchObject({ kind: 'done', rulesetVersion: 1, created: false, previousVersion: 0 });
     const { rows: rulesets } = await pool.query(`SELECT version, state, document FROM rulesets WHERE tenant_id = $1`, [TENANT]);
