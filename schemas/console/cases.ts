@@ -19,8 +19,12 @@ import { alertSchema, CASE_NOTE_MAX, CASE_STATUSES, DISPOSITIONS, EPISODE_STATUS
 const reason = z.string().trim().min(1, 'give a reason').max(CASE_NOTE_MAX).refine(...STORABLE);
 
 export const assignRequestSchema = z.strictObject({ user_id: z.uuid().nullable() });
-export const caseStatusRequestSchema = z.strictObject({ status: z.enum(CASE_STATUSES), reason });
-export const caseDispositionRequestSchema = z.strictObject({ disposition: z.enum(DISPOSITIONS), reason });
+// What the analyst saw when they acted: the case is changed only if it still stands so, else the
+// action is refused (409) and the page shows what changed. Without it the action applies to the
+// case as it is (the last one wins).
+const expected = z.strictObject({ case_status: z.enum(CASE_STATUSES), disposition: z.enum(DISPOSITIONS).nullable() }).optional();
+export const caseStatusRequestSchema = z.strictObject({ status: z.enum(CASE_STATUSES), reason, expected });
+export const caseDispositionRequestSchema = z.strictObject({ disposition: z.enum(DISPOSITIONS), reason, expected });
 
 export const ALERT_QUEUE_SORTS = ['newest', 'oldest', 'severity'] as const;
 export const SEVERITIES = ['low', 'medium', 'high', 'critical'] as const;

@@ -132,7 +132,15 @@ describe('console screens (stubbed API)', () => {
     await form.locator('button').click();
     await expect.poll(() => page.textContent('[data-testid=disposition]')).toContain('false positive');
     expect(await page.textContent('[data-testid=audit]')).toContain('case.disposed');
-    expect(stub.writes).toEqual([{ method: 'POST', path: '/episodes/episode-1/disposition', csrf: SESSION.csrf_token, body: { disposition: 'false_positive', reason: 'Club dues, known payers.' } }]);
+    // With the case as the page showed it: one another analyst changed meanwhile is refused.
+    expect(stub.writes).toEqual([
+      {
+        method: 'POST',
+        path: '/episodes/episode-1/disposition',
+        csrf: SESSION.csrf_token,
+        body: { disposition: 'false_positive', reason: 'Club dues, known payers.', expected: { case_status: 'open', disposition: null } },
+      },
+    ]);
     await shot('screens-episode.png');
   });
 

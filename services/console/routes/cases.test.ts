@@ -346,6 +346,26 @@ describe('the case page', () => {
   });
 });
 
+describe('acting on a case as it was shown', () => {
+  it('refuses a change to a case another analyst changed since the page was loaded, and applies one to a case as shown', async () => {
+    const id = await seedCase('acme', { severity: 'low', openedAt: '2026-09-06T00:00:00Z' });
+    const episode = `/console/v1/episodes/${epsd(id)}`;
+    const shown = { case_status: 'open', disposition: null };
+    // Ben and Ana both see the case open. Ben closes it first.
+    const closed = await call(ben, 'POST', `${episode}/disposition`, { disposition: 'false_positive', reason: 'known payroll', expected: shown });
+    expect(closed.statusCode, closed.body).toBe(200);
+    // Ana, from her stale page, neither reopens it nor replaces Ben's disposition.
+    const reopen = await call(ana, 'POST', `${episode}/status`, { status: 'investigating', reason: 'looking', expected: shown });
+    expectProblem(reopen, 409, 'svc:sequence/conflict');
+    expect(reopen.json().detail).toMatch(/now closed \(false positive\)/);
+    expectProblem(await call(ana, 'POST', `${episode}/disposition`, { disposition: 'no_further_action', reason: 'nothing', expected: shown }), 409, 'svc:sequence/conflict');
+    expect((await db.pool.query(`SELECT case_status, disposition FROM episodes WHERE episode_id = $1`, [id])).rows[0]).toEqual({ case_status: 'closed', disposition: 'false_positive' });
+    // Having looked again, she may.
+    const seen = { case_status: 'closed', disposition: 'false_positive' };
+    expect((await call(ana, 'POST', `${episode}/status`, { status: 'investigating', reason: 'new facts', expected: seen })).statusCode).toBe(200);
+  });
+});
+
 describe('four-eyes reporting', () => {
   it('refuses filing a report directly from the console', async () => {
     const res = await call(sue, 'POST', `/console/v1/episodes/${epsd(cases.critical!)}/disposition`, { disposition: 'suspicious_activity_reported', reason: 'reported' });

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { ID_PREFIXES, parseId } from '../../../platform/ids.ts';
 import { withTransaction } from '../../../platform/postgres/pool.ts';
-import { applyCaseAction } from '../../cases/actions.ts';
+import { applyCaseAction, type CaseActionRule } from '../../cases/actions.ts';
 import { assignRequestSchema, auditPageSchema, caseDispositionRequestSchema, caseStatusRequestSchema, consoleEpisodeDetailSchema } from '../../../schemas/console/cases.ts';
 import { auditQuerySchema, episodeParamsSchema } from '../../../schemas/console/routes.ts';
 import { loadEpisodeDetail } from '../../cases/render.ts';
@@ -23,6 +23,27 @@ type Params = { Params: { episode_id: string } };
 
 // Episodes (cases): detail with assignee and audit, assignment, status and disposition, and the
 // case's audit log (docs/decisions/0018-console-api.md).
+// Refuses a change to a case that no longer stands as the analyst saw it (another analyst closed
+// or reopened it meanwhile), so no one's decision is replaced unseen.
+function asSeen(expected: { case_status: string; disposition: string | null } | undefined): CaseActionRule | undefined {
+  if (!expected) return undefined;
+  return async (_db, { from }) =>
+    from.caseStatus === expected.case_status && from.disposition === expected.disposition
+      ? undefined
+      : `the case changed since it was shown: it is now ${from.caseStatus}${from.disposition ? ` (${from.disposition.replaceAll('_', ' ')})` : ''}; look again before acting`;
+}
+
+// The first refusal of the rules given.
+function bothRules(...rules: Array<CaseActionRule | undefined>): CaseActionRule {
+  return async (db, change) => {
+    for (const rule of rules) {
+      const refusal = await rule?.(db, change);
+      if (refusal) return refusal;
+    }
+    return undefined;
+  };
+}
+
 export function registerEpisodeRoutes(app: FastifyInstance, deps: ConsoleRouteDeps): void {
   const detail = async (tenantId: string, episodeId: string) => {
     const episode = await loadEpisodeDetail(deps.pool, tenantId, episodeId);
@@ -94,7 +115,12 @@ export function registerEpisodeRoutes(app: FastifyInstance, deps: ConsoleRouteDe
       const tenantId = user.tenant_id;
       const id = parseId('episode', request.params.episode_id);
       if (!id) return notFound(request, reply, 'episode');
-      const { reason, ...change } = bodyOf(request, schema) as { reason: string; status?: string; disposition?: string };
+      const { reason, expected, ...change } = bodyOf(request, schema) as {
+        reason: string;
+        expected?: { case_status: string; disposition: string | null };
+        status?: string;
+        disposition?: string;
+      };
       // Filing a report needs a second pair of eyes (four-eyes.ts): it is proposed, not applied.
       if (change.disposition === REPORT_DISPOSITION) {
         return sendProblem(request, reply, 'svc:validation/schema', {
@@ -106,7 +132,7 @@ export function registerEpisodeRoutes(app: FastifyInstance, deps: ConsoleRouteDe
       // The audit row is written in the action's own transaction: no action without its row.
       const outcome = await applyCaseAction(deps.pool, { tenantId, episodeId: id, ...change, note: reason, actor: `console:${user.user_id}` }, now, (db, applied) =>
         auditAs(db, request, action, ID_PREFIXES.episode + id, { ...change, reason, ...applied }, now),
-        fourEyesCaseRule(tenantId, id),
+        bothRules(asSeen(expected), fourEyesCaseRule(tenantId, id)),
       );
       switch (outcome.kind) {
         case 'invalid':

@@ -134,12 +134,14 @@ export async function episodeView([id]: string[]): Promise<void> {
         h(
           'div',
           { class: 'forms' },
+          // Each action says what the page showed: a case another analyst changed meanwhile is
+          // refused, not silently overridden.
           actionForm('Set status', 'status', STATUSES, async (status, reason) => {
-            await post(`/episodes/${enc(id!)}/status`, { status, reason });
+            await post(`/episodes/${enc(id!)}/status`, { status, reason, expected: { case_status: e.case_status, disposition: e.disposition } });
             await after();
           }),
           actionForm('Disposition', 'disposition', DISPOSITIONS, async (disposition, reason) => {
-            await post(`/episodes/${enc(id!)}/disposition`, { disposition, reason });
+            await post(`/episodes/${enc(id!)}/disposition`, { disposition, reason, expected: { case_status: e.case_status, disposition: e.disposition } });
             await after();
           }),
         ),
