@@ -315,6 +315,24 @@ describe('movements cited long ago', () => {
   });
 });
 
+describe('corrected movements', () => {
+  it('are loaded with the movements correcting them, to the chain\'s last link, and marked', async () => {
+    const tenant = world.api.tenantId;
+    await world.movement({ id: 'cx-orig', from: ['mule-acct', 'mule'], to: ['acme-acct', 'acme'], value: 950_000, at: '2026-08-20T10:00:00Z' });
+    await world.movement({ id: 'cx-fix-1', from: ['mule-acct', 'mule'], to: ['acme-acct', 'acme'], value: 960_000, at: '2026-08-20T11:00:00Z', extra: { links: { correction_of: 'cx-orig' }, correction_reason: 'amount' } });
+    await world.movement({ id: 'cx-fix-2', from: ['mule-acct', 'mule'], to: ['acme-acct', 'acme'], value: 970_000, at: '2026-08-20T12:00:00Z', extra: { links: { correction_of: 'cx-fix-1' }, correction_reason: 'amount again' } });
+    await world.settle();
+    const episode = await seedEpisode(tenant, [['account', 'mule-acct', 'subject']]);
+    await seedAlert(tenant, episode, { detector: 'structuring', typology: 'structuring', subject: ['account', 'mule-acct'], at: '2026-08-20T10:00:00Z', explanation: 'x', evidence: { movements: ['cx-orig'] } });
+    const file = await loadCaseFile(world.api.db.pool, tenant, episode, async () => registryWith(new Map()));
+    expect(file!.movements.map((m) => [m.external_id, m.corrected_by])).toEqual([
+      ['cx-orig', 'cx-fix-1'],
+      ['cx-fix-1', 'cx-fix-2'],
+      ['cx-fix-2', null],
+    ]);
+  });
+});
+
 describe('case file', () => {
   it('is print-ready HTML under the console CSP, with money by asset and scale, evidence, narrative, notes and audit', async () => {
     const res = await call(analyst, 'GET', `/console/v1/cases/epsd_${ids.case}/file.html`);

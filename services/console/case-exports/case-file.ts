@@ -67,6 +67,21 @@ function citedMovements(alerts: readonly CaseAlertRow[], everyCited: readonly st
   return [...ids];
 }
 
+// The cited movements and the movements that correct them (a chain to its last link, a few links
+// at most): a case reports what the institution's ledger now holds, the corrected one marked.
+const CORRECTION_LINKS = 5;
+async function withCorrections(db: Db, tenantId: string, cited: CaseMovementRow[]): Promise<CaseMovementRow[]> {
+  const all = new Map(cited.map((m) => [m.external_id, m]));
+  let next = cited;
+  for (let link = 0; link < CORRECTION_LINKS && all.size < MAX_EXPORT_MOVEMENTS; link++) {
+    const missing = [...new Set(next.map((m) => m.corrected_by).filter((id): id is string => id !== null && !all.has(id)))];
+    if (missing.length === 0) break;
+    next = await movementsByIds(db, tenantId, missing.slice(0, MAX_EXPORT_MOVEMENTS - all.size));
+    for (const m of next) all.set(m.external_id, m);
+  }
+  return [...all.values()].sort((a, b) => a.occurred_at.getTime() - b.occurred_at.getTime() || (a.external_id < b.external_id ? -1 : a.external_id > b.external_id ? 1 : 0));
+}
+
 export async function loadCaseFile(
   db: Db,
   tenantId: string,
@@ -79,7 +94,7 @@ export async function loadCaseFile(
   // 2. Its alerts and the movements they cite.
   const alerts = await caseAlerts(db, tenantId, episodeId);
   const cited = citedMovements(alerts, (await everyCitedMovement(db, tenantId, episodeId)).map((c) => c.movement_id));
-  const movements = await movementsByIds(db, tenantId, cited.slice(0, MAX_EXPORT_MOVEMENTS));
+  const movements = await withCorrections(db, tenantId, await movementsByIds(db, tenantId, cited.slice(0, MAX_EXPORT_MOVEMENTS)));
   const loaded = new Set(movements.map((m) => m.external_id));
   // 3. The parties and accounts on those movements and among the case's subjects, and the holders of the accounts.
   const subjects = [...found.subjects, ...found.related];

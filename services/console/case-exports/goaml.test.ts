@@ -39,6 +39,7 @@ function movement(over: Partial<CaseMovementRow>): CaseMovementRow {
     credit_party_id: null,
     normalized: null,
     data: {},
+    corrected_by: null,
     ...over,
   };
 }
@@ -129,6 +130,19 @@ describe('goAML mapping', () => {
     expect(xml).toContain('<transmode_code>C</transmode_code>');
     expect(xml).toContain('<from_funds_code>A</from_funds_code>');
     expect([...xml.matchAll(/<indicator>([^<]*)<\/indicator>/g)].map((m) => m[1])).toEqual(['1001M']);
+  });
+
+  it('reports a corrected movement by its correction, and names both in the reason', async () => {
+    const file = caseFile({
+      movements: [movement({ external_id: 'm-orig', amount_value: '950000', corrected_by: 'm-fix' }), movement({ external_id: 'm-fix', amount_value: '960000' })],
+    });
+    const outcome = goamlReport(file, ENTITY, NOW);
+    if (outcome.kind !== 'report') throw new Error(outcome.kind);
+    const xml = renderXml(outcome.document);
+    expect(await valid(xml)).toEqual([]);
+    expect([...xml.matchAll(/<transactionnumber>([^<]*)<\/transactionnumber>/g)].map((m) => m[1])).toEqual(['m-fix']);
+    expect(xml).toContain('<amount_local>9600.00</amount_local>');
+    expect(xml).toContain('Movements corrected since, reported as corrected: m-orig (by m-fix).');
   });
 
   it('refuses a tenant whose base asset is not an ISO 4217 currency', () => {

@@ -127,7 +127,11 @@ export function goamlReport(file: CaseFile, rentity: ReportingEntity, now: Date)
 
   const transactions: XmlNode[] = [];
   const unpriced: string[] = [];
+  // A corrected movement is not a transaction as the institution's ledger holds it: its correction
+  // is reported in its place, and the reason names both.
+  const corrected = file.movements.filter((m) => m.corrected_by !== null);
   for (const m of file.movements) {
+    if (m.corrected_by !== null) continue;
     const amount = localAmount(m);
     if (amount === undefined) {
       unpriced.push(m.external_id);
@@ -160,7 +164,7 @@ export function goamlReport(file: CaseFile, rentity: ReportingEntity, now: Date)
   };
 
   const leftOut = [...unpriced, ...file.movementsLeftOut];
-  const reason = narrative(file, unpriced);
+  const reason = narrative(file, unpriced, corrected);
   const indicators = [...new Set(file.alerts.map((a) => rentity.lookups.indicators[a.detector_id] ?? UNKNOWN))];
   const document = el(
     'report',
@@ -195,13 +199,14 @@ export function goamlReport(file: CaseFile, rentity: ReportingEntity, now: Date)
 
 // The reason: the approved report's narrative when there is one, else what the alerts say;
 // then the typologies, and the movements that could not be reported as transactions.
-function narrative(file: CaseFile, unpriced: readonly string[]): string {
+function narrative(file: CaseFile, unpriced: readonly string[], corrected: readonly CaseMovementRow[]): string {
   const parts: string[] = [];
   if (file.report) parts.push(file.report.narrative.trim());
   else for (const a of file.alerts) parts.push(`${a.typology} (${a.detector_id}, ${a.severity}): ${a.summary.trim()} ${a.explanation.trim()}`.trim());
   const typologies = [...new Set(file.alerts.map((a) => a.typology))];
   if (typologies.length > 0) parts.push(`Typologies: ${typologies.join('; ')}.`);
   if (unpriced.length > 0) parts.push(`Movements without a rate to ${file.baseAsset} at their time, not reported as transactions: ${unpriced.join(', ')}.`);
+  if (corrected.length > 0) parts.push(`Movements corrected since, reported as corrected: ${corrected.map((m) => `${m.external_id} (by ${m.corrected_by})`).join(', ')}.`);
   if (file.movementsLeftOut.length > 0) parts.push(`Further movements cited by the alerts, not in this report: ${file.movementsLeftOut.length}.`);
   return parts.join('\n\n');
 }

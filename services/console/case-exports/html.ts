@@ -68,7 +68,7 @@ export function renderCaseFile(file: CaseFile, meta: { generatedAt: Date; genera
   const movementRow = (m: CaseMovementRow) => {
     const n = m.normalized;
     const base = n?.status === 'normalized' ? money(n.amount.value, n.amount.asset) : n?.status === 'unavailable' ? `no ${file.baseAsset} rate` : '';
-    return html`<tr id="${anchors.get(m.external_id)}"><td>${m.external_id}</td><td>${when(m.occurred_at)}</td><td>${m.type}</td><td>${m.status}</td><td>${side(m, 'debit')}</td><td>${side(m, 'credit')}</td><td class="num">${money(m.amount_value, m.amount_asset)}</td><td class="num">${base}</td></tr>`;
+    return html`<tr id="${anchors.get(m.external_id)}"><td>${m.external_id}${m.corrected_by !== null ? html` (corrected by ${movementLink(m.corrected_by)})` : ''}</td><td>${when(m.occurred_at)}</td><td>${m.type}</td><td>${m.status}</td><td>${side(m, 'debit')}</td><td>${side(m, 'credit')}</td><td class="num">${money(m.amount_value, m.amount_asset)}</td><td class="num">${base}</td></tr>`;
   };
 
   const report = file.report;

@@ -45,6 +45,9 @@ export interface CaseMovementRow {
   normalized: StoredNormalization | null;
   // Each member read as possibly absent: the exports write what they find.
   data: Partial<StoredMovementData>;
+  // The movement that corrects this one (links.correction_of), when one that did not itself fail
+  // does: the ledger's rule (decision 0024). The case then reports this one as corrected.
+  corrected_by: string | null;
 }
 
 // The movements with these external ids the tenant holds, oldest first (by event time), at most
@@ -52,10 +55,13 @@ export interface CaseMovementRow {
 export async function movementsByIds(db: Db, tenantId: string, ids: readonly string[], limit?: number): Promise<CaseMovementRow[]> {
   if (ids.length === 0) return [];
   const { rows } = await db.query<CaseMovementRow>(
-    `SELECT external_id, event_id, occurred_at, type, status, amount_value::text AS amount_value, amount_asset, amount_scale,
-            debit_account_id, debit_party_id, credit_account_id, credit_party_id, normalized, data
-       FROM canonical_movements WHERE tenant_id = $1 AND external_id = ANY($2::text[])
-      ORDER BY occurred_at, external_id LIMIT $3`,
+    `SELECT m.external_id, m.event_id, m.occurred_at, m.type, m.status, m.amount_value::text AS amount_value, m.amount_asset, m.amount_scale,
+            m.debit_account_id, m.debit_party_id, m.credit_account_id, m.credit_party_id, m.normalized, m.data,
+            (SELECT min(l.from_id) FROM canonical_movement_links l
+              WHERE l.tenant_id = m.tenant_id AND l.to_id = m.external_id AND l.relation = 'correction_of'
+                AND EXISTS (SELECT 1 FROM canonical_movements c WHERE c.tenant_id = m.tenant_id AND c.external_id = l.from_id AND c.status <> 'failed')) AS corrected_by
+       FROM canonical_movements m WHERE m.tenant_id = $1 AND m.external_id = ANY($2::text[])
+      ORDER BY m.occurred_at, m.external_id LIMIT $3`,
     [tenantId, ids, limit ?? null],
   );
   return rows;
