@@ -144,6 +144,14 @@ describe('console screens (stubbed API)', () => {
     await shot('screens-episode.png');
   });
 
+  it('shows why assigning oneself was refused, and lets it be tried again', async () => {
+    const button = page.locator('.assign button');
+    await button.click();
+    // The stub answers the assignment with a governed 404 ("no fixture").
+    await expect.poll(() => page.locator('.assign [role=alert]').textContent()).toContain('no fixture');
+    expect(await button.isDisabled()).toBe(false);
+  });
+
   it('shows a party with its posture, accounts and timeline', async () => {
     await page.goto(`${server.base}/console/parties/hub-p`);
     await page.waitForSelector('text=fan-1');

@@ -10,6 +10,25 @@ const STATUSES = ['open', 'investigating', 'escalated'];
 // when a second user approves it (four-eyes): the API refuses it here.
 const DISPOSITIONS = ['no_further_action', 'false_positive', 'inconclusive'];
 
+// Assigning oneself can be refused (a case assigned to someone else is a supervisor's to move):
+// the refusal is shown beside the button, which can be tried again.
+function assignButton(mine: boolean, assign: (mine: boolean) => Promise<void>) {
+  const message = h('p', { class: 'state error', role: 'alert', hidden: true });
+  const button = h('button', { type: 'button' }, mine ? 'Unassign me' : 'Assign to me') as HTMLButtonElement;
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    message.hidden = true;
+    try {
+      await assign(mine);
+    } catch (error) {
+      message.hidden = false;
+      message.textContent = error instanceof Error ? error.message : String(error);
+      button.disabled = false;
+    }
+  });
+  return h('div', { class: 'assign' }, button, message);
+}
+
 function actionForm(label: string, field: 'status' | 'disposition', options: string[], submit: (value: string, reason: string) => Promise<void>) {
   const message = h('p', { class: 'state error', role: 'alert', hidden: true });
   const form = h(
@@ -116,21 +135,10 @@ export async function episodeView([id]: string[]): Promise<void> {
         'section',
         { class: 'case-actions', 'aria-label': 'case actions' },
         h('h2', null, 'Case'),
-        me
-          ? h(
-              'button',
-              {
-                type: 'button',
-                onclick: async (event: MouseEvent) => {
-                  (event.currentTarget as HTMLButtonElement).disabled = true;
-                  const mine = assignee?.user_id === me.id;
-                  await post(`/episodes/${enc(id!)}/assign`, { user_id: mine ? null : me.id });
-                  await after();
-                },
-              },
-              assignee?.user_id === me.id ? 'Unassign me' : 'Assign to me',
-            )
-          : null,
+        me ? assignButton(assignee?.user_id === me.id, async (mine) => {
+          await post(`/episodes/${enc(id!)}/assign`, { user_id: mine ? null : me.id });
+          await after();
+        }) : null,
         h(
           'div',
           { class: 'forms' },
