@@ -34,3 +34,10 @@ export async function baseAssetOf(db: Pick<Pool, 'query'>, tenantId: string): Pr
   if (!rows[0]) throw new Error(`unknown tenant ${tenantId}`);
   return rows[0].base_asset;
 }
+
+// Whether the tenant exists: a command reading a tenant's things tells a mistyped tenant from one
+// that has none.
+export async function tenantExists(db: Pick<Pool, 'query'>, tenantId: string): Promise<boolean> {
+  const { rows } = await db.query('SELECT 1 FROM tenants WHERE tenant_id = $1', [tenantId]);
+  return rows.length > 0;
+}

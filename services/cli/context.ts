@@ -3,6 +3,7 @@ import { resolveMasterKey } from '../../platform/crypto/master-key.ts';
 import { requirePostgres } from '../../platform/engine-probes.ts';
 import { openDatabase, type Database, type EmbeddedWatchReports } from '../../platform/postgres/database.ts';
 import { migrate } from '../../platform/postgres/migrate.ts';
+import { tenantExists } from '../../platform/tenants/tenants.ts';
 
 export interface CliContext {
   config: Config;
@@ -39,3 +40,9 @@ export async function withContext<T>(work: (context: CliContext) => Promise<T>):
 }
 
 export class UsageError extends Error {}
+
+// A command reading one tenant's things refuses a tenant that does not exist (exit 2), so a
+// mistyped id is not taken for a tenant with nothing.
+export async function requireTenant(context: CliContext, tenantId: string): Promise<void> {
+  if (!(await tenantExists(context.db.pool, tenantId))) throw new UsageError(`no tenant ${tenantId}`);
+}

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { systemClock } from '../../../platform/clock.ts';
 import { CONSOLE_ROLES } from '../../../schemas/console/requests.ts';
 import { createConsoleUser, disableConsoleUser, listConsoleUsers, unlockConsoleUser } from '../../console/users.ts';
-import { UsageError, withContext } from '../context.ts';
+import { requireTenant, UsageError, withContext } from '../context.ts';
 
 type Print = (line: string) => void;
 
@@ -34,8 +34,9 @@ export async function consoleUsersCommand(args: string[], print: Print): Promise
       });
     }
     case 'list':
-      return withContext(async ({ db }) => {
-        const users = await listConsoleUsers(db.pool, tenant, systemClock.now());
+      return withContext(async (context) => {
+        await requireTenant(context, tenant);
+        const users = await listConsoleUsers(context.db.pool, tenant, systemClock.now());
         if (values.json) return print(JSON.stringify(users, null, 2));
         if (users.length === 0) return print(`tenant ${tenant} has no console users`);
         for (const u of users) {

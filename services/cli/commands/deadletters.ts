@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ID_PREFIXES } from '../../../platform/ids.ts';
 import { PARKED_STATUSES, ParkedRecordStore, type ParkedFilter, type ParkedRecord, type ParkedStatus } from '../../../platform/bus/parking/store.ts';
-import { UsageError, withContext } from '../context.ts';
+import { requireTenant, UsageError, withContext } from '../context.ts';
 
 const USAGE = `usage: svc deadletters list [--group <group>] [--tenant <tenant_id>] [--status <${PARKED_STATUSES.join('|')}>] [--limit <n>] [--json]
        svc deadletters replay (--id <id> ... | --group <group> [--tenant <tenant_id>] | --all) [--json]
@@ -37,8 +37,9 @@ export async function deadlettersCommand(args: string[], print: (line: string) =
     if (values.status !== undefined && !PARKED_STATUSES.includes(values.status as ParkedStatus)) throw new UsageError(`--status must be one of ${PARKED_STATUSES.join(', ')}`);
     const limit = values.limit === undefined ? 100 : Number(values.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new UsageError('--limit must be an integer from 1 to 10000');
-    await withContext(async ({ db }) => {
-      const records = await new ParkedRecordStore(db.pool).list({ ...filter, statuses: [(values.status as ParkedStatus | undefined) ?? 'parked'], limit });
+    await withContext(async (context) => {
+      if (values.tenant !== undefined) await requireTenant(context, values.tenant);
+      const records = await new ParkedRecordStore(context.db.pool).list({ ...filter, statuses: [(values.status as ParkedStatus | undefined) ?? 'parked'], limit });
       if (values.json) return print(JSON.stringify(records.map(view)));
       if (records.length === 0) return print('no parked records');
       for (const record of records) print(line(record));

@@ -67,6 +67,10 @@ describe('svc goaml', () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('no tenant nobody');
     expect(await findReportingEntity(db.pool, 'nobody')).toBeUndefined();
+    // Shown for a tenant that does not exist: that, not advice to set one up.
+    const shown = await runSvc(['goaml', 'show', '--tenant', 'nobody'], env);
+    expect(shown.code).toBe(2);
+    expect(shown.stderr).toMatch(/^svc: no tenant nobody/);
     expect((await runSvc(['goaml', 'set', '--tenant', 'acme'], env)).code).toBe(2);
   });
 });

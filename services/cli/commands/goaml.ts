@@ -1,7 +1,7 @@
 import { readJsonFile } from '../files.ts';
 import { parseArgs } from 'node:util';
 import { findReportingEntity, putReportingEntity, reportingEntitySchema } from '../../console/case-exports/reporting-entity.ts';
-import { UsageError, withContext } from '../context.ts';
+import { requireTenant, UsageError, withContext } from '../context.ts';
 
 const USAGE = `usage: svc goaml set --tenant <tenant_id> --file <reporting-entity.json>
        svc goaml show --tenant <tenant_id>`;
@@ -23,7 +23,9 @@ export async function goamlCommand(args: string[], print: (line: string) => void
     }
     parsed = checked.data;
   }
-  await withContext(async ({ db }) => {
+  await withContext(async (context) => {
+    const { db } = context;
+    await requireTenant(context, tenantId);
     if (parsed) {
       const outcome = await putReportingEntity(db.pool, tenantId, parsed, new Date());
       if (outcome.kind === 'unknown_tenant') throw new UsageError(`no tenant ${tenantId}`);

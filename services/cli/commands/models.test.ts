@@ -48,6 +48,14 @@ describe('svc models', () => {
     expect(text.stdout).toMatch(/held back \(stratified, 8 accounts, 2 positive\): precision 1\.000, recall 1\.000, F1 1\.000, PR-AUC 1\.000/);
   }, 60_000);
 
+  it('refuses a tenant that does not exist instead of listing nothing', async () => {
+    for (const args of [['list', '--tenant', 'acmee'], ['show', '--tenant', 'acmee', '--model', 'default']]) {
+      const refused = await svc(...args);
+      expect(refused.code, args.join(' ')).toBe(2);
+      expect(refused.stderr).toMatch(/^svc: no tenant acmee/);
+    }
+  });
+
   it('names the bad lines of a label file and refuses it', async () => {
     const bad = await file('bad.csv', 'kind,external_id,label\naccount,mule-0,yes\nvendor,x,1\n');
     const refused = await svc('train', '--tenant', TENANT, '--labels', bad);

@@ -8,7 +8,7 @@ import { activateModel, shadowModel } from '../../detection/models/lifecycle.ts'
 import { defaultModel, listModels, loadModel, MODEL_ID_PATTERN, type StoredModel } from '../../detection/models/store.ts';
 import { trainModel } from '../../detection/models/training.ts';
 import type { Refusal } from '../../detection/rulesets/lifecycle.ts';
-import { UsageError, withContext } from '../context.ts';
+import { requireTenant, UsageError, withContext } from '../context.ts';
 
 type Print = (line: string) => void;
 
@@ -47,7 +47,9 @@ export async function modelsCommand(args: string[], print: Print): Promise<void>
     if (!values.labels) throw new UsageError(`--labels is required\n${MODELS_USAGE}`);
     const parsed = parseLabelFile(await readTextFile(values.labels));
     if (!parsed.ok) throw new UsageError(`${values.labels} is not a usable label file:\n${parsed.issues.map((i) => `  line ${i.line}: ${i.message}`).join('\n')}`);
-    return withContext(async ({ config, db }) => {
+    return withContext(async (context) => {
+      const { config, db } = context;
+      await requireTenant(context, tenantId);
       const stores = await openDetectionStores(config, db.pool);
       const outcome = await trainModel({ pool: db.pool, ...stores.value, clock: systemClock }, tenantId, parsed.labels).finally(() => stores.close());
       if (outcome.kind !== 'done') throw new UsageError(outcome.message);
@@ -60,7 +62,9 @@ export async function modelsCommand(args: string[], print: Print): Promise<void>
     });
   }
 
-  await withContext(async ({ db }) => {
+  await withContext(async (context) => {
+    const { db } = context;
+    await requireTenant(context, tenantId);
     const now = new Date();
     switch (action) {
       case 'list': {

@@ -5,6 +5,7 @@
 // alert writes or another step, and enqueues its event in that same transaction. Expected refusals
 // (unknown version, wrong state, a document that does not compile) are returned, never thrown.
 import { withTransaction, type Pool, type PoolClient } from '../../../platform/postgres/pool.ts';
+import { tenantExists } from '../../../platform/tenants/tenants.ts';
 import { lockTenantDetection } from '../detection-lock.ts';
 import type { AnyDetector } from '../framework/detector.ts';
 import { compileRuleset, type RulesetIssue } from '../framework/ruleset.ts';
@@ -83,10 +84,6 @@ export async function loadRuleset(db: Pick<Pool, 'query'>, tenantId: string, ver
   return rows[0];
 }
 
-async function tenantExists(db: Pick<Pool, 'query'>, tenantId: string): Promise<boolean> {
-  const { rows } = await db.query('SELECT 1 FROM tenants WHERE tenant_id = $1', [tenantId]);
-  return rows.length > 0;
-}
 
 // Stores the document as the tenant's next version, in state candidate, if it compiles.
 export async function createCandidate(pool: Pool, tenantId: string, document: unknown, library: readonly AnyDetector[], now: Date): Promise<Outcome<{ version: number; name: string }>> {
