@@ -34,7 +34,7 @@ type Queryable = Pick<Pool | PoolClient, 'query'>;
 
 const RECEIVED_WORKER = `api:${process.pid}`;
 
-// The tokens a bucket holds at the statement's now ($24), at its tenant's limits (t).
+// The tokens a locked bucket row (b) holds at the statement's now ($24), at its tenant's limits (t).
 const AVAILABLE = availableTokens('$24', 't.capacity', 't.refill');
 
 // The events' rows, then the inbox, outbox and stage rows of every new one. With admissions, an
@@ -72,14 +72,17 @@ const ACCEPT_SQL = `WITH ${eventCtes(false)}
 
 // Admission in the same statement (issue 34: one round trip per request): each request's nonce is
 // claimed (a replayed one is not, and its request is neither charged nor written); each tenant's
-// bucket is refilled by elapsed time and charged the longest prefix of its claimed requests'
-// costs that fits, in arrival order; only the events of requests so granted are written. Requests
-// of a tenant whose bucket row is missing are left alone (`considered` does not name them) for the
-// caller to make the row and send again. The bucket rows stay locked to the commit, so groups of
-// one tenant commit one after the other; the nonces are claimed first, in key order, then the
-// buckets are locked in tenant order (`locked`, read whole before any is charged), so two groups
-// of the same tenants cannot deadlock.
-const ADMIT_AND_ACCEPT_SQL = `WITH
+// bucket is refilled by elapsed time and charged greedily in arrival order: a request is granted
+// when its cost fits what is left after the requests granted before it, so a batch that does not
+// fit refuses only itself, not the smaller requests behind it (`walk`, one step per request of a
+// tenant). Only the events of requests so granted are written. Requests of a tenant whose bucket
+// row is missing are left alone (`considered` does not name them) for the caller to make the row
+// and send again. The bucket rows stay locked to the commit, so groups of one tenant commit one
+// after the other; the nonces are claimed first, in key order, then the buckets are locked in
+// tenant order (`locked`, read whole before any is charged), so two groups of the same tenants
+// cannot deadlock. A row that `locked` waited for is read as committed, so the refill starts from
+// the tokens the other group left.
+const ADMIT_AND_ACCEPT_SQL = `WITH RECURSIVE
      adm AS MATERIALIZED (
        SELECT a.* FROM unnest($17::text[], $18::text[], $19::text[], $20::timestamptz[], $21::float8[], $22::float8[], $23::float8[])
                 WITH ORDINALITY AS a(tenant_id, key_id, nonce, at, cost, capacity, refill, n)
@@ -91,26 +94,38 @@ const ADMIT_AND_ACCEPT_SQL = `WITH
        ${NONCE_CLAIM_CONFLICT}
        RETURNING tenant_id, key_id, nonce
      ),
-     owed AS (
-       SELECT a.n, a.tenant_id, a.capacity, a.refill, sum(a.cost) OVER (PARTITION BY a.tenant_id ORDER BY a.n) AS running
+     owed AS MATERIALIZED (
+       SELECT a.n, a.tenant_id, a.cost, a.capacity, a.refill, row_number() OVER (PARTITION BY a.tenant_id ORDER BY a.n) AS k
          FROM adm a JOIN claimed c ON c.tenant_id = a.tenant_id AND c.key_id = a.key_id AND c.nonce = a.nonce
      ),
-     locked AS (
-       SELECT b.tenant_id FROM rate_limit_buckets b WHERE b.tenant_id IN (SELECT tenant_id FROM owed)
+     locked AS MATERIALIZED (
+       SELECT b.tenant_id, b.tokens, b.refreshed_at FROM rate_limit_buckets b WHERE b.tenant_id IN (SELECT tenant_id FROM owed)
         ORDER BY b.tenant_id FOR UPDATE
+     ),
+     opening AS MATERIALIZED (
+       SELECT b.tenant_id, ${AVAILABLE} AS available
+         FROM locked b JOIN (SELECT tenant_id, max(capacity) AS capacity, max(refill) AS refill FROM owed GROUP BY tenant_id) t
+           ON t.tenant_id = b.tenant_id
+     ),
+     walk (tenant_id, k, n, granted, remaining) AS (
+       SELECT o.tenant_id, o.k, o.n, o.cost <= p.available, p.available - CASE WHEN o.cost <= p.available THEN o.cost ELSE 0 END
+         FROM owed o JOIN opening p ON p.tenant_id = o.tenant_id
+        WHERE o.k = 1
+       UNION ALL
+       SELECT o.tenant_id, o.k, o.n, o.cost <= w.remaining, w.remaining - CASE WHEN o.cost <= w.remaining THEN o.cost ELSE 0 END
+         FROM walk w JOIN owed o ON o.tenant_id = w.tenant_id AND o.k = w.k + 1
      ),
      charged AS (
        UPDATE rate_limit_buckets b SET
-              tokens = ${AVAILABLE} - coalesce((SELECT max(o.running) FROM owed o WHERE o.tenant_id = b.tenant_id AND o.running <= ${AVAILABLE}), 0),
-              last_available = ${AVAILABLE},
+              tokens = w.remaining,
               refreshed_at = GREATEST(b.refreshed_at, $24)
-         FROM (SELECT o.tenant_id, max(o.capacity) AS capacity, max(o.refill) AS refill
-                 FROM owed o JOIN locked l ON l.tenant_id = o.tenant_id GROUP BY o.tenant_id) t
-        WHERE b.tenant_id = t.tenant_id
-       RETURNING b.tenant_id, b.tokens, b.last_available
+         FROM opening p
+         JOIN (SELECT DISTINCT ON (tenant_id) tenant_id, remaining FROM walk ORDER BY tenant_id, k DESC) w ON w.tenant_id = p.tenant_id
+        WHERE b.tenant_id = p.tenant_id
+       RETURNING b.tenant_id, b.tokens
      ),
      granted AS (
-       SELECT o.n FROM owed o JOIN charged c ON c.tenant_id = o.tenant_id WHERE o.running <= c.last_available
+       SELECT w.n FROM walk w JOIN charged c ON c.tenant_id = w.tenant_id WHERE w.granted
      ),${eventCtes(true)}
      SELECT 'event' AS kind, event_id::text AS id, NULL::float8 AS tokens FROM inbox
      UNION ALL SELECT 'considered', n::text, NULL FROM adm

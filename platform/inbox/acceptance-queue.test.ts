@@ -100,24 +100,26 @@ describe('acceptance with admission', () => {
     expect(await tokens(id)).toBe(9);
   });
 
-  it('grants the longest prefix of a group that the bucket pays for, in arrival order', async () => {
+  it('grants each request of a group that what is left pays for, in arrival order, past one that does not fit', async () => {
     const { id, queue, buckets } = await tenant();
     const results = await Promise.all([
       queue.submit([event(id, 'a')], admission(id, 'n1', 6)),
       queue.submit([event(id, 'b')], admission(id, 'n2', 5)),
       queue.submit([event(id, 'c')], admission(id, 'n3', 1)),
+      queue.submit([event(id, 'd')], admission(id, 'n4', 4)),
     ]);
-    expect(results.map((r) => r.admission?.kind)).toEqual(['admitted', 'limited', 'limited']);
+    // 10 tokens: 6 paid (4 left), 5 refused, 1 paid (3 left), 4 refused.
+    expect(results.map((r) => r.admission?.kind)).toEqual(['admitted', 'limited', 'admitted', 'limited']);
     const refused = results[1]!.admission!;
-    // 4 tokens left, 1 more needed at 1 per second.
-    expect(refused.kind === 'limited' && [refused.bucket.remaining, refused.bucket.retryAfterS]).toEqual([4, 1]);
+    // 3 tokens left after the group, 2 more needed at 1 per second.
+    expect(refused.kind === 'limited' && [refused.bucket.remaining, refused.bucket.retryAfterS]).toEqual([3, 2]);
     expect(results[1]!.outcomes).toEqual([]);
-    expect(await written(id)).toEqual(['a']);
-    expect(await tokens(id)).toBe(4);
+    expect(await written(id)).toEqual(['a', 'c']);
+    expect(await tokens(id)).toBe(3);
     // The nonces of refused requests are spent, as a refused request's always were.
-    expect(await claimed(id)).toEqual(['n1', 'n2', 'n3']);
-    expect(buckets.likelyShort(id, 5)).toBe(true);
-    expect(buckets.likelyShort(id, 4)).toBe(false);
+    expect(await claimed(id)).toEqual(['n1', 'n2', 'n3', 'n4']);
+    expect(buckets.likelyShort(id, 4)).toBe(true);
+    expect(buckets.likelyShort(id, 3)).toBe(false);
   });
 
   it('charges each tenant of a group its own bucket, with two queues sending groups of the same tenants', async () => {

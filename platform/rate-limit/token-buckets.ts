@@ -23,7 +23,7 @@ const LIMITS_TTL_MS = 30_000;
 // Per-tenant token buckets measured in events, kept in PostgreSQL so the limit holds across every
 // API process sharing the database. A request is charged in the statement that admits it
 // (platform/inbox/accept-events.ts): that statement refills the bucket by elapsed time and
-// deducts the longest prefix of its requests' costs that fits, in arrival order. This class keeps
+// deducts, in arrival order, each request's cost that what is left still pays. This class keeps
 // what a process needs around that statement: each tenant's limits, whether its row exists, and
 // the bucket as this process last saw it.
 export class TokenBuckets {
