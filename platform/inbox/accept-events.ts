@@ -139,8 +139,23 @@ const ADMIT_AND_ACCEPT_SQL = `WITH RECURSIVE
 // deadlock. Events whose dedup key already exists are then resolved against the stored hash.
 export async function acceptEvents(db: Queryable, events: PreparedEvent[]): Promise<AcceptOutcome[]> {
   if (events.length === 0) return [];
-  const { outcomes } = await write(db, events, undefined);
+  const { outcomes, unresolved } = await write(db, events, undefined);
+  if (unresolved) throw unresolved.error;
   return outcomes as AcceptOutcome[];
+}
+
+// What one statement made of a group's events. `unresolved`: the statement committed, but the
+// stored rows that some events repeat could not be read after it; those events (their indices)
+// have no outcome, and `error` says why. Every other outcome stands: its event is committed.
+export interface GroupOutcomes {
+  verdicts: AdmissionVerdict[];
+  outcomes: (AcceptOutcome | undefined)[];
+  unresolved?: { events: Set<number>; error: unknown };
+}
+
+// acceptEvents for a group commit on a pool, whose requests are answered one by one.
+export async function acceptGroup(db: Queryable, events: PreparedEvent[]): Promise<GroupOutcomes> {
+  return write(db, events, undefined);
 }
 
 // What the statement made of one admission.
@@ -162,7 +177,7 @@ export async function admitAndAccept(
   events: PreparedEvent[],
   admissionOf: (number | null)[],
   now: Date,
-): Promise<{ verdicts: AdmissionVerdict[]; outcomes: (AcceptOutcome | undefined)[] }> {
+): Promise<GroupOutcomes> {
   return write(db, events, { admissions, admissionOf, now });
 }
 
@@ -170,7 +185,7 @@ async function write(
   db: Queryable,
   events: PreparedEvent[],
   admitting: { admissions: Admission[]; admissionOf: (number | null)[]; now: Date } | undefined,
-): Promise<{ verdicts: AdmissionVerdict[]; outcomes: (AcceptOutcome | undefined)[] }> {
+): Promise<GroupOutcomes> {
   const order = events.map((_, i) => i).sort((a, b) => compareDedupKey(events[a]!, events[b]!));
   const rows = order.map((i) => events[i]!);
   const bytes = packed(rows);
@@ -238,7 +253,13 @@ async function write(
     !admitted(i) ? undefined : won.has(e.eventId) ? { kind: 'accepted', eventId: e.eventId, receivedAt: e.receivedAt } : { kind: 'conflict' },
   );
   const losers = events.map((e, i) => ({ e, i })).filter(({ e, i }) => admitted(i) && !won.has(e.eventId));
-  if (losers.length > 0) await resolveExisting(db, losers, outcomes);
+  if (losers.length > 0) {
+    try {
+      await resolveExisting(db, losers, outcomes);
+    } catch (error) {
+      return { verdicts, outcomes, unresolved: { events: new Set(losers.map(({ i }) => i)), error } };
+    }
+  }
   return { verdicts, outcomes };
 }
 

@@ -35,6 +35,21 @@ function countingPool(pool: Pool): Pool {
   });
 }
 
+// The database pool, with the lookup of the rows that repeated events match failing as a dropped
+// connection would, after the group's statement has committed.
+const LOOKUP_FAILURE = Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
+function lookupFailing(pool: Pool): Pool {
+  return new Proxy(pool, {
+    get(target, property, receiver) {
+      if (property !== 'query') return Reflect.get(target, property, receiver);
+      return (...args: unknown[]) =>
+        typeof args[0] === 'string' && args[0].includes('FROM inbox_events i')
+          ? Promise.reject(LOOKUP_FAILURE)
+          : (target.query as (...a: unknown[]) => unknown).apply(target, args);
+    },
+  });
+}
+
 async function tenant(): Promise<{ id: string; queue: AcceptanceQueue; buckets: TokenBuckets }> {
   const id = `aq-${randomUUID().slice(0, 8)}`;
   await createTenant(db.pool, id, 'USD');
@@ -151,6 +166,22 @@ describe('acceptance with admission', () => {
     expect(result.admission?.kind).toBe('admitted');
     expect(await written(id)).toEqual(['a']);
     expect(await tokens(id)).toBe(9);
+  });
+
+  it('answers the requests of a committed group that repeat nothing when the lookup of a repeated event fails', async () => {
+    const { id, buckets } = await tenant();
+    const queue = new AcceptanceQueue(lookupFailing(db.pool), buckets);
+    const a = event(id, 'a');
+    const c = event(id, 'c');
+    await queue.submit([a], admission(id, 'n1'));
+    await queue.submit([c]);
+    const admitting = await Promise.allSettled([queue.submit([{ ...a, eventId: randomUUID() }], admission(id, 'n2')), queue.submit([event(id, 'b')], admission(id, 'n3'))]);
+    const plain = await Promise.allSettled([queue.submit([{ ...c, eventId: randomUUID() }]), queue.submit([event(id, 'd')])]);
+    for (const [repeat, fresh] of [admitting, plain]) {
+      expect(repeat).toEqual({ status: 'rejected', reason: LOOKUP_FAILURE });
+      expect(fresh!.status === 'fulfilled' && fresh.value.outcomes.map((o) => o.kind)).toEqual(['accepted']);
+    }
+    expect(await written(id)).toEqual(['a', 'b', 'c', 'd']);
   });
 
   it('writes the events of a request admitted before, in a group with others', async () => {

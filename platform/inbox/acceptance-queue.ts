@@ -1,7 +1,7 @@
 import { coalescing } from '../batching/coalesce.ts';
 import type { Pool } from '../postgres/pool.ts';
 import type { BucketLimits, TokenBuckets } from '../rate-limit/token-buckets.ts';
-import { acceptEvents, admitAndAccept, type AcceptOutcome, type AdmissionVerdict, type PreparedEvent } from './accept-events.ts';
+import { acceptGroup, admitAndAccept, type AcceptOutcome, type AdmissionVerdict, type GroupOutcomes, type PreparedEvent } from './accept-events.ts';
 import type { Admission, AdmissionOutcome } from './admission.ts';
 
 export interface Accepted {
@@ -78,10 +78,12 @@ export class AcceptanceQueue {
 
   private async commitEvents(group: Submission[]): Promise<void> {
     const events = group.flatMap((s) => s.events);
-    const outcomes = await retried(() => acceptEvents(this.pool, events));
+    const { outcomes, unresolved } = await retried(() => acceptGroup(this.pool, events));
     let offset = 0;
     for (const submission of group) {
-      submission.resolve({ outcomes: outcomes.slice(offset, offset + submission.events.length) });
+      const failure = unresolvedIn(unresolved, offset, submission.events.length);
+      if (failure) submission.reject(failure.error);
+      else submission.resolve({ outcomes: outcomes.slice(offset, offset + submission.events.length) as AcceptOutcome[] });
       offset += submission.events.length;
     }
   }
@@ -112,13 +114,18 @@ export class AcceptanceQueue {
     const events = sent.flatMap((s) => s.events);
     const admissionOf = sent.flatMap((s) => s.events.map(() => slotOf.get(s) ?? null));
     const now = admissions.reduce((latest, a) => (a.at > latest ? a.at : latest), admissions[0]!.at);
-    const { verdicts, outcomes } = await retried(() => admitAndAccept(this.pool, admissions, events, admissionOf, now));
+    const { verdicts, outcomes, unresolved } = await retried(() => admitAndAccept(this.pool, admissions, events, admissionOf, now));
 
     const unbucketed: Submission[] = [];
     let offset = 0;
     for (const submission of sent) {
       const own = outcomes.slice(offset, offset + submission.events.length);
+      const failure = unresolvedIn(unresolved, offset, submission.events.length);
       offset += submission.events.length;
+      if (failure) {
+        submission.reject(failure.error);
+        continue;
+      }
       const slot = slotOf.get(submission);
       if (slot === undefined) {
         submission.resolve({ outcomes: own as AcceptOutcome[] });
@@ -144,6 +151,14 @@ export class AcceptanceQueue {
     this.queue.unshift(...submissions);
     this.schedulePump();
   }
+}
+
+// The group committed, but what some of its events repeat could not be read: only a submission
+// holding one of them fails (its events are committed; sent again, they come back as duplicates).
+function unresolvedIn(unresolved: GroupOutcomes['unresolved'], from: number, count: number): GroupOutcomes['unresolved'] {
+  if (!unresolved) return undefined;
+  for (let i = from; i < from + count; i++) if (unresolved.events.has(i)) return unresolved;
+  return undefined;
 }
 
 // A serialization failure or deadlock rolled the whole statement back: it is sent once more.
