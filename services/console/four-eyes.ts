@@ -7,6 +7,7 @@
 // (fourEyesCaseRule). Each step is audited in its own transaction.
 import { withTransaction, type Pool, type PoolClient } from '../../platform/postgres/pool.ts';
 import { applyCaseAction, type CaseActionRule } from '../cases/actions.ts';
+import { lockTenantDetection } from '../detection/detection-lock.ts';
 import { refreshCaseInbox } from '../cases/inbox.ts';
 import type { FieldError } from '../../schemas/problem.ts';
 import { episodeExists } from '../cases/store.ts';
@@ -34,7 +35,10 @@ export type AuditStep = (db: PoolClient, action: string, details: Record<string,
 // The race an approval can lose once inside the case action's transaction: it rolls back.
 class DecisionRace extends Error {}
 
+// Detection's tenant lock first, then the row: detection changes episodes (and their inbox rows)
+// under that lock, so a case change that locked a row first could deadlock with it.
 async function lockEpisode(db: PoolClient, tenantId: string, episodeId: string): Promise<{ disposition: string | null } | undefined> {
+  await lockTenantDetection(db, tenantId);
   const { rows } = await db.query<{ disposition: string | null }>('SELECT disposition FROM episodes WHERE tenant_id = $1 AND episode_id = $2 FOR UPDATE', [tenantId, episodeId]);
   return rows[0];
 }

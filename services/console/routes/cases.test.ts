@@ -10,6 +10,7 @@ import { uuidv7 } from '../../../platform/ids.ts';
 import { createTenant } from '../../../platform/tenants/tenants.ts';
 import { applyCaseAction } from '../../cases/actions.ts';
 import { refreshCaseInbox } from '../../cases/inbox.ts';
+import { lockTenantDetection } from '../../detection/detection-lock.ts';
 import { caseDetailSchema, casePageSchema, caseTimelineSchema, type CaseSummary } from '../../../schemas/console/cases.ts';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/test-database.ts';
 import { CSRF_HEADER, SESSION_COOKIE } from '../app.ts';
@@ -262,6 +263,41 @@ describe('assignment', () => {
     expectProblem(await call(sue, 'POST', '/console/v1/cases/assign', { episode_ids: [], user_id: null }), 400, 'svc:validation/schema');
     const audit = await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM console_audit WHERE tenant_id = 'acme' AND action = 'case.assigned' AND subject = $1`, [epsd(cases.high!)]);
     expect(audit.rows[0]!.n).toBe(2);
+  });
+
+  it('waits for a detection commit of the tenant before locking any case row, as detection locks them', async () => {
+    const bulk = () => call(sue, 'POST', '/console/v1/cases/assign', { episode_ids: [epsd(cases.low!), epsd(cases.medium!)], user_id: sam.userId });
+    const one = () => call(sue, 'POST', `/console/v1/episodes/${epsd(cases.low!)}/assign`, { user_id: null });
+    for (const [assign, outcome] of [
+      [bulk, (res: Res) => res.json().results.map((r: { outcome: string }) => r.outcome)],
+      [one, (res: Res) => res.statusCode],
+    ] as const) {
+      const detection = await db.pool.connect();
+      try {
+        await detection.query('BEGIN');
+        await lockTenantDetection(detection, 'acme');
+        let answered = false;
+        const assigning = assign().finally(() => {
+          answered = true;
+        });
+        let waiting = false;
+        while (!waiting && !answered) {
+          const { rows } = await db.pool.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`,
+          );
+          waiting = rows[0]!.n > 0;
+        }
+        expect({ waiting, answered }).toEqual({ waiting: true, answered: false });
+        // Meanwhile detection can still take the rows it changes.
+        const rows = await detection.query('SELECT 1 FROM episodes WHERE tenant_id = $1 AND episode_id = ANY($2::uuid[]) FOR UPDATE NOWAIT', ['acme', [cases.low, cases.medium]]);
+        expect(rows.rowCount).toBe(2);
+        await detection.query('COMMIT');
+        expect(outcome(await assigning)).toEqual(assign === bulk ? ['assigned', 'assigned'] : 200);
+      } finally {
+        detection.release();
+      }
+    }
+    await call(sue, 'POST', '/console/v1/cases/assign', { episode_ids: [epsd(cases.low!), epsd(cases.medium!)], user_id: null });
   });
 
   it('offers every active user of the tenant as an assignee, a disabled one and other tenants\' never', async () => {

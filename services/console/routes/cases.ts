@@ -17,6 +17,7 @@ import { sendProblem } from '../../../platform/http/problem-reply.ts';
 import { consoleContext } from '../app.ts';
 import { mayAssign } from '../case-rights.ts';
 import { episodeExists } from '../../cases/store.ts';
+import { lockTenantDetection } from '../../detection/detection-lock.ts';
 import { caseInbox } from '../queries/case-inbox.ts';
 import { activeUserOfTenant, assignableUsers, lockAssignment, setAssignee } from '../queries/cases.ts';
 import { caseSummaryView, typedPage } from './case-views.ts';
@@ -84,6 +85,9 @@ export function registerCaseRoutes(app: FastifyInstance, deps: ConsoleRouteDeps)
     const outcome = await withTransaction(deps.pool, async (db) => {
       const assignee = target === null ? null : await activeUserOfTenant(db, tenantId, target);
       if (assignee === undefined) return 'unknown_user' as const;
+      // Detection's tenant lock before any episode row: detection changes episodes under it, in its
+      // own order, so rows locked first could deadlock with a detection commit.
+      await lockTenantDetection(db, tenantId);
       const results: CaseAssignResponse['results'] = [];
       const now = deps.clock.now();
       // In id order, so two bulk assignments over the same cases lock them in the same order. The

@@ -7,6 +7,7 @@ import { assignRequestSchema, auditPageSchema, caseDispositionRequestSchema, cas
 import { auditQuerySchema, episodeParamsSchema } from '../../../schemas/console/routes.ts';
 import { loadEpisodeDetail } from '../../cases/render.ts';
 import { episodeExists } from '../../cases/store.ts';
+import { lockTenantDetection } from '../../detection/detection-lock.ts';
 import { badCursor, page, readCursor } from '../../../platform/http/paging.ts';
 import { sendProblem } from '../../../platform/http/problem-reply.ts';
 import { consoleContext } from '../app.ts';
@@ -83,6 +84,8 @@ export function registerEpisodeRoutes(app: FastifyInstance, deps: ConsoleRouteDe
       if (!(await episodeExists(db, tenantId, id))) return 'not_found' as const;
       const assignee = target === null ? null : await activeUserOfTenant(db, tenantId, target);
       if (assignee === undefined) return 'unknown_user' as const;
+      // Detection's tenant lock before the episode row (see the bulk assignment).
+      await lockTenantDetection(db, tenantId);
       const current = await lockAssignment(db, tenantId, id);
       if (!mayAssign(user, current, target)) return 'forbidden' as const;
       if (current === target) return 'unchanged' as const;
