@@ -1,4 +1,7 @@
+import { ID_PREFIXES } from '../../platform/ids.ts';
 import { withTransaction, type Pool } from '../../platform/postgres/pool.ts';
+import { lockTenantDetection } from '../detection/detection-lock.ts';
+import { releaseOpenCases } from './queries/cases.ts';
 import { CONSOLE_ROLES, consoleEmail, type ConsoleRole } from '../../schemas/console/requests.ts';
 import { hashPassword, oneTimePassword } from './password.ts';
 import { findUserByEmail, insertUser, revokeUserSessions, writeAudit, type ConsoleUser } from './store.ts';
@@ -55,16 +58,31 @@ export async function listConsoleUsers(pool: Pool, tenantId: string, at: Date): 
   }));
 }
 
-// Disabling ends every session of the user at once; a disabled user's logins fail like a wrong password.
-export async function disableConsoleUser(pool: Pool, tenantId: string, email: string, at: Date): Promise<boolean> {
+// Disabling ends every session of the user at once; a disabled user's logins fail like a wrong
+// password. The cases they held that are not closed go back to the unassigned queue (each
+// audited), where analysts can take them: nobody would work them otherwise.
+export async function disableConsoleUser(pool: Pool, tenantId: string, email: string, at: Date): Promise<{ casesReleased: number } | undefined> {
   const user = await findUserByEmail(pool, tenantId, email);
-  if (!user) return false;
-  await withTransaction(pool, async (db) => {
+  if (!user) return undefined;
+  return withTransaction(pool, async (db) => {
+    // Detection changes cases under this lock; so does every other case change.
+    await lockTenantDetection(db, tenantId);
     await db.query('UPDATE console_users SET disabled = true WHERE tenant_id = $1 AND user_id = $2', [tenantId, user.user_id]);
     const revoked = await revokeUserSessions(db, user.user_id, at);
-    await writeAudit(db, { tenantId, actor: { kind: 'operator' }, action: 'user.disabled', subject: user.user_id, details: { sessions_revoked: revoked }, at });
+    const released = await releaseOpenCases(db, tenantId, user.user_id);
+    for (const episodeId of released) {
+      await writeAudit(db, {
+        tenantId,
+        actor: { kind: 'operator' },
+        action: 'case.assigned',
+        subject: ID_PREFIXES.episode + episodeId,
+        details: { from: user.user_id, to: null, to_email: null, reason: 'user_disabled' },
+        at,
+      });
+    }
+    await writeAudit(db, { tenantId, actor: { kind: 'operator' }, action: 'user.disabled', subject: user.user_id, details: { sessions_revoked: revoked, cases_released: released.length }, at });
+    return { casesReleased: released.length };
   });
-  return true;
 }
 
 // Lifts a lock-out and clears the failure count.

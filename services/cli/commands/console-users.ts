@@ -48,9 +48,15 @@ export async function consoleUsersCommand(args: string[], print: Print): Promise
     case 'unlock': {
       if (!values.email) throw new UsageError(CONSOLE_USERS_USAGE);
       return withContext(async ({ db }) => {
-        const done = await (action === 'disable' ? disableConsoleUser : unlockConsoleUser)(db.pool, tenant, values.email!, systemClock.now());
-        if (!done) throw new UsageError(`tenant ${tenant} has no console user ${values.email}`);
-        print(action === 'disable' ? `console user ${values.email} disabled; its sessions are ended` : `console user ${values.email} unlocked`);
+        const missing = () => new UsageError(`tenant ${tenant} has no console user ${values.email}`);
+        if (action === 'unlock') {
+          if (!(await unlockConsoleUser(db.pool, tenant, values.email!, systemClock.now()))) throw missing();
+          return print(`console user ${values.email} unlocked`);
+        }
+        const disabled = await disableConsoleUser(db.pool, tenant, values.email!, systemClock.now());
+        if (!disabled) throw missing();
+        const cases = disabled.casesReleased === 1 ? '1 case it held is' : `${disabled.casesReleased} cases it held are`;
+        print(`console user ${values.email} disabled; its sessions are ended; ${cases} unassigned again`);
       });
     }
     default:

@@ -35,12 +35,34 @@ export async function setAssignee(db: Db, tenantId: string, episodeId: string, u
 }
 
 // Locks the episode's assignment (two concurrent assignments apply one after the other) and
-// returns the current assignee's id.
+// returns the current assignee's id. A disabled holder counts as nobody: a closed case they held,
+// reopened since, can be taken like an unassigned one.
 export async function lockAssignment(db: Db, tenantId: string, episodeId: string): Promise<string | null> {
   // The episode row is the lock: an assignment row may not exist yet.
   await db.query('SELECT 1 FROM episodes WHERE tenant_id = $1 AND episode_id = $2 FOR UPDATE', [tenantId, episodeId]);
-  const { rows } = await db.query<{ user_id: string }>('SELECT user_id FROM console_assignments WHERE tenant_id = $1 AND episode_id = $2', [tenantId, episodeId]);
+  const { rows } = await db.query<{ user_id: string }>(
+    `SELECT a.user_id FROM console_assignments a JOIN console_users u ON u.user_id = a.user_id
+      WHERE a.tenant_id = $1 AND a.episode_id = $2 AND NOT u.disabled`,
+    [tenantId, episodeId],
+  );
   return rows[0]?.user_id ?? null;
+}
+
+// Unassigns the user's cases that are not closed (a closed case keeps who worked it), in the
+// inbox too; the episodes' ids, in order. The caller holds the tenant's detection lock.
+export async function releaseOpenCases(db: Db, tenantId: string, userId: string): Promise<string[]> {
+  const { rows } = await db.query<{ episode_id: string }>(
+    `WITH released AS (
+       DELETE FROM console_assignments a USING episodes e
+        WHERE a.tenant_id = $1 AND a.user_id = $2 AND e.tenant_id = a.tenant_id AND e.episode_id = a.episode_id AND e.case_status <> 'closed'
+       RETURNING a.episode_id
+     ), inbox AS (
+       UPDATE case_inbox c SET assignee_user_id = NULL FROM released r WHERE c.tenant_id = $1 AND c.episode_id = r.episode_id
+     )
+     SELECT episode_id FROM released ORDER BY episode_id`,
+    [tenantId, userId],
+  );
+  return rows.map((r) => r.episode_id);
 }
 
 // An active user of the tenant, or undefined.

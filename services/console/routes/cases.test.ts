@@ -300,6 +300,24 @@ describe('assignment', () => {
     await call(sue, 'POST', '/console/v1/cases/assign', { episode_ids: [epsd(cases.low!), epsd(cases.medium!)], user_id: null });
   });
 
+  it('gives a disabled user\'s open cases back to the unassigned queue, each audited; a closed one keeps its holder, whom nobody then waits for', async () => {
+    const vic = await session('acme', 'vic@example.com', 'analyst');
+    const open = await seedCase('acme', { severity: 'high', openedAt: '2026-09-09T01:00:00Z' });
+    const closed = await seedCase('acme', { severity: 'low', openedAt: '2026-09-09T02:00:00Z', caseStatus: 'closed' });
+    const given = await call(sue, 'POST', '/console/v1/cases/assign', { episode_ids: [epsd(open), epsd(closed)], user_id: vic.userId });
+    expect(given.json().results.map((r: { outcome: string }) => r.outcome)).toEqual(['assigned', 'assigned']);
+    expect(await disableConsoleUser(db.pool, 'acme', 'vic@example.com', clock.now())).toEqual({ casesReleased: 1 });
+    expect(idsOf(await inbox(ana, '?assignee=unassigned'))).toContain(epsd(open));
+    const held = await db.pool.query<{ episode_id: string }>('SELECT episode_id FROM console_assignments WHERE tenant_id = $1 AND user_id = $2', ['acme', vic.userId]);
+    expect(held.rows.map((r) => r.episode_id)).toEqual([closed]);
+    const audit = await db.pool.query<{ details: unknown }>(`SELECT details FROM console_audit WHERE tenant_id = 'acme' AND action = 'case.assigned' AND subject = $1 ORDER BY at, audit_id`, [epsd(open)]);
+    expect(audit.rows.at(-1)!.details).toEqual({ from: vic.userId, to: null, to_email: null, reason: 'user_disabled' });
+    // An analyst takes either: a disabled holder is nobody.
+    const taken = await call(ana, 'POST', '/console/v1/cases/assign', { episode_ids: [epsd(open), epsd(closed)], user_id: ana.userId });
+    expect(taken.json().results.map((r: { outcome: string }) => r.outcome)).toEqual(['assigned', 'assigned']);
+    await call(sue, 'POST', '/console/v1/cases/assign', { episode_ids: [epsd(open), epsd(closed)], user_id: null });
+  });
+
   it('offers every active user of the tenant as an assignee, a disabled one and other tenants\' never', async () => {
     const idle = await createConsoleUser(db.pool, { tenantId: 'acme', email: 'ida@example.com', role: 'analyst' }, clock.now());
     const gone = await createConsoleUser(db.pool, { tenantId: 'acme', email: 'gus@example.com', role: 'analyst' }, clock.now());
