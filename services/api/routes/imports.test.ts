@@ -4,6 +4,7 @@ import { TenantAssetRegistry } from '../../../platform/assets/tenant-registry.ts
 import { createTenant } from '../../../platform/tenants/tenants.ts';
 import { importDryRunReportSchema, importRejectPageSchema, importViewSchema } from '../../../schemas/imports/reports.ts';
 import { problemSchema } from '../../../schemas/problem.ts';
+import { SCHEMA_VERSION } from '../../../schemas/envelope.ts';
 import { movementMapping } from '../../../test/fixtures/import-mappings.ts';
 import { startTestApi, type TestApi } from '../../../test/support/test-api.ts';
 import { withTrigger } from '../../../test/support/with-trigger.ts';
@@ -164,7 +165,7 @@ describe('POST /v1/imports/dry-run', () => {
     expect(res.statusCode, res.body).toBe(200);
     const report = importDryRunReportSchema.parse(res.json());
     expect(report.preview).toEqual([
-      { external_id: 'j-1', schema_version: '2026-09-01', occurred_at: '2026-07-01T10:00:00.000Z', data: { type: 'wire', status: 'completed', amount, debit: { account_id: 'a-1' }, credit: { account_id: 'a-2' }, fees: [{ value: '25', asset: 'EUR', scale: 2 }] } },
+      { external_id: 'j-1', schema_version: '2026-09-01', occurred_at: '2026-07-01T10:00:00Z', data: { type: 'wire', status: 'completed', amount, debit: { account_id: 'a-1' }, credit: { account_id: 'a-2' }, fees: [{ value: '25', asset: 'EUR', scale: 2 }] } },
     ]);
     expect(report.rejects.map((r) => [r.row_no, r.code])).toEqual([
       [2, 'svc:validation/schema'],
@@ -234,6 +235,25 @@ describe('an import from creation to its reject report', () => {
     expect(done).toMatchObject({ state: 'completed', accepted: 0, duplicates: 2, rejected: 4 });
     const page = importRejectPageSchema.parse((await api.client.get(`/v1/imports/${again.import_id}/rejects?format=json`, api.keys.ingest)).json());
     expect(page.data.at(-1)).toMatchObject({ row_no: null, chunk_no: 2, code: 'svc:import/invalid_chunk', message: expect.stringContaining('missing staged object') });
+  });
+
+  it('lands a row as a duplicate of the same fact sent live, and answers the live one of a landed row as a replay', async () => {
+    const fact = (id: string, at: string) => ({
+      external_id: id,
+      schema_version: SCHEMA_VERSION,
+      occurred_at: at,
+      data: { type: 'p2p', status: 'completed', amount: { value: '1000', asset: 'USD', scale: 2 }, debit: { account_id: 'a' }, credit: { account_id: 'b' } },
+    });
+    const sentFirst = await api.client.post('/v1/movements', fact('lv-1', '2026-06-03T10:00:00Z'), api.keys.ingest);
+    expect(sentFirst.statusCode, sentFirst.body).toBe(202);
+    const created = await create();
+    await put(created.import_id, 0, ['id,at,amount,from,to', 'lv-1,2026-06-03T10:00:00Z,10.00,a,b', 'lv-2,2026-06-03T11:00:00.5+02:00,10.00,a,b'].join('\n') + '\n');
+    await api.client.post(`/v1/imports/${created.import_id}/submit`, { chunk_count: 1 }, api.keys.ingest);
+    await landAll();
+    const done = importViewSchema.parse((await api.client.get(`/v1/imports/${created.import_id}`, api.keys.ingest)).json());
+    expect(done).toMatchObject({ state: 'completed', accepted: 1, duplicates: 1, rejected: 0 });
+    const sentAfter = await api.client.post('/v1/movements', fact('lv-2', '2026-06-03T11:00:00.5+02:00'), api.keys.ingest);
+    expect([sentAfter.statusCode, sentAfter.json().idempotent_replay]).toEqual([202, true]);
   });
 
   it('refuses a chunk cut in the middle of a record, unless it is the last', async () => {

@@ -28,7 +28,7 @@ describe('assembleRow: the event', () => {
     expect(out).toEqual({
       kind: 'event',
       externalId: 'e-1',
-      event: { external_id: 'e-1', schema_version: SCHEMA_VERSION, occurred_at: '2019-09-01T12:00:00.000Z', data: {} },
+      event: { external_id: 'e-1', schema_version: SCHEMA_VERSION, occurred_at: '2019-09-01T12:00:00Z', data: {} },
     });
     if (out.kind === 'event') expect(Object.keys(out.event)).toEqual(['external_id', 'schema_version', 'occurred_at', 'data']);
   });
@@ -62,7 +62,7 @@ describe('assembleRow: the event', () => {
       event: {
         external_id: 'e-1',
         schema_version: SCHEMA_VERSION,
-        occurred_at: '2019-09-01T12:00:00.000Z',
+        occurred_at: '2019-09-01T12:00:00Z',
         recorded_at: '2019-09-01T12:00:00.123Z',
         sequence: 3,
         data: {

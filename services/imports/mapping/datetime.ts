@@ -1,9 +1,13 @@
 import type { ErrorCode } from '../../../schemas/errors/catalog.ts';
+import { isDateTime } from '../../../schemas/primitives/timestamp.ts';
 import type { FieldRule } from '../../../schemas/imports/mapping.ts';
 import type { Failure, Result } from './values.ts';
 
 // Datetime values of an import row, to an RFC 3339 UTC string with milliseconds
-// (2019-09-01T10:00:00.000Z). Every failure carries svc:validation/timestamp_out_of_range (the
+// (2019-09-01T10:00:00.000Z), except a value that is already a date-time as live ingest takes it
+// (upper-case T, Z or an offset): that one is kept as written, so a fact both sent live and
+// imported has the same content, and the import's row is a duplicate of the live event (or the
+// live event of the imported row) instead of a conflict. Every failure carries svc:validation/timestamp_out_of_range (the
 // spec files "occurred_at unparseable" under it); assembly keeps that code for occurred_at only
 // and reports any other target's failure as schema (assemble.ts).
 //
@@ -255,6 +259,7 @@ function matchPattern(text: string, tokens: readonly PatternToken[]): WallTime |
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})?$/;
 
 function parseRfc3339(text: string, tz: string | undefined): Result<string> {
+  if (isDateTime(text)) return { ok: true, value: text };
   const m = RFC3339.exec(text);
   if (!m) return bad('not an RFC 3339 date-time (YYYY-MM-DDTHH:mm:ss with an optional fraction and offset)');
   const second = Number(m[6]);

@@ -149,7 +149,8 @@ describe('conversions', () => {
     expect(convertValue('5.5', 'number', {})).toEqual({ ok: true, value: 5.5 });
     expect(convertValue('y', 'boolean', {})).toEqual({ ok: true, value: true });
     expect(convertValue('[1]', 'json', {})).toEqual({ ok: true, value: [1] });
-    expect(convertValue('2019-09-01T12:00:00+02:00', 'datetime', {})).toEqual({ ok: true, value: '2019-09-01T10:00:00.000Z' });
+    expect(convertValue('2019-09-01T12:00:00+02:00', 'datetime', {})).toEqual({ ok: true, value: '2019-09-01T12:00:00+02:00' });
+    expect(convertValue('2019-09-01 12:00:00+02:00', 'datetime', {})).toEqual({ ok: true, value: '2019-09-01T10:00:00.000Z' });
     expect(convertValue('nope', 'datetime', {})).toMatchObject({ ok: false, code: 'svc:validation/timestamp_out_of_range' });
   });
 });
