@@ -107,6 +107,8 @@ describe('evaluateMoney', () => {
     expect(evaluateMoney(rule({ scale: 3 }), csv({ amt: '12.5', cur: 'EUR' }), ctx)).toEqual({ kind: 'value', value: { value: '12500', asset: 'EUR', scale: 3 } }));
   it('an asset without a registry scale and no scale in the rule is money_scale_mismatch', () =>
     expect(evaluateMoney(rule(), csv({ amt: '12.5', cur: 'XXX' }), ctx)).toMatchObject({ kind: 'error', code: MISMATCH }));
+  it.each([[{}], [{ scale: 2 }]])('a malformed asset code is schema, with a scale in the rule or without (%j)', (extra) =>
+    expect(evaluateMoney(rule(extra), csv({ amt: '12.5', cur: 'usd' }), ctx)).toMatchObject({ kind: 'error', code: SCHEMA }));
   it('...but a scale in the rule is enough', () =>
     expect(evaluateMoney(rule({ scale: 0 }), csv({ amt: '7', cur: 'XXX' }), ctx)).toEqual({ kind: 'value', value: { value: '7', asset: 'XXX', scale: 0 } }));
   it('asset part: const', () =>

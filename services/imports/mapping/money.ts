@@ -1,5 +1,6 @@
 import type { ErrorCode } from '../../../schemas/errors/catalog.ts';
 import type { FieldRule } from '../../../schemas/imports/mapping.ts';
+import { ASSET_CODE } from '../../../schemas/assets/registry.ts';
 import type { Money } from '../../../schemas/primitives/money.ts';
 import { SCHEMA, fail, ok, sourceValue, type FieldOutcome, type Result, type SourceRow } from './values.ts';
 
@@ -150,6 +151,8 @@ export function evaluateMoney(rule: MoneyRule, row: SourceRow, ctx: MoneyContext
   if (asset.value === undefined) return error(SCHEMA, 'no asset');
   if (typeof asset.value !== 'string' && typeof asset.value !== 'number') return error(SCHEMA, 'asset is not text');
   const code = String(asset.value);
+  // What live ingest says of a malformed code whatever the scale: no registry holds one.
+  if (!ASSET_CODE.test(code)) return error(SCHEMA, 'asset: must be a 3-letter upper-case code or X- followed by 2-10 upper-case letters or digits');
 
   const scale = rule.scale ?? ctx.scaleOf(code);
   if (scale === undefined) return error(MONEY_SCALE, 'the mapping gives no scale and the asset is not in the asset registry');
