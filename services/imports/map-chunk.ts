@@ -58,7 +58,7 @@ export function mapChunk(
 ): ChunkReading {
   const family = mapping.family;
   const nullValues = new Set(mapping.csv?.nullValues ?? mapping.jsonl?.nullValues ?? []);
-  const assembly = { targets: mapping.targets, ...(mapping.document.row_filter ? { rowFilter: mapping.document.row_filter } : {}) };
+  const assembly = { targets: mapping.targets, requiredObjects: mapping.requiredObjects, ...(mapping.document.row_filter ? { rowFilter: mapping.document.row_filter } : {}) };
   const scaleOf = (asset: string) => context.validation.registry.scaleOf(asset);
   const limits = context.limits ?? {};
   let records: AsyncIterable<SourceRecord>;

@@ -80,6 +80,25 @@ describe('POST /v1/imports/dry-run', () => {
     expect(after[0].n).toBe(before[0].n);
   });
 
+  it('gives a movement an empty side when no part of it has a value, as a cash deposit has no payer', async () => {
+    const mapping = movementMapping(
+      { kind: 'csv' },
+      {
+        'data.type': { const: 'cash_in' },
+        'data.debit.counterparty.institution': { from: 'bank', optional: true },
+        'data.debit.counterparty.instrument_ref': { from: 'payer', optional: true },
+        'data.credit.account_id': { from: 'to' },
+      },
+    );
+    // The payer's account is not the bank's own: no account id on that side.
+    delete mapping.fields['data.debit.account_id'];
+    const res = await dryRun({ mapping, sample: ['id,at,amount,bank,payer,to', 'd-1,2026-07-01T10:00:00Z,50.00,,,a-2', 'd-2,2026-07-01T11:00:00Z,50.00,KB,19-2000145399,a-2'].join('\n') });
+    expect(res.statusCode, res.body).toBe(200);
+    const report = importDryRunReportSchema.parse(res.json());
+    expect(report.rejects).toEqual([]);
+    expect(report.preview.map((event) => (event as { data: { debit: unknown } }).data.debit)).toEqual([{}, { counterparty: { institution: 'KB', instrument_ref: '19-2000145399' } }]);
+  });
+
   it('reports a chunk-level problem as a reject, keeping the rows before it', async () => {
     const res = await dryRun({ mapping: movements, sample: `${sample.split('\n').slice(0, 2).join('\n')}\nm-10;"01.07.2026 10:00;ok` });
     const report = importDryRunReportSchema.parse(res.json());

@@ -26,6 +26,8 @@ export interface AssemblyTarget {
 
 export interface AssemblyInput {
   targets: readonly AssemblyTarget[];
+  // Objects the event must hold, made empty when no target under them has a value (data.debit).
+  requiredObjects?: readonly (readonly string[])[];
   rowFilter?: RowFilter | undefined;
 }
 
@@ -114,6 +116,15 @@ function setPath(root: Record<string, unknown>, path: readonly string[], value: 
   return undefined;
 }
 
+function hasPath(root: Record<string, unknown>, path: readonly string[]): boolean {
+  let node: unknown = root;
+  for (const segment of path) {
+    if (!isContainer(node) || !Object.hasOwn(node, segment)) return false;
+    node = (node as Record<string, unknown>)[segment];
+  }
+  return true;
+}
+
 // Arrays made for indexed targets lose the holes left by items whose targets were all unset
 // (data.identifiers.0.* absent, .1.* present gives one item, not a hole).
 function compact(arrays: Set<unknown[]>): void {
@@ -163,6 +174,9 @@ export function assembleRow(input: AssemblyInput, row: SourceRow, ctx: AssemblyC
     const problem = setPath(root, target.path, value, created);
     if (problem !== undefined) return reject(SCHEMA, target.target, problem);
     if (target.target === 'external_id' && typeof value === 'string') externalId = value;
+  }
+  for (const path of input.requiredObjects ?? []) {
+    if (!hasPath(root, path)) setPath(root, path, {}, created);
   }
   compact(created);
   const event = envelope(root);

@@ -10,7 +10,7 @@ import { isPlainObject } from '../../../schemas/validation/validate-item.ts';
 import { compilePattern, resolveTimeZone } from './datetime.ts';
 import { ROW_NUMBER_SOURCE } from '../../../schemas/imports/mapping.ts';
 import { DEFAULT_FALSE_VALUES, DEFAULT_TRUE_VALUES } from './values.ts';
-import { REQUIRED_TARGETS, classifyTarget, familyTargets, moneyTargets, nearest, targetsUnder, type TargetKind } from './targets.ts';
+import { REQUIRED_TARGETS, classifyTarget, familyTargets, moneyTargets, nearest, requiredObjectsUnder, targetsUnder, type TargetKind } from './targets.ts';
 
 export { familyTargets } from './targets.ts';
 
@@ -29,6 +29,8 @@ export interface CompiledMapping {
   document: MappingDocument;
   family: Family;
   targets: CompiledTarget[]; // in document order
+  // Required objects the targets map parts of, each made (empty) when none of its parts has a value.
+  requiredObjects: string[][];
   warnings: string[];
   csv?: {
     delimiter: string; quote: string; hasHeader: boolean; headerPerChunk: boolean; columns?: string[];
@@ -245,7 +247,8 @@ function checkCsv(format: CsvFormat, add: Add): void {
 
 function compiled(doc: MappingDocument, warnings: string[]): CompiledMapping {
   const targets = Object.entries(doc.fields).map(([target, rule]) => ({ target, path: target.split('.'), rule, type: rule.type ?? 'string' }));
-  const mapping: CompiledMapping = { document: doc, family: doc.family, targets, warnings };
+  const requiredObjects = requiredObjectsUnder(doc.family, targets.map((t) => t.target)).map((object) => object.split('.'));
+  const mapping: CompiledMapping = { document: doc, family: doc.family, targets, requiredObjects, warnings };
   const f = doc.format;
   const common = {
     skipLeadingRows: f.skip_leading_rows ?? 0,

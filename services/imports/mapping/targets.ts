@@ -22,6 +22,7 @@ interface Shape {
   kinds: Map<string, TargetKind>; // every path of data in schema order, objects included
   collections: string[];
   moneyCollections: Set<string>; // collections whose items are Money (data.fees)
+  requiredObjects: string[]; // objects (not Money) an event must hold, as must every object above them (data.debit)
 }
 
 const shapes = new Map<Family, Shape>();
@@ -29,8 +30,8 @@ const shapes = new Map<Family, Shape>();
 function shapeOf(family: Family): Shape {
   let shape = shapes.get(family);
   if (!shape) {
-    shape = { kinds: new Map(), collections: [], moneyCollections: new Set() };
-    walk(FAMILIES[family].data, 'data', shape);
+    shape = { kinds: new Map(), collections: [], moneyCollections: new Set(), requiredObjects: [] };
+    walk(FAMILIES[family].data, 'data', shape, true);
     shapes.set(family, shape);
   }
   return shape;
@@ -44,11 +45,14 @@ function unwrap(schema: z.ZodType): z.ZodType {
 }
 
 // Money is recognised by identity: every family builds its Money members from the one moneySchema.
-function walk(schema: z.ZodType, path: string, shape: Shape): void {
+function walk(schema: z.ZodType, path: string, shape: Shape, required: boolean): void {
   const s = unwrap(schema);
   if (s instanceof z.ZodObject) {
     shape.kinds.set(path, s === moneySchema ? 'money' : 'object');
-    for (const [key, child] of Object.entries(s.shape)) walk(child as z.ZodType, `${path}.${key}`, shape);
+    if (required && s !== moneySchema && path !== 'data') shape.requiredObjects.push(path);
+    for (const [key, child] of Object.entries(s.shape)) {
+      walk(child as z.ZodType, `${path}.${key}`, shape, required && !(child as z.ZodType).safeParse(undefined).success);
+    }
   } else if (s instanceof z.ZodArray) {
     shape.kinds.set(path, 'collection');
     shape.collections.push(path);
@@ -75,6 +79,13 @@ export function classifyTarget(family: Family, target: string): TargetKind | und
 
 // Every real target path, envelope first, then data in schema order: leaves, Money objects and
 // their parts, collections (as their root; items are `<root>.<i>...`). Objects are not targets.
+// The family's required objects (see Shape) that `targets` map parts of. An event needs each even
+// when no part of it has a value: a movement's debit side holds nothing for a cash deposit, and
+// {} is what live ingest takes for it.
+export function requiredObjectsUnder(family: Family, targets: readonly string[]): string[] {
+  return shapeOf(family).requiredObjects.filter((object) => targets.some((target) => target.startsWith(`${object}.`)));
+}
+
 export function familyTargets(family: Family): string[] {
   const data = [...shapeOf(family).kinds].filter(([, kind]) => kind !== 'object').map(([path]) => path);
   return [...ENVELOPE_TARGETS, ...data];
