@@ -59,7 +59,9 @@ export async function authenticate(request: AuthRequest, deps: AuthDeps): Promis
   }
 
   const now = deps.now();
-  if (!TIMESTAMP.test(timestamp) || Math.abs(now.getTime() / 1000 - Number(timestamp)) > TIMESTAMP_TOLERANCE_S) {
+  // Whole seconds on both sides, as the header counts them: between two seconds of service time,
+  // 300 s behind is as acceptable as 300 s ahead.
+  if (!TIMESTAMP.test(timestamp) || Math.abs(Math.floor(now.getTime() / 1000) - Number(timestamp)) > TIMESTAMP_TOLERANCE_S) {
     return { ok: false, code: 'svc:auth/timestamp_skew', detail: `Svc-Timestamp must be Unix seconds within ${TIMESTAMP_TOLERANCE_S} s of service time` };
   }
 

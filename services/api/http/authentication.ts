@@ -40,6 +40,11 @@ export function registerAuthentication(
     if (access === 'nobody') {
       return sendProblem(request, reply, 'svc:auth/insufficient_scope', { detail: 'this endpoint admits no credential' });
     }
+    // A fragment is never part of a request target (RFC 9110), and the signature does not cover
+    // one, while the query parser would read parameters past a '#': refused, not half-signed.
+    if (request.url.includes('#')) {
+      return sendProblem(request, reply, 'svc:request/bad_request', { detail: 'a request target holds no fragment (#); percent-encode it as %23' });
+    }
     const outcome = await authenticate(
       { method: request.method, target: request.url, headers: request.headers, body: rawBody(request) },
       { findKey: (id) => deps.keys.find(id), now: () => deps.clock.now() },
