@@ -51,7 +51,7 @@ beforeAll(async () => {
   const masterKey = randomBytes(32);
   await createTenant(db.pool, 'crash', 'USD');
   await setTenantRateLimit(db.pool, 'crash', { capacity: 1_000_000, refillPerS: 1_000_000 });
-  const issued = await issueKey(db.pool, new SecretBox(masterKey), { tenantId: 'crash', scopes: ['ingest'], environment: 'test' });
+  const issued = await issueKey(db.pool, new SecretBox(masterKey), { tenantId: 'crash', scope: 'ingest', environment: 'test' });
   if (issued.kind !== 'issued') throw new Error('no key');
   key = { keyId: issued.key.key_id, secret: issued.key.secret };
   env = { ...process.env, DATABASE_URL: db.url, SVC_MASTER_KEY: masterKey.toString('base64url'), LOG_LEVEL: 'silent', HOST: '127.0.0.1' };

@@ -13,7 +13,7 @@ beforeAll(async () => {
   db = await createTestDatabase();
   box = new SecretBox(randomBytes(32));
   await createTenant(db.pool, 'acme', 'USD');
-  const issued = await issueKey(db.pool, box, { tenantId: 'acme', scopes: ['read'], environment: 'test' });
+  const issued = await issueKey(db.pool, box, { tenantId: 'acme', scope: 'read', environment: 'test' });
   if (issued.kind !== 'issued') throw new Error('no key');
   keyId = issued.key.key_id;
 });
@@ -60,7 +60,7 @@ describe('ApiKeyStore', () => {
   });
 
   it('does not find a revoked key once its cache has lapsed on the service\'s clock', async () => {
-    const issued = await issueKey(db.pool, box, { tenantId: 'acme', scopes: ['ingest'], environment: 'live' });
+    const issued = await issueKey(db.pool, box, { tenantId: 'acme', scope: 'ingest', environment: 'live' });
     if (issued.kind !== 'issued') throw new Error('no key');
     const clock = new ManualClock();
     const store = new ApiKeyStore(db.pool, box, clock);

@@ -38,7 +38,8 @@ export type IssueOutcome =
 export async function issueKey(
   pool: Pool,
   box: SecretBox,
-  request: { tenantId: string; scopes: Scope[]; environment: Environment },
+  // One scope per key: the spec keeps separate credentials per scope (decision 0004).
+  request: { tenantId: string; scope: Scope; environment: Environment },
 ): Promise<IssueOutcome> {
   const keyId = KEY_PREFIX[request.environment] + randomBytes(16).toString('hex');
   const secret = randomBytes(32);
@@ -46,7 +47,7 @@ export async function issueKey(
   const result = await pool.query(
     `INSERT INTO api_keys (key_id, tenant_id, scopes, environment, secret_sealed)
      SELECT $1, tenant_id, $3, $4, $5 FROM tenants WHERE tenant_id = $2`,
-    [keyId, request.tenantId, request.scopes, request.environment, sealed],
+    [keyId, request.tenantId, [request.scope], request.environment, sealed],
   );
   if (result.rowCount === 0) return { kind: 'unknown_tenant' };
   return {
@@ -55,7 +56,7 @@ export async function issueKey(
       tenant_id: request.tenantId,
       key_id: keyId,
       secret: secret.toString('base64url'),
-      scopes: request.scopes,
+      scopes: [request.scope],
       environment: request.environment,
     },
   };

@@ -50,9 +50,9 @@ describe('svc CLI', () => {
     expect(live.key_id).toMatch(/^svc_live_/);
     expect(live.environment).toBe('live');
 
-    // Two scopes named: one key holding both.
-    const both = JSON.parse((await run(['keys', 'issue', '--tenant', 'acme', '--scope', 'ingest', '--scope', 'read', '--json'])).stdout);
-    expect(both.scopes).toEqual(['ingest', 'read']);
+    // Two scopes named: refused, as one key holds one scope.
+    const both = await run(['keys', 'issue', '--tenant', 'acme', '--scope', 'ingest', '--scope', 'read', '--json']);
+    expect([both.code, both.stdout, both.stderr]).toEqual([2, '', expect.stringContaining('issue one key for each of ingest, read')]);
   }, 60_000);
 
   it('refuses bad usage with exit code 2 and a message', async () => {

@@ -35,7 +35,7 @@ export async function startTestApi(env: Record<string, string> = {}, options: { 
   await app.ready();
   const box = new SecretBox(masterKey);
   const issue = async (tenantId: string, scope: Scope): Promise<Credential> => {
-    const outcome = await issueKey(db.pool, box, { tenantId, scopes: [scope], environment: 'test' });
+    const outcome = await issueKey(db.pool, box, { tenantId, scope, environment: 'test' });
     if (outcome.kind !== 'issued') throw new Error(`cannot issue a key for ${tenantId}`);
     return { keyId: outcome.key.key_id, secret: outcome.key.secret };
   };

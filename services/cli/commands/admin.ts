@@ -75,13 +75,13 @@ export async function keysCommand(args: string[], print: Print): Promise<void> {
     allowPositionals: true,
     options: {
       tenant: { type: 'string' },
-      // Repeatable: one key holding every scope named.
+      // Repeatable only to be refused by name: one scope per key.
       scope: { type: 'string', multiple: true },
       live: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
     },
   });
-  const usage = `usage: svc keys issue --tenant <tenant_id> --scope <${SCOPES.join('|')}> [--scope …] [--live] [--json]\n       svc keys revoke <key_id>`;
+  const usage = `usage: svc keys issue --tenant <tenant_id> --scope <${SCOPES.join('|')}> [--live] [--json]\n       svc keys revoke <key_id>`;
   const [action, keyId] = exactly(positionals, positionals[0] === 'revoke' ? 2 : 1, usage);
   if (action === 'revoke' && keyId) {
     return withContext(async ({ db }) => {
@@ -89,12 +89,15 @@ export async function keysCommand(args: string[], print: Print): Promise<void> {
       print(`key ${keyId} revoked`);
     });
   }
-  const scopes = [...new Set(values.scope ?? [])] as Scope[];
+  const scopes = (values.scope ?? []) as Scope[];
   if (action !== 'issue' || !values.tenant || scopes.length === 0 || !scopes.every((scope) => SCOPES.includes(scope))) throw new UsageError(usage);
+  if (scopes.length > 1) {
+    throw new UsageError(`a key holds one scope (the spec keeps separate credentials per scope): issue one key for each of ${[...new Set(scopes)].join(', ')}`);
+  }
   await withContext(async ({ db, masterKey }) => {
     const outcome = await issueKey(db.pool, new SecretBox(masterKey), {
       tenantId: values.tenant!,
-      scopes,
+      scope: scopes[0]!,
       environment: values.live ? 'live' : 'test',
     });
     if (outcome.kind === 'unknown_tenant') throw new UsageError(`no tenant ${values.tenant}`);
