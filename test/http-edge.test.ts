@@ -92,11 +92,16 @@ describe('framework failures come out as governed problems', () => {
   });
 
   it('a body nested past the bounds (900 levels: this file caps bodies at 2 KiB) is a 400 problem with its path', async () => {
-    const deep = `{"object":"party","event":{"external_id":"p","data":{"metadata":${'['.repeat(900)}${']'.repeat(900)}}}}`;
-    for (const url of ['/v1/validate', '/v1/parties', '/v1/batches']) {
-      const res = await api.client.send({ method: 'POST', url, body: deep, key: api.keys.ingest });
+    const event = `{"external_id":"p","data":{"metadata":${'['.repeat(900)}${']'.repeat(900)}}}`;
+    const item = `{"object":"party","event":${event}}`;
+    for (const [url, body, path] of [
+      ['/v1/validate', item, /^event\.data\.metadata(\.0)+$/],
+      ['/v1/parties', event, /^event\.data\.metadata(\.0)+$/],
+      ['/v1/batches', `{"events":[${item}]}`, /^events\.0\.event\.data\.metadata(\.0)+$/],
+    ] as const) {
+      const res = await api.client.send({ method: 'POST', url, body, key: api.keys.ingest });
       const problem = expectGoverned(res, 400, 'svc:validation/schema');
-      expect(problem.errors[0]!.path).toMatch(/^event\.data\.metadata(\.0)+$/);
+      expect(problem.errors[0]!.path, url).toMatch(path);
     }
   });
 
@@ -106,7 +111,7 @@ describe('framework failures come out as governed problems', () => {
     const data = '{"type":"person","status":"active","created_at":"2026-01-01T00:00:00Z","occupation":"card 4111 1111 1111 1111","occupation":"baker"}';
     const event = `{"external_id":"dup-1","occurred_at":"2026-09-01T12:00:00Z","schema_version":"2026-09-01","sequence":1,"data":${data}}`;
     for (const [url, body, path] of [
-      ['/v1/parties', event, 'data.occupation'],
+      ['/v1/parties', event, 'event.data.occupation'],
       ['/v1/batches', `{"events":[{"object":"party","event":${event}}]}`, 'events.0.event.data.occupation'],
       ['/v1/validate', `{"object":"party","event":${event}}`, 'event.data.occupation'],
     ] as const) {

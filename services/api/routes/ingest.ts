@@ -57,7 +57,7 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestDeps): vo
 async function handle(request: FastifyRequest, reply: FastifyReply, shape: Shape, deps: IngestDeps): Promise<FastifyReply> {
   const tenantId = request.apiKey!.tenantId;
   const body = readJsonBody(request);
-  if (!body.ok) return refuseClaimingNonce(request, reply, deps, body.code, bodyRefusal(body));
+  if (!body.ok) return refuseClaimingNonce(request, reply, deps, body.code, asItemPaths(shape, bodyRefusal(body)));
 
   const found = incomingItems(shape, body.value, body.text, rawBody(request));
   if (found.kind !== 'items') {
@@ -114,6 +114,13 @@ async function handle(request: FastifyRequest, reply: FastifyReply, shape: Shape
     case 'conflict':
       return send(reply, problemResponse(request, 'svc:idempotency/key_conflict', { detail: 'this Idempotency-Key was used with a different body' }));
   }
+}
+
+// A single-event body is the item's event: its refusal's paths start `event.`, as every other
+// error of these routes does (decision 0002); a batch's body paths already are item paths.
+function asItemPaths(shape: Shape, refusal: ReturnType<typeof bodyRefusal>): ReturnType<typeof bodyRefusal> {
+  if (shape.kind !== 'single' || !refusal.errors) return refusal;
+  return { ...refusal, errors: refusal.errors.map((e) => ({ ...e, path: e.path === '' ? 'event' : `event.${e.path}` })) };
 }
 
 type Incoming = { kind: 'items'; items: IncomingItem[] } | Exclude<RequestItems, { kind: 'items' }>;
