@@ -68,7 +68,7 @@ describe('references: out-of-order arrival', () => {
     expect(await run.pipeline.sweep()).toBe(1);
     const quarantined = await status(id);
     expect(quarantined.status).toBe('quarantined');
-    expect(quarantined.status_reason).toMatchObject({ code: 'referential_exception', missing: [{ object: 'party', external_id: 'q-party' }] });
+    expect(quarantined.status_reason).toEqual({ code: 'referential_exception', held_since: quarantined.received_at, missing: [{ object: 'party', external_id: 'q-party' }] });
     expect(quarantined.stage_history.at(-1)).toMatchObject({ stage: 'quarantine', status: 'quarantined' });
 
     await ingest('/v1/parties', partyEvent('q-party'));

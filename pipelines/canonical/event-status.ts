@@ -116,7 +116,10 @@ async function quarantineOldest(pool: Pool, now: Date, worker: string, limit: nu
      moved AS (
        UPDATE inbox_events i
           SET status = 'quarantined', terminal_at = $1,
-              status_reason = jsonb_build_object('code', 'referential_exception', 'held_since', d.held_since, 'missing', d.missing)
+              -- In UTC with Z, as every other time the event record shows (jsonb would write +00:00).
+              status_reason = jsonb_build_object('code', 'referential_exception',
+                                                 'held_since', to_char(d.held_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                                                 'missing', d.missing)
          FROM described d
         WHERE i.tenant_id = d.tenant_id AND i.event_id = d.event_id AND i.status = 'held'
        RETURNING i.tenant_id, i.event_id
