@@ -17,4 +17,11 @@ describe('text fields', () => {
     expect(text(1, 100).safeParse(value).success).toBe(true);
     expect(upTo(100).safeParse(value).success).toBe(true);
   });
+
+  it('counts lengths in code points, so an emoji is one character of a limit', () => {
+    const emoji = '\ud83d\ude00';
+    expect(upTo(1000).safeParse(emoji.repeat(1000)).success).toBe(true);
+    expect(upTo(1000).safeParse(emoji.repeat(1001)).success).toBe(false);
+    expect(text(1, 3).safeParse(`a${emoji}b`).success).toBe(true);
+  });
 });
