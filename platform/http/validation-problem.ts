@@ -17,7 +17,10 @@ export class ContractViolation extends Error {
   ) {
     super(`the ${part} does not match its schema`);
     const errors = requestSchemaErrors(error);
-    this.errors = part === 'querystring' ? errors.map((e) => ({ ...e, code: 'svc:request/invalid_parameter' as const })) : errors;
+    this.errors =
+      part === 'querystring'
+        ? errors.map((e) => ({ ...e, code: 'svc:request/invalid_parameter' as const, ...(e.message === 'unknown member' ? { message: 'unknown parameter' } : {}) }))
+        : errors;
   }
 }
 

@@ -80,6 +80,19 @@ describe('a refused parameter', () => {
     ]);
   });
 
+  it('names an unknown parameter instead of ignoring it, so a misspelt filter does not list everything', async () => {
+    for (const [url, key] of [
+      ['/v1/alerts?severity=critical', api.keys.compliance],
+      ['/v1/episodes?detector=fan_in', api.keys.compliance],
+      ['/v1/parties/anyone/movements?since=2026-09-01T00:00:00Z', api.keys.read],
+      ['/v1/reconciliations?status=matched&limt=5', api.keys.read],
+    ] as const) {
+      const res = await api.client.get(url, key);
+      const name = url.split('?')[1]!.split('&').at(-1)!.split('=')[0]!;
+      expect([res.statusCode, problemSchema.parse(res.json()).errors], url).toEqual([400, [{ path: name, code: 'svc:request/invalid_parameter', message: 'unknown parameter' }]]);
+    }
+  });
+
   it('checks across parameters once each is valid', async () => {
     const kindAlone = (await api.client.get('/v1/episodes?subject_kind=party', api.keys.compliance)).json();
     expect(kindAlone.errors).toEqual([{ path: 'subject_kind', code: 'svc:request/invalid_parameter', message: 'needs subject' }]);

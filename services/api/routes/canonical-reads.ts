@@ -16,7 +16,7 @@ const ENTITY_PATHS = { party: '/v1/parties', account: '/v1/accounts', instrument
 
 const params = z.object({ external_id: externalIdParam() });
 const unknown = notFound('unknown in this tenant');
-const movementQuery = z.object(movementQueryShape).refine(...windowCheck('from', 'to'));
+const movementQuery = z.strictObject(movementQueryShape).refine(...windowCheck('from', 'to'));
 
 // Canonical reads (scope read). Every query filters on the caller's tenant; an unknown id is a
 // governed 404, never an empty 200.

@@ -23,7 +23,7 @@ const subjectShape = {
   subject_kind: single(SUBJECT_KINDS).meta({ description: 'account or party; only with subject' }),
 };
 const alertsQuery = z
-  .object({
+  .strictObject({
     status: single(ALERT_STATUSES),
     ...subjectShape,
     detector: optionalText({ max: 128 }),
@@ -32,7 +32,7 @@ const alertsQuery = z
   })
   .refine(...needs('subject_kind', 'subject'));
 const episodesQuery = z
-  .object({
+  .strictObject({
     status: single(EPISODE_STATUSES),
     ...subjectShape,
     since: dateTime().meta({ description: 'episodes changed at or after' }),

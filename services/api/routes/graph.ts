@@ -7,8 +7,8 @@ import { externalIdParam, invalidQuery, json, notFound } from '../http/route-sch
 import { networkOf, pathsBetween, sendGraphProblem, type GraphDeps } from '../../reads/graph.ts';
 import { edgeFilterOf, networkQueryShape, pathsQueryShape } from '../../reads/query-schemas.ts';
 
-const networkQuery = z.object(networkQueryShape()).refine(...windowCheck('since', 'until'));
-const pathsQuery = z.object(pathsQueryShape).refine(...windowCheck('since', 'until'));
+const networkQuery = z.strictObject(networkQueryShape()).refine(...windowCheck('since', 'until'));
+const pathsQuery = z.strictObject(pathsQueryShape).refine(...windowCheck('since', 'until'));
 
 // The analysts' graph queries (scope read): a party's network and the shortest paths between two
 // parties, as nodes and edges ready to draw (services/reads/graph.ts). Unknown parties are a

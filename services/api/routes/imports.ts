@@ -38,7 +38,7 @@ export interface ImportRouteDeps {
 const params = z.object({ id: idParam('imp_') });
 // The chunk number is checked by the route after the id, so an unknown import is a 404 first.
 const chunkParams = params.extend({ chunk: z.string().meta({ description: 'the chunk number, an integer 0-99999 (0 starts the file)' }) });
-const rejectsQuery = z.object({
+const rejectsQuery = z.strictObject({
   format: single(['csv', 'json'] as const, 'must be csv or json').meta({ description: 'csv (the default) or json' }),
   limit: integer({ min: 1, max: 1000, fallback: 100 }).meta({ description: 'json only' }),
   cursor: optionalText({ max: 4096 }).meta({ description: 'json only' }),

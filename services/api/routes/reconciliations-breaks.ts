@@ -27,11 +27,11 @@ import { csvStream, idParam, invalidQuery, json, notFound as unknownId, problem 
 
 const reconciliationParams = z.object({ id: idParam('rcn_') });
 const breakParams = z.object({ id: idParam('rbk_') });
-const itemsQuery = z.object({
+const itemsQuery = z.strictObject({
   format: single(['json', 'csv'] as const).meta({ description: 'json (the default), or csv: every item, RFC 4180, with a header row' }),
   ...pagingShape(),
 });
-const breaksQuery = z.object({
+const breaksQuery = z.strictObject({
   state: single(BREAK_STATES),
   reconciliation_id: text()
     .refine((value) => parseId('reconciliation', value) !== undefined, { error: 'must be an rcn_ id', abort: true })

@@ -47,7 +47,7 @@ export function registerReconciliationExpectationRoutes(app: FastifyInstance, de
   const list = {
     tags,
     summary: 'The expected declarations, oldest first, by opaque cursor (scope ingest or read)',
-    querystring: z.object(pagingShape()),
+    querystring: z.strictObject(pagingShape()),
     response: { 200: json(expectationListSchema, 'a page of the tenant\'s expectations'), 400: invalidQuery },
   };
   routes.get('/v1/reconciliation-expectations', { config: { scopes: ['ingest', 'read'] as const }, preHandler: noKey, schema: list }, async (request, reply) => {

@@ -17,7 +17,7 @@ import { registerReconciliationBreakRoutes } from './reconciliations-breaks.ts';
 import { registerReconciliationExpectationRoutes } from './reconciliations-expectations.ts';
 
 const listQuery = z
-  .object({
+  .strictObject({
     status: single(RECONCILIATION_STATUSES),
     from: dateTime().meta({ description: 'periods holding an instant at or after (by their own bounds: a period ending here, exclusive, does not)' }),
     to: dateTime().meta({ description: 'periods holding an instant at or before (a period starting here, exclusive, does not)' }),

@@ -40,8 +40,8 @@ export interface WebhookRouteDeps {
 
 const endpointParams = z.object({ id: idParam('whk_') });
 const deliveryParams = z.object({ id: idParam('whd_') });
-const endpointsQuery = z.object(pagingShape());
-const deliveriesQuery = z.object({
+const endpointsQuery = z.strictObject(pagingShape());
+const deliveriesQuery = z.strictObject({
   endpoint_id: text()
     .refine((value) => parseId('webhookEndpoint', value) !== undefined, { error: 'must be a whk_ id', abort: true })
     .transform((value) => parseId('webhookEndpoint', value)!)
