@@ -40,8 +40,17 @@ export function alertView(row: AlertRow): AlertView {
     summary: row.summary,
     explanation: row.explanation,
     hits: row.hits,
-    evidence: row.evidence ?? {},
+    evidence: publicEvidence(row.evidence ?? {}),
   };
+}
+
+// Evidence as the API shows it, with snake_case member names as every field of the API has.
+// Until 2026-11-29 some detectors wrote their facts' names in camelCase (listingTruncated);
+// evidence is append-only, so rows stored then are shown under the names written now.
+export function publicEvidence(evidence: Record<string, unknown>): Record<string, unknown> {
+  const facts = evidence.facts;
+  if (!facts || typeof facts !== 'object' || Array.isArray(facts)) return evidence;
+  return { ...evidence, facts: Object.fromEntries(Object.entries(facts).map(([name, value]) => [name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), value])) };
 }
 
 // One live alert with every evidence entry, oldest first; undefined when the tenant has none with this id.
@@ -57,7 +66,7 @@ export async function loadAlertDetail(db: Queryable, tenantId: string, alertId: 
       event_at: e.event_at.toISOString(),
       score: e.score,
       severity: e.severity,
-      evidence: e.evidence,
+      evidence: publicEvidence(e.evidence),
     })),
   };
 }

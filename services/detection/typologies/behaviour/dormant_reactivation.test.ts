@@ -49,7 +49,7 @@ describe('dormant_reactivation', () => {
           { name: 'days_without_activity', threshold: 180, observed: 222 },
           { name: 'amount_after_reactivation', threshold: '100000', observed: '500000' },
         ],
-        facts: { previousActivityAt: '2026-01-10T10:00:00.000Z', reactivatedAt: '2026-08-20T10:00:00.000Z', declaredDormant: false },
+        facts: { previous_activity_at: '2026-01-10T10:00:00.000Z', reactivated_at: '2026-08-20T10:00:00.000Z', declared_dormant: false },
       },
     });
   });

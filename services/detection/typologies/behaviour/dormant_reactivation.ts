@@ -76,10 +76,10 @@ export const dormantReactivation = defineDetector({
         to: ctx.at,
         thresholds,
         facts: {
-          reactivatedAt: reactivatedAt.toISOString(),
-          previousActivityAt: last?.toISOString() ?? null,
-          daysWithoutActivity: gapDays,
-          declaredDormant: declared,
+          reactivated_at: reactivatedAt.toISOString(),
+          previous_activity_at: last?.toISOString() ?? null,
+          days_without_activity: gapDays,
+          declared_dormant: declared,
         },
       }),
       summary:

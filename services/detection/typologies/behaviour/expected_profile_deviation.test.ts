@@ -73,7 +73,7 @@ describe('expected_profile_deviation', () => {
       evidence: {
         thresholds: expect.arrayContaining([{ name: 'volume_vs_declared', threshold: '20000000', observed: '21000000' }]),
         amounts: { in: '21000000', out: '0' },
-        facts: { listingTruncated: true },
+        facts: { listing_truncated: true },
       },
     });
   }, 120_000);
@@ -93,7 +93,7 @@ describe('expected_profile_deviation', () => {
           { name: 'undeclared_corridor_sum', threshold: '100000', observed: '150000' },
         ],
         window: { from: '2026-07-21T16:00:00.000Z', to: '2026-08-20T16:00:00.000Z' },
-        facts: { deviations: ['volume', 'cash', 'corridors'], volumeCheck: 'done' },
+        facts: { deviations: ['volume', 'cash', 'corridors'], volume_check: 'done' },
       },
     });
     if (outcome.outcome !== 'hit') return;
@@ -116,7 +116,7 @@ describe('expected_profile_deviation', () => {
     // The other checks still run.
     expect(await world.evaluate(expectedProfileDeviation, { kind: 'party', id: 'ep-p4' }, AT)).toMatchObject({
       outcome: 'hit',
-      evidence: { thresholds: [{ name: 'cash_share_low_intensity', observed: 0.8 }, { name: 'cash_minimum' }], facts: { deviations: ['cash'], volumeCheck: expect.stringContaining('GBP') } },
+      evidence: { thresholds: [{ name: 'cash_share_low_intensity', observed: 0.8 }, { name: 'cash_minimum' }], facts: { deviations: ['cash'], volume_check: expect.stringContaining('GBP') } },
     });
   });
 

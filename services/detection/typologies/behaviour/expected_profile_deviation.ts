@@ -102,8 +102,8 @@ export const expectedProfileDeviation = defineDetector({
         facts: {
           declared: profile,
           deviations: deviations.map((d) => d.check),
-          volumeCheck: volumeComparable ? (volume ? 'done' : 'not declared') : `skipped: declared in ${volume!.asset}, base asset ${ctx.baseAsset}, no conversion available`,
-          listingTruncated: truncated,
+          volume_check: volumeComparable ? (volume ? 'done' : 'not declared') : `skipped: declared in ${volume!.asset}, base asset ${ctx.baseAsset}, no conversion available`,
+          listing_truncated: truncated,
         },
       }),
       summary: `Against the declared profile over 30 days: ${deviations.map((d) => d.words).join('; ')}.`,

@@ -90,7 +90,7 @@ export const highRiskGeography = defineDetector({
         facts: {
           jurisdictions: Object.fromEntries([...byCountry].map(([code, e]) => [code, { count: e.count, sum: e.sum.toString() }])),
           callForAction,
-          listingTruncated: listing.length >= LISTING_LIMIT,
+          listing_truncated: listing.length >= LISTING_LIMIT,
         },
       }),
       summary:

@@ -88,7 +88,7 @@ export const largeCashAggregate = defineDetector({
           in: widest.in.cashSum,
           out: widest.out.cashSum,
         },
-        facts: { listingTruncated: truncated },
+        facts: { listing_truncated: truncated },
       }),
       summary:
         `${formatMoney(strongest.observed, ctx.baseAsset)} of cash ${directionWords(strongest.direction)} over ${strongest.window} ` +

@@ -100,7 +100,7 @@ export const newCounterpartyHighAmount = defineDetector({
         to: ctx.at,
         thresholds,
         baseline: { days: baseline.days, mean: top.mean.toString(), stddev: baseline[top.record.direction].stddevSum.toString(), observed: top.amount.toString(), metric: `${top.record.direction}_sum` },
-        facts: { newCounterpartyMovements: candidates.map((c) => movementFact(c.record)) },
+        facts: { new_counterparty_movements: candidates.map((c) => movementFact(c.record)) },
       }),
       summary:
         `${formatMoney(top.amount, ctx.baseAsset)} ${top.record.direction === 'out' ? 'sent to' : 'received from'} a counterparty never seen before ` +

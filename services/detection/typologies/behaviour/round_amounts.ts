@@ -65,7 +65,7 @@ export const roundAmounts = defineDetector({
             ? { in: sumOf(listed.filter((r) => r.direction === 'in').map((r) => r.baseValue)), out: sumOf(listed.filter((r) => r.direction === 'out').map((r) => r.baseValue)) }
             : {}),
         },
-        facts: { roundMajorUnits: p.roundMajorUnits, allMovements: all, listingTruncated: !complete },
+        facts: { round_major_units: p.roundMajorUnits, all_movements: all, listing_truncated: !complete },
       }),
       summary:
         `${round.count} of ${all} movements in ${p.window} were whole multiples of ${p.roundMajorUnits} (${Math.round(share * 100)}% >= ${Math.round(p.minShare * 100)}%), ` +

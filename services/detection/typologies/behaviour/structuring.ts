@@ -77,7 +77,7 @@ export const structuring = defineDetector({
           // account subject; for a party, the accounts it held in the window).
           accounts,
           movements: inBand.slice(0, 50).map(movementFact),
-          listingTruncated: truncated,
+          listing_truncated: truncated,
         },
       }),
       summary:
