@@ -125,7 +125,8 @@ export const movementPageSchema = z.strictObject({
 });
 
 // Band only: no reasons, typologies, detector names or narratives (tipping-off control).
-// unknown: detection has never looked at the party. coverage: none (unknown band), partial
+// unknown: detection has never looked at the party, so nothing was computed (computed_at and
+// staleness_seconds are null). coverage: none (unknown band), partial
 // (detection could not judge most of it), degraded (a feed of the tenant is silent), complete.
 const POSTURE_BANDS = ['unknown', 'low', 'medium', 'high', 'critical', 'incomplete'] as const;
 const POSTURE_COVERAGE = ['none', 'partial', 'degraded', 'complete'] as const;
@@ -133,8 +134,8 @@ const POSTURE_COVERAGE = ['none', 'partial', 'degraded', 'complete'] as const;
 export const postureSchema = z.strictObject({
   external_id: z.string(),
   band: z.enum(POSTURE_BANDS),
-  computed_at: instant,
-  staleness_seconds: z.number().int().min(0),
+  computed_at: instant.nullable(),
+  staleness_seconds: z.number().int().min(0).nullable(),
   coverage: z.enum(POSTURE_COVERAGE),
 });
 

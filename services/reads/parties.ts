@@ -58,13 +58,14 @@ export async function loadPosture(pool: Queryable, tenantId: string, partyId: st
   return postureView(rows[0]!, now);
 }
 
-// Detection has never looked at the party: unknown, with no coverage behind it. The band is the
+// Detection has never looked at the party: unknown, with no coverage behind it and no time it was
+// computed (not now: a client keeping the newest posture would take a fresh one). The band is the
 // one detection computed and announced with risk_state.changed, so a client mirroring posture
 // from webhooks reads the same band here. A silent feed, which a low band cannot vouch for, is
 // said by the coverage (and announced by coverage.degraded), not by a band no event carried.
 function postureView(row: PostureRow, now: Date): PostureBand {
   if (row.band === null || row.computed_at === null) {
-    return { band: 'unknown', computed_at: now.toISOString(), staleness_seconds: 0, coverage: 'none' };
+    return { band: 'unknown', computed_at: null, staleness_seconds: null, coverage: 'none' };
   }
   const band = row.band;
   const coverage = row.degraded ? 'degraded' : row.band === 'incomplete' ? 'partial' : 'complete';

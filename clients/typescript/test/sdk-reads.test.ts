@@ -202,7 +202,7 @@ describe('parties.movements', () => {
 describe('posture.retrieve', () => {
   it('answers the band honestly as unknown before detection has looked at the party', async () => {
     const posture = await read.posture.retrieve('alice');
-    expect(posture).toEqual({ external_id: 'alice', band: 'unknown', computed_at: svc.api.clock.now().toISOString(), staleness_seconds: 0, coverage: 'none' });
+    expect(posture).toEqual({ external_id: 'alice', band: 'unknown', computed_at: null, staleness_seconds: null, coverage: 'none' });
     expect(posture.lastResponse.status).toBe(200);
     expect(await apiError(read.posture.retrieve('nobody'))).toMatchObject({ status: 404, code: 'svc:resource/not_found' });
   });

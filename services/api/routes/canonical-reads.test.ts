@@ -168,7 +168,7 @@ describe('single reads', () => {
 
   it('answers posture honestly as unknown, with no reasons', async () => {
     const posture = postureSchema.parse((await read('/v1/posture/parties/alice')).json());
-    expect(posture).toEqual({ external_id: 'alice', band: 'unknown', computed_at: api.clock.now().toISOString(), staleness_seconds: 0, coverage: 'none' });
+    expect(posture).toEqual({ external_id: 'alice', band: 'unknown', computed_at: null, staleness_seconds: null, coverage: 'none' });
   });
 
   it('answers the band detection computed, how stale it is and the coverage behind it, and nothing more', async () => {
@@ -214,7 +214,7 @@ describe('single reads', () => {
       );
       expect(await posture()).toEqual({ external_id: 'alice', band: 'critical', computed_at: confirmedAt.toISOString(), staleness_seconds: 60, coverage: 'degraded' });
       // bob has never been looked at.
-      expect(await read('/v1/posture/parties/bob').then((r) => r.json())).toMatchObject({ band: 'unknown', coverage: 'none', staleness_seconds: 0 });
+      expect(await read('/v1/posture/parties/bob').then((r) => r.json())).toMatchObject({ band: 'unknown', coverage: 'none', computed_at: null, staleness_seconds: null });
     } finally {
       await pool.query(`DELETE FROM subject_evaluations WHERE subject_id = 'alice'`);
       await pool.query(`DELETE FROM party_postures WHERE party_id = 'alice'`);

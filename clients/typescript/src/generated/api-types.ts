@@ -1542,8 +1542,8 @@ export interface MovementPage {
 export interface Posture {
   external_id: string;
   band: 'unknown' | 'low' | 'medium' | 'high' | 'critical' | 'incomplete';
-  computed_at: string;
-  staleness_seconds: number;
+  computed_at: string | null;
+  staleness_seconds: number | null;
   coverage: 'none' | 'partial' | 'degraded' | 'complete';
 }
 /**
