@@ -91,36 +91,58 @@ describe('framework failures come out as governed problems', () => {
     }
   });
 
-  it('a body nested past the bounds (900 levels: this file caps bodies at 2 KiB) is a 400 problem with its path', async () => {
+  // A party event within every bound, and the answer to a batch of it and another item.
+  const valid = (id: string) =>
+    `{"external_id":"${id}","occurred_at":"2026-09-01T12:00:00Z","schema_version":"2026-09-01","sequence":1,"data":{"type":"person","status":"active","created_at":"2026-01-01T00:00:00Z"}}`;
+  const batchOf = (...events: string[]) => `{"events":[${events.map((event) => `{"object":"party","event":${event}}`).join(',')}]}`;
+  const itemResults = async (url: '/v1/batches' | '/v1/validate', body: string) => {
+    const res = await api.client.send({ method: 'POST', url, body, key: api.keys.ingest });
+    const answer = res.json() as { results: Array<{ outcome: string; problem?: { code: string; errors: Array<{ path: string }> } }> };
+    return { status: res.statusCode, results: answer.results.map((r) => [r.outcome, r.problem?.code, r.problem?.errors.map((e) => e.path)]) };
+  };
+
+  it('a body nested past the bounds (900 levels: this file caps bodies at 2 KiB) is a 400 problem with its path; in a batch, that item\'s own rejection', async () => {
     const event = `{"external_id":"p","data":{"metadata":${'['.repeat(900)}${']'.repeat(900)}}}`;
-    const item = `{"object":"party","event":${event}}`;
-    for (const [url, body, path] of [
-      ['/v1/validate', item, /^event\.data\.metadata(\.0)+$/],
-      ['/v1/parties', event, /^event\.data\.metadata(\.0)+$/],
-      ['/v1/batches', `{"events":[${item}]}`, /^events\.0\.event\.data\.metadata(\.0)+$/],
+    for (const [url, body] of [
+      ['/v1/validate', `{"object":"party","event":${event}}`],
+      ['/v1/parties', event],
     ] as const) {
       const res = await api.client.send({ method: 'POST', url, body, key: api.keys.ingest });
       const problem = expectGoverned(res, 400, 'svc:validation/schema');
-      expect(problem.errors[0]!.path, url).toMatch(path);
+      expect(problem.errors[0]!.path, url).toMatch(/^event\.data\.metadata(\.0)+$/);
     }
+    const deep = `{"external_id":"p","data":{"metadata":${'['.repeat(400)}${']'.repeat(400)}}}`;
+    const path = ['events', '1', 'event', 'data', 'metadata', ...Array(27).fill('0')].join('.');
+    const expected = [['accepted', undefined, undefined], ['rejected', 'svc:validation/schema', [path]]];
+    expect(await itemResults('/v1/batches', batchOf(valid('deep-ok'), deep))).toEqual({ status: 202, results: expected });
+    expect(await itemResults('/v1/validate', batchOf(valid('deep-ok'), deep))).toEqual({ status: 422, results: [['valid', undefined, undefined], expected[1]] });
   });
 
-  it('refuses a member name repeated in one object, whose earlier value validation would never see, and stores nothing', async () => {
+  it('refuses a member name repeated in one object, whose earlier value validation would never see, and stores nothing of it', async () => {
     const count = async () => (await api.db.pool.query('SELECT count(*)::int AS n FROM inbox_events')).rows[0].n;
     const before = await count();
     const data = '{"type":"person","status":"active","created_at":"2026-01-01T00:00:00Z","occupation":"card 4111 1111 1111 1111","occupation":"baker"}';
     const event = `{"external_id":"dup-1","occurred_at":"2026-09-01T12:00:00Z","schema_version":"2026-09-01","sequence":1,"data":${data}}`;
-    for (const [url, body, path] of [
-      ['/v1/parties', event, 'event.data.occupation'],
-      ['/v1/batches', `{"events":[{"object":"party","event":${event}}]}`, 'events.0.event.data.occupation'],
-      ['/v1/validate', `{"object":"party","event":${event}}`, 'event.data.occupation'],
+    for (const [url, body] of [
+      ['/v1/parties', event],
+      ['/v1/validate', `{"object":"party","event":${event}}`],
     ] as const) {
       const res = await api.client.send({ method: 'POST', url, body, key: api.keys.ingest });
       const problem = expectGoverned(res, 400, 'svc:validation/schema');
-      expect(problem.errors.map((e) => e.path), url).toEqual([path]);
+      expect(problem.errors.map((e) => e.path), url).toEqual(['event.data.occupation']);
       expect(res.body).not.toContain('4111');
     }
-    expect(await count()).toBe(before);
+    // In a batch the item is rejected on its own; the others are taken.
+    const expected = [['accepted', undefined, undefined], ['rejected', 'svc:validation/schema', ['events.1.event.data.occupation']]];
+    expect(await itemResults('/v1/batches', batchOf(valid('dup-ok'), event))).toEqual({ status: 202, results: expected });
+    expect(await itemResults('/v1/validate', batchOf(valid('dup-ok'), event))).toEqual({ status: 422, results: [['valid', undefined, undefined], expected[1]] });
+    expect(await count()).toBe(before + 1);
+    const stored = await api.db.pool.query<{ raw: string }>("SELECT convert_from(raw_event, 'UTF8') AS raw FROM inbox_events WHERE external_id IN ('dup-1', 'dup-ok')");
+    expect(stored.rows.map((r) => r.raw)).toEqual([valid('dup-ok')]);
+    // A name repeated in the envelope is the body's: events given twice, the first batch unseen.
+    const twice = await api.client.send({ method: 'POST', url: '/v1/batches', body: `{"events":[{"object":"party","event":${valid('dup-3')}}],"events":${batchOf(valid('dup-2')).slice(10, -1)}}`, key: api.keys.ingest });
+    expect(expectGoverned(twice, 400, 'svc:validation/schema').errors.map((e) => e.path)).toEqual(['events']);
+    expect(await count()).toBe(before + 1);
   });
 
   it('a problem carries every member the spec lists', async () => {

@@ -81,45 +81,66 @@ function walkMembers(text: string, i: number, member: (name: string, start: numb
   return i + 1;
 }
 
-// The text of each element's event member, for the array opening at i, and the index past it.
-function itemEventTexts(text: string, i: number): { texts: Array<string | undefined>; end: number } {
-  const texts: Array<string | undefined> = [];
+// Where a value sits in the text: [start, end).
+export interface Span {
+  start: number;
+  end: number;
+}
+
+// Each element of the array opening at i, with its event member's span (undefined where the
+// element is not an object with one), and the index past the array.
+function itemSpans(text: string, i: number): { items: BatchItemSpan[]; end: number } {
+  const items: BatchItemSpan[] = [];
   i = skipWhitespace(text, i + 1);
   while (text.charCodeAt(i) !== CLOSE_BRACKET) {
-    let event: string | undefined;
+    let event: Span | undefined;
+    const start = i;
     const end =
       text.charCodeAt(i) === OPEN_BRACE
-        ? walkMembers(text, i, (name, start) => {
-            const valueEnd = skipValue(text, start);
+        ? walkMembers(text, i, (name, valueStart) => {
+            const valueEnd = skipValue(text, valueStart);
             // A repeated member keeps its last value, as JSON.parse does.
-            if (name === 'event') event = text.slice(start, valueEnd);
+            if (name === 'event') event = { start: valueStart, end: valueEnd };
             return valueEnd;
           })
         : skipValue(text, i);
-    texts.push(event);
+    items.push({ item: { start, end }, event });
     i = skipWhitespace(text, end);
     if (text.charCodeAt(i) === COMMA) i = skipWhitespace(text, i + 1);
   }
-  return { texts, end: i + 1 };
+  return { items, end: i + 1 };
 }
 
-// The exact text of events[i].event for every item of a batch body (undefined where an item is
-// not an object with an event member). One pass: each byte of an event is looked at once.
-export function batchEventTexts(text: string): Array<string | undefined> {
+export interface BatchItemSpan {
+  item: Span;
+  event: Span | undefined;
+}
+
+// The spans of a batch body's items, the elements of its events array (the last events member,
+// as JSON.parse keeps), with each item's event member, and the array's own span; undefined when
+// the body is not an object whose events member is an array. One pass: each byte is looked at
+// once.
+export function batchSpans(text: string): { array: Span; items: BatchItemSpan[] } | undefined {
   const start = skipWhitespace(text, 0);
-  let texts: Array<string | undefined> = [];
-  if (text.charCodeAt(start) !== OPEN_BRACE) return texts;
+  if (text.charCodeAt(start) !== OPEN_BRACE) return undefined;
+  let found: { array: Span; items: BatchItemSpan[] } | undefined;
   walkMembers(text, start, (name, valueStart) => {
     if (name !== 'events') return skipValue(text, valueStart);
     if (text.charCodeAt(valueStart) !== OPEN_BRACKET) {
-      texts = [];
+      found = undefined;
       return skipValue(text, valueStart);
     }
-    const items = itemEventTexts(text, valueStart);
-    texts = items.texts;
+    const items = itemSpans(text, valueStart);
+    found = { array: { start: valueStart, end: items.end }, items: items.items };
     return items.end;
   });
-  return texts;
+  return found;
+}
+
+// The exact text of events[i].event for every item of a batch body (undefined where an item is
+// not an object with an event member).
+export function batchEventTexts(text: string): Array<string | undefined> {
+  return (batchSpans(text)?.items ?? []).map(({ event }) => (event === undefined ? undefined : text.slice(event.start, event.end)));
 }
 
 // How many member names the text holds, repeats included: JSON.parse keeps only the last of a

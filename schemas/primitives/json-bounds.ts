@@ -24,8 +24,14 @@ export interface JsonBoundsViolation {
 }
 
 // `tally`, when given, counts the members of every object walked (of a value within bounds).
-export function checkJsonBounds(value: unknown, limits: JsonLimits = REQUEST_JSON_LIMITS, tally?: { members: number }): JsonBoundsViolation | undefined {
-  const found = boundsWalk(value, 1, limits, tally ?? { members: 0 });
+// `depth`: where the value sits in its body (1: it is the body; a batch item is at 3).
+export function checkJsonBounds(
+  value: unknown,
+  limits: JsonLimits = REQUEST_JSON_LIMITS,
+  tally?: { members: number },
+  depth = 1,
+): JsonBoundsViolation | undefined {
+  const found = boundsWalk(value, depth, limits, tally ?? { members: 0 });
   if (!found) return undefined;
   return { path: found.path.reverse().join('.'), message: found.message };
 }

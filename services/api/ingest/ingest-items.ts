@@ -15,6 +15,8 @@ export interface IncomingItem {
   rawEvent: Buffer | undefined;
   // Where the item sits in the request body (["events", "3"] in a batch, [] otherwise).
   prefix: string[];
+  // Refused before validation (past the JSON bounds, or a member name repeated): its one finding.
+  refusal?: FieldError;
 }
 
 export type ItemResult =
@@ -56,6 +58,10 @@ export function prepareItems(items: IncomingItem[], context: IngestContext): Pre
   const indexes: number[] = [];
   const events: PreparedEvent[] = [];
   items.forEach((item, index) => {
+    if (item.refusal) {
+      results[index] = { kind: 'invalid', code: 'svc:validation/schema', errors: [item.refusal] };
+      return;
+    }
     const validation = validateItem(item.value, context.validation, item.prefix);
     if (!validation.ok) {
       results[index] = { kind: 'invalid', code: validation.code, errors: validation.errors };

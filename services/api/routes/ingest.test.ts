@@ -220,6 +220,19 @@ describe('Idempotency-Key', () => {
     expect(res.headers['idempotent-replayed']).toBeUndefined();
   });
 
+  it('keys a batch holding an item past the bounds by that item\'s bytes, never walking it', async () => {
+    const deep = (leaf: string) => `{"object":"movement","event":{"external_id":"m-deep","data":{"metadata":${'['.repeat(100_000)}${leaf}${']'.repeat(100_000)}}}}`;
+    const body = (leaf: string) => `{"events":[{"object":"movement","event":${JSON.stringify(movementEvent('m-idem-deep'))}},${deep(leaf)}]}`;
+    const send = (leaf: string) => api.client.send({ method: 'POST', url: '/v1/batches', body: body(leaf), key: api.keys.ingest, headers: { 'Idempotency-Key': 'key-deep' } });
+    const first = await send('1');
+    expect(first.statusCode, first.body).toBe(202);
+    expect(batchResponseSchema.parse(first.json()).results.map((r) => r.outcome)).toEqual(['accepted', 'rejected']);
+    const again = await send('1');
+    expect([again.statusCode, again.headers['idempotent-replayed'], again.body]).toEqual([202, 'true', first.body]);
+    const other = await send('2');
+    expect([other.statusCode, other.json().code]).toEqual([409, 'svc:idempotency/key_conflict']);
+  });
+
   it('refuses a malformed key', async () => {
     const res = await post('/v1/movements', movementEvent('m-idem-bad'), { 'Idempotency-Key': 'x'.repeat(256) });
     expect(res.statusCode).toBe(400);

@@ -9,7 +9,7 @@ import { withTransaction, type Pool } from '../../../platform/postgres/pool.ts';
 import type { NonceLedger } from '../../../platform/keys/nonce-ledger.ts';
 import type { TokenBuckets } from '../../../platform/rate-limit/token-buckets.ts';
 import { FAMILIES, FAMILY_NAMES, type Family } from '../../../schemas/families/index.ts';
-import { bodyRefusal, readJsonBody, rawBody } from '../../../platform/http/json-body.ts';
+import { bodyRefusal, readJsonBody, rawBody, type BatchBody, type JsonBody } from '../../../platform/http/json-body.ts';
 import { admissionOf, answerRefusedAdmission, refuseClaimingNonce } from '../http/admission.ts';
 import { requestPath } from '../../../platform/http/problem-reply.ts';
 import { batchContract, ingestContract } from '../http/ingest-contracts.ts';
@@ -56,10 +56,10 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestDeps): vo
 
 async function handle(request: FastifyRequest, reply: FastifyReply, shape: Shape, deps: IngestDeps): Promise<FastifyReply> {
   const tenantId = request.apiKey!.tenantId;
-  const body = readJsonBody(request);
+  const body = readJsonBody(request, { batch: shape.kind === 'batch' });
   if (!body.ok) return refuseClaimingNonce(request, reply, deps, body.code, asItemPaths(shape, bodyRefusal(body)));
 
-  const found = incomingItems(shape, body.value, body.text, rawBody(request));
+  const found = incomingItems(shape, body, rawBody(request));
   if (found.kind !== 'items') {
     const { code, ...refusal } = wrapperRefusal(found);
     return refuseClaimingNonce(request, reply, deps, code, refusal);
@@ -125,18 +125,24 @@ function asItemPaths(shape: Shape, refusal: ReturnType<typeof bodyRefusal>): Ret
 
 type Incoming = { kind: 'items'; items: IncomingItem[] } | Exclude<RequestItems, { kind: 'items' }>;
 
-function incomingItems(shape: Shape, value: unknown, text: string, raw: Buffer): Incoming {
+function incomingItems(shape: Shape, body: Extract<JsonBody, { ok: true }>, raw: Buffer): Incoming {
   if (shape.kind === 'single') {
-    return { kind: 'items', items: [{ value: { object: shape.family, event: value }, rawEvent: raw, prefix: [] }] };
+    return { kind: 'items', items: [{ value: { object: shape.family, event: body.value }, rawEvent: raw, prefix: [] }] };
   }
-  const found = batchItems(value);
+  const found = batchItems(body.value);
   if (found.kind !== 'items') return found;
-  const texts = batchEventTexts(text);
+  // Read item by item whenever the body is a batch envelope, which batchItems has just found.
+  const items: BatchBody['items'] = body.batch?.items ?? batchEventTexts(body.text).map((eventText) => ({ eventText }));
   return {
     kind: 'items',
     items: found.items.map((item, index) => {
-      const eventText = texts[index];
-      return { value: item, rawEvent: eventText === undefined ? undefined : Buffer.from(eventText, 'utf8'), prefix: found.prefix(index) };
+      const { eventText, refusal } = items[index] ?? { eventText: undefined };
+      return {
+        value: item,
+        rawEvent: eventText === undefined ? undefined : Buffer.from(eventText, 'utf8'),
+        prefix: found.prefix(index),
+        ...(refusal ? { refusal } : {}),
+      };
     }),
   };
 }

@@ -20,7 +20,7 @@ export function registerValidateRoute(
 ): void {
   // The nonce is claimed with the charge, in one round trip (http/admission.ts).
   app.post('/v1/validate', { config: { scopes: ['ingest', 'read'], claimsNonce: true }, schema: validateContract }, async (request, reply) => {
-    const body = readJsonBody(request);
+    const body = readJsonBody(request, { batch: true });
     if (!body.ok) return refuseClaimingNonce(request, reply, deps, body.code, bodyRefusal(body));
 
     const found = validateRequestItems(body.value);
@@ -41,6 +41,8 @@ export function registerValidateRoute(
       futureSkewMs: deps.occurredAtFutureSkewS * 1000,
     };
     const results: DryRunResult[] = found.items.map((item, index) => {
+      const refusal = body.batch?.items[index]?.refusal;
+      if (refusal) return { index, outcome: 'rejected', problem: problemFor(request, 'svc:validation/schema', { detail: 'the item failed validation', errors: [refusal] }) };
       const outcome = validateItem(item, context, found.prefix(index));
       if (outcome.ok) {
         return { index, outcome: 'valid', object: outcome.object, external_id: outcome.event.external_id };
