@@ -72,7 +72,7 @@ export interface EpisodeRow {
   updated_at: Date;
   members: Subject[];
   related: Subject[];
-  // updated_at at full precision, for page cursors.
+  // created_at at full precision, for page cursors.
   cursor_at: string;
 }
 
@@ -84,7 +84,7 @@ const episodeEntities = (role: 'subject' | 'counterparty', name: string) => `
   coalesce((SELECT json_agg(json_build_object('kind', m.subject_kind, 'external_id', m.subject_id) ORDER BY m.subject_kind, m.subject_id)
               FROM episode_members m WHERE m.tenant_id = e.tenant_id AND m.episode_id = e.episode_id AND m.role = '${role}'), '[]'::json) AS ${name}`;
 const EPISODE_COLUMNS = `e.episode_id, e.status, e.severity, e.case_status, e.disposition, e.first_alert_at, e.last_alert_at, e.alert_count,
-  e.created_at, e.updated_at, e.updated_at::text AS cursor_at, ${episodeEntities('subject', 'members')}, ${episodeEntities('counterparty', 'related')}`;
+  e.created_at, e.updated_at, e.created_at::text AS cursor_at, ${episodeEntities('subject', 'members')}, ${episodeEntities('counterparty', 'related')}`;
 
 // A page position: the cursor row's time at full precision and its id.
 interface After {
@@ -122,8 +122,10 @@ export interface EpisodeFilters {
   since: Date | null;
 }
 
-// Episodes, most recently changed first (a client syncing with `since` sees every change), after
-// the cursor; `limit` rows at most.
+// Episodes, newest first by creation, after the cursor; `limit` rows at most. Creation never
+// changes, so a walk sees every episode that existed when it began exactly once (ordered by
+// updated_at, an episode changed during the walk moved behind the cursor and was skipped); a
+// change is found by `since` (updated_at), which a syncing client sets to its last walk's start.
 export async function episodePage(db: Queryable, tenantId: string, filters: EpisodeFilters, after: After | null | undefined, limit: number): Promise<EpisodeRow[]> {
   const { rows } = await db.query<EpisodeRow>(
     `SELECT ${EPISODE_COLUMNS} FROM episodes e
@@ -132,8 +134,8 @@ export async function episodePage(db: Queryable, tenantId: string, filters: Epis
                                             WHERE m.tenant_id = e.tenant_id AND m.episode_id = e.episode_id
                                               AND m.subject_id = $3 AND ($4::text IS NULL OR m.subject_kind = $4)))
           AND ($5::timestamptz IS NULL OR e.updated_at >= $5)
-          AND ($6::timestamptz IS NULL OR (e.updated_at, e.episode_id) < ($6::timestamptz, $7::uuid))
-        ORDER BY e.updated_at DESC, e.episode_id DESC
+          AND ($6::timestamptz IS NULL OR (e.created_at, e.episode_id) < ($6::timestamptz, $7::uuid))
+        ORDER BY e.created_at DESC, e.episode_id DESC
         LIMIT $8`,
     [tenantId, filters.status, filters.subjectId, filters.subjectKind, filters.since, after?.at ?? null, after?.id ?? null, limit],
   );

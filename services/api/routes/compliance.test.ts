@@ -282,7 +282,7 @@ describe('GET /v1/alerts/{id}', () => {
 });
 
 describe('GET /v1/episodes', () => {
-  it('lists episodes most recently changed first, with their members', async () => {
+  it('lists episodes newest first, with their members', async () => {
     const body = episodePageSchema.parse((await get('/v1/episodes?limit=3')).json());
     expect(body.data.map((e) => e.episode_id).slice(0, 2)).toEqual([epsd(ids.e1), epsd(ids.e2)]);
     expect(body.data[0]).toEqual({
@@ -318,6 +318,23 @@ describe('GET /v1/episodes', () => {
     expect(pages).toHaveLength(BULK_EPISODES);
     expect(new Set(pages.map((e) => e.episode_id)).size).toBe(BULK_EPISODES);
     const cursor = (await get('/v1/episodes?subject=bulk-ep&limit=5')).json().next_cursor as string;
+    // An episode changed during the walk, on a page already read or on one still to come, is
+    // still seen once.
+    const first = episodePageSchema.parse((await get('/v1/episodes?subject=bulk-ep&limit=5')).json());
+    const changed = [first.data[4]!.episode_id.slice(5), pages.at(-1)!.episode_id.slice(5)];
+    const { rows: kept } = await api.db.pool.query<{ episode_id: string; updated_at: Date }>(
+      'SELECT episode_id, updated_at FROM episodes WHERE tenant_id = $1 AND episode_id = ANY($2::uuid[])',
+      [api.tenantId, changed],
+    );
+    await api.db.pool.query(`UPDATE episodes SET updated_at = '2026-09-01T00:00:00Z' WHERE tenant_id = $1 AND episode_id = ANY($2::uuid[])`, [api.tenantId, changed]);
+    const walked = [...first.data];
+    for (let next = first.next_cursor; next; ) {
+      const page = episodePageSchema.parse((await get(`/v1/episodes?subject=bulk-ep&limit=5&cursor=${encodeURIComponent(next)}`)).json());
+      walked.push(...page.data);
+      next = page.next_cursor;
+    }
+    expect(walked.map((e) => e.episode_id)).toEqual(pages.map((e) => e.episode_id));
+    for (const row of kept) await api.db.pool.query('UPDATE episodes SET updated_at = $3 WHERE tenant_id = $1 AND episode_id = $2', [api.tenantId, row.episode_id, row.updated_at]);
     expectProblem(await get(`/v1/episodes?subject=bulk&limit=5&cursor=${encodeURIComponent(cursor)}`), 400, 'svc:request/invalid_parameter');
     expectProblem(await get(`/v1/alerts?subject=bulk-ep&limit=5&cursor=${encodeURIComponent(cursor)}`), 400, 'svc:request/invalid_parameter');
   });

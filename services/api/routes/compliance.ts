@@ -90,7 +90,7 @@ export function registerComplianceRoutes(app: FastifyInstance, deps: { pool: Poo
 
   const episodeList = {
     tags,
-    summary: 'Episodes, most recently changed first, by opaque cursor (scope compliance)',
+    summary: 'Episodes, newest first, by opaque cursor; since: changed at or after (scope compliance)',
     querystring: episodesQuery,
     response: { 200: json(episodePageSchema, 'a page'), 400: invalidQuery },
   };

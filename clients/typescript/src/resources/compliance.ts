@@ -22,7 +22,7 @@ export class Alerts {
 export class Episodes {
   constructor(private readonly http: HttpClient) {}
 
-  /** Episodes, most recently changed first, across every page. */
+  /** Episodes, newest first, across every page (`since`: changed at or after). */
   list(query: Filters<Api.EpisodesQuery> = {}, options?: RequestOptions): PageIterator<Api.Episode, Api.EpisodePage> {
     return pagedList(this.http, '/v1/episodes', query, options);
   }
