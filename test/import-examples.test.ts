@@ -66,7 +66,7 @@ describe('example mappings on the shared datasets', () => {
     expect(credits.done).toMatchObject({ state: 'completed', rows_read: 49_103, accepted: prijem, skipped: vydaj, rejected: 1, duplicates: 0 });
     expect(debits.done).toMatchObject({ state: 'completed', rows_read: 49_103, accepted: vydaj, skipped: prijem, rejected: 1 });
     expect(credits.rejects).toEqual([
-      { row_no: 49_103, chunk_no: credits.chunks - 1, code: 'svc:import/invalid_chunk', object_type: 'movement', external_id: null, message: 'unterminated quote', raw: null },
+      { row_no: 49_103, chunk_no: credits.chunks - 1, code: 'svc:import/invalid_chunk', object_type: 'movement', external_id: null, message: `unterminated quote; nothing after it in chunk ${credits.chunks - 1} was read`, raw: null },
     ]);
     const { rows } = await api.db.pool.query(`SELECT raw_event FROM inbox_events WHERE tenant_id = 'acme' AND object = 'movement' AND external_id = '695247'`);
     expect(JSON.parse(rows[0].raw_event.toString())).toEqual({

@@ -151,8 +151,9 @@ export function mapChunk(
       }
     } catch (error) {
       if (!(error instanceof ChunkError)) throw error;
-      // The rows before it stand; the chunk stops here, reported as one reject.
-      yield reject(error.rowNo ?? null, 'svc:import/invalid_chunk', undefined, error.message, null);
+      // The rows before it stand; the chunk stops here, reported as one reject that says so: the
+      // rows after it are in no count and no other reject.
+      yield reject(error.rowNo ?? null, 'svc:import/invalid_chunk', undefined, `${error.message}; nothing after it in chunk ${error.chunkNo} was read`, null);
     }
   }
   return { rows: rows(), fileHeader };

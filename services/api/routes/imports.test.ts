@@ -114,7 +114,7 @@ describe('POST /v1/imports/dry-run', () => {
     const report = importDryRunReportSchema.parse((await dryRun({ mapping: movements, sample: renamed })).json());
     expect(report).toMatchObject({ valid: 0, rejected: 1 });
     expect(report.rejects).toEqual([
-      { row_no: null, chunk_no: 0, code: 'svc:import/invalid_chunk', object_type: 'movement', external_id: null, message: 'mapping mismatch: the header has no column status, memo', raw: null },
+      { row_no: null, chunk_no: 0, code: 'svc:import/invalid_chunk', object_type: 'movement', external_id: null, message: 'mapping mismatch: the header has no column status, memo; nothing after it in chunk 0 was read', raw: null },
     ]);
   });
 
@@ -428,7 +428,7 @@ describe('chunk-level problems carry their chunk and row', () => {
     expect(report.valid).toBe(4);
     expect(report.rejects.map((r) => [r.row_no, r.chunk_no, r.code, r.message])).toEqual([
       [null, 1, 'svc:import/invalid_chunk', expect.stringContaining('header')],
-      [4, 2, 'svc:import/invalid_chunk', 'invalid UTF-8'],
+      [4, 2, 'svc:import/invalid_chunk', 'invalid UTF-8; nothing after it in chunk 2 was read'],
       [6, 3, 'svc:import/invalid_chunk', expect.stringContaining('size cap')],
     ]);
   });
