@@ -15,6 +15,7 @@ import { join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { examplesFor } from '../services/detection/models/examples.ts';
 import type { ModelDocument } from '../services/detection/models/model.ts';
+import { DEFAULT_MODEL_BASE_ASSET } from '../services/detection/models/store.ts';
 import { fit, type Example } from '../services/detection/models/train.ts';
 import { startAmlsimWorld } from './lib/amlsim-world.ts';
 import { ROOT, TENANT } from './lib/bench-service.ts';
@@ -37,7 +38,7 @@ await runBench('train-default-model', log, async (teardown) => {
     const world = await startAmlsimWorld(teardown, log, dir, Number.MAX_SAFE_INTEGER);
     const labelled = [...world.labels].map(([account, label]) => ({ account, label, asOf: null }));
     // "Now" is after every movement of the set: each account is taken at its latest activity.
-    const { examples: found, withoutActivity } = await examplesFor(world.stores, TENANT, 'USD', labelled, new Date());
+    const { examples: found, withoutActivity } = await examplesFor(world.stores, TENANT, DEFAULT_MODEL_BASE_ASSET, labelled, new Date());
     examples.push(...found);
     datasets.push({
       name: world.name,
@@ -63,6 +64,9 @@ await runBench('train-default-model', log, async (teardown) => {
       datasets,
       source: 'IBM AMLSim simulator outputs, as published in the shared dev data (../shared/datasets/ibm_amlsim)',
       licence: 'Apache-2.0 (IBM/AMLSim); the model is derived from these data sets',
+      // Its money features are read in this asset's minor units: a tenant of another base asset
+      // would feed it amounts on another scale (services/detection/models/lifecycle.ts refuses).
+      base_asset: DEFAULT_MODEL_BASE_ASSET,
       labels: 'account-level isFraud of nodes.csv, every account of both sets, taken at its latest activity',
       command: 'npm run train:default-model',
       script: 'bench/train-default-model.ts',

@@ -10,6 +10,7 @@ import { FEATURE_NAMES } from './features.ts';
 import { listModels, loadModel, saveModel } from './store.ts';
 import { buildBank, day, labelRows, MULES, mulePattern, NORMALS, ordinary, TENANT } from './test-kit.ts';
 import { trainModel } from './training.ts';
+import { createTenant } from '../../../platform/tenants/tenants.ts';
 
 let world: DetectionWorld;
 
@@ -140,6 +141,22 @@ describe('through the ruleset lifecycle', () => {
     const labels = await dispositionLabels(pool, TENANT);
     expect(labels.map((l) => `${l.kind}:${l.externalId}`).sort()).toEqual(alerted.map((id) => `account:${id}`));
     expect(labels.every((l) => l.label === false && l.source === 'disposition')).toBe(true);
+  });
+});
+
+describe('the default model', () => {
+  it('runs for a tenant of the asset it was trained on and is refused for another, whose amounts it would misread', async () => {
+    const pool = world.api.db.pool;
+    await createTenant(pool, 'usd-bank', 'USD');
+    await createTenant(pool, 'idr-bank', 'IDR');
+    expect(await shadowModel(pool, 'usd-bank', 'default', [learnedModel], world.api.clock.now())).toMatchObject({ kind: 'done', model: 'default' });
+    expect(await shadowModel(pool, 'idr-bank', 'default', [learnedModel], world.api.clock.now())).toEqual({
+      kind: 'invalid',
+      message: "the default model was trained on amounts in USD and idr-bank's base asset is IDR: train a model of its own (svc models train)",
+      issues: [],
+    });
+    expect(await activateModel(pool, 'idr-bank', 'default', [learnedModel], world.api.clock.now())).toMatchObject({ kind: 'invalid' });
+    expect((await pool.query('SELECT count(*)::int AS n FROM rulesets WHERE tenant_id = $1', ['idr-bank'])).rows[0].n).toBe(0);
   });
 });
 

@@ -6,7 +6,10 @@ import { withTransaction, type Pool } from '../../../platform/postgres/pool.ts';
 import { lockTenantDetection } from '../detection-lock.ts';
 import { modelDocumentSchema, type ModelDocument } from './model.ts';
 
-const DEFAULT_MODEL_ID = 'default';
+export const DEFAULT_MODEL_ID = 'default';
+// The asset whose minor units the default model's money features were trained on (its provenance
+// says so too): bench/train-default-model.ts reads the AMLSim amounts as USD.
+export const DEFAULT_MODEL_BASE_ASSET = 'USD';
 export const MODEL_ID_PATTERN = /^(default|m[1-9]\d{0,8})$/;
 
 export interface StoredModel {
