@@ -2,8 +2,10 @@
 // model in shadow or activating it writes the tenant's live ruleset document (its active one, else
 // the built-in default) with the learned detector added for that model, as the next candidate,
 // then runs the ruleset step (startShadow / activate). Activating the model that the shadow
-// ruleset already runs activates that very ruleset, so what was watched in shadow is what goes
-// live. Rolling back is the ruleset's rollback (`svc rulesets rollback`).
+// ruleset already runs activates that very ruleset while the live one is unchanged since (see
+// activateModel), so what was watched in shadow is what goes live. Rolling back is the ruleset's
+// rollback (`svc rulesets rollback`).
+import { canonicalJson } from '../../../platform/json/canonical-json.ts';
 import type { Pool } from '../../../platform/postgres/pool.ts';
 import type { AnyDetector } from '../framework/detector.ts';
 import { defaultRulesetDocument, type RulesetDocument } from '../framework/ruleset.ts';
@@ -69,7 +71,11 @@ export async function shadowModel(pool: Pool, tenantId: string, modelId: string,
 export async function activateModel(pool: Pool, tenantId: string, modelId: string, library: readonly AnyDetector[], now: Date): Promise<Outcome<ModelStep & { previousVersion: number }>> {
   if ((await liveModel(pool, tenantId)) === modelId) return already(`model ${modelId} is already live for ${tenantId}`);
   const shadow = await shadowRulesetModel(pool, tenantId, LEARNED_DETECTOR_ID);
-  const inShadow = shadow?.model === modelId ? shadow.version : undefined;
+  // The shadow ruleset goes live only while it is still the live one plus the model: once the live
+  // ruleset has changed since (a tuned threshold activated meanwhile), activating the shadow one
+  // would silently undo that change, so a fresh candidate is made from what is live now.
+  const current = canonicalJson(JSON.parse(JSON.stringify(withModel(await liveDocument(pool, tenantId, library), modelId))));
+  const inShadow = shadow?.model === modelId && canonicalJson(shadow.document) === current ? shadow.version : undefined;
   let version = inShadow;
   if (version === undefined) {
     const candidate = await candidateWithModel(pool, tenantId, modelId, library, now);

@@ -6,6 +6,7 @@ import { learnedModel, LEARNED_DETECTOR_ID } from './detector.ts';
 import { dispositionLabels } from './label-store.ts';
 import { parseLabelFile } from './labels.ts';
 import { activateModel, shadowModel } from './lifecycle.ts';
+import { activate as activateRuleset, createCandidate } from '../rulesets/lifecycle.ts';
 import { FEATURE_NAMES } from './features.ts';
 import { listModels, loadModel, saveModel } from './store.ts';
 import { buildBank, day, labelRows, MULES, mulePattern, NORMALS, ordinary, TENANT } from './test-kit.ts';
@@ -157,6 +158,20 @@ describe('the default model', () => {
     });
     expect(await activateModel(pool, 'idr-bank', 'default', [learnedModel], world.api.clock.now())).toMatchObject({ kind: 'invalid' });
     expect((await pool.query('SELECT count(*)::int AS n FROM rulesets WHERE tenant_id = $1', ['idr-bank'])).rows[0].n).toBe(0);
+  });
+
+  it('goes live on what is live now, not on the ruleset it was shadowed beside when that has changed since', async () => {
+    const pool = world.api.db.pool;
+    const now = world.api.clock.now();
+    await createTenant(pool, 'tuned-bank', 'USD');
+    expect(await shadowModel(pool, 'tuned-bank', 'default', [learnedModel], now)).toMatchObject({ kind: 'done', rulesetVersion: 1 });
+    // The operator activates a ruleset of their own meanwhile (here renamed), which retires nothing of the model's.
+    const tuned = await createCandidate(pool, 'tuned-bank', { ...defaultRulesetDocument([learnedModel]), name: 'tuned' }, [learnedModel], now);
+    expect(tuned).toMatchObject({ kind: 'done', version: 2 });
+    expect(await activateRuleset(pool, 'tuned-bank', 2, [learnedModel], now)).toMatchObject({ kind: 'done' });
+    expect(await activateModel(pool, 'tuned-bank', 'default', [learnedModel], now)).toMatchObject({ kind: 'done', rulesetVersion: 3, created: true, previousVersion: 2 });
+    const { rows } = await pool.query(`SELECT document->>'name' AS name FROM rulesets WHERE tenant_id = $1 AND state = 'active'`, ['tuned-bank']);
+    expect(rows).toEqual([{ name: 'tuned + model default' }]);
   });
 });
 

@@ -87,10 +87,14 @@ export async function activeRulesetDocument(db: Pick<Pool, 'query'>, tenantId: s
   return rows[0]?.document ?? null;
 }
 
-// The tenant's shadow ruleset and the model its learned detector runs (null without one).
-export async function shadowRulesetModel(db: Pick<Pool, 'query'>, tenantId: string, detectorId: string): Promise<{ version: number; model: string | null } | null> {
-  const { rows } = await db.query<{ version: number; model: string | null }>({
-    text: `SELECT version, document #>> $2::text[] AS model FROM rulesets WHERE tenant_id = $1 AND state = 'shadow'`,
+// The tenant's shadow ruleset, its document and the model its learned detector runs (null without one).
+export async function shadowRulesetModel(
+  db: Pick<Pool, 'query'>,
+  tenantId: string,
+  detectorId: string,
+): Promise<{ version: number; document: unknown; model: string | null } | null> {
+  const { rows } = await db.query<{ version: number; document: unknown; model: string | null }>({
+    text: `SELECT version, document, document #>> $2::text[] AS model FROM rulesets WHERE tenant_id = $1 AND state = 'shadow'`,
     values: [tenantId, ['detectors', detectorId, 'params', 'model']],
   });
   return rows[0] ?? null;
