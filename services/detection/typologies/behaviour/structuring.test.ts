@@ -44,6 +44,21 @@ describe('structuring', () => {
     expect(await world.evaluate(structuring, { kind: 'account', id: 'st-a1' }, AT)).toEqual({ outcome: 'no_hit' });
   });
 
+  it('leaves out money given back: a reversal or refund in the band is not one more structured movement', async () => {
+    await world.party('st-p7');
+    await world.account('st-a7', 'st-p7');
+    await world.movements([
+      { id: 'st-m70', from: [null, null], to: ['st-a7', 'st-p7'], value: 930_000, at: '2026-08-15T10:00:00Z', type: 'cash_in' },
+      { id: 'st-m71', from: [null, null], to: ['st-a7', 'st-p7'], value: 930_000, at: '2026-08-16T10:00:00Z', type: 'cash_in' },
+      { id: 'st-m72', from: ['st-other-a', 'st-other'], to: ['st-a7', 'st-p7'], value: 930_000, at: '2026-08-17T10:00:00Z', type: 'reversal' },
+      { id: 'st-m73', from: ['st-other-a', 'st-other'], to: ['st-a7', 'st-p7'], value: 930_000, at: '2026-08-18T10:00:00Z', type: 'refund' },
+    ]);
+    await world.settle();
+    expect(await world.evaluate(structuring, { kind: 'account', id: 'st-a7' }, AT)).toEqual({ outcome: 'no_hit' });
+    const counted = await world.evaluate(structuring, { kind: 'account', id: 'st-a7' }, AT, { params: { excludeMovementTypes: [] } });
+    expect(counted).toMatchObject({ outcome: 'hit', evidence: { thresholds: [{ observed: 4 }] } });
+  });
+
   it('answers insufficient_data when movements without an FX rate could make up the count', async () => {
     await world.party('st-p9');
     await world.account('st-a9', 'st-p9');

@@ -5,6 +5,9 @@
 // A party subject sees all of its accounts' movements, so amounts spread across several of its
 // accounts add up; transfers between its own accounts are left out (they move nothing to anyone).
 // `direction` and `cashOnly` narrow the rule for operators who want deposits or cash only.
+// Refunds and reversals are left out (`excludeMovementTypes`): money given back by the other side,
+// not an amount the subject chose to keep under the threshold (a reversal of one structured
+// deposit would otherwise count as one more).
 //
 // Severity: excess = movements in the band / minCount (grade.ts), raised one level when the
 // movements together reach 3× the threshold (that much was kept out of reporting).
@@ -16,6 +19,7 @@ import { byAmount, counted, evidenceOf, movementFact } from './evidence.ts';
 import { grade } from './grade.ts';
 import { formatMoney } from '../../framework/money-text.ts';
 import { minorUnits, sumOf } from './money.ts';
+import { movementDataSchema } from '../../../../schemas/families/movement.ts';
 
 const params = z.strictObject({
   // Base minor units: a 10,000.00 reporting threshold, "just below" = within 10 % under it.
@@ -25,6 +29,7 @@ const params = z.strictObject({
   minCount: z.number().int().min(2).default(3),
   direction: z.enum(['in', 'out', 'both']).default('both'),
   cashOnly: z.boolean().default(false),
+  excludeMovementTypes: z.array(movementDataSchema.shape.type).default(['refund', 'reversal']),
 });
 
 export const structuring = defineDetector({
@@ -51,7 +56,11 @@ export const structuring = defineDetector({
 
     const { records, truncated } = await dealings(ctx, windowStart(ctx, p.window));
     const considered = records.filter((r) => (p.direction === 'both' || r.direction === p.direction) && (!p.cashOnly || r.cash));
-    const inBand = considered.filter((r) => r.baseValue !== null && r.baseValue >= floor && r.baseValue < threshold);
+    const banded = considered.filter((r) => r.baseValue !== null && r.baseValue >= floor && r.baseValue < threshold);
+    // Types are read only for a count that would hit: almost no evaluation gets here.
+    const types = banded.length >= p.minCount && p.excludeMovementTypes.length > 0 ? await ctx.movementTypes(banded.map((r) => r.movementId)) : undefined;
+    const excluded = new Set<string>(p.excludeMovementTypes);
+    const inBand = types ? banded.filter((r) => !excluded.has(types.get(r.movementId) ?? '')) : banded;
     if (inBand.length < p.minCount) {
       const unknown = considered.filter((r) => r.baseValue === null).length;
       return inBand.length + unknown >= p.minCount
