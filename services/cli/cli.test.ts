@@ -100,6 +100,11 @@ describe('svc CLI', () => {
     await writeFile(bom, `\uFEFF${JSON.stringify({ name: 'saved on windows', detectors: {} })}`);
     const created = await run(['rulesets', 'create', '--tenant', 'acme', '--file', bom]);
     expect(created.code, created.stderr).toBe(0);
+    // It names no detector: the operator is told which of the live ones it would switch off, and
+    // can read the built-in default to start from.
+    expect(created.stdout).toMatch(/warning: it does not run \d+ detector\(s\) the live ruleset runs: .*sanctions_hit_reported.*structuring/);
+    const builtIn = JSON.parse((await run(['rulesets', 'show', '--tenant', 'acme', '--version', '0', '--json'])).stdout);
+    expect(builtIn).toMatchObject({ version: 0, state: 'built-in', document: { name: 'default', detectors: { structuring: { enabled: true } } } });
     // A mistyped option is bad usage too: one line, no stack.
     const typo = await run(['keys', 'issue', '--tenant', 'acme', '--scope', 'ingest', '--lve']);
     expect(typo.code).toBe(2);

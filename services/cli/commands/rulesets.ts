@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { systemClock } from '../../../platform/clock.ts';
 import { openDetectionStores } from '../../../platform/engines.ts';
 import { DETECTOR_LIBRARY } from '../../detection/library.ts';
+import { defaultRulesetDocument } from '../../detection/framework/ruleset.ts';
 import { backtest, DEFAULT_MAX_CHANGES, MAX_CHANGES_LIMIT, type BacktestReport } from '../../detection/rulesets/backtest.ts';
 import {
   activate,
@@ -23,7 +24,7 @@ type Print = (line: string) => void;
 
 export const RULESETS_USAGE = `usage: svc rulesets create --tenant <tenant_id> --file <ruleset.json> [--json]
        svc rulesets list --tenant <tenant_id> [--json]
-       svc rulesets show --tenant <tenant_id> --version <n> [--json]
+       svc rulesets show --tenant <tenant_id> --version <n, 0: the built-in default> [--json]
        svc rulesets backtest --tenant <tenant_id> --version <n> --from <RFC 3339> --to <RFC 3339> [--max-changes <n>] [--json]
        svc rulesets shadow --tenant <tenant_id> --version <n> [--json]
        svc rulesets shadow-report --tenant <tenant_id> --version <n> [--json]
@@ -55,7 +56,7 @@ export async function rulesetsCommand(args: string[], print: Print): Promise<voi
   if (!action || !ACTIONS.includes(action) || positionals.length !== 1) throw new UsageError(RULESETS_USAGE);
   const tenantId = values.tenant;
   if (!tenantId) throw new UsageError(`--tenant is required\n${RULESETS_USAGE}`);
-  const version = NEEDS_VERSION.includes(action) ? versionOf(values.version) : undefined;
+  const version = NEEDS_VERSION.includes(action) ? versionOf(values.version, action === 'show') : undefined;
   const extra = (name: string, allowed: readonly Action[]) => {
     if ((values as Record<string, unknown>)[name] !== undefined && !allowed.includes(action)) throw new UsageError(`--${name} does not apply to ${action}\n${RULESETS_USAGE}`);
   };
@@ -73,8 +74,14 @@ export async function rulesetsCommand(args: string[], print: Print): Promise<voi
     return withContext(async ({ db }) => {
       const outcome = await createCandidate(db.pool, tenantId, document, DETECTOR_LIBRARY, new Date());
       if (outcome.kind !== 'done') refuse(outcome);
-      out({ version: outcome.version, name: outcome.name, state: 'candidate' }, () => [
+      out({ version: outcome.version, name: outcome.name, state: 'candidate', left_out: outcome.leftOut }, () => [
         `ruleset ${outcome.version} (${outcome.name}) created as a candidate for ${tenantId}`,
+        ...(outcome.leftOut.length > 0
+          ? [
+              `warning: it does not run ${outcome.leftOut.length} detector(s) the live ruleset runs: ${outcome.leftOut.join(', ')}`,
+              `  a ruleset runs only the detectors it names; to change a few, edit the whole live document (svc rulesets show --tenant ${tenantId} --version <live version, or 0 for the built-in default> --json)`,
+            ]
+          : []),
         `next: svc rulesets backtest --tenant ${tenantId} --version ${outcome.version} --from <…> --to <…>, or shadow / activate it`,
       ]);
     });
@@ -103,6 +110,15 @@ export async function rulesetsCommand(args: string[], print: Print): Promise<voi
         return out(outcome.rulesets.map(summaryJson), () => listText(tenantId, outcome.rulesets));
       }
       case 'show': {
+        if (version === 0) {
+          // The built-in default (what runs while no ruleset is active): a document to start from.
+          const document = defaultRulesetDocument(DETECTOR_LIBRARY);
+          return out({ version: 0, name: document.name, state: 'built-in', document }, () => [
+            'ruleset 0 (default): built-in, what runs while no ruleset is active',
+            'document:',
+            ...JSON.stringify(document, null, 2).split('\n').map((line) => `  ${line}`),
+          ]);
+        }
         const outcome = await showRuleset(db.pool, tenantId, version!);
         if (outcome.kind !== 'done') refuse(outcome);
         const r = outcome.ruleset;
@@ -162,9 +178,13 @@ function summaryJson(r: RulesetSummary) {
   };
 }
 
-function versionOf(text: string | undefined): number {
+// 0 names the built-in default, which only `show` takes.
+function versionOf(text: string | undefined, builtIn = false): number {
   const version = Number(text);
-  if (text === undefined || !/^\d+$/.test(text) || !Number.isSafeInteger(version) || version < 1) throw new UsageError(`--version must be a ruleset version (1, 2, …)\n${RULESETS_USAGE}`);
+  const lowest = builtIn ? 0 : 1;
+  if (text === undefined || !/^\d+$/.test(text) || !Number.isSafeInteger(version) || version < lowest) {
+    throw new UsageError(`--version must be a ruleset version (${builtIn ? '0 for the built-in default, ' : ''}1, 2, …)\n${RULESETS_USAGE}`);
+  }
   return version;
 }
 

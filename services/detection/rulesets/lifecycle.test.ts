@@ -61,8 +61,8 @@ afterAll(async () => api?.close());
 
 describe('creating a candidate', () => {
   it('stores each document as the next version, in state candidate, and announces it', async () => {
-    expect(await createCandidate(db(), 'lc-create', doc('first'), LIBRARY, tick())).toEqual({ kind: 'done', version: 1, name: 'first' });
-    expect(await createCandidate(db(), 'lc-create', doc('second', '5000'), LIBRARY, tick())).toEqual({ kind: 'done', version: 2, name: 'second' });
+    expect(await createCandidate(db(), 'lc-create', doc('first'), LIBRARY, tick())).toEqual({ kind: 'done', version: 1, name: 'first', leftOut: [] });
+    expect(await createCandidate(db(), 'lc-create', doc('second', '5000'), LIBRARY, tick())).toEqual({ kind: 'done', version: 2, name: 'second', leftOut: [] });
     expect(await states('lc-create')).toEqual({ 1: 'candidate', 2: 'candidate' });
     expect(await events('lc-create')).toEqual([
       { type: 'ruleset.candidate_ready', classification: 'operational', data: { version: 1, name: 'first', stage: 'created' } },

@@ -8,8 +8,9 @@ import { withTransaction, type Pool, type PoolClient } from '../../../platform/p
 import { tenantExists } from '../../../platform/tenants/tenants.ts';
 import { lockTenantDetection } from '../detection-lock.ts';
 import type { AnyDetector } from '../framework/detector.ts';
-import { compileRuleset, type RulesetIssue } from '../framework/ruleset.ts';
+import { compileRuleset, defaultRulesetDocument, type RulesetIssue } from '../framework/ruleset.ts';
 import { unknownModels } from '../models/references.ts';
+import { activeRulesetDocument } from '../models/store.ts';
 import { enqueueEvents, type OutgoingEvent } from '../../webhooks/outgoing-events.ts';
 import type { BacktestReport } from './backtest.ts';
 
@@ -86,11 +87,21 @@ export async function loadRuleset(db: Pick<Pool, 'query'>, tenantId: string, ver
 
 
 // Stores the document as the tenant's next version, in state candidate, if it compiles.
-export async function createCandidate(pool: Pool, tenantId: string, document: unknown, library: readonly AnyDetector[], now: Date): Promise<Outcome<{ version: number; name: string }>> {
+// A document runs only the detectors it names (and does not disable): `leftOut` lists those the
+// live ruleset (else the built-in default) runs and the candidate does not, so that a candidate
+// written to change one threshold does not silently switch off every other detector.
+export async function createCandidate(
+  pool: Pool,
+  tenantId: string,
+  document: unknown,
+  library: readonly AnyDetector[],
+  now: Date,
+): Promise<Outcome<{ version: number; name: string; leftOut: string[] }>> {
   const compiled = compileRuleset(0, document, library);
   if (!compiled.ok) return { kind: 'invalid', message: 'the ruleset document does not compile', issues: compiled.issues };
   const name = compiled.ruleset.name;
-  return step<{ version: number; name: string }>(pool, tenantId, now, async (db) => {
+  const runs = new Set(compiled.ruleset.detectors.map((d) => d.detector.id));
+  return step<{ version: number; name: string; leftOut: string[] }>(pool, tenantId, now, async (db) => {
     if (!(await tenantExists(db, tenantId))) return { result: { kind: 'not_found', message: `no tenant ${tenantId}` } };
     const missing = await unknownModels(db, tenantId, document);
     if (missing.length > 0) return { result: { kind: 'invalid', message: 'the ruleset document names a model the tenant does not have', issues: missing } };
@@ -101,8 +112,10 @@ export async function createCandidate(pool: Pool, tenantId: string, document: un
       values: [tenantId, name, JSON.stringify(document), now],
     });
     const version = rows[0]!.version;
+    const current = compileRuleset(0, (await activeRulesetDocument(db, tenantId)) ?? defaultRulesetDocument(library), library, { rules: false });
+    const leftOut = current.ok ? current.ruleset.detectors.map((d) => d.detector.id).filter((id) => !runs.has(id)).sort() : [];
     return {
-      result: { kind: 'done', version, name },
+      result: { kind: 'done', version, name, leftOut },
       events: [{ tenantId, type: 'ruleset.candidate_ready', data: { version, name, stage: 'created' } }],
     };
   });
