@@ -20,8 +20,10 @@ describe('ageText', () => {
 });
 
 describe('case pieces', () => {
-  it('shortens a case id to the first block of its uuid', () => {
-    expect(shortCaseId('epsd_01a0860a-0a00-7084-b355-76f101bf15ba')).toBe('01a0860a');
+  it('shortens a case id to the last 8 hex digits of its uuid', () => {
+    expect(shortCaseId('epsd_01a0860a-0a00-7084-b355-76f101bf15ba')).toBe('01bf15ba');
+    // Two cases opened within the same minute differ here, not in their time prefix.
+    expect(shortCaseId('epsd_01a0860a-0a01-7f00-8123-0000000000aa')).not.toBe(shortCaseId('epsd_01a0860a-0a02-7e00-9456-0000000000bb'));
   });
 
   it('formats the amount at stake by the scale the API sends, exactly', () => {

@@ -7,9 +7,10 @@ import { formatMinor } from '../format/money.ts';
 
 export const caseHref = (id: string) => `/console/cases/${enc(id)}`;
 
-// epsd_<uuid> is long for a table cell: the first block of the uuid tells cases apart on a page;
-// the whole id is in the title and on the case page.
-export const shortCaseId = (id: string) => id.replace(/^epsd_/, '').slice(0, 8);
+// epsd_<uuid> is long for a table cell: its last 8 hex digits tell cases apart on a page. Not the
+// first block: a UUIDv7 begins with its time, which moves about every 65 s, so cases opened
+// together shared a label. The whole id is in the title and on the case page.
+export const shortCaseId = (id: string) => id.replace(/^epsd_/, '').slice(-8);
 
 // Seconds as the two largest units, as an analyst counts a case's age: "3d 4h", "5h 12m", "40m".
 export function ageText(seconds: number): string {
