@@ -12,6 +12,7 @@ import { ensureConsoleBuilt } from '../../console/web/ensure-built.ts';
 import { ID_PREFIXES } from '../../platform/ids.ts';
 import { putReportingEntity, reportingEntitySchema } from '../../services/console/case-exports/reporting-entity.ts';
 import { saveCaseSla } from '../../services/console/queries/case-sla.ts';
+import { revokeUserSessions } from '../../services/console/store.ts';
 import { createConsoleUser } from '../../services/console/users.ts';
 import { startDetectionWorld, type DetectionWorld } from '../support/detection-world.ts';
 import { artifactPath } from './chromium.ts';
@@ -266,6 +267,33 @@ describe('the case inbox and the case page in Chromium', () => {
     // An empty note is refused in the page, before the API.
     await ana.click('form[aria-label="add a note"] button[type=submit]');
     expect(await ana.textContent('form[aria-label="add a note"] [role=alert]')).toContain('write something');
+    expect(errors).toEqual([]);
+  });
+
+  it('keeps a note being written when the session ends under it, and says so at the login', async () => {
+    const url = ana.url();
+    const body = 'Typed while the session ended elsewhere.';
+    const { rows } = await world.api.db.pool.query<{ user_id: string }>(`SELECT user_id FROM console_users WHERE tenant_id = 'acme' AND email = 'ana@example.com'`);
+    await revokeUserSessions(world.api.db.pool, rows[0]!.user_id, world.api.clock.now());
+    await ana.fill('form[aria-label="add a note"] textarea', body);
+    await ana.click('form[aria-label="add a note"] button[type=submit]');
+    await ana.waitForURL(/\/console\/login\?/);
+    expect(await ana.textContent('[role=status]')).toContain('what you were writing is kept');
+    await ana.fill('input[name=tenant]', 'acme');
+    await ana.fill('input[name=email]', 'ana@example.com');
+    await ana.fill('input[name=password]', NEW_PASSWORD);
+    await ana.click('button[type=submit]');
+    await ana.waitForURL(url);
+    await poll(() => ana.inputValue('form[aria-label="add a note"] textarea')).toBe(body);
+    await ana.click('form[aria-label="add a note"] button[type=submit]');
+    await poll(() => ana.locator('[data-testid=notes] li').count()).toBe(2);
+    // A first visit without any session is sent to the login without that notice.
+    const fresh = await ana.context().browser()!.newContext();
+    contexts.push(fresh);
+    const visitor = await fresh.newPage();
+    await visitor.goto(`${base}/console/cases`);
+    await visitor.waitForURL(/\/console\/login\?next=%2Fconsole%2Fcases$/);
+    expect(await visitor.locator('[role=status]').count()).toBe(0);
     expect(errors).toEqual([]);
   });
 

@@ -1,6 +1,7 @@
 import './style.css';
 import { ApiError, currentSession, get, handleAuthProblems, setSession, type SessionBody } from './api.ts';
 import { ensureAssets } from './format/assets.ts';
+import { keepDrafts } from './drafts.ts';
 import { drawHeader } from './header.ts';
 import { navigate, render, route, startRouter } from './router.ts';
 import { alertQueueView } from './views/alerts.ts';
@@ -20,9 +21,14 @@ const PUBLIC = new Set(['/console/login']);
 handleAuthProblems((error: ApiError) => {
   if (error.code === 'svc:console/password_change_required') navigate('/console/password', { replace: true });
   else {
+    // A session this tab held has ended (not a first visit without one): say so, keeping the text.
+    const ended = currentSession() !== null && currentSession() !== undefined;
     setSession(null);
     drawHeader();
-    if (!PUBLIC.has(location.pathname)) navigate(`/console/login?next=${encodeURIComponent(location.pathname + location.search)}`, { replace: true });
+    if (!PUBLIC.has(location.pathname)) {
+      const notice = ended ? `&ended=${keepDrafts(location.pathname) ? 'kept' : 'yes'}` : '';
+      navigate(`/console/login?next=${encodeURIComponent(location.pathname + location.search)}${notice}`, { replace: true });
+    }
   }
 });
 

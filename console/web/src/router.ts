@@ -1,4 +1,5 @@
 // A tiny router on the History API. Every screen has a URL under /console/ that can be shared.
+import { restoreDrafts } from './drafts.ts';
 export type Cleanup = () => void;
 export type View = (params: string[], query: URLSearchParams) => Promise<Cleanup | void> | Cleanup | void;
 
@@ -28,6 +29,7 @@ export async function render(): Promise<void> {
     if (!m) continue;
     const params = m.slice(1).map((p) => pathSegment(p ?? ''));
     const result = await view(params, new URLSearchParams(location.search));
+    if (gen === generation) restoreDrafts(location.pathname);
     if (gen === generation) cleanup = result;
     else if (typeof result === 'function') result();
     return;

@@ -9,10 +9,16 @@ const safeNext = (next: string | null) => (next && next.startsWith('/console/') 
 
 export function loginView(_params: string[], query: URLSearchParams): void {
   const message = h('p', { class: 'state error', role: 'alert', hidden: true });
+  // Sent here because the session ended under a page (main.ts): say so, and what became of the text.
+  const ended = query.get('ended');
+  const notice = ended
+    ? h('p', { class: 'state', role: 'status' }, `Your session has ended. Log in again to go on${ended === 'kept' ? '; what you were writing is kept and will be back on the page' : ''}.`)
+    : null;
   const form = h(
     'form',
     { class: 'card narrow', 'aria-label': 'log in' },
     h('h1', null, 'Log in'),
+    notice,
     h('label', null, 'Tenant', h('input', { name: 'tenant', required: true, autocomplete: 'organization' })),
     h('label', null, 'Email', h('input', { name: 'email', type: 'email', required: true, autocomplete: 'username' })),
     h('label', null, 'Password', h('input', { name: 'password', type: 'password', required: true, autocomplete: 'current-password' })),
