@@ -43,7 +43,9 @@ describe('svc engines', () => {
     const lines = up.stdout.trim().split('\n');
     for (const line of lines) expect(line).toMatch(/^export [A-Z_]+=\S+$/);
     exports = Object.fromEntries(lines.map((line) => line.slice('export '.length).split(/=(.*)/s).slice(0, 2) as [string, string]));
-    expect(Object.keys(exports)).toEqual(['KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL', 'CLICKHOUSE_URL']);
+    expect(Object.keys(exports)).toEqual(['KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL', 'CLICKHOUSE_URL', 'SVC_BUS', 'SVC_AGGREGATE_STORE']);
+    // And the port settings that put `svc up` in this shell on them.
+    expect([exports.SVC_BUS, exports.SVC_AGGREGATE_STORE]).toEqual(['kafka', 'clickhouse']);
     expect(exports.KAFKA_BROKERS).toMatch(/^127\.0\.0\.1:\d+$/);
     expect(exports.SCHEMA_REGISTRY_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/apis\/ccompat\/v7$/);
     expect(exports.CLICKHOUSE_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);

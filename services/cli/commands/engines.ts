@@ -42,7 +42,7 @@ async function perform(action: 'up' | 'down' | 'status', options: Options & { lo
       const started = Date.now();
       const { env } = await startLocalEngines({ ...options, detached: true });
       options.log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s; stop them with \`svc engines down\``);
-      for (const [name, value] of Object.entries(env)) print(`export ${name}=${shellQuote(value)}`);
+      for (const [name, value] of Object.entries({ ...env, ...portsOn(env) })) print(`export ${name}=${shellQuote(value)}`);
       return;
     }
     case 'down':
@@ -55,6 +55,16 @@ async function perform(action: 'up' | 'down' | 'status', options: Options & { lo
         print(`${engine.name.padEnd(16)} ${engine.state.padEnd(14)} ${engine.version.padEnd(10)} ${engine.pid === undefined ? '-' : `pid ${engine.pid}`}  ${address || '-'}${memory}`);
       }
   }
+}
+
+// The port settings that put the service on the engines now reachable: without them `svc up`
+// in the same shell ran everything on PostgreSQL, the addresses set and unused.
+export function portsOn(env: Record<string, string>): Record<string, string> {
+  return {
+    ...(env.KAFKA_BROKERS && env.SCHEMA_REGISTRY_URL ? { SVC_BUS: 'kafka' } : {}),
+    ...(env.NEO4J_URI ? { SVC_GRAPH_STORE: 'neo4j' } : {}),
+    ...(env.CLICKHOUSE_URL ? { SVC_AGGREGATE_STORE: 'clickhouse' } : {}),
+  };
 }
 
 // A value as one shell word: left bare when it is made only of characters no shell treats
