@@ -113,6 +113,8 @@ describe('mule_network', () => {
     // makes the hit, the flows its strength.
     const medium = (await world.evaluate(muleNetwork, { kind: 'account', id: 'mn-old' }, AT, { params: { minIndicators: 3, minLinkedCounterparties: 1 } })) as Hit;
     expect(medium).toMatchObject({ outcome: 'hit', severity: 'high', evidence: { facts: { indicators: ['unrelated_fan_in', 'pass_through', 'deals_with_flagged'] } } });
+    // Five inflows (the fan-in's, the pass-through's too) and one outflow: six movements, each once.
+    expect([medium.evidence.movements.length, medium.evidence.amounts?.count]).toEqual([6, 6]);
     const low = (await world.evaluate(muleNetwork, { kind: 'account', id: 'mn-y' }, AT)) as Hit;
     expect(low).toMatchObject({ outcome: 'hit', severity: 'low', evidence: { facts: { indicators: ['young_account', 'shares_with_flagged'] } } });
     expect(low.score).toBeLessThan(medium.score);

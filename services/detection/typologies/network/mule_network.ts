@@ -132,7 +132,9 @@ export const muleNetwork = defineDetector({
     const weight = [...fired].reduce((sum, indicator) => sum + (indicator === 'young_account' ? 0.5 : 1), 0);
     const score = finalScore(0.25 * weight - 0.02);
     const span = spanOf(ctx, p, fanSide, pass);
-    const movements = [...(fanSide?.movements ?? []), ...(pass ? [...pass.ins, ...pass.outs] : [])].sort(byRelevance);
+    // The fan-in's inflows are the pass-through's too: each movement once, in the listing and the count.
+    const cited = [...(fanSide?.movements ?? []), ...(pass ? [...pass.ins, ...pass.outs] : [])];
+    const movements = [...new Map(cited.map((m) => [m.movementId, m])).values()].sort(byRelevance);
     const inflow = fanSide?.sum ?? pass?.inflow ?? 0n;
     const indicators = [...fired];
     return {
