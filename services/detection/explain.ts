@@ -9,7 +9,9 @@ const isMoneyText = (value: string | number): value is string => typeof value ==
 
 export function explain(detector: AnyDetector, hit: Hit, baseline: Baseline | null, asset: string): string {
   const { evidence } = hit;
-  const money = (value: string | number) => (isMoneyText(value) ? formatMoney(value, asset) : String(value));
+  // A ratio over a mean of nothing is unbounded: said so, as the evidence (JSON) holds it as null.
+  const money = (value: string | number) =>
+    isMoneyText(value) ? formatMoney(value, asset) : typeof value === 'number' && !Number.isFinite(value) ? 'unbounded (none before)' : String(value);
   const lines = [
     `${detector.typology} (${detector.id} v${detector.version}), severity ${hit.severity}, score ${hit.score.toFixed(2)}.`,
     hit.summary,

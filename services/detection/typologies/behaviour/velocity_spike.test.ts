@@ -68,6 +68,18 @@ describe('velocity_spike', () => {
     ]);
   });
 
+  it('says a spike over a mean of nothing as such, not as an infinite ratio', async () => {
+    await world.party('vs-p0');
+    await world.account('vs-a0', 'vs-p0');
+    await world.movements([...daily('vs0', 'vs-a0', 'vs-p0', 30, 10_000), { id: 'vs-m0', from: [null, null], to: ['vs-a0', 'vs-p0'], value: 600_000, at: '2026-08-20T11:00:00Z' }]);
+    await world.settle();
+    const outcome = await world.evaluate(velocitySpike, { kind: 'account', id: 'vs-a0' }, AT);
+    expect(outcome).toMatchObject({ outcome: 'hit', evidence: { baseline: { metric: 'in_sum', mean: '0' } } });
+    if (outcome.outcome !== 'hit') return;
+    expect(outcome.summary).toContain('where the mean was nothing at all');
+    expect(`${outcome.summary}\n${explain(velocitySpike, outcome, null, 'USD')}`).not.toContain('Infinity');
+  });
+
   it('does not hit under the minimum amount, nor on a payday of the usual size', async () => {
     await world.party('vs-p2');
     await world.account('vs-a2', 'vs-p2');

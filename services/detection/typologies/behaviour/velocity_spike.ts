@@ -107,7 +107,7 @@ export const velocitySpike = defineDetector({
       }),
       summary:
         `${direction === 'in' ? 'Incoming' : 'Outgoing'} ${isSum ? 'amount' : 'count'} in 24h of ${show(top.exact.observed)} against a daily mean of ${show(top.exact.mean)} ` +
-        `over ${baseline.days} days (z ${round2(top.z)} >= ${p.minZ}, ${round2(top.ratio)}x the mean >= ${p.minRatio}x).`,
+        `over ${baseline.days} days (z ${round2(top.z)} >= ${p.minZ}, ${Number.isFinite(top.ratio) ? `${round2(top.ratio)}x the mean >= ${p.minRatio}x` : `where the mean was nothing at all`}).`,
     };
   },
 });

@@ -45,6 +45,7 @@ describe('sanctions_hit_reported', () => {
     expect(hit.evidence.window).toEqual({ from: '2026-08-01T12:00:00.000Z', to: '2026-08-31T12:00:00.000Z' });
     expect(hit.evidence.facts?.control_events).toEqual([expect.objectContaining({ id: 's1-ce', type: 'sanctions.hit_reported', standing: 'confirmed' })]);
     expect(hit.summary).toContain('s1-ce');
+    expect(hit.summary).toContain('2 movement(s) followed it, 2,500.00 USD out and 40.00 USD in.');
 
     // An account of the party is told too, on a movement, with its own movements only.
     const onAccount = (await world.evaluate(detector, { kind: 'account', id: 's1-a2' }, AT, { trigger: 'movement' })) as Hit;

@@ -17,6 +17,7 @@
 //   cleared — still shown, since a dismissed hit within the month is context an analyst needs,
 //   but not escalated on the customer's own word that it was a false positive.
 import { z } from 'zod';
+import { formatMoney } from '../../framework/money-text.ts';
 import type { ControlEventFact } from '../../framework/context.ts';
 import { defineDetector, noHit, type DetectorOutcome } from '../../framework/detector.ts';
 import { controlEventsFor, describeEvent, folded, foldedSet, linkedMovements } from './control-events.ts';
@@ -97,7 +98,7 @@ export const sanctionsHitReported = defineDetector({
       severity: severityOf(score),
       summary:
         `The customer's screening reported ${hits.length} sanctions hit(s) in the last ${p.lookbackDays} days (${label}; first ${firstHit.externalId} at ${firstHit.occurredAt.toISOString()}); ` +
-        `${after.length} movement(s) followed it, ${moneyOut} ${ctx.baseAsset} minor units out and ${moneyIn} in.`,
+        `${after.length} movement(s) followed it, ${formatMoney(moneyOut, ctx.baseAsset)} out and ${formatMoney(moneyIn, ctx.baseAsset)} in.`,
       evidence: {
         movements: evidenceIds(ctx, [...linkedMovements(hits), ...after.map((a) => a.movementId)]),
         counterparties: uniqueCapped(after.map((a) => a.counterparty)),
