@@ -84,21 +84,25 @@ function hitOf(ctx: SubjectContext, model: StoredModel, value: number, top: Cont
     contribution: Math.round(c.contribution * 1000) / 1000,
   }));
   const reasons = features.map((f) => `${f.meaning} ${f.value} (its own previous ${FEATURE_DAYS} days: ${f.own_baseline})`);
+  // One figure for the score and the threshold wherever the alert shows them (headline, summary,
+  // evidence): three decimals, where the headline held the raw float and the summary two decimals.
+  const shownScore = Math.round(value * 1000) / 1000;
+  const threshold = Math.round(model.document.threshold * 1000) / 1000;
   return {
     outcome: 'hit',
-    score: value,
+    score: shownScore,
     severity: severityOf(value, model.document.threshold),
-    summary: `Model ${model.id} scored ${value.toFixed(2)} (threshold ${model.document.threshold.toFixed(2)}) on the last ${FEATURE_DAYS} days; most weight: ${reasons.join('; ')}.`,
+    summary: `Model ${model.id} scored ${shownScore.toFixed(3)} (threshold ${threshold.toFixed(3)}) on the last ${FEATURE_DAYS} days; most weight: ${reasons.join('; ')}.`,
     evidence: {
       movements: [...new Set(records.map((r) => r.movementId))].slice(0, EVIDENCE_LIMIT),
       counterparties: [...counterparties].sort((a, b) => b[1] - a[1]).slice(0, EVIDENCE_LIMIT).map(([key]) => key),
       amounts: { total: total.toString(), count: records.length, asset, in: inSum.toString(), out: outSum.toString() },
       window: { from: first.toISOString(), to: ctx.at.toISOString() },
-      thresholds: [{ name: 'model_score', threshold: model.document.threshold, observed: Math.round(value * 1000) / 1000 }],
+      thresholds: [{ name: 'model_score', threshold, observed: shownScore }],
       facts: {
         model: { id: model.id, version: model.version, format: model.document.format, trained_at: model.createdAt?.toISOString() ?? null },
-        score: Math.round(value * 1000) / 1000,
-        threshold: model.document.threshold,
+        score: shownScore,
+        threshold,
         top_features: features,
       },
     },

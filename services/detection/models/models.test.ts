@@ -119,7 +119,7 @@ describe('through the ruleset lifecycle', () => {
     await world.movements(mulePattern('mule-8', 25));
     await world.settle();
     const { rows: alerts } = await pool.query(
-      `SELECT a.subject_id, a.detector_id, a.explanation, a.episode_id, e.evidence FROM alerts a JOIN alert_evidence e USING (tenant_id, alert_id)
+      `SELECT a.subject_id, a.detector_id, a.explanation, a.episode_id, a.score, e.evidence FROM alerts a JOIN alert_evidence e USING (tenant_id, alert_id)
         WHERE a.tenant_id = $1 AND a.mode = 'live' ORDER BY e.seq`,
       [TENANT],
     );
@@ -127,6 +127,9 @@ describe('through the ruleset lifecycle', () => {
     expect(mule.length).toBeGreaterThan(0);
     expect(mule[0]).toMatchObject({ detector_id: LEARNED_DETECTOR_ID, evidence: { facts: { model: { id: 'm1' } } } });
     expect(mule[0].explanation).toMatch(/Model m1 scored .* most weight: /);
+    // The headline's score is the evidence's, and the summary's.
+    expect(mule[0].score).toBe(mule[0].evidence.facts.score);
+    expect(mule[0].explanation).toContain(`scored ${mule[0].evidence.facts.score.toFixed(3)} (threshold ${mule[0].evidence.facts.threshold.toFixed(3)})`);
     expect(alerts.every((a) => a.detector_id === LEARNED_DETECTOR_ID)).toBe(true);
 
     const episode = mule[0].episode_id as string;
