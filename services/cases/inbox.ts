@@ -21,8 +21,9 @@ const PRIORITY_RANK = `(CASE e.severity WHEN 'critical' THEN 4 WHEN 'high' THEN 
 // evidence (the hit that set its severity and score), in the tenant's base asset. Detection
 // already converts every amount to the base asset with the tenant's fx rates; alerts overlap
 // (two detectors on the same movements), so their totals are not added.
+// A largest total of nothing (a sanctions hit no movement followed) is no amount at stake: null.
 const AMOUNT = `
-  SELECT max((h.evidence -> 'amounts' ->> 'total')::numeric) AS value
+  SELECT NULLIF(max((h.evidence -> 'amounts' ->> 'total')::numeric), 0) AS value
     FROM alerts a
     CROSS JOIN LATERAL (SELECT x.evidence FROM alert_evidence x WHERE x.tenant_id = a.tenant_id AND x.alert_id = a.alert_id
                          ORDER BY (x.score = a.score AND x.severity = a.severity) DESC, x.seq DESC LIMIT 1) h

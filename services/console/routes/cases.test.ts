@@ -244,6 +244,15 @@ describe('the SLA', () => {
   });
 });
 
+describe('amount at stake', () => {
+  it('states none for a case whose alerts moved nothing, as a sanctions hit no movement followed', async () => {
+    await createTenant(db.pool, 'nil', 'USD');
+    const id = await seedCase('nil', { severity: 'critical', openedAt: '2026-09-09T00:00:00Z', typology: 'sanctions_hit_reported', amount: 0n });
+    const { rows } = await db.pool.query('SELECT amount_value, amount_asset FROM case_inbox WHERE tenant_id = $1 AND episode_id = $2', ['nil', id]);
+    expect(rows).toEqual([{ amount_value: null, amount_asset: null }]);
+  });
+});
+
 describe('assignment', () => {
   it('lets a supervisor assign and reassign many at once, each audited; an analyst takes only unassigned ones', async () => {
     const many = await call(sue, 'POST', '/console/v1/cases/assign', { episode_ids: [epsd(cases.high!), epsd(cases.medium!), epsd(cases.other!)], user_id: ben.userId });
