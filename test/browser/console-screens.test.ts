@@ -124,6 +124,9 @@ describe('console screens (stubbed API)', () => {
 
   it('dispositions an episode with a reason, sending the CSRF token, and shows the audit entry', async () => {
     await page.goto(`${server.base}/console/episodes/episode-1`);
+    // Opened as the case page says it, beside the activity that opened it.
+    const fact = (term: string) => page.locator(`dl.facts dt:text-is("${term}") + dd`).textContent();
+    expect([await fact('Opened'), await fact('First activity')]).toEqual(['2026-09-01 09:00Z', '2026-08-31 08:00Z']);
     const form = page.locator('form[aria-label=Disposition]');
     await form.locator('select').selectOption('false_positive');
     await form.locator('button').click();

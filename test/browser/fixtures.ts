@@ -150,7 +150,8 @@ export async function stubConsoleApi(page: Page, network = fanInNetwork()) {
     case_status: 'open',
     disposition: null,
     severity: 'high',
-    first_alert_at: '2026-09-01T09:00:00.000Z',
+    // The activity came the day before the case was opened (detection lagged, or a fact was late).
+    first_alert_at: '2026-08-31T08:00:00.000Z',
     last_alert_at: '2026-09-01T09:00:00.000Z',
     alert_count: 1,
     members: [

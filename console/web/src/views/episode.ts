@@ -116,7 +116,10 @@ export async function episodeView([id]: string[]): Promise<void> {
         ['Case', h('span', { 'data-testid': 'case-status' }, e.case_status)],
         ['Disposition', h('span', { 'data-testid': 'disposition' }, e.disposition ? e.disposition.replaceAll('_', ' ') : '—')],
         ['Assignee', h('span', { 'data-testid': 'assignee' }, assignee ? assignee.email : 'nobody')],
-        ['Opened', when(e.first_alert_at ?? e.created_at)],
+        // As the case page says it (when the case was opened), with the activity time beside it:
+        // the first alert's activity may be a day or more earlier than the case.
+        ['Opened', when(e.created_at)],
+        ['First activity', when(e.first_alert_at)],
         ['Updated', when(e.updated_at)],
         [
           'Parties',
