@@ -28,13 +28,16 @@ describe('parseAmount, decimal units', () => {
 
   it('accounting negative with decimal "," and group "." : (1.234,56)', () =>
     expect(amount('(1.234,56)', { decimalSeparator: ',', groupSeparator: '.' })).toEqual(minor('-123456')));
-  it('group separators before the decimal separator, any group size', () => {
+  it('group separators before the decimal separator, in groups of three or the Indian grouping', () => {
     const comma = { groupSeparator: ',' };
     expect(amount('1,234,567.89', comma)).toEqual(minor('123456789'));
     expect(amount('(1,234.50)', comma)).toEqual(minor('-123450'));
-    expect(amount('12,34', comma)).toEqual(minor('123400'));
     expect(amount('1 234,5', { decimalSeparator: ',', groupSeparator: ' ' })).toEqual(minor('123450'));
+    expect(amount('12,34,567.00', comma)).toEqual(minor('123456700'));
+    expect(amount('1,00,000', comma)).toEqual(minor('10000000'));
   });
+  it.each(['12,34', '12,34.00', '1,2345', '1234,567', '1,23,4567', '12,345,67'])('refuses %j: groups of other sizes, most likely a decimal comma', (text) =>
+    expect(amount(text, { groupSeparator: ',' })).toMatchObject({ ok: false, code: SCHEMA }));
   it('zeros past the scale change nothing, so they are accepted (never rounded)', () => {
     expect(amount('1000.00', { scale: 0 })).toEqual(minor('1000'));
     expect(amount('12.500', { scale: 2 })).toEqual(minor('1250'));

@@ -12,9 +12,11 @@ import { SCHEMA, fail, ok, sourceValue, type FieldOutcome, type Result, type Sou
 // Amounts: surrounding spaces; a leading + or -; an accounting negative in parentheses,
 // "(1,234.50)" (spaces allowed just inside, no sign inside as well). units decimal (default):
 // digits with at most one decimal_separator (default "."); ".5" and "5." are read as 0.5 and 5;
-// group_separator (default none) only before the decimal separator and only between digits
-// (1,234 and 12,34 are both 1234: group sizes are not checked; ",5", "1,,2", "1,.5" and any
-// separator after the decimal one are refused). More fraction digits than the scale is
+// group_separator (default none) only before the decimal separator and only between digits, in
+// groups of three (1,234,567) or in the Indian lakh and crore grouping (12,34,567: the last group
+// three, the ones before it two). "12,34" is refused: most likely a decimal comma read with the
+// wrong separators, which would make the amount a hundred times too large. ",5", "1,,2", "1,.5"
+// and any separator after the decimal one are refused too. More fraction digits than the scale is
 // svc:validation/money_scale_mismatch, never rounded, even when they are zeros ("1000.00" for a
 // scale-0 asset). units minor: an integer (sign, parentheses and group separators as above, no
 // decimal separator). At most 38 digits of minor units after leading zeros are dropped.
@@ -74,6 +76,7 @@ export function parseAmount(text: string, options: AmountOptions): Result<string
   if (whole !== '') {
     const groups = group === undefined ? [whole] : whole.split(group);
     if (!groups.every((g) => DIGITS.test(g))) return fail(SCHEMA, 'not an amount');
+    if (!wellGrouped(groups)) return fail(SCHEMA, 'digit groups of other sizes than 1,234,567 or 12,34,567 (a decimal comma read as a group separator?)');
     wholeDigits = groups.join('');
   }
   if (wholeDigits === '' && (fraction ?? '') === '') return fail(SCHEMA, 'not an amount');
@@ -166,4 +169,15 @@ export function evaluateMoney(rule: MoneyRule, row: SourceRow, ctx: MoneyContext
   if (!minor.ok) return error(minor.code, minor.reason);
   const money: Money = { value: minor.value, asset: code, scale };
   return { kind: 'value', value: money };
+}
+
+// Groups of the whole part as written between group separators: one group alone, or the last of
+// three digits with those before it of three (the first 1-3) or of two (the first 1-2, Indian).
+function wellGrouped(groups: readonly string[]): boolean {
+  if (groups.length === 1) return true;
+  const [first, ...rest] = groups;
+  const last = rest.pop()!;
+  if (last.length !== 3) return false;
+  if (rest.every((g) => g.length === 3) && first!.length >= 1 && first!.length <= 3) return true;
+  return rest.length > 0 && rest.every((g) => g.length === 2) && first!.length >= 1 && first!.length <= 2;
 }
