@@ -157,12 +157,17 @@ export function memberNameCount(text: string): number {
   return count;
 }
 
+const MAX_PATH_DEPTH = 64;
+
 // The path (names and array indexes) of the first member name repeated in its object, in document
 // order, or undefined when none is. Slower than memberNameCount: asked only once it found one.
 export function repeatedMemberPath(text: string): string[] | undefined {
   let found: string[] | undefined;
   const visit = (i: number, path: string[]): number => {
-    if (found) return skipValue(text, i);
+    // Past the nesting any body may have (a value JSON.parse dropped, a repeated member's earlier
+    // one, is never bounds-checked), skipped without recursing: a body nested a million levels
+    // must not overflow the stack. A repeat down there is still refused, at a shallower path.
+    if (found || path.length > MAX_PATH_DEPTH) return skipValue(text, i);
     const c = text.charCodeAt(i);
     if (c === OPEN_BRACE) {
       const seen = new Set<string>();

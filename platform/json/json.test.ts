@@ -91,4 +91,10 @@ describe('repeated member names', () => {
     // The same name in two objects is no repeat.
     expect(repeatedMemberPath('[{"m":1},{"m":2}]')).toBeUndefined();
   });
+
+  it('walks a value a million levels deep without overflowing the stack, as an earlier repeated member may be', () => {
+    const deep = `${'['.repeat(1_000_000)}${']'.repeat(1_000_000)}`;
+    expect(repeatedMemberPath(`{"events":${deep},"events":[]}`)).toEqual(['events']);
+    expect(repeatedMemberPath(`{"a":${deep}}`)).toBeUndefined();
+  });
 });
