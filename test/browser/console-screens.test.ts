@@ -122,6 +122,22 @@ describe('console screens (stubbed API)', () => {
     expect(await page.locator('#cy').count()).toBe(0);
   });
 
+  it('draws a case again as it is when an action is refused for a change it did not show', async () => {
+    await page.goto(`${server.base}/console/episodes/episode-1`);
+    const form = page.locator('form[aria-label="Set status"]');
+    await form.locator('select').selectOption('escalated');
+    await form.locator('textarea').fill('Needs a second look.');
+    await form.locator('button').click();
+    await page.waitForSelector('[data-testid=case-status]:text-is("investigating")');
+    expect(await page.locator('form[aria-label="Set status"] [role=alert]').textContent()).toBe('the case is investigating now, not open as shown. The page now shows the case as it is.');
+    expect(stub.writes.map((w) => [w.path, w.body])).toEqual([
+      ['/episodes/episode-1/status', { status: 'escalated', reason: 'Needs a second look.', expected: { case_status: 'open', disposition: null } }],
+    ]);
+    // As it was for the next test.
+    stub.episode.case_status = 'open';
+    stub.writes.length = 0;
+  });
+
   it('dispositions an episode with a reason, sending the CSRF token, and shows the audit entry', async () => {
     await page.goto(`${server.base}/console/episodes/episode-1`);
     // Opened as the case page says it, beside the activity that opened it.

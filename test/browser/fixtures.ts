@@ -195,6 +195,12 @@ export async function stubConsoleApi(page: Page, network = fanInNetwork()) {
       episode.audit.push({ at: '2026-09-01T10:00:00.000Z', actor_kind: 'user', actor_email: USER.email, action: 'case.disposed', subject: 'epsd_episode-1', details: body });
       return json(route, episode);
     }
+    // Another analyst set the case to investigating just before: the status sent is refused as
+    // not what the page showed.
+    if (path === '/episodes/episode-1/status') {
+      episode.case_status = 'investigating';
+      return json(route, { type: 'about:blank', title: 'Conflict', status: 409, code: 'svc:sequence/conflict', detail: 'the case is investigating now, not open as shown.' }, 409);
+    }
     if (path === '/episodes/episode-1') return json(route, episode);
     if (path === '/parties/hub-p') return json(route, PARTY);
     if (path === '/parties/hub-p/movements') return json(route, MOVEMENTS);

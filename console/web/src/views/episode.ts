@@ -1,4 +1,4 @@
-import { currentSession, enc, get, post } from '../api.ts';
+import { ApiError, currentSession, enc, get, post } from '../api.ts';
 import { empty, facts, failure, h, json, loading, replace, when } from '../dom.ts';
 import { accountLink, partyLink, subjectLinkOf } from '../format/links.ts';
 import type { ConsoleEpisodeDetail } from '../payloads.ts';
@@ -29,8 +29,24 @@ function assignButton(mine: boolean, assign: (mine: boolean) => Promise<void>) {
   return h('div', { class: 'assign' }, button, message);
 }
 
-function actionForm(label: string, field: 'status' | 'disposition', options: string[], submit: (value: string, reason: string) => Promise<void>) {
+// An action refused because the case changed since the page was drawn (409): the page is drawn
+// again with the case as it is now, and the refusal shown on the form that was sent, where before
+// the message sat beside a status the case no longer had.
+let refusedAsShown: { label: string; text: string } | undefined;
+
+function actionForm(
+  label: string,
+  field: 'status' | 'disposition',
+  options: string[],
+  submit: (value: string, reason: string) => Promise<void>,
+  refresh: () => Promise<void>,
+) {
   const message = h('p', { class: 'state error', role: 'alert', hidden: true });
+  if (refusedAsShown?.label === label) {
+    message.hidden = false;
+    message.textContent = refusedAsShown.text;
+    refusedAsShown = undefined;
+  }
   const form = h(
     'form',
     { class: 'case-action', 'aria-label': label, novalidate: true },
@@ -55,6 +71,11 @@ function actionForm(label: string, field: 'status' | 'disposition', options: str
     try {
       await submit(value, reason);
     } catch (error) {
+      if (error instanceof ApiError && error.status === 409) {
+        refusedAsShown = { label, text: `${error.message} The page now shows the case as it is.` };
+        await refresh();
+        return;
+      }
       message.hidden = false;
       message.textContent = error instanceof Error ? error.message : String(error);
       form.querySelector('button')!.disabled = false;
@@ -150,11 +171,11 @@ export async function episodeView([id]: string[]): Promise<void> {
           actionForm('Set status', 'status', STATUSES, async (status, reason) => {
             await post(`/episodes/${enc(id!)}/status`, { status, reason, expected: { case_status: e.case_status, disposition: e.disposition } });
             await after();
-          }),
+          }, after),
           actionForm('Disposition', 'disposition', DISPOSITIONS, async (disposition, reason) => {
             await post(`/episodes/${enc(id!)}/disposition`, { disposition, reason, expected: { case_status: e.case_status, disposition: e.disposition } });
             await after();
-          }),
+          }, after),
         ),
         h('p', { class: 'hint' }, 'To file a report, propose it for approval on the ', h('a', { href: `/console/cases/${enc(e.episode_id)}` }, 'case page'), '.'),
       ),
