@@ -249,22 +249,32 @@ async function neo4jProbe(settings: EngineSettings): Promise<EngineProbe> {
 // SELECT 1 as the configured user (the /ping endpoint would not check the credentials).
 async function clickhouseProbe(settings: EngineSettings): Promise<EngineProbe> {
   const { createClient, ClickHouseLogLevel } = await import('@clickhouse/client');
-  const client = createClient({
-    url: settings.CLICKHOUSE_URL!,
-    username: settings.CLICKHOUSE_USER,
-    password: settings.CLICKHOUSE_PASSWORD,
-    request_timeout: PROBE_TIMEOUT_MS,
-    max_open_connections: 1,
-    log: { level: ClickHouseLogLevel.OFF },
-  });
+  // A client per probe (it connects only when asked): one kept across probes still held the
+  // sockets of the requests an outage had timed out, so the first probe after the server came
+  // back waited behind them and the gauge said a healthy engine was down for one more scrape.
+  const open = () =>
+    createClient({
+      url: settings.CLICKHOUSE_URL!,
+      username: settings.CLICKHOUSE_USER,
+      password: settings.CLICKHOUSE_PASSWORD,
+      request_timeout: PROBE_TIMEOUT_MS,
+      max_open_connections: 1,
+      keep_alive: { enabled: false },
+      log: { level: ClickHouseLogLevel.OFF },
+    });
   return {
     engine: 'clickhouse',
     variable: 'CLICKHOUSE_URL',
     credentials: 'CLICKHOUSE_USER, CLICKHOUSE_PASSWORD',
     address: withoutCredentials(settings.CLICKHOUSE_URL!),
     check: async () => {
-      const result = await client.ping({ select: true });
-      if (!result.success) throw result.error;
+      const client = open();
+      try {
+        const result = await client.ping({ select: true });
+        if (!result.success) throw result.error;
+      } finally {
+        await client.close();
+      }
     },
     // 516 AUTHENTICATION_FAILED, 192 UNKNOWN_USER, 193 WRONG_PASSWORD: in the error's code, or
     // only in its text on servers whose format the client does not parse (18.16's).
@@ -272,7 +282,7 @@ async function clickhouseProbe(settings: EngineSettings): Promise<EngineProbe> {
       const { code, message } = error as { code?: unknown; message?: unknown };
       return ['516', '192', '193'].includes(String(code)) || /\bCode: (516|192|193)\b/.test(String(message));
     },
-    close: () => client.close(),
+    close: async () => undefined,
   };
 }
 

@@ -327,7 +327,9 @@ for (const outage of OUTAGES) {
       });
       expect(up.code).toBe(0);
       expect(up.report.engines.every((e) => e.up)).toBe(true);
-      expect(await engineUp(outage.engine)).toBe('1');
+      // The gauge is the probe of the scrape: one made while the engine was still starting may say
+      // 0, the next ones 1.
+      await waitFor(`${outage.engine} up in the metrics`, async () => ((await engineUp(outage.engine)) === '1' ? true : undefined), 30_000);
       if (outage.apiRead) await outage.apiRead(read);
 
       // 5. Every movement's effect, once each.
