@@ -1,11 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SnapshotReader } from '../../platform/aggregates/snapshot.ts';
-import type { ActivityRecord } from '../../platform/aggregates/port.ts';
+import type { Activity, ActivityRecord } from '../../platform/aggregates/port.ts';
 import { startDetectionWorld, type DetectionWorld } from '../../test/support/detection-world.ts';
 import type { Prefetched } from '../../services/detection/framework/context.ts';
-import { LATE_FACT_SPAN_MS, placeLateFacts } from './late-facts.ts';
+import { factsAhead, LATE_FACT_SPAN_MS, placeLateFacts } from './late-facts.ts';
 import type { SubjectWork } from '../../services/detection/subjects.ts';
 import { splitTransfers } from '../../services/detection/typologies/behaviour/split_transfers.ts';
+import { structuring } from '../../services/detection/typologies/behaviour/structuring.ts';
 
 const T0 = Date.parse('2026-02-17T07:00:00Z');
 const MIN = 60_000;
@@ -32,6 +34,21 @@ function prefetchedWith(minutes: number[], at: number): Prefetched {
 }
 
 const change = { object: 'movement', external_id: 'late' } as SubjectWork['change'];
+
+// A payment of 1.00 USD into the subject, recorded in the aggregate store as its pipeline would.
+const activityOf = (subject: Activity['subject'], movementId: string, occurredAt: Date): Activity => ({
+  subject,
+  movementId,
+  eventId: randomUUID(),
+  direction: 'in',
+  occurredAt,
+  amount: { value: 100n, scale: 2, asset: 'USD' },
+  baseValue: 100n,
+  cash: false,
+  counterparty: null,
+  counterpartyCountry: null,
+  corridor: null,
+});
 const work = (minutes: number, trigger: SubjectWork['trigger'] = 'movement', withChange = true): SubjectWork => ({
   tenantId: 't',
   subject: { kind: 'account', id: 'A-1' },
@@ -98,5 +115,98 @@ describe('a burst whose last transfer is judged first', () => {
     );
     expect(rows.map((r) => r.subject_id)).toEqual(['A-payee', 'A-payer']);
     for (const r of rows) expect(r.window_to.toISOString()).toBe('2026-02-17T07:22:00.000Z');
+  });
+});
+
+// The late fact lies more than the span before the facts already judged: a week's structuring
+// whose first payment arrives last (found by a black-box audit: no alert until an unrelated
+// payment came).
+describe('a structured payment sent a day late', () => {
+  let world: DetectionWorld;
+
+  beforeAll(async () => {
+    world = await startDetectionWorld();
+    await world.party('P-late', {}, '2025-06-01T00:00:00Z');
+    await world.account('A-late', 'P-late', {}, '2025-06-01T00:00:00Z');
+    await world.settle();
+    await world.startDetection({ library: [structuring] });
+    const cash = (id: string, at: string) => ({ id, from: [null, null] as [null, null], to: ['A-late', 'P-late'] as [string, string], value: 930_000, at, type: 'cash_in' as const });
+    await world.movements([cash('late-2', '2026-02-12T11:00:00Z'), cash('late-3', '2026-02-13T08:00:00Z')]);
+    await world.settle();
+    await world.movements([cash('late-1', '2026-02-10T11:00:00Z')]);
+    await world.settle();
+  });
+  afterAll(async () => world?.close());
+
+  it('alerts over a window ending at the latest payment, holding all three', async () => {
+    const { rows } = await world.api.db.pool.query(
+      `SELECT a.subject_kind, a.subject_id, a.window_to,
+              (SELECT e.evidence->'movements' FROM alert_evidence e
+                WHERE e.tenant_id = a.tenant_id AND e.alert_id = a.alert_id ORDER BY e.seq DESC LIMIT 1) AS movements
+         FROM alerts a
+        WHERE a.tenant_id = 'acme' AND a.detector_id = 'structuring' ORDER BY a.subject_kind`,
+    );
+    expect(rows.map((r) => [r.subject_kind, r.subject_id, r.window_to.toISOString(), [...r.movements].sort()])).toEqual([
+      ['account', 'A-late', '2026-02-13T08:00:00.000Z', ['late-1', 'late-2', 'late-3']],
+      ['party', 'P-late', '2026-02-13T08:00:00.000Z', ['late-1', 'late-2', 'late-3']],
+    ]);
+  });
+
+  it('leaves a later fact not judged yet to its own evaluation', async () => {
+    // A fact a day ahead is in the stores, later than any fact detection has judged (as when
+    // detection runs behind the stores): the earlier payment is judged at its own instant only.
+    await world.party('P-behind', {}, '2025-06-01T00:00:00Z');
+    await world.settle();
+    await world.stores.aggregates.record([activityOf({ tenantId: 'acme', kind: 'party', id: 'P-behind' }, 'behind-ahead', new Date('2026-02-14T11:00:00Z'))]);
+    await world.movements([{ id: 'behind-1', from: [null, null], to: [null, 'P-behind'], value: 930_000, at: '2026-02-13T09:00:00Z', type: 'cash_in' }]);
+    await world.settle();
+    const { rows } = await world.api.db.pool.query(`SELECT event_at FROM subject_evaluations WHERE tenant_id = 'acme' AND subject_kind = 'party' AND subject_id = 'P-behind' AND mode = 'live'`);
+    expect(rows.map((r) => r.event_at.toISOString())).toEqual(['2026-02-13T09:00:00.000Z']);
+  });
+});
+
+describe('factsAhead', () => {
+  let world: DetectionWorld;
+  const DAY = 86_400_000;
+  const at = (days: number) => new Date(T0 + days * DAY);
+  const account = (id: string) => ({ tenantId: 'acme', kind: 'account' as const, id });
+  const item = (id: string, days: number, trigger: SubjectWork['trigger'] = 'movement', withChange = true): SubjectWork => ({
+    tenantId: 'acme',
+    subject: { kind: 'account', id },
+    trigger,
+    at: at(days),
+    change: withChange ? change : null,
+  });
+  const found = (ahead: SubjectWork[]) => ahead.map((w) => [w.subject.id, w.trigger, (w.at.getTime() - T0) / DAY]).sort();
+
+  beforeAll(async () => {
+    world = await startDetectionWorld();
+    const activity = (id: string, days: number) => activityOf(account(id), `${id}-${days}`, at(days));
+    // A-ahead: facts half an hour, 2 days, 20 days and 80 days after day 0. A-near: only within
+    // the span. A-far: only 100 days later, past every window.
+    await world.stores.aggregates.record([
+      ...[0, 1 / 48, 2, 20, 80].map((d) => activity('A-ahead', d)),
+      ...[0, 1 / 48].map((d) => activity('A-near', d)),
+      ...[0, 100].map((d) => activity('A-far', d)),
+    ]);
+  });
+  afterAll(async () => world?.close());
+
+  it('judges at the latest fact within each longer window, each instant once', async () => {
+    // 24 h: nothing past the span; 7 d: day 2; 30 d: day 20; 90 d: day 80.
+    expect(found(await factsAhead(world.stores.aggregates, [item('A-ahead', 0), item('A-ahead', 0, 'control_event')]))).toEqual([
+      ['A-ahead', 'movement', 2],
+      ['A-ahead', 'movement', 20],
+      ['A-ahead', 'movement', 80],
+    ]);
+    // From day 2: day 20 for 30 d, and 80 for 90 d; 7 d and 24 h hold nothing further.
+    expect(found(await factsAhead(world.stores.aggregates, [item('A-ahead', 2)]))).toEqual([
+      ['A-ahead', 'movement', 20],
+      ['A-ahead', 'movement', 80],
+    ]);
+  });
+
+  it('finds nothing within the span, past the longest window, at the latest fact, or for scheduled work', async () => {
+    expect(await factsAhead(world.stores.aggregates, [item('A-near', 0), item('A-far', 0), item('A-ahead', 80), item('A-ahead', 0, 'schedule', false)])).toEqual([]);
   });
 });

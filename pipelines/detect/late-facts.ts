@@ -13,26 +13,70 @@
 // triggered by movements read control events too (an account takeover is judged on the large
 // transfer that follows it): a late control event keeps its own evaluation and adds one, as a
 // movement, at the later fact.
-import type { Prefetched } from '../../services/detection/framework/context.ts';
+//
+// A later fact further ahead is out of reach of the short windows but not of the long ones (three
+// payments of a week's structuring, the first sent a day late): for each longer window, the
+// subject is also judged at its latest fact less than that window after the late one, whose
+// window of that length holds both, if that fact may have been judged already (judged.ts). The
+// store is asked (AggregateStore.latestWithin) from the longest window down, and only while the
+// latest found lies beyond the next shorter window: in order, nothing lies ahead, and a subject
+// is asked once.
+import { WINDOWS, type AggregateStore } from '../../platform/aggregates/port.ts';
+import type { DetectionStores, Prefetched } from '../../services/detection/framework/context.ts';
+import { loadSnapshots, prefetch } from '../../services/detection/framework/prefetch.ts';
 import { COALESCE_SPAN_MS, type SubjectWork } from '../../services/detection/subjects.ts';
+import { subjectKey, type JudgedSubjects } from './judged.ts';
 
 export const LATE_FACT_SPAN_MS = COALESCE_SPAN_MS;
 
+// The window lengths past the span, longest first.
+const LONGER_WINDOWS_MS = [...new Set(Object.values(WINDOWS))].filter((ms) => ms > LATE_FACT_SPAN_MS).sort((a, b) => b - a);
+
 export interface PlacedWork {
   work: SubjectWork;
-  // The item of the batch whose prefetched data it reads: its snapshot reaches the later fact.
-  prefetchedFrom: number;
+  // What was prefetched for it: its snapshot reaches the later fact.
+  data: Prefetched;
 }
 
-// The batch's work with late facts placed, given what was prefetched for each item (snapshots
-// loaded LATE_FACT_SPAN_MS past their latest instant). Scheduled work stays as it is; an
-// evaluation that would repeat another of the batch (same subject, trigger and instant) is left
-// out.
-export function placeLateFacts(work: readonly SubjectWork[], prefetched: readonly Prefetched[]): PlacedWork[] {
-  const placed: PlacedWork[] = [];
+// The batch's work prefetched, with late facts placed: judged at the later facts too, those
+// further than the span only where a later fact may have been judged without the late one
+// (judged.ts). `hold` marks evaluations as in flight before their snapshots are read: the
+// batch's own, at the latest instant placeLateFacts may move them to, and those added.
+export async function placeAllLateFacts(
+  stores: DetectionStores,
+  work: readonly SubjectWork[],
+  judged: JudgedSubjects,
+  hold: (work: readonly SubjectWork[]) => void,
+): Promise<PlacedWork[]> {
+  hold(work.filter((item) => item.change !== null).map((item) => ({ ...item, at: new Date(item.at.getTime() + LATE_FACT_SPAN_MS - 1) })));
+  const prefetched = await prefetch(stores, work, LATE_FACT_SPAN_MS);
+  const placed = placeLateFacts(work, prefetched).map(({ work: item, prefetchedFrom }) => ({ work: item, data: prefetched[prefetchedFrom]! }));
+  const found = await factsAhead(stores.aggregates, work);
+  if (found.length === 0) return placed;
+  const inBatch = new Set(placed.map(({ work: item }) => keyOf(item)));
+  const again = await judged.judgedBy(stores.pool, found.filter((item) => !inBatch.has(keyOf(item))));
+  if (again.length === 0) return placed;
+  hold(again);
+  // What the batch loaded for the subject serves the later instant too, as for a fact moved within
+  // the span (its entities, its party's accounts, the batch's loaders, whose statements the added
+  // evaluations then share), but the snapshot: it must reach the later fact.
+  const first = new Map<string, number>();
+  work.forEach((item, i) => {
+    if (!first.has(subjectKey(item))) first.set(subjectKey(item), i);
+  });
+  const snapshots = await loadSnapshots(stores, again, 0);
+  return [...placed, ...again.map((item, i) => ({ work: item, data: { ...prefetched[first.get(subjectKey(item))!]!, snapshot: snapshots[i]! } }))];
+}
+
+// The batch's work with late facts placed within the span, given what was prefetched for each
+// item (snapshots loaded LATE_FACT_SPAN_MS past their latest instant). Scheduled work stays as it
+// is; an evaluation that would repeat another of the batch (same subject, trigger and instant) is
+// left out.
+export function placeLateFacts(work: readonly SubjectWork[], prefetched: readonly Prefetched[]): Array<{ work: SubjectWork; prefetchedFrom: number }> {
+  const placed: Array<{ work: SubjectWork; prefetchedFrom: number }> = [];
   const seen = new Set<string>();
   const add = (item: SubjectWork, prefetchedFrom: number) => {
-    const key = `${item.tenantId}\u0000${item.subject.kind}\u0000${item.subject.id}\u0000${item.trigger}\u0000${item.at.getTime()}`;
+    const key = keyOf(item);
     if (seen.has(key)) return;
     seen.add(key);
     placed.push({ work: item, prefetchedFrom });
@@ -47,4 +91,42 @@ export function placeLateFacts(work: readonly SubjectWork[], prefetched: readonl
     add({ ...item, trigger: 'movement', at: later }, index);
   });
   return placed;
+}
+
+// Evaluations, as movements, at each latest fact less than a longer window after a triggering
+// fact and at least a span after it (what placeLateFacts does not reach), each instant once per
+// subject. The store is asked from the longest window down, and about a fact again only while the
+// latest found lies beyond the next shorter window (within it, it is that window's latest too).
+export async function factsAhead(store: Pick<AggregateStore, 'latestWithin'>, work: readonly SubjectWork[]): Promise<SubjectWork[]> {
+  const ahead = new Map<string, SubjectWork>();
+  // One question per subject and instant, whatever the trigger.
+  const asked = new Map<string, SubjectWork>();
+  for (const item of work) if (item.change !== null) asked.set(`${subjectKey(item)}\u0000${item.at.getTime()}`, item);
+  let open = [...asked.values()];
+  for (const [w, windowMs] of LONGER_WINDOWS_MS.entries()) {
+    if (open.length === 0) break;
+    const latest = await store.latestWithin(
+      open.map((item) => ({
+        subject: { tenantId: item.tenantId, kind: item.subject.kind, id: item.subject.id },
+        after: new Date(item.at.getTime() + LATE_FACT_SPAN_MS - 1),
+        upTo: new Date(item.at.getTime() + windowMs - 1),
+      })),
+    );
+    const shorter = LONGER_WINDOWS_MS[w + 1];
+    const next: SubjectWork[] = [];
+    open.forEach((item, i) => {
+      const at = latest[i];
+      // Nothing ahead within this window: nor within a shorter one.
+      if (!at) return;
+      const found: SubjectWork = { ...item, trigger: 'movement', at };
+      ahead.set(keyOf(found), found);
+      if (shorter !== undefined && at.getTime() > item.at.getTime() + shorter - 1) next.push(item);
+    });
+    open = next;
+  }
+  return [...ahead.values()];
+}
+
+function keyOf(item: SubjectWork): string {
+  return `${subjectKey(item)}\u0000${item.trigger}\u0000${item.at.getTime()}`;
 }

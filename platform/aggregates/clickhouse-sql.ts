@@ -303,6 +303,19 @@ export function snapshotRowsSql(tables: Tables, asks: SnapshotAsk[], limit: numb
  LIMIT ${limit} BY i`;
 }
 
+// Per request with any activity in (f, a]: the latest there (asked as SnapshotAsk ranges).
+export function latestWithinSql(tables: Tables, asks: SnapshotAsk[]): Sql {
+  const { from, to } = span(asks);
+  return sql`SELECT i, max(occurred_ms) AS latest
+  FROM (
+    SELECT tenant_id AS t, toString(subject_kind) AS k, subject_id AS s, occurred_ms
+      FROM ${tables.activity}
+     WHERE ${keptOf(tables, asks.map((ask) => ask.subject))} AND occurred_ms > ${from} AND occurred_ms <= ${to}
+  ) ALL INNER JOIN ${askTable(asks)} USING (t, k, s)
+ WHERE occurred_ms > f AND occurred_ms <= a
+ GROUP BY i`;
+}
+
 // Per request with any activity: its first activity (all time) and its latest at or before f
 // (n_before = 0: none). No dedup: min and max do not change with a duplicate.
 export function snapshotFactsSql(tables: Tables, asks: SnapshotAsk[]): Sql {

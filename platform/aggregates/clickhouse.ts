@@ -13,6 +13,7 @@ import {
   retractedSql,
   insertSql,
   lastActivitySql,
+  latestWithinSql,
   roundModuli,
   snapshotFactsSql,
   snapshotRowsSql,
@@ -23,7 +24,7 @@ import {
   type SnapshotAsk,
   type Tables,
 } from './clickhouse-sql.ts';
-import type { Activity, ActivityQuery, ActivityRecord, AggregateStore, Baseline, CounterpartyHistory, FlowStats, GroupStats, Retraction, Subject, WindowOptions, WindowStats } from './port.ts';
+import type { Activity, ActivityQuery, ActivityRecord, AggregateStore, Baseline, CounterpartyHistory, LatestRequest, FlowStats, GroupStats, Retraction, Subject, WindowOptions, WindowStats } from './port.ts';
 import { completeWithin, counterpartiesOf, snapshotOf, snapshotRange, type SnapshotRequest, type SubjectSnapshot } from './snapshot.ts';
 import { DAY_MS, DEFAULT_BASELINE_DAYS, activityLimit, bandsOf, baselineOf, baselineSpan, baselineStart, checkSnapshotCap } from './stats.ts';
 import { integerAmount, noActivityCounts, noBaseline, ranked, windowRequest, windowStart, windowStats, type ActivityCounts } from './stats.ts';
@@ -153,6 +154,19 @@ export class ClickHouseAggregateStore implements AggregateStore {
     checkSubject(subject);
     const [row] = await this.rows(lastActivitySql(this.tables, subject, before === undefined ? undefined : msOf(before)));
     return !row || count(row.n) === 0 ? null : new Date(count(row.t));
+  }
+
+  async latestWithin(requests: LatestRequest[]): Promise<Array<Date | null>> {
+    const latest: Array<Date | null> = requests.map(() => null);
+    // Bounded statements, as snapshots are.
+    for (let start = 0; start < requests.length; start += SNAPSHOT_CHUNK) {
+      const asks: SnapshotAsk[] = requests.slice(start, start + SNAPSHOT_CHUNK).map((request, i) => {
+        checkSubject(request.subject);
+        return { i, subject: request.subject, from: msOf(request.after), to: msOf(request.upTo) };
+      });
+      for (const row of await this.rows(latestWithinSql(this.tables, asks))) latest[start + count(row.i)] = new Date(count(row.latest));
+    }
+    return latest;
   }
 
   async counterparty(subject: Subject, counterparty: string, at?: Date): Promise<CounterpartyHistory | null> {

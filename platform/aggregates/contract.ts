@@ -285,6 +285,31 @@ export function describeAggregateStoreContract(name: string, setup: () => Promis
         expect(await fixture.store.lastActivity(subject('never-active'))).toBeNull();
       });
 
+      it('finds the latest activity in (after, upTo] for many subjects at once, including what was recorded since they were read', async () => {
+        const who = subject('latest');
+        const party = subject('latest', 'party');
+        const [t1, t2, t3] = [ago(10 * DAY), ago(3 * DAY), ago(DAY)];
+        await record(who, [{ at: t1 }, { at: t2 }]);
+        await record(party, [{ at: t3 }]);
+        // Read once (a store keeping what it read then holds the subject), then more recorded.
+        await fixture.store.snapshots([{ subject: who, at: AT }], 1_000);
+        await record(who, [{ at: t3 }]);
+        const after = (t: Date, ms = 0) => new Date(t.getTime() + ms);
+        expect(
+          await fixture.store.latestWithin([
+            { subject: who, after: t1, upTo: AT },
+            { subject: who, after: t1, upTo: after(t3, -1) },
+            { subject: who, after: after(t1, -1), upTo: t1 },
+            { subject: who, after: t3, upTo: AT },
+            { subject: party, after: ago(30 * DAY), upTo: AT },
+            { subject: party, after: ago(30 * DAY), upTo: after(t3, -1) },
+            { subject: subject('latest', 'account', `${fixture.tenantId}-other`), after: ago(30 * DAY), upTo: AT },
+            { subject: subject('never-active-latest'), after: ago(30 * DAY), upTo: AT },
+          ]),
+        ).toEqual([t3, t2, t1, null, t3, null, null, null]);
+        expect(await fixture.store.latestWithin([])).toEqual([]);
+      });
+
       it("gives the subject's history with one counterparty up to and including at", async () => {
         const who = subject('history');
         const [t1, t2, t3] = [ago(30 * DAY), ago(20 * DAY), ago(10 * DAY)];

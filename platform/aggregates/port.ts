@@ -138,6 +138,12 @@ export interface ActivityQuery {
   limit?: number;
 }
 
+export interface LatestRequest {
+  subject: Subject;
+  after: Date;
+  upTo: Date;
+}
+
 // What a store recorded since an earlier read (AggregateStore.recordedSince).
 export interface RecordedSince {
   activities: Array<{ subject: Subject; activity: ActivityRecord }>;
@@ -160,6 +166,9 @@ export interface AggregateStore {
   baseline(subject: Subject, at: Date, days?: number): Promise<Baseline>;
   // The latest activity strictly before `before` (default: any time).
   lastActivity(subject: Subject, before?: Date): Promise<Date | null>;
+  // For each request, in the same order, the subject's latest activity in (after, upTo]; null
+  // when it has none there. Asked for many subjects at once.
+  latestWithin(requests: LatestRequest[]): Promise<Array<Date | null>>;
   // The subject's history with one counterparty, up to and including `at` (default: all).
   counterparty(subject: Subject, counterparty: string, at?: Date): Promise<CounterpartyHistory | null>;
   // The subject's activities in (from, to], latest first.

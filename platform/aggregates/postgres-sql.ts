@@ -248,6 +248,18 @@ export const LAST_ACTIVITY_SQL = `
 SELECT max(occurred_at) AS last_at FROM agg_activity
  WHERE tenant_id = $1 AND subject_kind = $2 AND subject_id = $3 AND occurred_at < $4::timestamptz`;
 
+// Each request's latest activity in (f, u]: $1 is a JSON array of requests {i: position, t, k,
+// s: the subject, f, u}. A row per request with any there.
+export const LATEST_WITHIN_SQL = `
+SELECT r.i, x.occurred_at AS latest_at
+  FROM json_to_recordset($1::json) AS r(i int, t text, k text, s text, f timestamptz, u timestamptz)
+ CROSS JOIN LATERAL (
+   SELECT occurred_at FROM agg_activity
+    WHERE tenant_id = r.t AND subject_kind = r.k AND subject_id = r.s AND occurred_at > r.f AND occurred_at <= r.u
+    ORDER BY occurred_at DESC
+    LIMIT 1
+ ) x`;
+
 // $4 the counterparty key, $5: up to and including this instant ('infinity' for all).
 export const COUNTERPARTY_SQL = `
 SELECT min(occurred_at) AS first_at, max(occurred_at) AS last_at, count(*)::int AS n, coalesce(sum(base_value), 0)::text AS total

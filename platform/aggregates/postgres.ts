@@ -6,6 +6,7 @@ import {
   BASELINE_SQL,
   COUNTERPARTY_SQL,
   LAST_ACTIVITY_SQL,
+  LATEST_WITHIN_SQL,
   RECORDING_LOCK_NAMESPACE,
   RECORD_RETRACTING_SQL,
   RECORD_SQL,
@@ -24,7 +25,7 @@ import {
   type SnapshotRowsRow,
   type WindowRow,
 } from './postgres-sql.ts';
-import type { Activity, ActivityQuery, ActivityRecord, AggregateStore, Baseline, RecordedSince, Retraction, CounterpartyHistory, FlowBaseline, GroupStats, Subject, WindowOptions, WindowStats } from './port.ts';
+import type { Activity, ActivityQuery, ActivityRecord, AggregateStore, Baseline, LatestRequest, RecordedSince, Retraction, CounterpartyHistory, FlowBaseline, GroupStats, Subject, WindowOptions, WindowStats } from './port.ts';
 import { SharedValues } from './shared-values.ts';
 import { completeWithin, counterpartiesOf, snapshotOf, snapshotRange, type SnapshotRequest, type SubjectSnapshot } from './snapshot.ts';
 import { DEFAULT_BASELINE_DAYS, activityLimit, baselineSpan, checkSnapshotCap, integerAmount as integer, noBaseline, windowRequest, windowStart, windowStats } from './stats.ts';
@@ -128,6 +129,15 @@ export class PostgresAggregateStore implements AggregateStore {
       values: [subject.tenantId, subject.kind, subject.id, before ?? 'infinity'],
     });
     return rows[0]?.last_at ?? null;
+  }
+
+  async latestWithin(requests: LatestRequest[]): Promise<Array<Date | null>> {
+    if (requests.length === 0) return [];
+    const document = JSON.stringify(requests.map((r, i) => ({ i, t: r.subject.tenantId, k: r.subject.kind, s: r.subject.id, f: r.after, u: r.upTo })));
+    const { rows } = await this.pool.query<{ i: number; latest_at: Date }>({ name: 'agg-latest-within', text: LATEST_WITHIN_SQL, values: [document] });
+    const latest: Array<Date | null> = requests.map(() => null);
+    for (const row of rows) latest[row.i] = row.latest_at;
+    return latest;
   }
 
   async counterparty(subject: Subject, counterparty: string, at?: Date): Promise<CounterpartyHistory | null> {

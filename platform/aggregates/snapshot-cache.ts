@@ -12,8 +12,8 @@
 // entry, and dropped when a new counterparty appears while its history reaches before the entry
 // (that counterparty may have been met there), or when its rows outgrow the cap. At most maxRows
 // rows are held, the subjects asked for least recently dropped first.
-import type { ActivityQuery, ActivityRecord, AggregateStore, Baseline, CounterpartyHistory, RecordedSince, Retraction, Subject, WindowOptions, WindowStats, Activity } from './port.ts';
-import { compareActivities, firstAtOrBefore, snapshotRange, type SnapshotRequest, type SubjectSnapshot } from './snapshot.ts';
+import type { ActivityQuery, ActivityRecord, AggregateStore, Baseline, CounterpartyHistory, LatestRequest, RecordedSince, Retraction, Subject, WindowOptions, WindowStats, Activity } from './port.ts';
+import { compareActivities, firstAtOrBefore, latestIn, snapshotRange, type SnapshotRequest, type SubjectSnapshot } from './snapshot.ts';
 
 // About 300 bytes each with their first sightings, the rows of one read sharing their repeated
 // values (shared-values.ts; measured: the detect process's heap after a full collection): some
@@ -90,16 +90,46 @@ export class SnapshotCache implements AggregateStore {
     return { ...this.answered };
   }
 
-  private async serve(requests: SnapshotRequest[], cap: number): Promise<SubjectSnapshot[]> {
+  // The latest activities from the entries held (each holds everything after its start), brought
+  // up to date first; the store answers for subjects not held from before `after`.
+  latestWithin(requests: LatestRequest[]): Promise<Array<Date | null>> {
+    const run = this.queue.then(() => this.latestHeld(requests));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async latestHeld(requests: LatestRequest[]): Promise<Array<Date | null>> {
     if (requests.length === 0) return [];
-    if (++this.calls % TOO_LARGE_CALLS === 0) this.tooLarge.clear();
-    // After a long pause (detection waiting on a store, a process stopped) more may be new than
-    // the cache holds at all: rather than read it all into memory, the entries go, and subjects
-    // are loaded again from the store, which holds everything.
+    await this.refresh();
+    const latest: Array<Date | null> = new Array(requests.length);
+    const asked: number[] = [];
+    requests.forEach((request, i) => {
+      const entry = this.entries.get(request.subject);
+      if (!entry || request.after.getTime() < entry.from) return asked.push(i);
+      latest[i] = latestIn(entry.rows, request.after.getTime(), request.upTo.getTime());
+    });
+    if (asked.length > 0) {
+      const found = await this.store.latestWithin(asked.map((i) => requests[i]!));
+      asked.forEach((i, j) => (latest[i] = found[j]!));
+    }
+    return latest;
+  }
+
+  // Brings the entries up to what the store recorded since the last read. After a long pause
+  // (detection waiting on a store, a process stopped) more may be new than the cache holds at all:
+  // rather than read it all into memory, the entries go, and subjects are loaded again from the
+  // store, which holds everything.
+  private async refresh(): Promise<void> {
     const news = await this.store.recordedSince(this.entries.tenants(), this.cursor, this.maxRows);
     this.cursor = news.cursor;
     if (news.truncated) this.entries.clear();
     else this.absorbAll(news);
+  }
+
+  private async serve(requests: SnapshotRequest[], cap: number): Promise<SubjectSnapshot[]> {
+    if (requests.length === 0) return [];
+    if (++this.calls % TOO_LARGE_CALLS === 0) this.tooLarge.clear();
+    await this.refresh();
     const answers: SubjectSnapshot[] = new Array(requests.length);
     const toLoad: number[] = [];
     const direct: number[] = [];

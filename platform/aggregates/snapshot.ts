@@ -216,8 +216,7 @@ export class SnapshotReader {
   // The latest activity in (after, upTo], when the snapshot holds that range; else undefined.
   latestWithin(after: Date, upTo: Date): Date | undefined {
     if (!this.covers(after.getTime(), upTo.getTime())) return undefined;
-    const row = this.snapshot.rows[firstAtOrBefore(this.snapshot.rows, upTo.getTime())];
-    return row && row.occurredAt.getTime() > after.getTime() ? row.occurredAt : undefined;
+    return latestIn(this.snapshot.rows, after.getTime(), upTo.getTime()) ?? undefined;
   }
 
   // The latest activity strictly before `before`.
@@ -269,6 +268,12 @@ export class SnapshotReader {
 // ms; rows.length when none did): a busy subject's snapshot reaches past the instant evaluated
 // (the rest of its batch, and late facts), and walking those rows for every read of every
 // evaluation made a hub's evaluations cost its whole snapshot each.
+// The latest activity in (after, upTo] of rows listed latest first; null when none.
+export function latestIn(rows: ReadonlyArray<{ occurredAt: Date }>, after: number, upTo: number): Date | null {
+  const row = rows[firstAtOrBefore(rows, upTo)];
+  return row && row.occurredAt.getTime() > after ? row.occurredAt : null;
+}
+
 export function firstAtOrBefore(rows: ReadonlyArray<{ occurredAt: Date }>, to: number): number {
   let low = 0;
   let high = rows.length;

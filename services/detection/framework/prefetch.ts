@@ -49,7 +49,7 @@ export async function prefetch(stores: DetectionStores, items: readonly Prefetch
 
 // One snapshot per subject, answering for each of its items' instants (a subject evaluated at
 // several instants of a batch shares it); one reader per item, in order.
-async function loadSnapshots(stores: DetectionStores, items: readonly PrefetchItem[], lookaheadMs: number): Promise<SnapshotReader[]> {
+export async function loadSnapshots(stores: DetectionStores, items: readonly PrefetchItem[], lookaheadMs: number): Promise<SnapshotReader[]> {
   const bySubject = new Map<string, { request: SnapshotRequest; items: number[] }>();
   items.forEach((item, index) => {
     const key = `${item.tenantId}\u0000${item.subject.kind}\u0000${item.subject.id}`;
