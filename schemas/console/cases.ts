@@ -173,6 +173,8 @@ export type CaseDetail = z.infer<typeof caseDetailSchema>;
 
 export const TIMELINE_MOVEMENTS_MAX = 500;
 export const TIMELINE_ACTIONS_MAX = 1000;
+// Views of the case (`*.viewed` audit entries) are capped apart: the latest this many.
+export const TIMELINE_VIEWS_MAX = 200;
 const timelineEntrySchema = z.discriminatedUnion('kind', [
   // An alert of the case, at its creation; movement_ids: the movements its evidence cites.
   z.strictObject({
@@ -209,8 +211,10 @@ export const caseTimelineSchema = z.strictObject({
   // Oldest first.
   entries: z.array(timelineEntrySchema),
   movement_ids: z.array(z.string()),
-  // Some movements or audit entries were left out (more than the caps above).
+  // Some movements, notes or audit entries other than views were left out (more than the caps above).
   truncated: z.boolean(),
+  // The latest views of the case among the entries, of how many in all.
+  views: z.strictObject({ shown: z.number().int().nonnegative(), total: z.number().int().nonnegative() }),
 });
 export type TimelineEntry = z.infer<typeof timelineEntrySchema>;
 export type CaseTimeline = z.infer<typeof caseTimelineSchema>;

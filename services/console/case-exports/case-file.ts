@@ -3,7 +3,7 @@ import type { StoredAccountData, StoredPartyData } from '../../../schemas/famili
 import type { Pool } from '../../../platform/postgres/pool.ts';
 import { caseNotes } from '../queries/case-notes.ts';
 import { reportProposals } from '../queries/case-reports.ts';
-import { caseAudit, findAssignee, type Assignee, type AuditRow } from '../queries/cases.ts';
+import { caseAudit, caseViewCount, findAssignee, type Assignee, type AuditRow, type CaseViewCount } from '../queries/cases.ts';
 import { caseActions, type CaseActionRow } from '../../cases/store.ts';
 import { citedMovements as everyCitedMovement, movementsByIds, type CaseMovementRow } from '../queries/case-timeline.ts';
 import { caseAlerts, entitiesByIds, findCase, MAX_EXPORT_MOVEMENTS, type CaseAlertRow, type CaseRow } from './store.ts';
@@ -13,7 +13,9 @@ import { caseAlerts, entitiesByIds, findCase, MAX_EXPORT_MOVEMENTS, type CaseAle
 
 type Db = Pick<Pool, 'query'>;
 
-// The audit entries an export carries, oldest first; a longer trail is said to be cut.
+// The audit entries an export carries, oldest first, views of the case apart: those are counted,
+// not listed, so page loads never push the story (assignments, proposals, exports) out of the file
+// meant for outside readers. A longer story is said to be cut.
 const MAX_EXPORT_AUDIT = 2000;
 const MAX_EXPORT_NOTES = 1000;
 
@@ -45,8 +47,10 @@ export interface CaseFile {
   parties: Map<string, StoredPartyData>;
   accounts: Map<string, StoredAccountData>;
   actions: CaseActionRow[];
+  // The audit entries other than views.
   audit: AuditRow[];
   auditTruncated: boolean;
+  views: CaseViewCount;
   notes: CaseNoteEntry[];
   notesTruncated: boolean;
   report: ApprovedReport | null;
@@ -109,8 +113,8 @@ export async function loadCaseFile(
     ...[...accounts.values()].map((a) => a.holder_party_id).filter((id): id is string => typeof id === 'string'),
   ];
   const parties = await entitiesByIds(db, tenantId, 'party', partyIds);
-  // 4. Who did what: case actions, the console audit (newest first there), notes, the report.
-  const audit = await caseAudit(db, tenantId, `epsd_${episodeId}`, undefined, MAX_EXPORT_AUDIT + 1);
+  // 4. Who did what: case actions, the console audit (newest first there) and its views counted, notes, the report.
+  const audit = await caseAudit(db, tenantId, `epsd_${episodeId}`, undefined, MAX_EXPORT_AUDIT + 1, 'story');
   const notes = await caseNotes(db, tenantId, episodeId, undefined, MAX_EXPORT_NOTES + 1);
   // The narrative filed is the latest approved proposal's (newest first).
   const approved = (await reportProposals(db, tenantId, episodeId)).find((p) => p.state === 'approved');
@@ -128,6 +132,7 @@ export async function loadCaseFile(
     actions: await caseActions(db, tenantId, episodeId, 'email'),
     audit: audit.slice(0, MAX_EXPORT_AUDIT).reverse(),
     auditTruncated: audit.length > MAX_EXPORT_AUDIT,
+    views: await caseViewCount(db, tenantId, `epsd_${episodeId}`),
     notes: notes.slice(0, MAX_EXPORT_NOTES).map((n) => ({ at: n.created_at, author: n.author_email, body: n.body })),
     notesTruncated: notes.length > MAX_EXPORT_NOTES,
     report:

@@ -90,6 +90,7 @@ function caseFile(over: Partial<CaseFile>): CaseFile {
     actions: [],
     audit: [],
     auditTruncated: false,
+    views: { views: 0, viewers: 0, first_at: null, last_at: null },
     notes: [],
     notesTruncated: false,
     report: null,

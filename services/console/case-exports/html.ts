@@ -140,6 +140,7 @@ ${file.notes.length === 0 ? html`<p>No notes.</p>` : file.notes.map((n) => html`
 
 <section id="audit"><h2>Audit trail</h2>
 ${file.auditTruncated ? html`<p class="meta">Only the latest ${file.audit.length} entries are shown.</p>` : ''}
+<p class="meta">${viewsLine(file.views)}</p>
 <table><thead><tr><th>When</th><th>Who</th><th>Action</th><th>Details</th></tr></thead>
 <tbody>${file.audit.map((r) => html`<tr><td>${when(r.at)}</td><td>${r.actor_email ?? r.actor_kind}</td><td>${r.action}</td><td class="text">${Object.keys(r.details).length > 0 ? JSON.stringify(r.details) : ''}</td></tr>`)}</tbody></table>
 </section>
@@ -147,6 +148,13 @@ ${file.auditTruncated ? html`<p class="meta">Only the latest ${file.audit.length
 </html>
 `;
   return markupText(page);
+}
+
+// Views of the case are counted, not listed: they are most of the audit and none of the story.
+function viewsLine(views: CaseFile['views']): string {
+  if (views.views === 0) return 'The case was not viewed in the console.';
+  const users = `${views.viewers} user${views.viewers === 1 ? '' : 's'}`;
+  return `Views of the case, not listed: ${views.views} by ${users}, ${when(views.first_at)} – ${when(views.last_at)}.`;
 }
 
 // Screen and print: A4, tables that break between rows, links printed as text.

@@ -91,21 +91,55 @@ export interface AuditRow {
   cursor_at: string;
 }
 
+// Which of a case's audit entries a read takes: views (`*.viewed`) are most of the audit and none
+// of the story (decision 0035), so a capped list reads the story apart, lest page loads push early
+// assignments, report proposals and exports out of it.
+export type CaseAuditPart = 'all' | 'story' | 'views';
+
+// The audit rows naming a case ($1 tenant, $2 episode ref).
+const CASE_AUDIT_ROWS = `SELECT * FROM console_audit WHERE tenant_id = $1 AND subject = $2
+             UNION
+             SELECT * FROM console_audit WHERE tenant_id = $1 AND details ? 'episode_id' AND details ->> 'episode_id' = $2`;
+
 // The entries of one case, newest first: those whose subject is the episode (case actions,
 // assignments, views of the episode) and those whose details name it (views of its alerts).
-export async function caseAudit(db: Db, tenantId: string, episode: string, after: { at: string; id: string } | undefined, limit: number): Promise<AuditRow[]> {
+export async function caseAudit(
+  db: Db,
+  tenantId: string,
+  episode: string,
+  after: { at: string; id: string } | undefined,
+  limit: number,
+  part: CaseAuditPart = 'all',
+): Promise<AuditRow[]> {
   const { rows } = await db.query<AuditRow>(
     `SELECT c.audit_id::text AS audit_id, c.at, c.actor_kind, u.email AS actor_email, c.action, c.subject, c.details, c.at::text AS cursor_at
-       FROM (SELECT * FROM console_audit WHERE tenant_id = $1 AND subject = $2
-             UNION
-             SELECT * FROM console_audit WHERE tenant_id = $1 AND details ? 'episode_id' AND details ->> 'episode_id' = $2) c
+       FROM (${CASE_AUDIT_ROWS}) c
        LEFT JOIN console_users u ON u.user_id = c.actor_user_id
       WHERE ($3::timestamptz IS NULL OR (c.at, c.audit_id) < ($3::timestamptz, $4::bigint))
+        AND ($6::text = 'all' OR (c.action LIKE '%.viewed') = ($6::text = 'views'))
       ORDER BY c.at DESC, c.audit_id DESC
       LIMIT $5`,
-    [tenantId, episode, after?.at ?? null, after?.id ?? null, limit],
+    [tenantId, episode, after?.at ?? null, after?.id ?? null, limit, part],
   );
   return rows;
+}
+
+export interface CaseViewCount {
+  views: number;
+  viewers: number;
+  first_at: Date | null;
+  last_at: Date | null;
+}
+
+// How often the case was viewed and by how many users: what a capped list of its views leaves out.
+export async function caseViewCount(db: Db, tenantId: string, episode: string): Promise<CaseViewCount> {
+  const { rows } = await db.query<CaseViewCount>(
+    `SELECT count(*)::int AS views, count(DISTINCT c.actor_user_id)::int AS viewers, min(c.at) AS first_at, max(c.at) AS last_at
+       FROM (${CASE_AUDIT_ROWS}) c
+      WHERE c.action LIKE '%.viewed'`,
+    [tenantId, episode],
+  );
+  return rows[0]!;
 }
 
 export function auditView(row: AuditRow): Record<string, unknown> {

@@ -5,6 +5,7 @@ import { withTransaction } from '../../../platform/postgres/pool.ts';
 import {
   TIMELINE_ACTIONS_MAX,
   TIMELINE_MOVEMENTS_MAX,
+  TIMELINE_VIEWS_MAX,
   caseDetailSchema,
   caseNotePageSchema,
   caseNoteRequestSchema,
@@ -23,7 +24,7 @@ import { addCaseNote, caseNotes, findCaseNote } from '../queries/case-notes.ts';
 import { findInboxCase } from '../queries/case-inbox.ts';
 import { reportProposals } from '../queries/case-reports.ts';
 import { citedMovements, movementsByIds, subjectParties } from '../queries/case-timeline.ts';
-import { caseAudit } from '../queries/cases.ts';
+import { caseAudit, caseViewCount } from '../queries/cases.ts';
 import { caseNoteView, caseSummaryView, reportProposalView, typedPage } from './case-views.ts';
 import { auditAs, notFound, type ConsoleRouteDeps } from './common.ts';
 
@@ -72,7 +73,8 @@ export function registerCasePageRoutes(app: FastifyInstance, deps: ConsoleRouteD
   });
 
   // Everything that happened to the case, oldest first: its alerts, the movements they cite, its
-  // case actions (any channel), the console's audit entries naming it, and its notes.
+  // case actions (any channel), the console's audit entries naming it, and its notes. Views of the
+  // case are capped apart from the rest of the audit, so page loads never push the story out.
   typed.get('/console/v1/cases/:id/timeline', { schema: { params: caseParamsSchema, response: { 200: caseTimelineSchema } } }, async (request, reply) => {
     const id = await caseOf(request, reply);
     if (typeof id !== 'string') return id;
@@ -81,11 +83,13 @@ export function registerCasePageRoutes(app: FastifyInstance, deps: ConsoleRouteD
     // Restricted content (notes, cited movements): its view is audited too, as the case's is, so
     // a session reading it without the case page still leaves a row (decision 0018).
     await auditAs(deps.pool, request, 'episode.viewed', ref, { via: 'timeline' }, deps.clock.now());
-    const [episode, cited, actions, audit, notes] = await Promise.all([
+    const [episode, cited, actions, story, views, viewCount, notes] = await Promise.all([
       loadEpisodeDetail(deps.pool, tenantId, id),
       citedMovements(deps.pool, tenantId, id),
       caseActions(deps.pool, tenantId, id),
-      caseAudit(deps.pool, tenantId, ref, undefined, TIMELINE_ACTIONS_MAX + 1),
+      caseAudit(deps.pool, tenantId, ref, undefined, TIMELINE_ACTIONS_MAX + 1, 'story'),
+      caseAudit(deps.pool, tenantId, ref, undefined, TIMELINE_VIEWS_MAX, 'views'),
+      caseViewCount(deps.pool, tenantId, ref),
       caseNotes(deps.pool, tenantId, id, undefined, TIMELINE_ACTIONS_MAX + 1),
     ]);
     if (!episode) return notFound(request, reply, 'case');
@@ -127,7 +131,7 @@ export function registerCasePageRoutes(app: FastifyInstance, deps: ConsoleRouteD
         disposition: c.disposition as null,
         note: c.note,
       })),
-      ...audit.slice(0, TIMELINE_ACTIONS_MAX).map((a): TimelineEntry => ({ kind: 'audit', at: a.at.toISOString(), actor_email: a.actor_email, action: a.action, details: a.details })),
+      ...[...story.slice(0, TIMELINE_ACTIONS_MAX), ...views].map((a): TimelineEntry => ({ kind: 'audit', at: a.at.toISOString(), actor_email: a.actor_email, action: a.action, details: a.details })),
       ...notes.slice(0, TIMELINE_ACTIONS_MAX).map((n): TimelineEntry => ({ kind: 'note', at: n.created_at.toISOString(), note_id: n.note_id, author: { user_id: n.author_user_id, email: n.author_email }, body: n.body })),
     ];
     // Stable: entries at the same instant keep the order above (alert, movement, action, audit, note).
@@ -136,7 +140,8 @@ export function registerCasePageRoutes(app: FastifyInstance, deps: ConsoleRouteD
       episode_id: ref,
       entries,
       movement_ids: movementIds,
-      truncated: movements.length > TIMELINE_MOVEMENTS_MAX || audit.length > TIMELINE_ACTIONS_MAX || notes.length > TIMELINE_ACTIONS_MAX,
+      truncated: movements.length > TIMELINE_MOVEMENTS_MAX || story.length > TIMELINE_ACTIONS_MAX || notes.length > TIMELINE_ACTIONS_MAX,
+      views: { shown: views.length, total: viewCount.views },
     };
   });
 

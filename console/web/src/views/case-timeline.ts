@@ -67,10 +67,15 @@ export function caseTimeline(detail: CaseDetail, timeline: CaseTimeline): HTMLEl
   return h(
     'section',
     { 'aria-label': 'timeline' },
-    h('div', { class: 'actions' }, h('label', { class: 'check' }, views, 'Show views of the case')),
+    h('div', { class: 'actions' }, h('label', { class: 'check' }, views, `Show views of the case (${viewsCounted(timeline.views)})`)),
     timeline.truncated ? h('p', { class: 'state warn' }, 'Some movements or actions are left out: the case has more than the timeline shows.') : null,
     table,
   );
+}
+
+// The views listed are capped apart from the story (the latest ones), so the count says how many there are.
+function viewsCounted(views: CaseTimeline['views']): string {
+  return views.shown < views.total ? `latest ${views.shown} of ${views.total.toLocaleString('en')}` : String(views.total);
 }
 
 // Marks the movements one alert cites; pressing it again (or another alert) clears the mark.
