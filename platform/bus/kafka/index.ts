@@ -55,7 +55,7 @@ export function createKafkaBus(
   const codec = new AvroCodec(schemaRegistryClient(settings.SCHEMA_REGISTRY_URL, settings.KAFKA_CLIENT_ID), (topic) => `${namespace}${topic}`);
   // The relay's backlog counts in every reader's lag (outbox rows not yet relayed), whether or not
   // this process runs the relay: a stalled relay must not read as caught up.
-  const backlogReader = new KafkaRelay({ pool, kafka, codec, namespace, topics: BUS_TOPICS, idempotent: settings.KAFKA_IDEMPOTENT_PRODUCER, onError: options.onError });
+  const backlogReader = new KafkaRelay({ pool, kafka, codec, namespace, topics: BUS_TOPICS, idempotent: settings.KAFKA_IDEMPOTENT_PRODUCER, onError: options.onError, ...(options.clock ? { clock: options.clock } : {}) });
   const relay = options.relay === false ? undefined : backlogReader;
   const bus = new KafkaBus({
     kafka,

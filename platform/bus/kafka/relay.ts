@@ -24,10 +24,14 @@
 // A row whose value the Avro schema cannot carry exactly (derive.ts: a lone UTF-16 surrogate, which
 // the API refuses now but rows accepted before that may hold) goes to <ns>dlq.relay with its JSON
 // as sent and the reason in headers: never altered, never blocking its partition; the error is
-// reported.
+// reported, and the event says so (inbox/relay-refusals.ts: an accepted event is rejected with a
+// `relay` stage entry, a change record's event gets a `failed` one), once the dead letter is on
+// Kafka and before the batch's position is committed.
 
 import { Partitioners, type Kafka, type Message, type Producer } from 'kafkajs';
 import { AvroMappingError } from '../../../schemas/bus/avro/index.ts';
+import { systemClock, type Clock } from '../../clock.ts';
+import { recordRelayRefusals, RELAY_STAGE, type RelayRefusal } from '../../inbox/relay-refusals.ts';
 import type { Pool } from '../../postgres/pool.ts';
 import type { BusRecord, Consumer, PartitionLag } from '../port.ts';
 import { PostgresLogBus, streamOf } from '../postgres-log.ts';
@@ -49,6 +53,7 @@ export interface KafkaRelayOptions {
   maxBatch?: number;
   concurrency?: number;
   partitions?: number;
+  clock?: Clock;
 }
 
 export interface RelayStats {
@@ -147,7 +152,7 @@ export class KafkaRelay {
       list.push(message);
       byTopic.set(topic, list);
     };
-    let deadLettered = 0;
+    const refused: RelayRefusal[] = [];
     for (const record of records) {
       const headers = { ...record.headers, 'svc.outbox.offset': record.offset };
       let value: Buffer;
@@ -157,7 +162,7 @@ export class KafkaRelay {
         if (!(error instanceof AvroMappingError) && !(error instanceof SyntaxError)) throw error;
         this.options.onError?.(new Error(`relay: ${record.topic} ${record.offset} dead-lettered: ${error.message}`));
         add(this.names.relayDeadLetterTopic(), { key: record.key, value: record.value, headers: { ...headers, 'svc.relay.topic': record.topic, 'svc.relay.error': error.message } });
-        deadLettered++;
+        refused.push(refusalOf(record, error.message));
         continue;
       }
       add(this.names.topic(record.topic), { key: record.key, value, headers });
@@ -165,9 +170,20 @@ export class KafkaRelay {
     // Sent in parts of at most SEND_BYTES, in order: kafkajs never splits a batch, and one request
     // above the broker's message size would be refused again at every retry of this batch.
     await sender.send(sendParts(byTopic));
-    this.stats.relayed += records.length - deadLettered;
-    this.stats.deadLettered += deadLettered;
+    if (refused.length > 0) {
+      const at = (this.options.clock ?? systemClock).now();
+      await recordRelayRefusals(this.options.pool, refused, { at, worker: `${RELAY_STAGE}:${process.pid}`, deadLetterTopic: this.names.relayDeadLetterTopic() });
+    }
+    this.stats.relayed += records.length - refused.length;
+    this.stats.deadLettered += refused.length;
   }
+}
+
+// A dead-lettered row's event: an inbox row is an accepted event the canonical pipeline will now
+// never see; any other row is a change record of an event it already processed.
+function refusalOf(record: BusRecord, error: string): RelayRefusal {
+  const key = { tenantId: record.headers.tenant_id!, eventId: record.headers.event_id! };
+  return { key, stream: streamOf([record.topic]) === 'inbox' ? 'inbox' : 'canonical', topic: record.topic, error };
 }
 
 // Bytes of message values per send (topics allow 5 MiB messages; the API's payload cap is 4 MiB).
