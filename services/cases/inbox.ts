@@ -56,7 +56,10 @@ export async function refreshCaseInbox(db: Db, tenantId: string, episodeIds: rea
                   amount.value, CASE WHEN amount.value IS NULL THEN NULL ELSE t.base_asset END,
                   coalesce((SELECT array_agg(DISTINCT a.typology ORDER BY a.typology) FROM alerts a
                              WHERE a.tenant_id = e.tenant_id AND a.episode_id = e.episode_id AND a.mode = 'live'), '{}'),
-                  (SELECT c.user_id FROM console_assignments c WHERE c.tenant_id = e.tenant_id AND c.episode_id = e.episode_id),
+                  -- A disabled holder is nobody once the case is open again (as lockAssignment
+                  -- judges a Take); a closed case shows who worked it.
+                  (SELECT c.user_id FROM console_assignments c JOIN console_users u ON u.user_id = c.user_id
+                    WHERE c.tenant_id = e.tenant_id AND c.episode_id = e.episode_id AND (e.case_status = 'closed' OR NOT u.disabled)),
                   EXISTS (SELECT 1 FROM case_report_proposals p WHERE p.tenant_id = e.tenant_id AND p.episode_id = e.episode_id AND p.state = 'pending'),
                   e.alert_count, e.last_alert_at, subjects.list, subjects.n
              FROM episodes e

@@ -327,6 +327,26 @@ describe('assignment', () => {
     await call(sue, 'POST', '/console/v1/cases/assign', { episode_ids: [epsd(open), epsd(closed)], user_id: null });
   });
 
+  it('lists a reopened case its disabled holder kept as unassigned, in the inbox and on its page, where it can be taken', async () => {
+    const wes = await session('acme', 'wes@example.com', 'analyst');
+    const id = await seedCase('acme', { severity: 'medium', openedAt: '2026-09-09T03:00:00Z', caseStatus: 'closed' });
+    expect((await call(sue, 'POST', '/console/v1/cases/assign', { episode_ids: [epsd(id)], user_id: wes.userId })).statusCode).toBe(200);
+    expect(await disableConsoleUser(db.pool, 'acme', 'wes@example.com', clock.now())).toEqual({ casesReleased: 0 });
+    // Closed, the case keeps who worked it.
+    expect((await inbox(ana, '?status=closed')).find((r) => r.episode_id === epsd(id))?.assignee).toEqual({ user_id: wes.userId, email: 'wes@example.com' });
+    expect(await applyCaseAction(db.pool, { tenantId: 'acme', episodeId: epsd(id), status: 'open', actor: 'api' }, clock.now())).toMatchObject({ kind: 'applied' });
+    // Reopened, a disabled holder is nobody: listed as unassigned, offered to take, not under their name.
+    const row = (await inbox(ana, '?assignee=unassigned')).find((r) => r.episode_id === epsd(id));
+    expect(row?.assignee).toBeNull();
+    expect(idsOf(await inbox(sue, `?assignee=${wes.userId}`))).not.toContain(epsd(id));
+    const page = caseDetailSchema.parse((await call(ana, 'GET', `/console/v1/cases/${epsd(id)}`)).json());
+    expect(page.assignee).toBeNull();
+    const taken = await call(ana, 'POST', '/console/v1/cases/assign', { episode_ids: [epsd(id)], user_id: ana.userId });
+    expect(taken.json().results).toEqual([{ episode_id: epsd(id), outcome: 'assigned', assignee: { user_id: ana.userId, email: 'ana@example.com' } }]);
+    expect((await inbox(ana, '?assignee=me')).find((r) => r.episode_id === epsd(id))?.assignee).toEqual({ user_id: ana.userId, email: 'ana@example.com' });
+    await call(sue, 'POST', '/console/v1/cases/assign', { episode_ids: [epsd(id)], user_id: null });
+  });
+
   it('offers every active user of the tenant as an assignee, a disabled one and other tenants\' never', async () => {
     const idle = await createConsoleUser(db.pool, { tenantId: 'acme', email: 'ida@example.com', role: 'analyst' }, clock.now());
     const gone = await createConsoleUser(db.pool, { tenantId: 'acme', email: 'gus@example.com', role: 'analyst' }, clock.now());
