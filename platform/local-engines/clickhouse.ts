@@ -20,6 +20,9 @@ export const clickhouseEngine: LocalEngineSpec = {
   // Whatever the machine's package gives: detectVersion asks the running server.
   version: `Debian ${CLICKHOUSE.debianPackage}`,
   portNames: ['http'],
+  // Under load it finishes running queries and writes its parts and logs before it ends: seen
+  // past 20 s (then SIGKILLed), so it gets up to 5 minutes while it still works.
+  stopGrace: { quietMs: 30_000, maxMs: 300_000 },
   async prepare(ctx, ports) {
     const command = (await findServer()) ?? (await install(ctx));
     await mkdir(join(ctx.dataDir, 'data'), { recursive: true });

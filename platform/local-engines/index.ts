@@ -8,14 +8,16 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { engineCatalog } from './catalog.ts';
 import { freePort, portTaken } from './prerequisites.ts';
-import { isOurs, launch, residentBytes, stopProcess } from './processes.ts';
+import { isOurs, launch, residentBytes, stopProcess, type StopGrace, type StopReport } from './processes.ts';
 import { enginesRoot, readState, withStateLock, writeState, type EngineRecord, type EnginesState } from './state.ts';
 import type { EngineContext, EngineName, EnginePorts, LocalEngineSpec } from './types.ts';
 
 export type { EngineName } from './types.ts';
 
 const DEFAULT_READY_TIMEOUT_MS = 120_000;
-const DEFAULT_GRACE_MS = 20_000;
+// Up to 20 s doing nothing after SIGTERM, 2 min while it still works (processes.ts StopGrace);
+// an engine may ask for more (LocalEngineSpec.stopGrace).
+const DEFAULT_STOP_GRACE: StopGrace = { quietMs: 20_000, maxMs: 120_000 };
 
 export interface EnginesOptions {
   // SVC_DATA_DIR: the engines live in <dataDir>/engines/<name>/.
@@ -116,13 +118,14 @@ export async function startLocalEngines(options: StartOptions): Promise<StartedE
 }
 
 // Stops the recorded engines that are still our processes, side by side: SIGTERM, then SIGKILL
-// after graceMs. Ports stay recorded for the next `up`.
+// when one has not ended within its grace (graceMs, when given, for every engine: a test's data is
+// thrown away). Ports stay recorded for the next `up`.
 export async function stopLocalEngines(options: EnginesOptions & { graceMs?: number }): Promise<{ name: EngineName; outcome: string }[]> {
   const dataDir = resolve(options.dataDir);
   const specs = await selected(options.engines);
   return withStateLock(dataDir, async () => {
     const state = await readState(dataDir);
-    const outcomes = await stopRecorded(dataDir, state, specs, options.graceMs ?? DEFAULT_GRACE_MS, options.log ?? (() => {}));
+    const outcomes = await stopRecorded(dataDir, state, specs, options.graceMs, options.log ?? (() => {}));
     await writeState(dataDir, state);
     return outcomes;
   });
@@ -133,17 +136,36 @@ export async function localEngineStatus(options: EnginesOptions): Promise<Engine
 }
 
 // The caller holds the lock and writes the state.
-async function stopRecorded(dataDir: string, state: EnginesState, specs: LocalEngineSpec[], graceMs: number, log: (line: string) => void): Promise<{ name: EngineName; outcome: string }[]> {
+async function stopRecorded(dataDir: string, state: EnginesState, specs: LocalEngineSpec[], graceMs: number | undefined, log: (line: string) => void): Promise<{ name: EngineName; outcome: string }[]> {
   return Promise.all(
     specs.map(async (spec) => {
       const record = state.engines[spec.name];
       if (!record?.process) return { name: spec.name, outcome: 'not running' };
-      const outcome = await stopProcess(record.process, join(enginesRoot(dataDir), spec.name), graceMs);
-      delete record.process;
-      log(`${spec.name}: ${outcome}`);
-      return { name: spec.name, outcome };
+      const grace = graceMs ?? spec.stopGrace ?? DEFAULT_STOP_GRACE;
+      const report = await stopProcess(record.process, join(enginesRoot(dataDir), spec.name), grace);
+      // One that outlived SIGKILL stays recorded, so status and the next down still find it.
+      if (report.outcome !== 'still running') delete record.process;
+      log(`${spec.name}: ${stopLine(report, grace, record.process?.pid)}`);
+      return { name: spec.name, outcome: report.outcome };
     }),
   );
+}
+
+// What a stop did, in the operator's words: how long it took, and why it had to kill.
+export function stopLine(report: StopReport, grace: number | StopGrace, pid?: number): string {
+  const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const { quietMs, maxMs } = typeof grace === 'number' ? { quietMs: grace, maxMs: grace } : grace;
+  const why = report.killedBecause === 'idle' ? `did nothing for ${seconds(quietMs)} after SIGTERM` : `was still working ${seconds(maxMs)} after SIGTERM`;
+  switch (report.outcome) {
+    case 'not running':
+      return 'not running';
+    case 'stopped':
+      return `stopped in ${seconds(report.ms)}`;
+    case 'killed':
+      return `killed (SIGKILL): it ${why}; it may recover its data on the next start`;
+    case 'still running':
+      return `still running after SIGKILL (pid ${pid}): it ${why}; stop it by hand`;
+  }
 }
 
 async function statusOf(dataDir: string, cacheDir: string, specs: LocalEngineSpec[]): Promise<EngineStatus[]> {

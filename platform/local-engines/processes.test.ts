@@ -4,6 +4,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stopLine } from './index.ts';
 import { isOurs, launch, stopProcess } from './processes.ts';
 
 describe('engine processes', () => {
@@ -38,7 +39,7 @@ describe('engine processes', () => {
     const text = await logEndsWith(logFile, /ended/);
     expect(text).toMatch(/^starting\n/);
     expect(text).toMatch(new RegExp(`pid ${running.pid} ended: exit code 3\\n$`));
-    expect(await stopProcess(running, dir, 1_000)).toBe('not running');
+    expect((await stopProcess(running, dir, 1_000)).outcome).toBe('not running');
   });
 
   it('hands an engine none of the service\'s configuration and secrets from its own environment', async () => {
@@ -66,14 +67,53 @@ describe('engine processes', () => {
   it('returns a process that is ours at once: stopped right away, every time', async () => {
     for (let i = 0; i < 50; i++) {
       const running = await launch({ command: 'sleep', args: ['60'], cwd: dir, logFile: join(dir, `at-once-${i}.log`) }, dir, { detached: false });
-      expect(await stopProcess(running, dir, 5_000), `launch ${i}`).toBe('stopped');
+      expect((await stopProcess(running, dir, 5_000)).outcome, `launch ${i}`).toBe('stopped');
     }
   });
 
   it('stops with SIGTERM first, and says so in the log', async () => {
     const logFile = join(dir, 'stopped.log');
     const running = await launch({ command: 'sleep', args: ['60'], cwd: dir, logFile }, dir, { detached: false });
-    expect(await stopProcess(running, dir, 5_000)).toBe('stopped');
+    expect((await stopProcess(running, dir, 5_000)).outcome).toBe('stopped');
     expect(await logEndsWith(logFile, /ended/)).toMatch(/ended: signal SIGTERM\n$/);
+  });
+
+  // A stand-in for an engine that, on SIGTERM, works for `busyMs` (CPU) and then exits; or, with
+  // `busyMs` null, ignores SIGTERM and idles.
+  // Returned once its handler is in place (it says "ready").
+  const onTerm = async (name: string, busyMs: number | null) => {
+    const logFile = join(dir, `${name}.log`);
+    const onSigterm = busyMs === null ? '' : `const end = Date.now() + ${busyMs}; while (Date.now() < end) {} process.exit(0);`;
+    const running = await launch(
+      { command: process.execPath, args: ['-e', `process.on('SIGTERM', () => { ${onSigterm} }); console.log('ready'); setInterval(() => {}, 1000);`], cwd: dir, logFile },
+      dir,
+      { detached: false },
+    );
+    expect(await logEndsWith(logFile, /ready/)).toMatch(/ready/);
+    return running;
+  };
+
+  it('lets a process that is still working after SIGTERM finish, past the quiet grace, and says how long it took', async () => {
+    const running = await onTerm('busy', 3_000);
+    const report = await stopProcess(running, dir, { quietMs: 1_000, maxMs: 20_000 });
+    expect(report.outcome).toBe('stopped');
+    expect(report.ms).toBeGreaterThanOrEqual(2_500);
+    expect(stopLine(report, { quietMs: 1_000, maxMs: 20_000 })).toMatch(/^stopped in [3-9]\.\d s$/);
+  });
+
+  it('kills a process that does nothing after SIGTERM once the quiet grace is over, and says why', async () => {
+    const running = await onTerm('idle', null);
+    const report = await stopProcess(running, dir, { quietMs: 1_000, maxMs: 20_000 });
+    expect(report).toMatchObject({ outcome: 'killed', killedBecause: 'idle' });
+    expect(report.ms).toBeLessThan(5_000);
+    expect(stopLine(report, { quietMs: 1_000, maxMs: 20_000 })).toBe('killed (SIGKILL): it did nothing for 1.0 s after SIGTERM; it may recover its data on the next start');
+  });
+
+  it('kills a process still working when the longest grace is over: the stop is bounded', async () => {
+    const running = await onTerm('endless', 60_000);
+    const report = await stopProcess(running, dir, { quietMs: 1_000, maxMs: 2_000 });
+    expect(report).toMatchObject({ outcome: 'killed', killedBecause: 'too long' });
+    expect(report.ms).toBeLessThan(6_000);
+    expect(stopLine(report, { quietMs: 1_000, maxMs: 2_000 })).toMatch(/^killed \(SIGKILL\): it was still working 2\.0 s after SIGTERM/);
   });
 });

@@ -89,23 +89,66 @@ export async function isOurs(recorded: RunningProcess, engineDir: string): Promi
   return cmdline.includes(engineDir);
 }
 
-// SIGTERM, then SIGKILL when it has not ended after graceMs. Only signals while isOurs holds.
-export async function stopProcess(recorded: RunningProcess, engineDir: string, graceMs: number): Promise<'stopped' | 'killed' | 'not running'> {
-  if (!(await isOurs(recorded, engineDir))) return 'not running';
-  signal(recorded.pid, 'SIGTERM');
-  if (await endsWithin(recorded, engineDir, graceMs)) return 'stopped';
-  signal(recorded.pid, 'SIGKILL');
-  await endsWithin(recorded, engineDir, 5_000);
-  return 'killed';
+// How long a stop waits after SIGTERM. An engine under load may need long to finish (ClickHouse
+// completing queries and flushing parts, Kafka moving leadership, Neo4j checkpointing), so the wait
+// goes on while it keeps working (its CPU time or I/O grows), up to maxMs; one that does nothing
+// for quietMs will not end by itself. A number is both.
+export interface StopGrace {
+  quietMs: number;
+  maxMs: number;
 }
 
-async function endsWithin(recorded: RunningProcess, engineDir: string, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
+export interface StopReport {
+  outcome: 'stopped' | 'killed' | 'still running' | 'not running';
+  // From SIGTERM to its end, or to giving up on it.
+  ms: number;
+  // Why SIGKILL was sent: nothing done for quietMs, or still working at maxMs.
+  killedBecause?: 'idle' | 'too long';
+}
+
+// SIGTERM, then SIGKILL when it has not ended within the grace. Only signals while isOurs holds.
+export async function stopProcess(recorded: RunningProcess, engineDir: string, grace: number | StopGrace): Promise<StopReport> {
+  if (!(await isOurs(recorded, engineDir))) return { outcome: 'not running', ms: 0 };
+  const { quietMs, maxMs } = typeof grace === 'number' ? { quietMs: grace, maxMs: grace } : grace;
+  const started = Date.now();
+  signal(recorded.pid, 'SIGTERM');
+  const waited = await endsWithin(recorded, engineDir, quietMs, maxMs);
+  if (waited === 'ended') return { outcome: 'stopped', ms: Date.now() - started };
+  signal(recorded.pid, 'SIGKILL');
+  const killed = await endsWithin(recorded, engineDir, SIGKILL_WAIT_MS, SIGKILL_WAIT_MS);
+  return { outcome: killed === 'ended' ? 'killed' : 'still running', ms: Date.now() - started, killedBecause: waited };
+}
+
+const SIGKILL_WAIT_MS = 5_000;
+
+// Polls until the process is gone; gives up after quietMs without progress or at maxMs.
+async function endsWithin(recorded: RunningProcess, engineDir: string, quietMs: number, maxMs: number): Promise<'ended' | 'idle' | 'too long'> {
+  const started = Date.now();
+  let lastWork = await workDone(recorded.pid);
+  let lastProgressAt = started;
   for (;;) {
-    if (!(await isOurs(recorded, engineDir))) return true;
-    if (Date.now() >= deadline) return false;
+    if (!(await isOurs(recorded, engineDir))) return 'ended';
+    const now = Date.now();
+    const work = await workDone(recorded.pid);
+    if (work !== lastWork) {
+      lastWork = work;
+      lastProgressAt = now;
+    }
+    if (now - lastProgressAt >= quietMs) return 'idle';
+    if (now - started >= maxMs) return 'too long';
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+// What the process has done so far, to tell a busy shutdown from a stuck one: its CPU time (every
+// thread's) and the bytes it read and wrote (where /proc lets us read them).
+async function workDone(pid: number): Promise<string> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  const fields = stat ? afterCommand(stat) : [];
+  const io = await readFile(`/proc/${pid}/io`, 'utf8').catch(() => '');
+  const bytes = /^rchar: (\d+)$/m.exec(io)?.[1] ?? '';
+  const written = /^wchar: (\d+)$/m.exec(io)?.[1] ?? '';
+  return `${fields[11] ?? ''}/${fields[12] ?? ''}/${bytes}/${written}`;
 }
 
 // Resident memory of a running process, in bytes (VmRSS).

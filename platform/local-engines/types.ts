@@ -1,3 +1,5 @@
+import type { StopGrace } from './processes.ts';
+
 // The contract between the local-engines framework (platform/local-engines/index.ts) and each
 // engine module (kafka.ts, schema-registry.ts, neo4j.ts, clickhouse.ts). An engine only says how
 // to prepare and probe itself; starting detached, polling with a deadline, recording state and
@@ -45,6 +47,9 @@ export interface LocalEngineSpec {
   dependsOn?: EngineName[];
   // How long the framework waits for ready() before it gives up (default 120 s).
   readyTimeoutMs?: number;
+  // How long a stop waits after SIGTERM before SIGKILL (processes.ts StopGrace; default
+  // DEFAULT_STOP_GRACE in index.ts): longer for an engine that may take long to finish under load.
+  stopGrace?: StopGrace;
   // The version the running server reports, when `version` cannot say it (a Debian package's).
   detectVersion?(ports: EnginePorts): Promise<string | undefined>;
 }
