@@ -51,6 +51,7 @@ export interface Bus {
   // Records of these topics not yet committed by the group, per partition; with upTo, counted
   // no further than that per partition (a caller asking "caught up yet?" needs no exact count).
   lag(group: string, topics: string[], options?: { upTo?: number }): Promise<PartitionLag[]>;
-  // The group's live members, as the engine that balances them counts them.
+  // The group's live members: the processes running one, each saying so on a timer of its own, so
+  // a member retrying a batch through an engine outage, or rejoining its Kafka group, counts once.
   members(group: string): Promise<number>;
 }

@@ -19,6 +19,7 @@ import { AvroCodec, schemaRegistryClient } from '../../platform/bus/kafka/avro-c
 import { KafkaBus } from '../../platform/bus/kafka/kafka-bus.ts';
 import { ParkingLot } from '../../platform/bus/parking/lot.ts';
 import { ParkedRecordStore } from '../../platform/bus/parking/store.ts';
+import { MemberBeats } from '../../platform/bus/member-beats.ts';
 import { createPool } from '../../platform/postgres/pool.ts';
 import { applyOnce } from './applied-once.ts';
 
@@ -42,6 +43,7 @@ const bus = new KafkaBus({
   codec: new AvroCodec(schemaRegistryClient(env('SCHEMA_REGISTRY_URL'), `svc-test-${member}`), (topic) => `${namespace}${topic}`),
   namespace,
   parking: new ParkingLot(new ParkedRecordStore(pool), onError),
+  beats: new MemberBeats(pool, onError),
   onError,
   sessionTimeoutMs: 6_000,
   heartbeatIntervalMs: 300,

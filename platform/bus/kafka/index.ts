@@ -10,6 +10,7 @@
 
 import { ParkingLot } from '../parking/lot.ts';
 import { ParkedRecordStore } from '../parking/store.ts';
+import { MemberBeats } from '../member-beats.ts';
 import { Kafka, logLevel } from 'kafkajs';
 import { BUS_TOPICS } from '../../../schemas/bus/avro/index.ts';
 import type { Config } from '../../config.ts';
@@ -62,6 +63,7 @@ export function createKafkaBus(
     codec,
     namespace,
     parking: new ParkingLot(new ParkedRecordStore(pool, options.clock), options.onError),
+    beats: new MemberBeats(pool, options.onError),
     onError: options.onError,
     ...(options.onFatal ? { onFatal: options.onFatal } : {}),
     backlog: (topics, o) => backlogReader.backlog(topics, o),

@@ -21,6 +21,7 @@
 // the outbox's partitions), so "caught up" means caught up with everything written.
 
 import type { Admin, Consumer as KafkaConsumer, EachBatchPayload, Kafka, KafkaMessage, IHeaders } from 'kafkajs';
+import type { MemberBeats } from '../member-beats.ts';
 import type { ParkingLot } from '../parking/lot.ts';
 import { isTransient } from '../parking/transient.ts';
 import type { Bus, BusRecord, ConsumeOptions, Consumer, PartitionLag } from '../port.ts';
@@ -34,6 +35,8 @@ export interface KafkaBusOptions {
   namespace?: string;
   // Where a record no handler can process goes (in the service's PostgreSQL).
   parking: ParkingLot;
+  // Where each member says it is alive (in the service's PostgreSQL): the live members counted.
+  beats: MemberBeats;
   onError?: (error: unknown) => void;
   // A consumer kafkajs gave up on (it will not restart it): the process should end so that its
   // supervisor starts it again, rather than run on without the consumer. Reported to onError when
@@ -123,11 +126,14 @@ export class KafkaBus implements Bus {
       .map(([partition, records]) => ({ partition, records: options.upTo === undefined ? records : Math.min(options.upTo, records) }));
   }
 
-  // The broker's count: members that joined the group and have not left or timed out.
+  // The processes running a member of the group (member-beats.ts), not the broker's count, which
+  // misreads them around an outage.
   async members(group: string): Promise<number> {
-    const admin = await this.adminClient();
-    const { groups } = await admin.describeGroups([this.names.group(group)]);
-    return groups[0]?.members.length ?? 0;
+    return this.options.beats.count(this.beatsKey(group));
+  }
+
+  beatsKey(group: string): string {
+    return `kafka:${this.names.group(group)}`;
   }
 
   // Stops every consumer still running and closes the clients.
@@ -163,6 +169,8 @@ class KafkaBusConsumer implements Consumer {
   private stopping: Promise<void> | undefined;
   private joined: Promise<void> | undefined;
   private replays: { stop: () => Promise<void> } | undefined;
+  // Alive from the first start to stop, across restarts after a crash: one member all along.
+  private beating: { stop: () => Promise<void> } | undefined;
   private readonly maxBatch: number;
   private readonly handle: (records: BusRecord[]) => Promise<void>;
 
@@ -182,6 +190,7 @@ class KafkaBusConsumer implements Consumer {
     const { kafka } = this.bus.options;
     const topics = this.options.topics.map((t) => this.bus.names.topic(t));
     await ensureTopics(kafka, topics, this.bus.options.partitions);
+    this.beating ??= this.bus.options.beats.start(this.bus.beatsKey(this.options.group));
     const consumer = kafka.consumer({
       groupId: this.bus.names.group(this.options.group),
       allowAutoTopicCreation: true,
@@ -247,6 +256,7 @@ class KafkaBusConsumer implements Consumer {
       await this.joined;
       await this.replays?.stop();
       await this.consumer?.disconnect().catch((error) => this.bus.onError(error));
+      await this.beating?.stop();
       this.assigned = [];
       this.bus.forget(this);
     })();

@@ -7,6 +7,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import type { Pool } from '../../postgres/pool.ts';
 import { ParkingLot } from '../parking/lot.ts';
 import { ParkedRecordStore } from '../parking/store.ts';
+import { MemberBeats } from '../member-beats.ts';
 import { AvroCodec, schemaRegistryClient } from './avro-codec.ts';
 import { KafkaBus, type KafkaBusOptions } from './kafka-bus.ts';
 import { KafkaRelay, type KafkaRelayOptions } from './relay.ts';
@@ -46,6 +47,7 @@ export async function startKafkaHarness(options: {
     codec,
     namespace,
     parking: new ParkingLot(new ParkedRecordStore(options.pool), options.onError),
+    beats: new MemberBeats(options.pool, options.onError),
     onError: options.onError,
     backlog: (topics, o) => relay.backlog(topics, o),
     sessionTimeoutMs: 6_000,
