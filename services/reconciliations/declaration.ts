@@ -33,6 +33,13 @@ export interface Declaration {
 
 export type DeclarationOutcome = { ok: true; declaration: Declaration } | { ok: false; code: ErrorCode; errors: FieldError[] };
 
+// A declaration is compared again whenever a movement of its period changes, each time over the
+// whole period, and its items are read from the whole period: one of years would rescan millions of
+// movements per change. A year, leap day included, covers every period a control total is declared
+// for (a day, a month, a quarter, a year).
+const MAX_PERIOD_DAYS = 366;
+const DAY_MS = 86_400_000;
+
 export function parseDeclaration(body: unknown, registry: AssetRegistry): DeclarationOutcome {
   const parsed = reconciliationRequestSchema.safeParse(body);
   if (!parsed.success) return { ok: false, code: 'svc:validation/schema', errors: requestSchemaErrors(parsed.error) };
@@ -40,7 +47,9 @@ export function parseDeclaration(body: unknown, registry: AssetRegistry): Declar
   const errors: FieldError[] = [];
   const schemaError = (path: string, message: string) => errors.push({ path, code: 'svc:validation/schema', message });
   if (request.scope.kind === 'tenant' && request.direction !== 'both') schemaError('direction', 'a tenant scope counts every movement once: use both');
-  if (dateTimeMs(request.period.to) < dateTimeMs(request.period.from)) schemaError('period.to', 'must not be before period.from');
+  const periodMs = dateTimeMs(request.period.to) - dateTimeMs(request.period.from);
+  if (periodMs < 0) schemaError('period.to', 'must not be before period.from');
+  else if (periodMs > MAX_PERIOD_DAYS * DAY_MS) schemaError('period.to', `must be at most ${MAX_PERIOD_DAYS} days after period.from`);
   if (request.declared.sum.asset !== request.asset) schemaError('declared.sum.asset', 'must be the reconciliation\'s asset');
   const corrects = request.corrects === undefined ? null : (parseId('reconciliation', request.corrects) ?? false);
   if (corrects === false) schemaError('corrects', 'must be an rcn_ id');

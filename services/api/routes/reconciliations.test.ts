@@ -149,6 +149,12 @@ describe('reconciliations', () => {
     expect(problemSchema.parse(tenantDirection.json()).errors.map((e) => e.path)).toEqual(['direction']);
     const unknownMember = problemSchema.parse((await declare({ declared: { count: 0, sum: usd('0') }, extra: true })).json());
     expect(unknownMember.errors.map((e) => e.path)).toEqual(['extra']);
+    // A year, leap day included, at most: every change in the period compares the whole period again.
+    const leapYear = await declare({ period: { from: '2028-01-01T00:00:00Z', to: '2029-01-01T00:00:00Z', to_inclusive: true }, declared: { count: 0, sum: usd('0') } });
+    expect(leapYear.statusCode, leapYear.body).toBe(201);
+    const decade = await declare({ period: { from: '2020-01-01T00:00:00Z', to: '2030-01-01T00:00:00Z' }, declared: { count: 0, sum: usd('0') } });
+    expect(decade.statusCode).toBe(400);
+    expect(problemSchema.parse(decade.json())).toMatchObject({ code: 'svc:validation/schema', errors: [{ path: 'period.to', code: 'svc:validation/schema', message: 'must be at most 366 days after period.from' }] });
 
     const { rows: before } = await api.db.pool.query(`SELECT count(*)::int AS n FROM reconciliations`);
     const keyed = await declare({ declared: { count: 0, sum: usd('0') } }, { 'idempotency-key': 'k-1' });
