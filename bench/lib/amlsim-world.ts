@@ -2,24 +2,16 @@
 // its own embedded PostgreSQL; no detection pipeline: the learned model is judged by replay), with
 // its labels and, per account, the instants a detector would judge it at. Used by the model
 // evaluation (eval-model.ts) and the default model's training script (train-default-model.ts).
-import { readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import pg from 'pg';
-import { PostgresAggregateStore } from '../../platform/aggregates/postgres.ts';
-import { PostgresLogBus } from '../../platform/bus/postgres-log.ts';
-import { PostgresGraphStore } from '../../platform/graph/postgres/store.ts';
+import type pg from 'pg';
 import type { DetectionStores } from '../../services/detection/framework/context.ts';
-import { AGGREGATES, CANONICAL, GRAPH } from '../../pipelines/groups.ts';
 import { accountItem, accountKey, loadDataset, movementItem, partyItem } from './amlsim.ts';
-import { batchesOf, ingestBatches, startPipeline } from './batches.ts';
-import { startService, type BenchService } from './bench-service.ts';
-import { embeddedConnection, stopLeftoverPostgres } from './embedded-pg.ts';
+import type { BenchService } from './bench-service.ts';
+import { startIngestedWorld } from './ingested-world.ts';
 import type { Log, Teardown } from './teardown.ts';
 
 const DAY_MS = 86_400_000;
-const DRAIN_TIMEOUT_MS = 3_600_000;
-const BATCH = 250;
 
 export interface AmlsimWorld {
   name: string;
@@ -36,22 +28,6 @@ export interface AmlsimWorld {
   movements: number;
 }
 
-async function drained(bus: PostgresLogBus, log: Log): Promise<void> {
-  const deadline = performance.now() + DRAIN_TIMEOUT_MS;
-  let lastLog = performance.now();
-  for (;;) {
-    let behind = 0;
-    for (const spec of [CANONICAL, GRAPH, AGGREGATES]) behind += (await bus.lag(spec.group, spec.topics, { upTo: 1 })).reduce((sum, p) => sum + p.records, 0);
-    if (behind === 0) return;
-    if (performance.now() > deadline) throw new Error('pipelines still behind');
-    if (performance.now() - lastLog > 30_000) {
-      log('waiting for the pipelines');
-      lastLog = performance.now();
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
 async function labelsOf(dir: string): Promise<Map<string, boolean>> {
   const labels = new Map<string, boolean>();
   for (const line of (await readFile(join(dir, 'nodes.csv'), 'utf8')).split(/\r?\n/).slice(1)) {
@@ -64,27 +40,8 @@ async function labelsOf(dir: string): Promise<Map<string, boolean>> {
 export async function startAmlsimWorld(teardown: Teardown, log: Log, dir: string, movementLimit: number): Promise<AmlsimWorld> {
   const name = dir.split('/').filter(Boolean).pop()!;
   const dataset = await loadDataset(dir, movementLimit);
-  const service = await startService(teardown, log, { name: `api-${name}` });
-  // The teardown removes only the latest data directory; an earlier world's is removed here.
-  const dataDir = service.dataDir;
-  teardown.closers.push(async () => {
-    await stopLeftoverPostgres(join(dataDir, 'pg'), log);
-    await rm(dataDir, { recursive: true, force: true });
-  });
-  const pool = new pg.Pool({ ...(await embeddedConnection(service.dataDir)), max: 10 });
-  // The service stops its database at teardown, under this pool's idle connections.
-  pool.on('error', () => {});
-  teardown.closers.push(() => pool.end());
-  for (const pipeline of ['canonical', 'graph', 'aggregates'] as const) await startPipeline(teardown, service, pipeline, `${pipeline}-${name}`);
-  const bus = new PostgresLogBus(pool);
-  const t0 = performance.now();
-  // Small batches on two connections: on a shared machine a large batch can outlast the load
-  // library's per-request timeout. Throughput is not what these runs measure.
-  await ingestBatches(service, 2, batchesOf(dataset.nodes.flatMap((n) => [partyItem(n), accountItem(n)]), BATCH));
-  await drained(bus, log);
-  await ingestBatches(service, 2, batchesOf(dataset.transactions.map(movementItem), BATCH));
-  await drained(bus, log);
-  log(`${name}: ${dataset.nodes.length} accounts and ${dataset.transactions.length} movements taken in in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+  const entities = dataset.nodes.flatMap((n) => [partyItem(n), accountItem(n)]);
+  const { service, pool, stores } = await startIngestedWorld(teardown, log, name, entities, dataset.transactions.map(movementItem));
 
   const lastOfDay = new Map<string, Map<number, number>>();
   const note = (node: number, at: number) => {
@@ -99,6 +56,5 @@ export async function startAmlsimWorld(teardown: Teardown, log: Log, dir: string
     note(t.target, t.occurredAtMs);
   }
   const instants = new Map([...lastOfDay].map(([account, days]) => [account, [...days.values()].sort((a, b) => a - b).map((ms) => new Date(ms))]));
-  const stores: DetectionStores = { pool, graph: new PostgresGraphStore(pool), aggregates: new PostgresAggregateStore(pool) };
   return { name, dir, service, pool, stores, labels: await labelsOf(dir), instants, movements: dataset.transactions.length };
 }

@@ -5,6 +5,7 @@
 import { SubjectContext, type DetectionStores } from '../../services/detection/framework/context.ts';
 import { evaluateSubject } from '../../services/detection/framework/evaluate.ts';
 import { prefetch } from '../../services/detection/framework/prefetch.ts';
+import type { Hit } from '../../services/detection/framework/detector.ts';
 import { compileRuleset } from '../../services/detection/framework/ruleset.ts';
 import { learnedModel, LEARNED_DETECTOR_ID } from '../../services/detection/models/detector.ts';
 
@@ -14,6 +15,8 @@ const CONCURRENCY = 4;
 
 export interface ReplayResult {
   flagged: Set<string>;
+  // Each flagged account's first hit: what an analyst would have been shown first.
+  firstHits: Map<string, Hit>;
   evaluations: number;
 }
 
@@ -23,6 +26,7 @@ export async function replayModel(stores: DetectionStores, tenantId: string, mod
   const ruleset = compiled.ruleset;
   const seen = new Set(['movement']);
   const flagged = new Set<string>();
+  const firstHits = new Map<string, Hit>();
   let evaluations = 0;
   const entries = [...accounts].filter(([, instants]) => instants.length > 0);
   let next = 0;
@@ -41,6 +45,7 @@ export async function replayModel(stores: DetectionStores, tenantId: string, mod
           evaluations += 1;
           if (evaluation?.outcome.outcome === 'hit') {
             flagged.add(account);
+            firstHits.set(account, evaluation.outcome);
             break;
           }
         }
@@ -48,7 +53,7 @@ export async function replayModel(stores: DetectionStores, tenantId: string, mod
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-  return { flagged, evaluations };
+  return { flagged, firstHits, evaluations };
 }
 
 export function quality(flagged: ReadonlySet<string>, labels: ReadonlyMap<string, boolean>, judged: Iterable<string>): { precision: number; recall: number; f1: number; flagged: number; positives: number; tp: number } {
