@@ -68,7 +68,7 @@ describe('svc models', () => {
     const listed = JSON.parse((await svc('list', '--tenant', TENANT, '--json')).stdout) as Array<{ id: string }>;
     expect(listed.map((m) => m.id)).toEqual(expect.arrayContaining(['m1', 'm2']));
     const shown = await svc('show', '--tenant', TENANT, '--model', 'm1', '--json');
-    expect(JSON.parse(shown.stdout)).toMatchObject({ id: 'm1', document: { format: 'logistic-regression/v1' } });
+    expect(JSON.parse(shown.stdout)).toMatchObject({ id: 'm1', document: { format: 'logistic-regression/v2' } });
 
     const missing = await svc('activate', '--tenant', TENANT, '--model', 'm9');
     expect(missing.code).toBe(2);

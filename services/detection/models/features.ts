@@ -17,18 +17,29 @@ const DAY_MS = 86_400_000;
 const ACTIVITY_LIMIT = 5_000;
 
 // How a value reads in an explanation: money in base minor units, a count, or a ratio.
-export type FeatureKind = 'money' | 'count' | 'ratio';
+type FeatureKind = 'money' | 'count' | 'ratio';
 type Domain = readonly [number, number];
+// A statistic of one flow's payments (its sum, mean, largest payment, top counterparty's share):
+// without payments in that flow it describes nothing, and the model gives it no weight (model.ts).
+type Flow = 'in' | 'out';
+
+interface FeatureDefinition {
+  name: string;
+  kind: FeatureKind;
+  text: string;
+  domain?: Domain;
+  flow?: Flow;
+}
 
 export const FEATURES = [
   { name: 'in_count', kind: 'count', text: 'payments received' },
   { name: 'out_count', kind: 'count', text: 'payments sent' },
-  { name: 'in_sum', kind: 'money', text: 'total received' },
-  { name: 'out_sum', kind: 'money', text: 'total sent' },
-  { name: 'in_mean', kind: 'money', text: 'mean payment received' },
-  { name: 'out_mean', kind: 'money', text: 'mean payment sent' },
-  { name: 'in_max', kind: 'money', text: 'largest payment received' },
-  { name: 'out_max', kind: 'money', text: 'largest payment sent' },
+  { name: 'in_sum', kind: 'money', text: 'total received', flow: 'in' },
+  { name: 'out_sum', kind: 'money', text: 'total sent', flow: 'out' },
+  { name: 'in_mean', kind: 'money', text: 'mean payment received', flow: 'in' },
+  { name: 'out_mean', kind: 'money', text: 'mean payment sent', flow: 'out' },
+  { name: 'in_max', kind: 'money', text: 'largest payment received', flow: 'in' },
+  { name: 'out_max', kind: 'money', text: 'largest payment sent', flow: 'out' },
   { name: 'in_counterparties', kind: 'count', text: 'distinct payers' },
   { name: 'out_counterparties', kind: 'count', text: 'distinct payees' },
   { name: 'active_days', kind: 'count', text: 'days with payments' },
@@ -39,9 +50,9 @@ export const FEATURES = [
   { name: 'last_day_out', kind: 'count', text: 'payments sent in the last 24 hours' },
   { name: 'flow_balance', kind: 'ratio', text: 'in/out balance ((in - out) / (in + out))', domain: [-1, 1] },
   { name: 'pass_through', kind: 'ratio', text: 'share of the larger flow matched by the smaller', domain: [0, 1] },
-  { name: 'in_top_share', kind: 'ratio', text: "top payer's share of the money received (network)", domain: [0, 1] },
-  { name: 'out_top_share', kind: 'ratio', text: "top payee's share of the money sent (network)", domain: [0, 1] },
-] as const satisfies ReadonlyArray<{ name: string; kind: FeatureKind; text: string; domain?: Domain }>;
+  { name: 'in_top_share', kind: 'ratio', text: "top payer's share of the money received (network)", domain: [0, 1], flow: 'in' },
+  { name: 'out_top_share', kind: 'ratio', text: "top payee's share of the money sent (network)", domain: [0, 1], flow: 'out' },
+] as const satisfies ReadonlyArray<FeatureDefinition>;
 
 export type FeatureName = (typeof FEATURES)[number]['name'];
 export const FEATURE_NAMES: readonly FeatureName[] = FEATURES.map((f) => f.name);
@@ -160,5 +171,3 @@ function topShareOf(records: readonly ActivityRecord[], direction: 'in' | 'out')
   const top = [...sums.values()].reduce((max, v) => (v > max ? v : max), 0n);
   return topShare({ sum, counterparties: top > 0n ? [{ sum: top }] : [] });
 }
-
-export const vectorOf = (values: FeatureValues, names: readonly string[]): number[] => names.map((name) => values[name as FeatureName] ?? 0);

@@ -11,7 +11,7 @@ import '@tensorflow/tfjs-backend-cpu';
 import * as tfl from '@tensorflow/tfjs-layers';
 import type { FeatureValues } from './features.ts';
 import { atThreshold, averagePrecision, bestF1Threshold } from './metrics.ts';
-import { FEATURE_SPEC, MODEL_FORMAT, score, transform, type HeldOutReport, type ModelDocument } from './model.ts';
+import { FEATURE_SPEC, inputsOf, MODEL_FORMAT, score, standardisation, type FeatureSpec, type HeldOutReport, type ModelDocument } from './model.ts';
 import { seededRandom, shuffled, stratifiedSplit } from './split.ts';
 
 const HYPERPARAMETERS = { l2: 1e-3, learning_rate: 0.05, epochs: 40, batch_size: 512, held_out_share: 0.25, seed: 32 } as const;
@@ -22,7 +22,8 @@ export interface Example {
 }
 
 export type FitOutcome =
-  | { kind: 'fitted'; model: Omit<ModelDocument, 'training'> & { training: Omit<ModelDocument['training'], 'labels' | 'seconds'> } }
+  // heldOut: the indices of the examples held back, for a caller that reports on parts of them.
+  | { kind: 'fitted'; model: Omit<ModelDocument, 'training'> & { training: Omit<ModelDocument['training'], 'labels' | 'seconds'> }; heldOut: number[] }
   // Too few examples of a class to hold any back and still learn from it.
   | { kind: 'too_few'; message: string };
 
@@ -38,7 +39,8 @@ function backend(): Promise<void> {
   return ready;
 }
 
-export async function fit(examples: readonly Example[]): Promise<FitOutcome> {
+// features: the features and their rules, as the model will hold them.
+export async function fit(examples: readonly Example[], features: readonly FeatureSpec[] = FEATURE_SPEC): Promise<FitOutcome> {
   const positives = examples.filter((e) => e.label).length;
   const negatives = examples.length - positives;
   if (positives < MIN_PER_CLASS || negatives < MIN_PER_CLASS) {
@@ -49,12 +51,12 @@ export async function fit(examples: readonly Example[]): Promise<FitOutcome> {
   const { train, heldOut } = stratifiedSplit(examples.map((e) => e.label), h.held_out_share, h.seed);
   const trainSet = shuffled(train.map((i) => examples[i]!), seededRandom(h.seed + 1));
 
-  // Transformed features, standardised with the training part's statistics only.
-  const raw = trainSet.map((e) => FEATURE_SPEC.map((f) => transform(e.values[f.name], f.kind)));
-  const d = FEATURE_SPEC.length;
-  const mean = Array.from({ length: d }, (_, j) => raw.reduce((s, row) => s + row[j]!, 0) / raw.length);
-  const std = Array.from({ length: d }, (_, j) => Math.sqrt(raw.reduce((s, row) => s + (row[j]! - mean[j]!) ** 2, 0) / raw.length) || 1);
-  const inputs = raw.map((row) => row.map((v, j) => (v - mean[j]!) / std[j]!));
+  // Transformed features, standardised with the training part's statistics only, through the
+  // scoring code's own inputs.
+  const spec = features.map((f) => ({ ...f }));
+  const { mean, std } = standardisation(spec, trainSet.map((e) => e.values));
+  const inputs = trainSet.map((e) => inputsOf({ features: spec, mean, std }, e.values));
+  const d = spec.length;
 
   const net = tfl.sequential();
   net.add(tfl.layers.dense({ units: 1, inputShape: [d], activation: 'sigmoid', kernelInitializer: 'zeros', biasInitializer: 'zeros', kernelRegularizer: tfl.regularizers.l2({ l2: h.l2 }) }));
@@ -80,7 +82,7 @@ export async function fit(examples: readonly Example[]): Promise<FitOutcome> {
   const biasValue = (await bias!.data())[0]!;
   net.dispose();
 
-  const unthresholded = { format: MODEL_FORMAT, features: [...FEATURE_SPEC], mean, std, weights, bias: biasValue };
+  const unthresholded = { format: MODEL_FORMAT, features: spec, mean, std, weights, bias: biasValue };
   const scoredOn = (set: readonly Example[]) => set.map((e) => ({ score: score(unthresholded, e.values).score, label: e.label }));
   const threshold = bestF1Threshold(scoredOn(trainSet));
   const heldOutSet = heldOut.map((i) => examples[i]!);
@@ -97,6 +99,7 @@ export async function fit(examples: readonly Example[]): Promise<FitOutcome> {
   };
   return {
     kind: 'fitted',
+    heldOut,
     model: {
       ...unthresholded,
       threshold,
