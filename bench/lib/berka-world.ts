@@ -8,7 +8,7 @@ import { ROOT, type BenchService } from './bench-service.ts';
 import { startIngestedWorld } from './ingested-world.ts';
 import type { Log, Teardown } from './teardown.ts';
 
-const BERKA_DIR = resolve(ROOT, '..', 'shared', 'datasets', 'berka_pkdd99');
+export const BERKA_DIR = resolve(ROOT, '..', 'shared', 'datasets', 'berka_pkdd99');
 
 export interface BerkaWorld {
   name: string;

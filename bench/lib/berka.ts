@@ -11,10 +11,10 @@ import { SCHEMA_VERSION } from '../../schemas/envelope.ts';
 
 // The amounts are Czech crowns; the default model reads USD. One fixed rate, about the average of
 // 1993-1994, the years the rows cover (CZK 29 to the dollar).
-const CZK_PER_USD = 29n;
+export const CZK_PER_USD = 29n;
 // The rows' dates moved forward by whole years, so that every engine holds them as recent history,
 // as the AMLSim sets are dated 2026 (weekdays shift; months and days are kept).
-const YEARS_SHIFTED = 32;
+export const YEARS_SHIFTED = 32;
 // The bank's own postings, not payments of the customer: interest credited, statement fees and
 // penalty interest. A payment-monitoring feed carries what the customer does.
 const BANK_POSTINGS = new Set(['UROK', 'SLUZBY', 'SANKC. UROK']);

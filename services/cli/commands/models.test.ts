@@ -45,7 +45,7 @@ describe('svc models', () => {
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toMatch(/model m2 trained for acme/);
     expect(text.stdout).toMatch(/warning: account mule-0 is labelled both ways \(1 positive, 1 negative\); kept positive from the label file/);
-    expect(text.stdout).toMatch(/held back \(stratified, 8 accounts, 2 positive\): precision 1\.000, recall 1\.000, F1 1\.000, PR-AUC 1\.000/);
+    expect(text.stdout).toMatch(/held back \(stratified, 8 examples, 2 positive\): precision 1\.000, recall 1\.000, F1 1\.000, PR-AUC 1\.000/);
   }, 60_000);
 
   it('refuses a tenant that does not exist instead of listing nothing', async () => {

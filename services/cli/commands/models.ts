@@ -141,8 +141,10 @@ function modelText(m: StoredModel): string[] {
   const t = m.document.training;
   const h = t.held_out;
   return [
-    `${m.document.format} trained with ${t.library} on ${t.examples} labelled accounts (${t.positives} positive) in ${t.seconds} s`,
+    // Examples, not accounts: a tenant's model has one per account, the default model one per
+    // active day of each retail account it learnt from.
+    `${m.document.format} trained with ${t.library} on ${t.examples} labelled examples (${t.positives} positive) in ${t.seconds} s`,
     `labels: ${t.labels.file} from the file, ${t.labels.dispositions} from case dispositions, ${t.labels.skipped} without an account or activity`,
-    `held back (stratified, ${h.examples} accounts, ${h.positives} positive): precision ${h.precision.toFixed(3)}, recall ${h.recall.toFixed(3)}, F1 ${h.f1.toFixed(3)}, PR-AUC ${h.pr_auc.toFixed(3)} at threshold ${h.threshold.toFixed(3)}`,
+    `held back (stratified, ${h.examples} examples, ${h.positives} positive): precision ${h.precision.toFixed(3)}, recall ${h.recall.toFixed(3)}, F1 ${h.f1.toFixed(3)}, PR-AUC ${h.pr_auc.toFixed(3)} at threshold ${h.threshold.toFixed(3)}`,
   ];
 }

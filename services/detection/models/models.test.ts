@@ -7,6 +7,7 @@ import { dispositionLabels } from './label-store.ts';
 import { parseLabelFile } from './labels.ts';
 import { activateModel, shadowModel } from './lifecycle.ts';
 import { activate as activateRuleset, createCandidate } from '../rulesets/lifecycle.ts';
+import { DEFAULT_MODEL_FEATURES } from './default-model-features.ts';
 import { FEATURE_NAMES } from './features.ts';
 import { listModels, loadModel, saveModel } from './store.ts';
 import { buildBank, day, labelRows, MULES, mulePattern, NORMALS, ordinary, TENANT } from './test-kit.ts';
@@ -57,8 +58,10 @@ describe('training', () => {
 
   it('ships a default model every tenant can run', async () => {
     const shipped = await loadModel(world.api.db.pool, TENANT, 'default');
-    expect(shipped).toMatchObject({ id: 'default', version: 0, document: { format: 'logistic-regression/v1' } });
+    expect(shipped).toMatchObject({ id: 'default', version: 0, document: { format: 'logistic-regression/v2' } });
     expect(shipped!.document.features.map((f) => f.name)).toEqual(FEATURE_NAMES);
+    // Its rules are the code's: the file was fitted on what detection scores it with.
+    expect(shipped!.document.features).toEqual(DEFAULT_MODEL_FEATURES);
     expect(shipped!.document.training.held_out.examples).toBeGreaterThan(0);
   });
 
