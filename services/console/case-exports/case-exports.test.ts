@@ -10,8 +10,8 @@ import { startDetectionWorld, type DetectionWorld } from '../../../test/support/
 import { CSRF_HEADER, SESSION_COOKIE } from '../app.ts';
 import { addCaseNote } from '../queries/case-notes.ts';
 import { decideProposal, insertProposal } from '../queries/case-reports.ts';
-import { createConsoleUser } from '../users.ts';
 import { createConsole } from '../wiring.ts';
+import { signIn } from '../routes/console-session.test-kit.ts';
 import { putReportingEntity, reportingEntitySchema } from './reporting-entity.ts';
 import { loadCaseFile } from './case-file.ts';
 import { registryWith } from '../../../schemas/assets/registry.ts';
@@ -44,16 +44,7 @@ const call = (s: Session | undefined, method: 'GET' | 'POST', url: string, body?
     ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
   });
 
-async function session(tenant: string, email: string, role: 'analyst' | 'supervisor'): Promise<Session> {
-  const created = await createConsoleUser(world.api.db.pool, { tenantId: tenant, email, role }, world.api.clock.now());
-  if (created.kind !== 'created') throw new Error(created.kind);
-  const login = await app.inject({ method: 'POST', url: '/console/v1/session', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ tenant, email, password: created.password }) });
-  const cookie = /svc_console=([^;]*)/.exec(String(login.headers['set-cookie']))![1]!;
-  const s = { cookie, csrf: login.json().csrf_token as string, userId: created.user.user_id };
-  const changed = await call(s, 'POST', '/console/v1/password', { current_password: created.password, new_password: 'correct horse battery staple' });
-  expect(changed.statusCode).toBe(200);
-  return s;
-}
+const session = (tenant: string, email: string, role: 'analyst' | 'supervisor'): Promise<Session> => signIn(app, world.api.db.pool, world.api.clock.now(), tenant, email, role);
 
 // Episodes and alerts are detection's; here they are written directly, as detection would.
 async function seedEpisode(tenant: string, members: Array<[string, string, 'subject' | 'counterparty']>) {

@@ -16,6 +16,7 @@ import { createTestDatabase, type TestDatabase } from '../../../test/support/tes
 import { CSRF_HEADER, SESSION_COOKIE } from '../app.ts';
 import { createConsoleUser, disableConsoleUser } from '../users.ts';
 import { createConsole } from '../wiring.ts';
+import { signIn } from './console-session.test-kit.ts';
 
 let db: TestDatabase;
 let app: FastifyInstance;
@@ -51,15 +52,7 @@ function expectProblem(res: Res, status: number, code: string) {
 }
 const epsd = (id: string) => `epsd_${id}`;
 
-async function session(tenant: string, email: string, role: 'analyst' | 'supervisor'): Promise<Session> {
-  const created = await createConsoleUser(db.pool, { tenantId: tenant, email, role }, clock.now());
-  if (created.kind !== 'created') throw new Error(created.kind);
-  const login = await app.inject({ method: 'POST', url: '/console/v1/session', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ tenant, email, password: created.password }) });
-  const cookie = /svc_console=([^;]*)/.exec(String(login.headers['set-cookie']))![1]!;
-  const s = { cookie, csrf: login.json().csrf_token as string, userId: created.user.user_id, email };
-  expect((await call(s, 'POST', '/console/v1/password', { current_password: created.password, new_password: 'correct horse battery staple' })).statusCode).toBe(200);
-  return s;
-}
+const session = (tenant: string, email: string, role: 'analyst' | 'supervisor'): Promise<Session> => signIn(app, db.pool, clock.now(), tenant, email, role);
 
 interface Seed {
   severity: 'low' | 'medium' | 'high' | 'critical';

@@ -8,8 +8,8 @@ import { uuidv7 } from '../../../platform/ids.ts';
 import { createTenant } from '../../../platform/tenants/tenants.ts';
 import { startDetectionWorld, type DetectionWorld } from '../../../test/support/detection-world.ts';
 import { CSRF_HEADER, SESSION_COOKIE } from '../app.ts';
-import { createConsoleUser } from '../users.ts';
 import { createConsole } from '../wiring.ts';
+import { signIn } from './console-session.test-kit.ts';
 
 let world: DetectionWorld;
 let app: FastifyInstance;
@@ -37,16 +37,7 @@ function expectProblem(res: Res, status: number, code: string) {
   expect(res.json().code).toBe(code);
 }
 
-async function session(tenant: string, email: string, role: 'analyst' | 'supervisor'): Promise<Session> {
-  const created = await createConsoleUser(world.api.db.pool, { tenantId: tenant, email, role }, world.api.clock.now());
-  if (created.kind !== 'created') throw new Error(created.kind);
-  const login = await app.inject({ method: 'POST', url: '/console/v1/session', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ tenant, email, password: created.password }) });
-  const cookie = /svc_console=([^;]*)/.exec(String(login.headers['set-cookie']))![1]!;
-  const first = { cookie, csrf: login.json().csrf_token as string, userId: created.user.user_id };
-  const changed = await call(first, 'POST', '/console/v1/password', { current_password: created.password, new_password: 'correct horse battery staple' });
-  expect(changed.statusCode).toBe(200);
-  return first;
-}
+const session = (tenant: string, email: string, role: 'analyst' | 'supervisor'): Promise<Session> => signIn(app, world.api.db.pool, world.api.clock.now(), tenant, email, role);
 
 // Alerts and episodes are the detection pipeline's; here they are written directly.
 async function seedAlert(tenant: string, a: { subject: [string, string]; party?: string; severity: string; status?: string; detector?: string; at: string; episode?: string }) {
