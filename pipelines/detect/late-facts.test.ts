@@ -5,6 +5,7 @@ import type { Activity, ActivityRecord } from '../../platform/aggregates/port.ts
 import { startDetectionWorld, type DetectionWorld } from '../../test/support/detection-world.ts';
 import type { Prefetched } from '../../services/detection/framework/context.ts';
 import { factsAhead, LATE_FACT_SPAN_MS, placeLateFacts } from './late-facts.ts';
+import { markJudged } from './judged.ts';
 import type { SubjectWork } from '../../services/detection/subjects.ts';
 import { splitTransfers } from '../../services/detection/typologies/behaviour/split_transfers.ts';
 import { structuring } from '../../services/detection/typologies/behaviour/structuring.ts';
@@ -162,6 +163,20 @@ describe('a structured payment sent a day late', () => {
     await world.settle();
     const { rows } = await world.api.db.pool.query(`SELECT event_at FROM subject_evaluations WHERE tenant_id = 'acme' AND subject_kind = 'party' AND subject_id = 'P-behind' AND mode = 'live'`);
     expect(rows.map((r) => r.event_at.toISOString())).toEqual(['2026-02-13T09:00:00.000Z']);
+  });
+
+  it('judges again at a later fact that another detect process has begun to judge', async () => {
+    // Another process marked the subject before reading the stores for the later fact, and may
+    // have read them before the earlier payment was recorded: its evaluation may lack it.
+    await world.party('P-other', {}, '2025-06-01T00:00:00Z');
+    await world.settle();
+    const ahead = new Date('2026-02-14T11:00:00Z');
+    await world.stores.aggregates.record([activityOf({ tenantId: 'acme', kind: 'party', id: 'P-other' }, 'other-ahead', ahead)]);
+    await markJudged(world.api.db.pool, [{ tenantId: 'acme', subject: { kind: 'party', id: 'P-other' }, at: ahead }], []);
+    await world.movements([{ id: 'other-1', from: [null, null], to: [null, 'P-other'], value: 930_000, at: '2026-02-13T09:00:00Z', type: 'cash_in' }]);
+    await world.settle();
+    const { rows } = await world.api.db.pool.query(`SELECT event_at FROM subject_evaluations WHERE tenant_id = 'acme' AND subject_kind = 'party' AND subject_id = 'P-other' AND mode = 'live'`);
+    expect(rows.map((r) => r.event_at.toISOString())).toEqual(['2026-02-14T11:00:00.000Z']);
   });
 });
 

@@ -18,14 +18,13 @@
 // payments of a week's structuring, the first sent a day late): for each longer window, the
 // subject is also judged at its latest fact less than that window after the late one, whose
 // window of that length holds both, if that fact may have been judged already (judged.ts). The
-// store is asked (AggregateStore.latestWithin) from the longest window down, and only while the
-// latest found lies beyond the next shorter window: in order, nothing lies ahead, and a subject
-// is asked once.
-import { WINDOWS, type AggregateStore } from '../../platform/aggregates/port.ts';
+// store is asked (AggregateStore.latestWithin) for every window in one read, before the batch's
+// snapshots are loaded, so what those loads allocate is not kept alive while it answers.
+import { WINDOWS, type AggregateStore, type LatestRequest } from '../../platform/aggregates/port.ts';
 import type { DetectionStores, Prefetched } from '../../services/detection/framework/context.ts';
 import { loadSnapshots, prefetch } from '../../services/detection/framework/prefetch.ts';
 import { COALESCE_SPAN_MS, type SubjectWork } from '../../services/detection/subjects.ts';
-import { subjectKey, type JudgedSubjects } from './judged.ts';
+import { markJudged, subjectKey } from './judged.ts';
 
 export const LATE_FACT_SPAN_MS = COALESCE_SPAN_MS;
 
@@ -40,32 +39,27 @@ export interface PlacedWork {
 
 // The batch's work prefetched, with late facts placed: judged at the later facts too, those
 // further than the span only where a later fact may have been judged without the late one
-// (judged.ts). `hold` marks evaluations as in flight before their snapshots are read: the
-// batch's own, at the latest instant placeLateFacts may move them to, and those added.
-export async function placeAllLateFacts(
-  stores: DetectionStores,
-  work: readonly SubjectWork[],
-  judged: JudgedSubjects,
-  hold: (work: readonly SubjectWork[]) => void,
-): Promise<PlacedWork[]> {
-  hold(work.filter((item) => item.change !== null).map((item) => ({ ...item, at: new Date(item.at.getTime() + LATE_FACT_SPAN_MS - 1) })));
-  const prefetched = await prefetch(stores, work, LATE_FACT_SPAN_MS);
-  const placed = placeLateFacts(work, prefetched).map(({ work: item, prefetchedFrom }) => ({ work: item, data: prefetched[prefetchedFrom]! }));
+// (judged.ts). The batch's subjects are marked as judged, up to the latest instant placeLateFacts
+// may move each to, before their snapshots are read.
+export async function placeAllLateFacts(stores: DetectionStores, work: readonly SubjectWork[]): Promise<PlacedWork[]> {
   const found = await factsAhead(stores.aggregates, work);
-  if (found.length === 0) return placed;
-  const inBatch = new Set(placed.map(({ work: item }) => keyOf(item)));
-  const again = await judged.judgedBy(stores.pool, found.filter((item) => !inBatch.has(keyOf(item))));
-  if (again.length === 0) return placed;
-  hold(again);
-  // What the batch loaded for the subject serves the later instant too, as for a fact moved within
+  const marks = work.filter((item) => item.change !== null).map((item) => ({ ...item, at: new Date(item.at.getTime() + LATE_FACT_SPAN_MS - 1) }));
+  const again = await markJudged(stores.pool, marks, found);
+  // What the batch loads for the subject serves the later instant too, as for a fact moved within
   // the span (its entities, its party's accounts, the batch's loaders, whose statements the added
   // evaluations then share), but the snapshot: it must reach the later fact.
+  const [prefetched, snapshots] = await Promise.all([prefetch(stores, work, LATE_FACT_SPAN_MS), loadSnapshots(stores, again, 0)]);
+  const placed = placeLateFacts(work, prefetched).map(({ work: item, prefetchedFrom }) => ({ work: item, data: prefetched[prefetchedFrom]! }));
+  if (again.length === 0) return placed;
+  const inBatch = new Set(placed.map(({ work: item }) => keyOf(item)));
   const first = new Map<string, number>();
   work.forEach((item, i) => {
     if (!first.has(subjectKey(item))) first.set(subjectKey(item), i);
   });
-  const snapshots = await loadSnapshots(stores, again, 0);
-  return [...placed, ...again.map((item, i) => ({ work: item, data: { ...prefetched[first.get(subjectKey(item))!]!, snapshot: snapshots[i]! } }))];
+  again.forEach((item, i) => {
+    if (!inBatch.has(keyOf(item))) placed.push({ work: item, data: { ...prefetched[first.get(subjectKey(item))!]!, snapshot: snapshots[i]! } });
+  });
+  return placed;
 }
 
 // The batch's work with late facts placed within the span, given what was prefetched for each
@@ -95,35 +89,36 @@ export function placeLateFacts(work: readonly SubjectWork[], prefetched: readonl
 
 // Evaluations, as movements, at each latest fact less than a longer window after a triggering
 // fact and at least a span after it (what placeLateFacts does not reach), each instant once per
-// subject. The store is asked from the longest window down, and about a fact again only while the
-// latest found lies beyond the next shorter window (within it, it is that window's latest too).
+// subject: the longest window's, then each shorter one's while the latest found lies beyond it
+// (within it, it is that window's latest too).
 export async function factsAhead(store: Pick<AggregateStore, 'latestWithin'>, work: readonly SubjectWork[]): Promise<SubjectWork[]> {
-  const ahead = new Map<string, SubjectWork>();
   // One question per subject and instant, whatever the trigger.
   const asked = new Map<string, SubjectWork>();
   for (const item of work) if (item.change !== null) asked.set(`${subjectKey(item)}\u0000${item.at.getTime()}`, item);
-  let open = [...asked.values()];
-  for (const [w, windowMs] of LONGER_WINDOWS_MS.entries()) {
-    if (open.length === 0) break;
-    const latest = await store.latestWithin(
-      open.map((item) => ({
-        subject: { tenantId: item.tenantId, kind: item.subject.kind, id: item.subject.id },
-        after: new Date(item.at.getTime() + LATE_FACT_SPAN_MS - 1),
-        upTo: new Date(item.at.getTime() + windowMs - 1),
-      })),
-    );
-    const shorter = LONGER_WINDOWS_MS[w + 1];
-    const next: SubjectWork[] = [];
-    open.forEach((item, i) => {
-      const at = latest[i];
+  if (asked.size === 0) return [];
+  const items = [...asked.values()];
+  // Every window's question in one read: a store read per window would be a round trip each (the
+  // snapshot cache brings itself up to date with every read).
+  const requests: LatestRequest[] = [];
+  for (const item of items) {
+    const subject = { tenantId: item.tenantId, kind: item.subject.kind, id: item.subject.id };
+    const after = new Date(item.at.getTime() + LATE_FACT_SPAN_MS - 1);
+    for (const windowMs of LONGER_WINDOWS_MS) requests.push({ subject, after, upTo: new Date(item.at.getTime() + windowMs - 1) });
+  }
+  const latest = await store.latestWithin(requests);
+  const ahead = new Map<string, SubjectWork>();
+  items.forEach((item, i) => {
+    for (let w = 0; w < LONGER_WINDOWS_MS.length; w++) {
+      const at = latest[i * LONGER_WINDOWS_MS.length + w];
       // Nothing ahead within this window: nor within a shorter one.
       if (!at) return;
       const found: SubjectWork = { ...item, trigger: 'movement', at };
       ahead.set(keyOf(found), found);
-      if (shorter !== undefined && at.getTime() > item.at.getTime() + shorter - 1) next.push(item);
-    });
-    open = next;
-  }
+      // Within the next shorter window, the latest there is this one too.
+      const shorter = LONGER_WINDOWS_MS[w + 1];
+      if (shorter === undefined || at.getTime() <= item.at.getTime() + shorter - 1) return;
+    }
+  });
   return [...ahead.values()];
 }
 

@@ -19,7 +19,6 @@ import { SubjectContext, type DetectionStores } from '../../services/detection/f
 import type { AnyDetector, SubjectKind } from '../../services/detection/framework/detector.ts';
 import { evaluateSubject, type Evaluation } from '../../services/detection/framework/evaluate.ts';
 import { placeAllLateFacts } from './late-facts.ts';
-import { JudgedSubjects, noteJudged } from './judged.ts';
 import type { CompiledRuleset } from '../../services/detection/framework/ruleset.ts';
 import { enqueueEvents, type OutgoingEvent } from '../../services/webhooks/outgoing-events.ts';
 import { recomputePostures } from '../../services/detection/posture.ts';
@@ -85,7 +84,6 @@ export class DetectionRunner {
   readonly recorded: ReadonlySet<SubjectKind>;
   private readonly policy: EpisodePolicy;
   private readonly findings: AnalyzeOnGrowth;
-  private readonly judged = new JudgedSubjects();
 
   constructor(private readonly deps: DetectionDeps) {
     this.findings = new AnalyzeOnGrowth(deps.pool, FINDINGS_TABLES, { minRows: FINDINGS_ANALYZED_FROM_ROWS });
@@ -96,26 +94,20 @@ export class DetectionRunner {
 
   // Evaluates the work and commits its consequences; arrivals feed coverage.
   async run(work: SubjectWork[], arrivals: Arrival[], familiesSeen: Map<string, Set<string>>): Promise<void> {
-    // The evaluations are in flight (judged.ts) from before their reads until their commit.
-    const held: Array<() => void> = [];
-    try {
-      const outcomes = await this.evaluateAll(work, familiesSeen, (items) => held.push(this.judged.hold(items)));
-      const tenants = [...new Set([...work.map((w) => w.tenantId), ...arrivals.map((a) => a.tenantId)])].sort();
-      for (const tenantId of tenants) {
-        await this.commit(
-          tenantId,
-          outcomes.filter((o) => o.work.tenantId === tenantId),
-          arrivals.filter((a) => a.tenantId === tenantId),
-        );
-      }
-    } finally {
-      for (const release of held) release();
+    const outcomes = await this.evaluateAll(work, familiesSeen);
+    const tenants = [...new Set([...work.map((w) => w.tenantId), ...arrivals.map((a) => a.tenantId)])].sort();
+    for (const tenantId of tenants) {
+      await this.commit(
+        tenantId,
+        outcomes.filter((o) => o.work.tenantId === tenantId),
+        arrivals.filter((a) => a.tenantId === tenantId),
+      );
     }
   }
 
-  async evaluateAll(work: SubjectWork[], familiesSeen: Map<string, Set<string>>, hold: (items: readonly SubjectWork[]) => void): Promise<SubjectOutcome[]> {
+  async evaluateAll(work: SubjectWork[], familiesSeen: Map<string, Set<string>>): Promise<SubjectOutcome[]> {
     const outcomes: SubjectOutcome[] = [];
-    const items = (await placeAllLateFacts(this.deps, work, this.judged, hold)).map((placed) => ({ item: placed.work, data: placed.data }));
+    const items = (await placeAllLateFacts(this.deps, work)).map((placed) => ({ item: placed.work, data: placed.data }));
     let next = 0;
     const worker = async () => {
       while (next < items.length) {
@@ -162,7 +154,6 @@ export class DetectionRunner {
       await lockTenantDetection(db, tenantId);
       const events: OutgoingEvent[] = await noteArrivals(db, arrivals, now, this.deps.silence);
       const judged = await writeEvaluations(db, outcomes.filter((o) => this.recorded.has(o.work.subject.kind)), now);
-      await noteJudged(db, outcomes.map((o) => o.work));
       const recorded = await recordHits(db, hits, now);
       events.push(...recorded.events);
       const episodes = await assignEpisodes(db, this.deps.graph, recorded.opened, now, this.policy);
