@@ -10,10 +10,14 @@ export interface Assignee {
   email: string;
 }
 
+// The case's holder as the inbox names it (services/cases/inbox.ts): a disabled holder is nobody
+// once the case is open again (a Take treats it so: lockAssignment); a closed case shows who worked it.
 export async function findAssignee(db: Db, tenantId: string, episodeId: string): Promise<Assignee | null> {
   const { rows } = await db.query<Assignee>(
-    `SELECT u.user_id, u.email FROM console_assignments a JOIN console_users u ON u.user_id = a.user_id
-      WHERE a.tenant_id = $1 AND a.episode_id = $2`,
+    `SELECT u.user_id, u.email FROM console_assignments a
+       JOIN console_users u ON u.user_id = a.user_id
+       JOIN episodes e ON e.tenant_id = a.tenant_id AND e.episode_id = a.episode_id
+      WHERE a.tenant_id = $1 AND a.episode_id = $2 AND (e.case_status = 'closed' OR NOT u.disabled)`,
     [tenantId, episodeId],
   );
   return rows[0] ?? null;

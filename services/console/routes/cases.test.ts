@@ -340,6 +340,31 @@ describe('assignment', () => {
     await call(sue, 'POST', '/console/v1/cases/assign', { episode_ids: [epsd(id)], user_id: null });
   });
 
+  it('names no disabled holder of a reopened case on its episode page or in its case file, as the inbox does', async () => {
+    const wyn = await session('acme', 'wyn@example.com', 'analyst');
+    const id = await seedCase('acme', { severity: 'low', openedAt: '2026-09-09T04:00:00Z', caseStatus: 'closed' });
+    expect((await call(sue, 'POST', '/console/v1/cases/assign', { episode_ids: [epsd(id)], user_id: wyn.userId })).statusCode).toBe(200);
+    await disableConsoleUser(db.pool, 'acme', 'wyn@example.com', clock.now());
+    const episodePage = async () => {
+      const res = await call(ana, 'GET', `/console/v1/episodes/${epsd(id)}`);
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json().assignee;
+    };
+    const fileAssignee = async () => {
+      const res = await call(ana, 'GET', `/console/v1/cases/${epsd(id)}/file.html`);
+      expect(res.statusCode, res.body).toBe(200);
+      return /<tr><th>Assignee<\/th><td>([^<]*)<\/td><\/tr>/.exec(res.body)?.[1];
+    };
+    // Closed, the case shows who worked it, everywhere.
+    expect(await episodePage()).toEqual({ user_id: wyn.userId, email: 'wyn@example.com' });
+    expect(await fileAssignee()).toBe('wyn@example.com');
+    expect(await applyCaseAction(db.pool, { tenantId: 'acme', episodeId: epsd(id), status: 'open', actor: 'api' }, clock.now())).toMatchObject({ kind: 'applied' });
+    // Reopened, nobody holds it: not the disabled user, whom no one can reach.
+    expect((await inbox(ana, '?assignee=unassigned')).find((r) => r.episode_id === epsd(id))?.assignee).toBeNull();
+    expect(await episodePage()).toBeNull();
+    expect(await fileAssignee()).toBe('unassigned');
+  });
+
   it('offers every active user of the tenant as an assignee, a disabled one and other tenants\' never', async () => {
     const idle = await createConsoleUser(db.pool, { tenantId: 'acme', email: 'ida@example.com', role: 'analyst' }, clock.now());
     const gone = await createConsoleUser(db.pool, { tenantId: 'acme', email: 'gus@example.com', role: 'analyst' }, clock.now());
