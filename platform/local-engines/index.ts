@@ -14,6 +14,9 @@ import type { EngineContext, EngineName, EnginePorts, LocalEngineSpec } from './
 
 export type { EngineName } from './types.ts';
 
+// How one engine's stop ended.
+export type StopOutcome = StopReport['outcome'];
+
 const DEFAULT_READY_TIMEOUT_MS = 120_000;
 // Up to 20 s doing nothing after SIGTERM, 2 min while it still works (processes.ts StopGrace);
 // an engine may ask for more (LocalEngineSpec.stopGrace).
@@ -120,7 +123,7 @@ export async function startLocalEngines(options: StartOptions): Promise<StartedE
 // Stops the recorded engines that are still our processes, side by side: SIGTERM, then SIGKILL
 // when one has not ended within its grace (graceMs, when given, for every engine: a test's data is
 // thrown away). Ports stay recorded for the next `up`.
-export async function stopLocalEngines(options: EnginesOptions & { graceMs?: number }): Promise<{ name: EngineName; outcome: string }[]> {
+export async function stopLocalEngines(options: EnginesOptions & { graceMs?: number }): Promise<{ name: EngineName; outcome: StopOutcome }[]> {
   const dataDir = resolve(options.dataDir);
   const specs = await selected(options.engines);
   return withStateLock(dataDir, async () => {
@@ -136,7 +139,7 @@ export async function localEngineStatus(options: EnginesOptions): Promise<Engine
 }
 
 // The caller holds the lock and writes the state.
-async function stopRecorded(dataDir: string, state: EnginesState, specs: LocalEngineSpec[], graceMs: number | undefined, log: (line: string) => void): Promise<{ name: EngineName; outcome: string }[]> {
+async function stopRecorded(dataDir: string, state: EnginesState, specs: LocalEngineSpec[], graceMs: number | undefined, log: (line: string) => void): Promise<{ name: EngineName; outcome: StopOutcome }[]> {
   return Promise.all(
     specs.map(async (spec) => {
       const record = state.engines[spec.name];

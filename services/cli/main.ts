@@ -36,7 +36,8 @@ const USAGE = `svc: the financial-crime control service
   svc engines up|down|status [kafka|schema-registry|neo4j|clickhouse …]
                                            the scale-out engines on this machine without Docker, data under SVC_DATA_DIR/engines:
                                            up starts what is not running and prints export lines (eval "$(npx svc engines up)");
-                                           down stops what up started; status says what runs
+                                           down stops what up started (exit 0 each ended on SIGTERM, 3 one had to be killed,
+                                           1 one is still running); status says what runs
   svc tenants create <tenant_id> --base-asset <ASSET>
   svc tenants set-rate-limit <tenant_id> --capacity <events> --refill-per-s <events>
   svc keys issue --tenant <tenant_id> --scope <ingest|read|webhook_mgmt|compliance> [--live] [--json]

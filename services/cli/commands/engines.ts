@@ -4,7 +4,7 @@
 import { resolve } from 'node:path';
 import { configSchema } from '../../../platform/config.ts';
 import { ENGINE_NAMES } from '../../../platform/local-engines/catalog.ts';
-import { defaultCacheDir, localEngineStatus, startLocalEngines, stopLocalEngines, type EngineName } from '../../../platform/local-engines/index.ts';
+import { defaultCacheDir, localEngineStatus, startLocalEngines, stopLocalEngines, type EngineName, type StopOutcome } from '../../../platform/local-engines/index.ts';
 import { UsageError } from '../context.ts';
 
 const USAGE = `usage: svc engines up|down|status [${ENGINE_NAMES.join('|')} …]`;
@@ -25,7 +25,8 @@ export async function enginesCommand(args: string[], print: (line: string) => vo
     log: (line: string) => process.stderr.write(`engines: ${line}\n`),
   };
   try {
-    await perform(action as 'up' | 'down' | 'status', options, print);
+    const code = await perform(action as 'up' | 'down' | 'status', options, print);
+    if (code !== 0) process.exitCode = code;
   } catch (error) {
     // What is missing or in the way (a JDK, mvn, the network, a taken port), in one sentence: an
     // operator's problem to fix, not a stack trace.
@@ -36,25 +37,40 @@ export async function enginesCommand(args: string[], print: (line: string) => vo
 
 type Options = Parameters<typeof stopLocalEngines>[0];
 
-async function perform(action: 'up' | 'down' | 'status', options: Options & { log: (line: string) => void }, print: (line: string) => void): Promise<void> {
+// The command's exit code (a failure throws: 1).
+async function perform(action: 'up' | 'down' | 'status', options: Options & { log: (line: string) => void }, print: (line: string) => void): Promise<number> {
   switch (action) {
     case 'up': {
       const started = Date.now();
       const { env } = await startLocalEngines({ ...options, detached: true });
       options.log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s; stop them with \`svc engines down\``);
       for (const [name, value] of Object.entries({ ...env, ...portsOn(env) })) print(`export ${name}=${shellQuote(value)}`);
-      return;
+      return 0;
     }
     case 'down':
-      await stopLocalEngines(options);
-      return;
+      return downExitCode(await stopLocalEngines(options));
     case 'status':
       for (const engine of await localEngineStatus(options)) {
         const address = Object.values(engine.env).filter((value) => /^[a-z]+:\/\/|^[\d.]+:\d+$/.test(value)).join(' ');
         const memory = engine.rssBytes === undefined ? '' : `  rss ${Math.round(engine.rssBytes / 1024 / 1024)} MiB`;
         print(`${engine.name.padEnd(16)} ${engine.state.padEnd(14)} ${engine.version.padEnd(10)} ${engine.pid === undefined ? '-' : `pid ${engine.pid}`}  ${address || '-'}${memory}`);
       }
+      return 0;
   }
+}
+
+// `down` ended an engine by SIGKILL: it is gone, but its data may need recovery on the next start.
+export const EXIT_KILLED = 3;
+// `down` left an engine running (it outlived SIGKILL), or failed: as any failed command.
+export const EXIT_FAILED = 1;
+
+// How `down` went, for a script: 0 when every engine ended on SIGTERM (or was not running),
+// EXIT_KILLED when one had to be killed, EXIT_FAILED when one is still running. Each engine's line
+// on stderr says which (platform/local-engines stopLine).
+export function downExitCode(outcomes: ReadonlyArray<{ outcome: StopOutcome }>): number {
+  if (outcomes.some((o) => o.outcome === 'still running')) return EXIT_FAILED;
+  if (outcomes.some((o) => o.outcome === 'killed')) return EXIT_KILLED;
+  return 0;
 }
 
 // The port settings that put the service on the engines now reachable: without them `svc up`
