@@ -131,6 +131,8 @@ export class ImportWorker {
       rejectSeq += batch.length;
     };
     let nextRowNo = Number(job.next_row_no);
+    // Whether the rows after a chunk-level problem were counted all the same.
+    let numbered = false;
     let fileHeader = job.file_header ?? undefined;
 
     const { rows: chunks } = await db.query<{ body: Buffer }>(`SELECT body FROM import_chunks WHERE tenant_id = $1 AND import_id = $2 AND chunk_no = $3`, [job.tenant_id, job.import_id, chunkNo]);
@@ -232,6 +234,13 @@ export class ImportWorker {
       await land();
       await inFlight;
       if (chunkNo === 0) fileHeader = reading.fileHeader() ?? fileHeader;
+      // Past invalid UTF-8 the chunk's later records were counted, unread: the next chunk's rows
+      // keep their numbers in the file.
+      const counted = reading.nextRowNo();
+      if (counted !== undefined) {
+        nextRowNo = Math.max(nextRowNo, counted);
+        numbered = true;
+      }
     }
     await flushRejects();
     const { rows: after } = await db.query<ImportRow>(
@@ -251,11 +260,12 @@ export class ImportWorker {
     const unreadable = chunkProblem;
     const needsHeader = compiled.mapping.csv !== undefined && compiled.mapping.csv.hasHeader && compiled.mapping.csv.columns === undefined;
     if (chunkNo === 0 && counts.rowsRead === 0 && unreadable && needsHeader) await this.finish(db, job, 'failed', `chunk 0: ${unreadable}`);
-    // Past a chunk-level problem the rest of the chunk (or a missing chunk) is never read, so the
-    // later chunks' rows are numbered as if it held none. A mapping whose ids take @row_no would
-    // then give each later row another id than a clean re-import of the file gives it, and that
-    // re-import would land them twice: such an import stops here, to be run again on a fixed file.
-    else if (unreadable && chunkNo < (job.chunk_count ?? 0) - 1 && readsRowNumber(compiled.mapping)) {
+    // Past a chunk-level problem the rest of the chunk (or a missing chunk) is never read, and,
+    // but after invalid UTF-8 (whose records are still counted), the later chunks' rows are
+    // numbered as if it held none. A mapping whose ids take @row_no would then give each later row
+    // another id than a clean re-import of the file gives it, and that re-import would land them
+    // twice: such an import stops here, to be run again on a fixed file.
+    else if (unreadable && !numbered && chunkNo < (job.chunk_count ?? 0) - 1 && readsRowNumber(compiled.mapping)) {
       await this.finish(db, job, 'failed', `chunk ${chunkNo}: ${unreadable}; the rows after it cannot be numbered, and the mapping reads @row_no: fix the file and import it again`);
     }
   }

@@ -48,6 +48,10 @@ export interface ChunkReading {
   rows: AsyncIterable<MappedRow>;
   // The CSV header record read from chunk 0, for later chunks (undefined for JSONL).
   fileHeader: () => string[] | undefined;
+  // Once the rows are read: after a chunk-level problem past which the chunk's records could still
+  // be counted (invalid UTF-8), the row number the next chunk starts at; else undefined (the rows
+  // read say where the next chunk starts).
+  nextRowNo: () => number | undefined;
 }
 
 export function mapChunk(
@@ -101,6 +105,7 @@ export function mapChunk(
     if (missing.length > 0) throw new ChunkError(`mapping mismatch: the header has no column ${missing.join(', ')}`, undefined, at.chunkNo);
   };
 
+  let nextRowNo: number | undefined;
   async function* rows(): AsyncIterable<MappedRow> {
     try {
       let sinceYield = 0;
@@ -151,12 +156,13 @@ export function mapChunk(
       }
     } catch (error) {
       if (!(error instanceof ChunkError)) throw error;
+      nextRowNo = error.nextRowNo;
       // The rows before it stand; the chunk stops here, reported as one reject that says so: the
       // rows after it are in no count and no other reject.
       yield reject(error.rowNo ?? null, 'svc:import/invalid_chunk', undefined, `${error.message}; nothing after it in chunk ${error.chunkNo} was read`, null);
     }
   }
-  return { rows: rows(), fileHeader };
+  return { rows: rows(), fileHeader, nextRowNo: () => nextRowNo };
 }
 
 // The sources a mapping reads: its rules' `from` (each part of a joined one), its money parts' and

@@ -48,6 +48,8 @@ export async function dryRunStagedFile(pool: Pool, row: ImportRow & { tenant_id:
       addToReport(report, mapped);
     }
     if (chunkNo === 0) header = reading.fileHeader();
+    // Past invalid UTF-8 the chunk's later records were counted, unread (as landing does).
+    nextRowNo = Math.max(nextRowNo, reading.nextRowNo() ?? 0);
   }
   return report;
 }

@@ -306,11 +306,15 @@ describe('an import from creation to its reject report', () => {
       await landAll();
       return importViewSchema.parse((await api.client.get(`/v1/imports/${created.import_id}`, api.keys.ingest)).json());
     };
-    // Chunk 1's second row holds a byte that is not UTF-8: the row after it is never read.
-    const broken = await run(Buffer.concat([Buffer.from(row('n-2')), Buffer.from('n-3,2026-06-01T10:00:00Z,1.00,a,'), Buffer.from([0xc3, 0x28]), Buffer.from('\n')]));
+    // Chunk 1's second row opens a quote it never closes: nothing after it can be numbered.
+    const broken = await run(Buffer.from(row('n-2') + 'n-3,2026-06-01T10:00:00Z,"1.00,a,b\n'));
     expect(broken).toMatchObject({ state: 'failed', failure: expect.stringContaining('@row_no'), accepted: 2 });
     const fixed = await run(Buffer.from(row('n-2') + row('n-3')));
     expect(fixed).toMatchObject({ state: 'completed', accepted: 2, duplicates: 2 });
+    // A byte that is not UTF-8 still shows where records end: the later rows keep their numbers,
+    // so the import goes on, n-4 keeps the id a clean import gave it (a duplicate, not a new fact).
+    const unreadable = await run(Buffer.concat([Buffer.from(row('n-2')), Buffer.from('n-3,2026-06-01T10:00:00Z,1.00,a,'), Buffer.from([0xc3, 0x28]), Buffer.from('\n')]));
+    expect(unreadable).toMatchObject({ state: 'completed', accepted: 0, duplicates: 3, rejected: 1 });
   });
 
   it('refuses a submission whose chunk count leaves a staged chunk out, which landing would drop unseen', async () => {
@@ -429,8 +433,40 @@ describe('chunk-level problems carry their chunk and row', () => {
     expect(report.rejects.map((r) => [r.row_no, r.chunk_no, r.code, r.message])).toEqual([
       [null, 1, 'svc:import/invalid_chunk', expect.stringContaining('header')],
       [4, 2, 'svc:import/invalid_chunk', 'invalid UTF-8; nothing after it in chunk 2 was read'],
-      [6, 3, 'svc:import/invalid_chunk', expect.stringContaining('size cap')],
+      // u-6, unread after the invalid UTF-8, still has its row (5): u-7 is 6, u-8 7. (u-3, in the
+      // chunk whose header differs, is no row: nothing says where that chunk's records end.)
+      [7, 3, 'svc:import/invalid_chunk', expect.stringContaining('size cap')],
     ]);
+  });
+});
+
+describe('row numbers past invalid UTF-8', () => {
+  it('are the file\'s own: a later row\'s reject names its true row', async () => {
+    const mapping = movementMapping({ kind: 'csv' }, { 'data.memo': { from: 'memo', optional: true } });
+    const created = importViewSchema.parse(
+      (await api.client.post('/v1/imports', { mapping, go_live_at: '2026-08-01T00:00:00Z', backfill_from: '2026-01-01T00:00:00Z' }, api.keys.ingest)).json(),
+    );
+    const row = (id: string, memo = '') => `${id},2026-06-01T10:00:00Z,1.00,${memo}\n`;
+    const chunks = [
+      // Row 2 holds a byte that is not UTF-8; rows 3 and 4 (one over two lines) are never read.
+      Buffer.concat([Buffer.from('id,at,amount,memo\n' + row('w-1') + 'w-2,2026-06-01T10:00:00Z,1.00,caf'), Buffer.from([0xc3, 0x28]), Buffer.from('\n' + row('w-3') + row('w-4', '"two\nlines"'))]),
+      // Row 5, then row 6 with one field too many.
+      Buffer.from(row('w-5') + row('w-6', 'x,extra')),
+    ];
+    for (const [n, chunk] of chunks.entries()) {
+      await api.client.send({ method: 'PUT', url: `/v1/imports/${created.import_id}/chunks/${n}`, body: chunk, key: api.keys.ingest, headers: { 'content-type': 'text/csv' } });
+    }
+    const expected = [
+      [2, 0, 'svc:import/invalid_chunk', null],
+      [6, 1, 'svc:validation/schema', null],
+    ];
+    const dry = importDryRunReportSchema.parse((await api.client.post(`/v1/imports/${created.import_id}/dry-run`, undefined, api.keys.ingest)).json());
+    expect(dry.rejects.map((r) => [r.row_no, r.chunk_no, r.code, r.external_id])).toEqual(expected);
+    await api.client.post(`/v1/imports/${created.import_id}/submit`, { chunk_count: 2 }, api.keys.ingest);
+    await landAll();
+    const rejects = importRejectPageSchema.parse((await api.client.get(`/v1/imports/${created.import_id}/rejects?format=json`, api.keys.ingest)).json());
+    expect(rejects.data.map((r) => [r.row_no, r.chunk_no, r.code, r.external_id])).toEqual(expected);
+    expect(rejects.data[1]).toMatchObject({ message: 'more fields than the header', raw: 'w-6,2026-06-01T10:00:00Z,1.00,x,extra' });
   });
 });
 

@@ -304,7 +304,34 @@ describe('CSV dialect reader', () => {
 
     it('refuses a chunk that ends inside a multi-byte character', async () => {
       const { error } = await read([Buffer.from('a,b\n1,2\n3,'), euro.subarray(0, 2)]);
-      expect(error).toMatchObject({ message: 'invalid UTF-8', rowNo: 2 });
+      expect(error).toMatchObject({ message: 'invalid UTF-8', rowNo: 2, nextRowNo: 3 });
+    });
+
+    it('counts the records after invalid UTF-8, unread, so the next chunk starts at its true row number', async () => {
+      // Row 2 holds the bad byte; rows 3 to 6 follow: one quoted over two lines (a line feed and
+      // a doubled quote in it), a comment line and empty lines between them (no rows), a lone CR
+      // as data, CRLF ends.
+      const rest = '2,b\r\n"3\n,""x",y\n# note\n\n\r\n4,\r,z\n5,"q"\n"6",e';
+      for (const size of [1, 2, 5, Infinity]) {
+        const file = Buffer.concat([Buffer.from('a,b\n1,x\n2,'), Buffer.from([0xff]), Buffer.from(rest)]);
+        const { records, error } = await read(file, { commentPrefix: '#' }, CHUNK0, size);
+        expect(values(records, ['a']), `pieces of ${size}`).toEqual([[1, '1']]);
+        expect(error, `pieces of ${size}`).toMatchObject({ message: 'invalid UTF-8', rowNo: 2, nextRowNo: 7 });
+      }
+      // As many as the same text without the bad byte holds.
+      expect((await read(`a,b\n1,x\n2,Z${rest}`, { commentPrefix: '#' })).reader.rowsRead()).toBe(6);
+      // The row in progress keeps its open quote past the bad byte; the next record starts after it closes.
+      const quoted = await read([Buffer.from('a,b\n1,"multi\nline '), Buffer.from([0xc0, 0x80]), Buffer.from(' still\n",x\n2,y\n')]);
+      expect(quoted.error).toMatchObject({ message: 'invalid UTF-8', rowNo: 1, nextRowNo: 3 });
+      // Right after a record end, with later chunks numbered from the first row given.
+      const later = await read([Buffer.from('1,x\r\n'), Buffer.from([0xff]), Buffer.from('2,y\n3,z\n')], {}, { chunkNo: 4, firstRowNo: 40, header: ['a', 'b'] });
+      expect(later.error).toMatchObject({ rowNo: 41, nextRowNo: 43 });
+      // In the header: the records after it are the chunk's rows.
+      const header = await read([Buffer.from('a,'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('\n1,2\n3,4\n')]);
+      expect(header.error).toMatchObject({ rowNo: undefined, nextRowNo: 3 });
+      // In the skipped leading lines nothing says where the header is: the count is unknown.
+      const leading = await read([Buffer.from('title '), Buffer.from([0xfe]), Buffer.from('\na,b\n1,2\n')], { skipLeadingRows: 1 });
+      expect(leading.error).toMatchObject({ rowNo: undefined, nextRowNo: undefined });
     });
   });
 

@@ -2,7 +2,8 @@
 // with global row numbers and their source text.
 //
 // - Bytes are checked as UTF-8 as they pass (types.ts Utf8Validator); a BOM at the start of a chunk
-//   that starts a file is dropped.
+//   that starts a file is dropped. Past invalid UTF-8 nothing more is read, but the chunk's records
+//   are still counted (csv-count.ts), so the next chunk's rows keep their numbers in the file.
 // - A chunk "starts a file" when it is chunk 0, or any chunk with headerPerChunk (each chunk is then
 //   a whole exported file): skipLeadingRows physical lines are skipped there before the header.
 //   Skipped lines are raw text: quotes and delimiters in them mean nothing.
@@ -18,6 +19,7 @@
 //   yielded before the next is read, and the bytes of the record in progress are capped: more than
 //   maxRecordBytes in one record (or one comment line) is a ChunkError before the rest is read.
 import { CsvError, parse, type InfoRecord, type Parser } from 'csv-parse';
+import { CsvRecordCounter } from './csv-count.ts';
 import {
   asBuffer,
   ChunkError,
@@ -103,8 +105,9 @@ export function readCsvChunk(
       skippedLines = counted;
     };
     const queue: SourceRecord[] = [];
-    // While flushing after invalid UTF-8: the record cut short by the bad byte is not emitted; its row is noted.
-    let salvage: { rowNo: number | undefined } | undefined;
+    // While flushing after invalid UTF-8: the record cut short by the bad byte is not emitted; its
+    // row and its bytes so far are noted.
+    let salvage: { rowNo: number | undefined; bytes: Buffer } | undefined;
 
     const onRecord = (fields: string[], ctx: InfoRecord): null => {
       // csv-parse takes the field count of its first record as the norm and builds an error object
@@ -118,6 +121,7 @@ export function readCsvChunk(
       const text = terminated ? source.subarray(0, source.length - (source[source.length - 2] === CR ? 2 : 1)) : source;
       if (salvage !== undefined && !terminated) {
         salvage.rowNo = currentRowNo();
+        salvage.bytes = Buffer.from(source);
         return null;
       }
       if (text.length > cap) throw new ChunkError('record past the size cap', currentRowNo(), chunkNo);
@@ -189,10 +193,14 @@ export function readCsvChunk(
       }
     }
 
-    /** After the valid prefix is fed: the row the bad byte sits in, then the error. */
-    async function* invalidUtf8(head: ChunkHead): AsyncGenerator<SourceRecord> {
-      if (head.inPreamble) throw new ChunkError('invalid UTF-8', undefined, chunkNo);
-      salvage = { rowNo: undefined };
+    /**
+     * After the valid prefix is fed: the records before the bad byte, then the row it sits in and a
+     * counter of the chunk's records from the start of that row on (fed the bytes from the bad one
+     * on, it numbers the rows after it), or none when the bad byte is in the skipped leading lines.
+     */
+    async function* invalidUtf8(head: ChunkHead): AsyncGenerator<SourceRecord, Broken> {
+      if (head.inPreamble) return { rowNo: undefined, counter: undefined };
+      salvage = { rowNo: undefined, bytes: Buffer.alloc(0) };
       let rowNo: number | undefined;
       try {
         await end(parser);
@@ -201,20 +209,43 @@ export function readCsvChunk(
         rowNo = currentRowNo(); // the record in progress could not be closed (an open quote, the header...)
       }
       yield* drain();
-      throw new ChunkError('invalid UTF-8', rowNo, chunkNo);
+      // The bytes of the row in progress: cut short (salvaged), or still held (an open quote), with
+      // any comment or empty lines before it, which the counter skips as the parser did.
+      const counter = new CsvRecordCounter(dialect);
+      counter.push(salvage.bytes);
+      counter.push(window.rest());
+      return { rowNo, counter };
     }
+
+    // The records after the bad byte were counted: the file's next row number, past this chunk.
+    const invalidUtf8Error = (broken: Broken): ChunkError => {
+      if (broken.counter === undefined) return new ChunkError('invalid UTF-8', broken.rowNo, chunkNo);
+      const records = broken.counter.end() - (expectHeader ? 1 : 0);
+      return new ChunkError('invalid UTF-8', broken.rowNo, chunkNo, at.firstRowNo + rows + Math.max(records, 0));
+    };
 
     try {
       const head = new ChunkHead({ dropBom: startsFile, skipLines: startsFile ? dialect.skipLeadingRows : 0 });
       const utf8 = new Utf8Validator();
+      // Past invalid UTF-8 the rest of the chunk is only counted, not read.
+      let broken: Broken | undefined;
       for await (const chunk of bytes) {
         const buf = asBuffer(chunk);
+        if (broken !== undefined) {
+          if (broken.counter === undefined) break;
+          broken.counter.push(buf);
+          continue;
+        }
         const bad = utf8.push(buf);
         yield* feed(head.push(bad < 0 ? buf : buf.subarray(0, bad)));
-        if (bad >= 0) yield* invalidUtf8(head);
+        if (bad >= 0) {
+          broken = yield* invalidUtf8(head);
+          broken.counter?.push(buf.subarray(bad));
+        }
       }
+      if (broken !== undefined) throw invalidUtf8Error(broken);
       yield* feed(head.end());
-      if (!utf8.end()) yield* invalidUtf8(head);
+      if (!utf8.end()) throw invalidUtf8Error(yield* invalidUtf8(head));
       let err: unknown;
       try {
         await end(parser);
@@ -235,6 +266,12 @@ export function readCsvChunk(
     fileHeader: () => fileHeader,
     rowsRead: () => handedOut,
   };
+}
+
+/** Where invalid UTF-8 stopped a chunk: its row, and the counter of the records from there on. */
+interface Broken {
+  rowNo: number | undefined;
+  counter: CsvRecordCounter | undefined;
 }
 
 /** Why the dialect cannot be read, or undefined. Messages are about the mapping, never the data. */
@@ -340,6 +377,11 @@ class ByteWindow {
       }
       this.take(offset);
     }
+  }
+
+  /** The bytes held, left held. */
+  rest(): Buffer {
+    return Buffer.concat(this.parts.slice(this.first));
   }
 
   /** Line feeds held, counted up to `atMost`. */

@@ -87,6 +87,8 @@ export type SourceRecord =
  * The whole chunk is unusable (svc:import/invalid_chunk): header or mapping mismatch, unterminated
  * quote, invalid UTF-8, record past the size cap. `rowNo` is the row the problem sits in when it is
  * a data row (undefined in the header or the skipped leading lines). The message never quotes data.
+ * `nextRowNo` is the number the record after the chunk's last has, when the chunk's records could
+ * still be counted past the problem (invalid UTF-8 shows where they end): the next chunk starts there.
  */
 export class ChunkError extends Error {
   readonly code = 'svc:import/invalid_chunk' satisfies ErrorCode;
@@ -95,6 +97,7 @@ export class ChunkError extends Error {
     message: string,
     readonly rowNo: number | undefined,
     readonly chunkNo: number,
+    readonly nextRowNo?: number,
   ) {
     super(message);
     this.name = 'ChunkError';
