@@ -9,7 +9,7 @@ import { validateItem, type ValidationContext } from '../../schemas/validation/v
 import { readCsvChunk } from './dialects/csv.ts';
 import { readJsonlChunk } from './dialects/jsonl.ts';
 import { ChunkError, type ChunkPosition, type ReadLimits, type SourceRecord } from './dialects/types.ts';
-import { assembleRow, type SourceRow } from './mapping/assemble.ts';
+import { assembleRow, externalIdOf, type SourceRow } from './mapping/assemble.ts';
 import type { CompiledMapping } from './mapping/compile.ts';
 import { ROW_NUMBER_SOURCE } from '../../schemas/imports/mapping.ts';
 
@@ -116,7 +116,14 @@ export function mapChunk(
           await new Promise((resolve) => setImmediate(resolve));
         }
         if (record.kind === 'bad_row') {
-          yield reject(record.rowNo, 'svc:validation/schema', undefined, record.message, record.raw);
+          const fields = record.row;
+          let externalId: string | undefined;
+          try {
+            externalId = fields && externalIdOf(assembly, { kind: 'csv', get: (column) => fields.get(column), rowNo: record.rowNo }, { nullValues, scaleOf });
+          } catch {
+            // Unreadable: the reject goes without it.
+          }
+          yield reject(record.rowNo, 'svc:validation/schema', externalId, record.message, record.raw);
           continue;
         }
         const source = record.row;

@@ -73,7 +73,8 @@ describe('POST /v1/imports/dry-run', () => {
     expect(byRow[4]).toMatchObject({ code: 'svc:validation/money_scale_mismatch', external_id: 'm-4' });
     expect(byRow[5]).toMatchObject({ code: 'svc:validation/schema', external_id: 'm-5' });
     expect(byRow[7]).toMatchObject({ code: 'svc:validation/pan_detected', raw: '(withheld: the row contains a full card number)' });
-    expect(byRow[8]).toMatchObject({ code: 'svc:validation/schema', message: expect.stringContaining('more fields than the header') });
+    // Its id column is read all the same: the reject names the row's external_id.
+    expect(byRow[8]).toMatchObject({ code: 'svc:validation/schema', external_id: 'm-8', message: expect.stringContaining('more fields than the header') });
     expect(byRow[9]).toMatchObject({ code: 'svc:validation/money_scale_mismatch', message: expect.stringContaining('asset registry') });
     expect(res.body).not.toContain('4111');
     const { rows: after } = await api.db.pool.query(`SELECT count(*)::int AS n FROM inbox_events`);
@@ -441,7 +442,7 @@ describe('chunk-level problems carry their chunk and row', () => {
 });
 
 describe('row numbers past invalid UTF-8', () => {
-  it('are the file\'s own: a later row\'s reject names its true row', async () => {
+  it('are the file\'s own: a later row\'s reject names its true row, and its external_id', async () => {
     const mapping = movementMapping({ kind: 'csv' }, { 'data.memo': { from: 'memo', optional: true } });
     const created = importViewSchema.parse(
       (await api.client.post('/v1/imports', { mapping, go_live_at: '2026-08-01T00:00:00Z', backfill_from: '2026-01-01T00:00:00Z' }, api.keys.ingest)).json(),
@@ -458,7 +459,7 @@ describe('row numbers past invalid UTF-8', () => {
     }
     const expected = [
       [2, 0, 'svc:import/invalid_chunk', null],
-      [6, 1, 'svc:validation/schema', null],
+      [6, 1, 'svc:validation/schema', 'w-6'],
     ];
     const dry = importDryRunReportSchema.parse((await api.client.post(`/v1/imports/${created.import_id}/dry-run`, undefined, api.keys.ingest)).json());
     expect(dry.rejects.map((r) => [r.row_no, r.chunk_no, r.code, r.external_id])).toEqual(expected);

@@ -138,7 +138,8 @@ export function readCsvChunk(
       rows++;
       const raw = text.toString('utf8');
       if (fields.length > index.size) {
-        queue.push({ kind: 'bad_row', rowNo, chunkNo, raw, message: 'more fields than the header' });
+        // The fields the header names are still read, for the reject's external id.
+        queue.push({ kind: 'bad_row', rowNo, chunkNo, raw, message: 'more fields than the header', row: new FieldRow(fields, index, nulls) });
       } else {
         queue.push({ kind: 'row', rowNo, chunkNo, raw, row: new FieldRow(fields, index, nulls) });
       }

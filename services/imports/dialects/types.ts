@@ -80,8 +80,11 @@ interface JsonlRow {
 
 export type SourceRecord =
   | { kind: 'row'; rowNo: number; chunkNo: number; raw: string; row: CsvRow | JsonlRow }
-  /** A row-level schema problem (svc:validation/schema): too many fields, or a JSONL line that is not a JSON object. */
-  | { kind: 'bad_row'; rowNo: number; chunkNo: number; raw: string; message: string };
+  /**
+   * A row-level schema problem (svc:validation/schema): too many fields, or a JSONL line that is not
+   * a JSON object. `row`, when given, reads the fields the header names (for the reject's external id).
+   */
+  | { kind: 'bad_row'; rowNo: number; chunkNo: number; raw: string; message: string; row?: CsvRow };
 
 /**
  * The whole chunk is unusable (svc:import/invalid_chunk): header or mapping mismatch, unterminated

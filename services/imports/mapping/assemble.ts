@@ -149,6 +149,17 @@ function envelope(root: Record<string, unknown>): Record<string, unknown> {
   return event;
 }
 
+// The row's external id as the mapping reads it, when it can be read: for the reject of a row
+// refused before it is assembled (more fields than the header).
+export function externalIdOf(input: AssemblyInput, row: SourceRow, ctx: AssemblyContext): string | undefined {
+  for (const target of input.targets) {
+    if (target.target !== 'external_id') continue;
+    const outcome = evaluateTarget(target, row, ctx);
+    if (outcome.kind === 'value' && typeof outcome.value === 'string') return outcome.value;
+  }
+  return undefined;
+}
+
 export function assembleRow(input: AssemblyInput, row: SourceRow, ctx: AssemblyContext): RowOutcome {
   if (input.rowFilter && !rowMatchesFilter(input.rowFilter, row, ctx.nullValues)) return { kind: 'skipped' };
   const ordered = [
