@@ -262,6 +262,89 @@ describe('breaks and notice', () => {
   });
 });
 
+describe('difference items, page by page', () => {
+  const june3 = { from: '2026-06-03T00:00:00Z', to: '2026-06-04T00:00:00Z' };
+  // The queries a Reconciliations runs, its transactions' among them.
+  const watched = () => {
+    const queries: Array<{ text: string; values: unknown[] }> = [];
+    const record = (text: unknown, values: unknown) => queries.push({ text: typeof text === 'string' ? text : (text as { text: string }).text, values: (values as unknown[]) ?? [] });
+    const watch = <T extends object>(target: T, wrap: Record<string, (...args: never[]) => unknown>): T =>
+      new Proxy(target, {
+        get: (t, key) => {
+          if (typeof key === 'string' && key in wrap) return wrap[key];
+          const value = Reflect.get(t, key) as unknown;
+          return typeof value === 'function' ? value.bind(t) : value;
+        },
+      });
+    const pool = api.db.pool;
+    const query = (text: string, values?: unknown[]) => (record(text, values), pool.query(text, values));
+    const connect = async () => {
+      const client = await pool.connect();
+      return watch(client, { query: (text: string, values?: unknown[]) => (record(text, values), client.query(text, values)) });
+    };
+    return { reconciliations: new Reconciliations(watch(pool, { query, connect })), queries };
+  };
+
+  it('compares the period once for a listing, not once per page; each page reads its rows with a LIMIT, every item once', async () => {
+    // Eight movements the totals leave out: five failed, a correction's original, a reversal pair.
+    for (let i = 1; i <= 5; i++) await send(`jun-f-${i}`, `2026-06-03T0${i}:00:00Z`, '100', { status: 'failed' });
+    await send('jun-c', '2026-06-03T06:00:00Z', '200');
+    await send('jun-c-fix', '2026-06-03T06:30:00Z', '210', { links: { correction_of: 'jun-c' } });
+    await send('jun-r', '2026-06-03T07:00:00Z', '300');
+    await send('jun-r-rev', '2026-06-03T08:00:00Z', '300', { type: 'reversal', links: { reverses: 'jun-r' }, debit: 'acct-2', credit: 'acct-1' });
+    await pipeline.drain();
+    const rcn = await view({ period: june3, declared: { count: 1, sum: usd('210') } });
+    const whole = differenceItemPageSchema.parse((await api.client.get(`/v1/reconciliations/${rcn.reconciliation_id}/items?limit=200`, api.keys.read)).json());
+    expect(whole.data.map((i) => i.external_id)).toEqual(['jun-f-1', 'jun-f-2', 'jun-f-3', 'jun-f-4', 'jun-f-5', 'jun-c', 'jun-r', 'jun-r-rev']);
+
+    const { reconciliations, queries } = watched();
+    const id = rcn.reconciliation_id.slice('rcn_'.length);
+    const paged: string[] = [];
+    let after: Parameters<Reconciliations['items']>[2] = null;
+    let pages = 0;
+    do {
+      const page: Awaited<ReturnType<Reconciliations['items']>> = await reconciliations.items(api.tenantId, id, after, 1);
+      paged.push(...page!.items.map((i) => i.external_id));
+      after = page!.next;
+      pages += 1;
+      // A movement the totals leave out lands mid-listing, before the pages still to come: this
+      // listing goes on as it began, neither repeating nor skipping an item.
+      if (pages === 3) {
+        await send('jun-f-late', '2026-06-03T02:30:00Z', '100', { status: 'failed' });
+        await pipeline.drain();
+      }
+    } while (after && pages < 20);
+    expect(paged).toEqual(whole.data.map((i) => i.external_id));
+    // The period was compared once; every page read its rows from the set, limited to the page and one more.
+    expect(queries.filter((q) => q.text.includes('WITH raw AS'))).toHaveLength(1);
+    const reads = queries.filter((q) => q.text.includes('FROM reconciliation_set_items'));
+    expect(reads.length).toBeGreaterThanOrEqual(8);
+    for (const read of reads) {
+      expect(read.text).toMatch(/ORDER BY at, event_id LIMIT \$5/);
+      expect(read.values[4]).toBe(2);
+    }
+    // A new listing sees the late movement.
+    const again = differenceItemPageSchema.parse((await api.client.get(`/v1/reconciliations/${rcn.reconciliation_id}/items?limit=200`, api.keys.read)).json());
+    expect(again.data.map((i) => i.external_id)).toEqual(['jun-f-1', 'jun-f-2', 'jun-f-late', 'jun-f-3', 'jun-f-4', 'jun-f-5', 'jun-c', 'jun-r', 'jun-r-rev']);
+  });
+
+  it('pages through the API with the same items, in the same order, as one page has them', async () => {
+    const rcn = await view({ period: june3, declared: { count: 1, sum: usd('210') } });
+    const whole = differenceItemPageSchema.parse((await api.client.get(`/v1/reconciliations/${rcn.reconciliation_id}/items?limit=200`, api.keys.read)).json());
+    for (const limit of [1, 2, 3]) {
+      const seen: unknown[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = differenceItemPageSchema.parse((await api.client.get(`/v1/reconciliations/${rcn.reconciliation_id}/items?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`, api.keys.read)).json());
+        expect(page.data.length).toBeLessThanOrEqual(limit);
+        seen.push(...page.data);
+        cursor = page.next_cursor;
+      } while (cursor);
+      expect(seen, `pages of ${limit}`).toEqual(whole.data);
+    }
+  });
+});
+
 describe('safe retries by customer reference', () => {
   it('answers the original for the same content and refuses other content', async () => {
     const body = { declared: { count: 1, sum: usd('1100') }, customer_reference: 'eod-2026-05-01-acct-1' };

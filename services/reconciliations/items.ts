@@ -1,14 +1,14 @@
 // The difference items of a reconciliation, every one, page by page: first the movements of its
 // definition the totals leave out (superseded by a correction, cancelled by a reversal pair, or in
-// a status not counted), then the accepted events not (yet) counted (pending, held, quarantined,
-// rejected). Each source is read in its index order from a position, so a page costs a bounded
-// read; the position says which source and where.
+// a status not counted), found a batch at a time into the listing's set and read from it
+// (item-sets.ts), then the accepted events not (yet) counted (pending, held, quarantined,
+// rejected), read in their index order. Either way a page costs a bounded read from a position;
+// the position says which source, where, and the movements' set.
 import { ID_PREFIXES } from '../../platform/ids.ts';
-import type { Pool, PoolClient } from '../../platform/postgres/pool.ts';
-import { entriesSql, entryParams, timeColumn, type Definition } from './ledger.ts';
+import type { Pool } from '../../platform/postgres/pool.ts';
+import { movementItemsPage } from './item-sets.ts';
+import type { Definition } from './ledger.ts';
 import { readUnsettled } from './unsettled.ts';
-
-type Db = Pick<Pool | PoolClient, 'query'>;
 
 export interface DifferenceItem {
   source: 'movement' | 'event';
@@ -27,6 +27,8 @@ export interface DifferenceItem {
 
 export interface ItemsPosition {
   source: 'movement' | 'event';
+  // The listing's set of movement items (null: none yet, or the events, which need none).
+  set: string | null;
   at: string | null;
   id: string | null;
 }
@@ -34,33 +36,21 @@ export interface ItemsPosition {
 const UNSETTLED_ROWS_PER_READ = 500;
 
 export async function differenceItems(
-  db: Db,
+  pool: Pool,
+  reconciliationId: string,
   def: Definition,
   scale: number,
   after: ItemsPosition | null,
   limit: number,
 ): Promise<{ items: DifferenceItem[]; next: ItemsPosition | null }> {
   const items: DifferenceItem[] = [];
-  let position = after ?? { source: 'movement', at: null, id: null };
+  let position = after ?? { source: 'movement', set: null, at: null, id: null };
   if (position.source === 'movement') {
-    const time = timeColumn(def, 'entries');
-    const { rows } = await db.query<{
-      external_id: string; event_id: string; occurred_at: Date; received_at: Date; status: string; type: string; value: string;
-      superseded: boolean; corrected_by: string | null; cancelled: boolean; reverses: string | null; reversed_by: string | null; at: Date;
-    }>(
-      `${entriesSql(def)}
-       SELECT external_id, event_id, occurred_at, received_at, status, type, (sign * amount_value)::text AS value,
-              superseded, corrected_by, cancelled, reverses, reversed_by, ${time} AS at
-         FROM entries
-        WHERE (superseded OR cancelled OR NOT (status = ANY ($10::text[])))
-          AND ($11::timestamptz IS NULL OR (${time}, event_id) > ($11::timestamptz, $12::uuid))
-        ORDER BY ${time}, event_id LIMIT $13`,
-      [...entryParams(def), def.countedStatuses, position.at, position.id, limit + 1],
-    );
+    const { setId, rows } = await movementItemsPage(pool, def, reconciliationId, { setId: position.set, at: position.at, id: position.id }, limit + 1);
     for (const row of rows.slice(0, limit)) {
       items.push({
         source: 'movement',
-        reason: row.superseded ? 'superseded' : row.cancelled ? 'reversal_pair' : 'status_not_counted',
+        reason: row.reason,
         external_id: row.external_id,
         event_id: `${ID_PREFIXES.event}${row.event_id}`,
         occurred_at: row.occurred_at.toISOString(),
@@ -68,23 +58,23 @@ export async function differenceItems(
         status: row.status,
         type: row.type,
         amount: { value: row.value, asset: def.asset, scale },
-        related: row.corrected_by ?? row.reverses ?? row.reversed_by,
+        related: row.related,
       });
     }
     if (rows.length > limit) {
       const last = rows[limit - 1]!;
-      return { items, next: { source: 'movement', at: last.at.toISOString(), id: last.event_id } };
+      return { items, next: { source: 'movement', set: setId, at: last.at, id: last.event_id } };
     }
-    position = { source: 'event', at: null, id: null };
+    position = { source: 'event', set: null, at: null, id: null };
   }
   // Unsettled events: read on until the page is full or the period is exhausted. A full page reads
   // on until one more item shows that a next page has something (never has_more, then nothing).
   let from = position.id ? { at: new Date(position.at!), id: position.id } : null;
   for (;;) {
     const room = limit - items.length;
-    const { events, next } = await readUnsettled(db, def, from, UNSETTLED_ROWS_PER_READ);
+    const { events, next } = await readUnsettled(pool, def, from, UNSETTLED_ROWS_PER_READ);
     if (room === 0) {
-      if (events.length > 0) return { items, next: from ? { source: 'event', at: from.at.toISOString(), id: from.id } : { source: 'event', at: null, id: null } };
+      if (events.length > 0) return { items, next: from ? { source: 'event', set: null, at: from.at.toISOString(), id: from.id } : { source: 'event', set: null, at: null, id: null } };
       if (!next) return { items, next: null };
       from = next;
       continue;
@@ -107,7 +97,7 @@ export async function differenceItems(
       // The page is full inside this read: go on after its last item.
       const last = events[room - 1]!;
       const at = def.basis === 'recorded' ? last.receivedAt : last.occurredAt;
-      return { items, next: { source: 'event', at: at.toISOString(), id: last.eventId } };
+      return { items, next: { source: 'event', set: null, at: at.toISOString(), id: last.eventId } };
     }
     if (!next) return { items, next: null };
     from = next;

@@ -1,0 +1,2 @@
+DROP TABLE reconciliation_set_items;
+DROP TABLE reconciliation_item_sets;
