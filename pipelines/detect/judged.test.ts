@@ -12,7 +12,8 @@ const item = (id: string, hours: number, options: { kind?: 'account' | 'party'; 
   at: new Date(T0 + hours * HOUR),
   change: { object: 'movement', external_id: 'm' } as SubjectWork['change'],
 });
-const ids = (items: SubjectWork[]) => items.map((w) => `${w.tenantId}/${w.subject.kind}/${w.subject.id}@${(w.at.getTime() - T0) / HOUR}`);
+// The answer as subject → hours past T0.
+const marks = (judged: Map<string, Date>) => Object.fromEntries([...judged].map(([key, at]) => [key.split('\u0000').join('/'), (at.getTime() - T0) / HOUR]));
 
 describe('judged subjects', () => {
   let db: TestDatabase;
@@ -21,22 +22,33 @@ describe('judged subjects', () => {
   });
   afterAll(async () => db?.drop());
 
-  it('tells the subjects judged at an instant or later, by the latest instant marked', async () => {
-    expect(await markJudged(db.pool, [item('A1', 10), item('A1', 5), item('P1', 3, { kind: 'party' })], [])).toEqual([]);
-    const asked = [
-      item('A1', 10),
-      item('A1', 11),
-      item('P1', 3, { kind: 'party' }),
-      // Same id, other kind and other tenant: never judged.
-      item('P1', 3),
-      item('A1', 1, { tenantId: 'other' }),
-    ];
-    // An earlier instant marked later does not move the mark back.
-    expect(ids(await markJudged(db.pool, [item('A1', 7)], asked))).toEqual(['acme/account/A1@10', 'acme/party/P1@3']);
+  it('marks the latest instant plus the reach, and tells how far subjects had been judged beyond their earliest instant', async () => {
+    expect(marks(await markJudged(db.pool, [item('A1', 9), item('A1', 5), item('P1', 3, { kind: 'party' })], HOUR))).toEqual({});
+    const answer = await markJudged(
+      db.pool,
+      [
+        // Judged to 10 h, beyond 8 h + 1 h.
+        item('A1', 8),
+        // Marked earlier, so the mark stays at 10 h.
+        item('A1', 7),
+        // Judged to 4 h, not beyond 3 h + 1 h.
+        item('P1', 3, { kind: 'party' }),
+        // Same id, other kind and other tenant: never judged.
+        item('P1', 1),
+        item('A1', 1, { tenantId: 'other' }),
+      ],
+      HOUR,
+    );
+    expect(marks(answer)).toEqual({ 'acme/account/A1': 10 });
+    expect(marks(await markJudged(db.pool, [item('A1', 8.5), item('P1', 2.5, { kind: 'party' }), item('P1', 0.5)], HOUR))).toEqual({
+      'acme/account/A1': 10,
+      'acme/party/P1': 4,
+      'acme/account/P1': 2,
+    });
   });
 
   it('does not count the statement\'s own marks as an earlier judgement', async () => {
-    expect(await markJudged(db.pool, [item('B1', 20)], [item('B1', 15)])).toEqual([]);
-    expect(ids(await markJudged(db.pool, [], [item('B1', 15), item('B1', 21)]))).toEqual(['acme/account/B1@15']);
+    expect(marks(await markJudged(db.pool, [item('B1', 20), item('B1', 15)], 0))).toEqual({});
+    expect(marks(await markJudged(db.pool, [item('B1', 15)], 0))).toEqual({ 'acme/account/B1': 20 });
   });
 });

@@ -16,45 +16,50 @@ import type { SubjectWork } from '../../services/detection/subjects.ts';
 
 type Judged = Pick<SubjectWork, 'tenantId' | 'subject' | 'at'>;
 
-// In one statement: marks each subject of `marks` as judged up to the latest of its instants, and
-// answers which of `asked` had been judged at their instant or later before this mark (a batch's
-// own marks are not an earlier judgement). Marks only move forward.
-export async function markJudged<T extends Judged>(pool: Pick<Pool, 'query'>, marks: readonly Judged[], asked: readonly T[]): Promise<T[]> {
-  const latest = new Map<string, Judged>();
-  for (const item of marks) {
+// In one statement: marks each subject of `work` as judged up to `reachMs` past the latest of its
+// instants here, and answers, by subject key, how far each had been judged before this mark (a
+// batch's own marks are not an earlier judgement), only for subjects judged beyond `reachMs` past
+// their earliest instant here: only they may have a fact further ahead judged. Marks only move
+// forward.
+export async function markJudged(pool: Pick<Pool, 'query'>, work: readonly Judged[], reachMs: number): Promise<Map<string, Date>> {
+  const span = new Map<string, { item: Judged; from: number; to: number }>();
+  for (const item of work) {
     const key = subjectKey(item);
-    const seen = latest.get(key);
-    if (!seen || seen.at.getTime() < item.at.getTime()) latest.set(key, item);
+    const at = item.at.getTime();
+    const seen = span.get(key);
+    if (!seen) span.set(key, { item, from: at, to: at });
+    else if (at < seen.from) seen.from = at;
+    else if (at > seen.to) seen.to = at;
   }
-  if (latest.size === 0 && asked.length === 0) return [];
-  const { rows } = await pool.query<{ i: number }>({
+  if (span.size === 0) return new Map();
+  const { rows } = await pool.query<{ t: string; k: string; s: string; judged_to: Date }>({
     name: 'detect-mark-judged',
     // The marks in key order, so that two statements marking the same subjects lock their rows in
     // one order. The commit does not wait for its WAL flush: a mark matters only with the batch's
     // evaluations, whose commit comes later in the WAL and so flushes it too (a flush per batch
-    // of its own made detection wait on the disk). The question reads the rows as they were
-    // before the statement.
+    // of its own made detection wait on the disk). The answer reads the rows as they were before
+    // the statement.
     text: `WITH unflushed AS (SELECT set_config('synchronous_commit', 'off', true)),
+           marks AS (SELECT * FROM json_to_recordset($1::json) AS m(t text, k text, s text, f timestamptz, a timestamptz)),
            marked AS (
              INSERT INTO judged_subjects AS j (tenant_id, subject_kind, subject_id, judged_to)
-             SELECT t, k, s, a FROM json_to_recordset($1::json) AS m(t text, k text, s text, a timestamptz), unflushed ORDER BY t, k, s
+             SELECT t, k, s, a FROM marks, unflushed ORDER BY t, k, s
              ON CONFLICT (tenant_id, subject_kind, subject_id) DO UPDATE SET judged_to = EXCLUDED.judged_to
              WHERE j.judged_to < EXCLUDED.judged_to
            )
-           SELECT r.i FROM json_to_recordset($2::json) AS r(i int, t text, k text, s text, a timestamptz)
-             JOIN judged_subjects j ON j.tenant_id = r.t AND j.subject_kind = r.k AND j.subject_id = r.s
-            WHERE j.judged_to >= r.a`,
+           SELECT m.t, m.k, m.s, j.judged_to FROM marks m
+             JOIN judged_subjects j ON j.tenant_id = m.t AND j.subject_kind = m.k AND j.subject_id = m.s
+            WHERE j.judged_to > m.f`,
     values: [
-      JSON.stringify([...latest.values()].map((item) => ({ t: item.tenantId, k: item.subject.kind, s: item.subject.id, a: item.at }))),
-      JSON.stringify(asked.map((item, i) => ({ i, t: item.tenantId, k: item.subject.kind, s: item.subject.id, a: item.at }))),
+      JSON.stringify(
+        [...span.values()].map(({ item, from, to }) => ({ t: item.tenantId, k: item.subject.kind, s: item.subject.id, f: new Date(from + reachMs), a: new Date(to + reachMs) })),
+      ),
     ],
   });
-  if (rows.length === 0) return [];
-  const judged = new Set(rows.map((row) => row.i));
-  return asked.filter((_, i) => judged.has(i));
+  return new Map(rows.map((row) => [subjectKey({ tenantId: row.t, subject: { kind: row.k as SubjectWork['subject']['kind'], id: row.s } }), row.judged_to]));
 }
 
 // A subject's key: its tenant, kind and id.
-export function subjectKey(item: Judged): string {
+export function subjectKey(item: Pick<SubjectWork, 'tenantId' | 'subject'>): string {
   return `${item.tenantId}\u0000${item.subject.kind}\u0000${item.subject.id}`;
 }

@@ -5,7 +5,7 @@ import type { Activity, ActivityRecord } from '../../platform/aggregates/port.ts
 import { startDetectionWorld, type DetectionWorld } from '../../test/support/detection-world.ts';
 import type { Prefetched } from '../../services/detection/framework/context.ts';
 import { factsAhead, LATE_FACT_SPAN_MS, placeLateFacts } from './late-facts.ts';
-import { markJudged } from './judged.ts';
+import { markJudged, subjectKey } from './judged.ts';
 import type { SubjectWork } from '../../services/detection/subjects.ts';
 import { splitTransfers } from '../../services/detection/typologies/behaviour/split_transfers.ts';
 import { structuring } from '../../services/detection/typologies/behaviour/structuring.ts';
@@ -172,7 +172,7 @@ describe('a structured payment sent a day late', () => {
     await world.settle();
     const ahead = new Date('2026-02-14T11:00:00Z');
     await world.stores.aggregates.record([activityOf({ tenantId: 'acme', kind: 'party', id: 'P-other' }, 'other-ahead', ahead)]);
-    await markJudged(world.api.db.pool, [{ tenantId: 'acme', subject: { kind: 'party', id: 'P-other' }, at: ahead }], []);
+    await markJudged(world.api.db.pool, [{ tenantId: 'acme', subject: { kind: 'party', id: 'P-other' }, at: ahead }], 0);
     await world.movements([{ id: 'other-1', from: [null, null], to: [null, 'P-other'], value: 930_000, at: '2026-02-13T09:00:00Z', type: 'cash_in' }]);
     await world.settle();
     const { rows } = await world.api.db.pool.query(`SELECT event_at FROM subject_evaluations WHERE tenant_id = 'acme' AND subject_kind = 'party' AND subject_id = 'P-other' AND mode = 'live'`);
@@ -207,21 +207,35 @@ describe('factsAhead', () => {
   });
   afterAll(async () => world?.close());
 
+  // How far each subject was judged, as markJudged answers.
+  const judged = (to: Record<string, number>) => new Map(Object.entries(to).map(([id, days]) => [subjectKey({ tenantId: 'acme', subject: { kind: 'account', id } }), at(days)]));
+  const everywhere = judged({ 'A-ahead': 1000, 'A-near': 1000, 'A-far': 1000 });
+
   it('judges at the latest fact within each longer window, each instant once', async () => {
     // 24 h: nothing past the span; 7 d: day 2; 30 d: day 20; 90 d: day 80.
-    expect(found(await factsAhead(world.stores.aggregates, [item('A-ahead', 0), item('A-ahead', 0, 'control_event')]))).toEqual([
+    expect(found(await factsAhead(world.stores.aggregates, [item('A-ahead', 0), item('A-ahead', 0, 'control_event')], everywhere))).toEqual([
       ['A-ahead', 'movement', 2],
       ['A-ahead', 'movement', 20],
       ['A-ahead', 'movement', 80],
     ]);
     // From day 2: day 20 for 30 d, and 80 for 90 d; 7 d and 24 h hold nothing further.
-    expect(found(await factsAhead(world.stores.aggregates, [item('A-ahead', 2)]))).toEqual([
+    expect(found(await factsAhead(world.stores.aggregates, [item('A-ahead', 2)], everywhere))).toEqual([
       ['A-ahead', 'movement', 20],
       ['A-ahead', 'movement', 80],
     ]);
   });
 
+  it('judges only at facts the subject was judged at or beyond', async () => {
+    expect(found(await factsAhead(world.stores.aggregates, [item('A-ahead', 0)], judged({ 'A-ahead': 20 })))).toEqual([
+      ['A-ahead', 'movement', 2],
+      ['A-ahead', 'movement', 20],
+    ]);
+    // Judged only within the span of the fact, or never: nothing.
+    expect(await factsAhead(world.stores.aggregates, [item('A-ahead', 0)], judged({ 'A-ahead': 1 / 24 }))).toEqual([]);
+    expect(await factsAhead(world.stores.aggregates, [item('A-ahead', 0)], new Map())).toEqual([]);
+  });
+
   it('finds nothing within the span, past the longest window, at the latest fact, or for scheduled work', async () => {
-    expect(await factsAhead(world.stores.aggregates, [item('A-near', 0), item('A-far', 0), item('A-ahead', 80), item('A-ahead', 0, 'schedule', false)])).toEqual([]);
+    expect(await factsAhead(world.stores.aggregates, [item('A-near', 0), item('A-far', 0), item('A-ahead', 80), item('A-ahead', 0, 'schedule', false)], everywhere)).toEqual([]);
   });
 });

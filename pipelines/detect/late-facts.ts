@@ -18,8 +18,9 @@
 // payments of a week's structuring, the first sent a day late): for each longer window, the
 // subject is also judged at its latest fact less than that window after the late one, whose
 // window of that length holds both, if that fact may have been judged already (judged.ts). The
-// store is asked (AggregateStore.latestWithin) for every window in one read, before the batch's
-// snapshots are loaded, so what those loads allocate is not kept alive while it answers.
+// store is asked (AggregateStore.latestWithin) only about subjects judged beyond the span of the
+// late fact, for every window in one read, before the batch's snapshots are loaded (so what those
+// loads allocate is not kept alive while it answers).
 import { WINDOWS, type AggregateStore, type LatestRequest } from '../../platform/aggregates/port.ts';
 import type { DetectionStores, Prefetched } from '../../services/detection/framework/context.ts';
 import { loadSnapshots, prefetch } from '../../services/detection/framework/prefetch.ts';
@@ -40,11 +41,14 @@ export interface PlacedWork {
 // The batch's work prefetched, with late facts placed: judged at the later facts too, those
 // further than the span only where a later fact may have been judged without the late one
 // (judged.ts). The batch's subjects are marked as judged, up to the latest instant placeLateFacts
-// may move each to, before their snapshots are read.
+// may move each to, before the stores are read for them.
 export async function placeAllLateFacts(stores: DetectionStores, work: readonly SubjectWork[]): Promise<PlacedWork[]> {
-  const found = await factsAhead(stores.aggregates, work);
-  const marks = work.filter((item) => item.change !== null).map((item) => ({ ...item, at: new Date(item.at.getTime() + LATE_FACT_SPAN_MS - 1) }));
-  const again = await markJudged(stores.pool, marks, found);
+  const judgedTo = await markJudged(
+    stores.pool,
+    work.filter((item) => item.change !== null),
+    LATE_FACT_SPAN_MS - 1,
+  );
+  const again = await factsAhead(stores.aggregates, work, judgedTo);
   // What the batch loads for the subject serves the later instant too, as for a fact moved within
   // the span (its entities, its party's accounts, the batch's loaders, whose statements the added
   // evaluations then share), but the snapshot: it must reach the later fact.
@@ -90,30 +94,39 @@ export function placeLateFacts(work: readonly SubjectWork[], prefetched: readonl
 // Evaluations, as movements, at each latest fact less than a longer window after a triggering
 // fact and at least a span after it (what placeLateFacts does not reach), each instant once per
 // subject: the longest window's, then each shorter one's while the latest found lies beyond it
-// (within it, it is that window's latest too).
-export async function factsAhead(store: Pick<AggregateStore, 'latestWithin'>, work: readonly SubjectWork[]): Promise<SubjectWork[]> {
+// (within it, it is that window's latest too). Only facts the subject was judged at or beyond
+// (`judgedTo`, by subject key, markJudged): a later fact not judged yet will be, with the late one
+// in its windows. The store is asked only about subjects judged beyond the span: in order, none.
+export async function factsAhead(
+  store: Pick<AggregateStore, 'latestWithin'>,
+  work: readonly SubjectWork[],
+  judgedTo: ReadonlyMap<string, Date>,
+): Promise<SubjectWork[]> {
   // One question per subject and instant, whatever the trigger.
-  const asked = new Map<string, SubjectWork>();
-  for (const item of work) if (item.change !== null) asked.set(`${subjectKey(item)}\u0000${item.at.getTime()}`, item);
+  const asked = new Map<string, { item: SubjectWork; judgedTo: number }>();
+  for (const item of work) {
+    const judged = item.change === null ? undefined : judgedTo.get(subjectKey(item));
+    if (judged && judged.getTime() > item.at.getTime() + LATE_FACT_SPAN_MS - 1) asked.set(`${subjectKey(item)}\u0000${item.at.getTime()}`, { item, judgedTo: judged.getTime() });
+  }
   if (asked.size === 0) return [];
   const items = [...asked.values()];
   // Every window's question in one read: a store read per window would be a round trip each (the
   // snapshot cache brings itself up to date with every read).
   const requests: LatestRequest[] = [];
-  for (const item of items) {
+  for (const { item } of items) {
     const subject = { tenantId: item.tenantId, kind: item.subject.kind, id: item.subject.id };
     const after = new Date(item.at.getTime() + LATE_FACT_SPAN_MS - 1);
     for (const windowMs of LONGER_WINDOWS_MS) requests.push({ subject, after, upTo: new Date(item.at.getTime() + windowMs - 1) });
   }
   const latest = await store.latestWithin(requests);
   const ahead = new Map<string, SubjectWork>();
-  items.forEach((item, i) => {
+  items.forEach(({ item, judgedTo: judged }, i) => {
     for (let w = 0; w < LONGER_WINDOWS_MS.length; w++) {
       const at = latest[i * LONGER_WINDOWS_MS.length + w];
       // Nothing ahead within this window: nor within a shorter one.
       if (!at) return;
       const found: SubjectWork = { ...item, trigger: 'movement', at };
-      ahead.set(keyOf(found), found);
+      if (at.getTime() <= judged) ahead.set(keyOf(found), found);
       // Within the next shorter window, the latest there is this one too.
       const shorter = LONGER_WINDOWS_MS[w + 1];
       if (shorter === undefined || at.getTime() <= item.at.getTime() + shorter - 1) return;
