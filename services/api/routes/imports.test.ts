@@ -469,6 +469,32 @@ describe('row numbers past invalid UTF-8', () => {
     expect(rejects.data.map((r) => [r.row_no, r.chunk_no, r.code, r.external_id])).toEqual(expected);
     expect(rejects.data[1]).toMatchObject({ message: 'more fields than the header', raw: 'w-6,2026-06-01T10:00:00Z,1.00,x,extra' });
   });
+
+  it('in JSONL too: the lines after the bad byte are counted, unread', async () => {
+    const created = importViewSchema.parse(
+      (await api.client.post('/v1/imports', { mapping: movementMapping({ kind: 'jsonl', comment_prefix: '#' }), go_live_at: '2026-08-01T00:00:00Z', backfill_from: '2026-01-01T00:00:00Z' }, api.keys.ingest)).json(),
+    );
+    const line = (id: string) => `${JSON.stringify({ id, at: '2026-06-01T10:00:00Z', amount: '1.00' })}\n`;
+    const chunks = [
+      // Row 2 holds a byte that is not UTF-8; rows 3 and 4 (a comment and a blank line between them) are never read.
+      Buffer.concat([Buffer.from(line('j-1') + '{"id": "j-2", "memo": "caf'), Buffer.from([0xc3, 0x28]), Buffer.from('"}\n' + line('j-3') + '# note\n\n' + line('j-4'))]),
+      // Row 5, then row 6, which is no JSON object.
+      Buffer.from(line('j-5') + '[6]\n'),
+    ];
+    for (const [n, chunk] of chunks.entries()) {
+      await api.client.send({ method: 'PUT', url: `/v1/imports/${created.import_id}/chunks/${n}`, body: chunk, key: api.keys.ingest, headers: { 'content-type': 'application/x-ndjson' } });
+    }
+    const expected = [
+      [2, 0, 'svc:import/invalid_chunk'],
+      [6, 1, 'svc:validation/schema'],
+    ];
+    const dry = importDryRunReportSchema.parse((await api.client.post(`/v1/imports/${created.import_id}/dry-run`, undefined, api.keys.ingest)).json());
+    expect(dry.rejects.map((r) => [r.row_no, r.chunk_no, r.code])).toEqual(expected);
+    await api.client.post(`/v1/imports/${created.import_id}/submit`, { chunk_count: 2 }, api.keys.ingest);
+    await landAll();
+    const rejects = importRejectPageSchema.parse((await api.client.get(`/v1/imports/${created.import_id}/rejects?format=json`, api.keys.ingest)).json());
+    expect(rejects.data.map((r) => [r.row_no, r.chunk_no, r.code])).toEqual(expected);
+  });
 });
 
 describe('imports that must not stop the queue or leak', () => {

@@ -107,6 +107,27 @@ describe('JSONL dialect reader', () => {
       const leading = await read([Buffer.from('title '), Buffer.from([0xff]), Buffer.from('\n{"a":1}\n')], { skipLeadingRows: 1 });
       expect(leading.error).toMatchObject({ message: 'invalid UTF-8', rowNo: undefined });
     });
+
+    it('counts the lines after invalid UTF-8, unread, so the next chunk starts at its true row number', async () => {
+      // Row 2 holds the bad byte; rows 3 to 5 follow, with blank and comment lines (no rows) between
+      // them, a line with another bad byte (a row) and a last line without its terminator.
+      const rest = Buffer.concat([Buffer.from('x"}\r\n\n  # note\n{"a":3}\n \u00a0\t\r\n{"a":'), Buffer.from([0xfe]), Buffer.from('}\n{"a":5}')]);
+      for (const size of [1, 2, 5, Infinity]) {
+        const file = Buffer.concat([Buffer.from('{"a":1}\n{"a":"'), Buffer.from([0xff]), rest]);
+        const { records, error } = await read(file, { commentPrefix: '#' }, CHUNK0, size);
+        expect(values(records), `pieces of ${size}`).toEqual([[1, { a: 1 }]]);
+        expect(error, `pieces of ${size}`).toMatchObject({ message: 'invalid UTF-8', rowNo: 2, nextRowNo: 6 });
+      }
+      // As many as the same text without the bad bytes holds.
+      const clean = '{"a":1}\n{"a":"éx"}\r\n\n  # note\n{"a":3}\n \u00a0\t\r\n{"a":4}\n{"a":5}';
+      expect((await read(clean, { commentPrefix: '#' })).reader.rowsRead()).toBe(5);
+      // At the end of the chunk, in a later chunk numbered from the first row given.
+      const later = await read([Buffer.from('{"a":40}\n{"a":"'), Buffer.from('€').subarray(0, 2)], {}, { chunkNo: 3, firstRowNo: 40 });
+      expect(later.error).toMatchObject({ rowNo: 41, nextRowNo: 42 });
+      // In the skipped leading lines: they still end at their line feeds, the records after them count.
+      const leading = await read([Buffer.from('title '), Buffer.from([0xff]), Buffer.from(' more\nskipped\n{"a":1}\n\n{"a":2}\n')], { skipLeadingRows: 2 });
+      expect(leading.error).toMatchObject({ rowNo: undefined, nextRowNo: 3 });
+    });
   });
 
   describe('record size cap', () => {

@@ -1,7 +1,9 @@
 // The JSONL dialect reader: one JSON value per line, streamed line by line.
 //
 // - Bytes are checked as UTF-8 as they pass; a BOM at the start of chunk 0 is dropped, and the first
-//   skipLeadingRows physical lines of chunk 0 are skipped (later chunks start mid-file).
+//   skipLeadingRows physical lines of chunk 0 are skipped (later chunks start mid-file). Past invalid
+//   UTF-8 nothing more is read, but the chunk's records are still counted (jsonl-count.ts), so the
+//   next chunk's rows keep their numbers in the file.
 // - Lines end with LF or CRLF; the last line of a chunk may lack its terminator.
 // - Blank lines (only whitespace) and comment lines (commentPrefix after any leading blanks) are
 //   skipped and not counted as rows.
@@ -13,6 +15,7 @@
 // - Memory: only the line in progress is held; a line longer than maxRecordBytes (even one that
 //   never ends) is a ChunkError as soon as it passes the cap.
 import { checkJsonBounds } from '../../../schemas/primitives/json-bounds.ts';
+import { jsonlRecordText, JsonlRecordCounter, withoutCr } from './jsonl-count.ts';
 import {
   asBuffer,
   ChunkError,
@@ -33,7 +36,6 @@ export interface JsonlChunkReader {
 }
 
 const LF = 10;
-const CR = 13;
 
 export function readJsonlChunk(
   bytes: AsyncIterable<Uint8Array>,
@@ -56,10 +58,8 @@ export function readJsonlChunk(
     const tooLong = () => new ChunkError('record past the size cap', nextRowNo(), chunkNo);
 
     const toRecord = (line: Buffer): SourceRecord | undefined => {
-      const text = line.toString('utf8');
-      const start = text.search(/\S/);
-      if (start < 0) return undefined;
-      if (prefix !== undefined && text.startsWith(prefix, start)) return undefined;
+      const text = jsonlRecordText(line, prefix);
+      if (text === undefined) return undefined;
       const rowNo = nextRowNo();
       rows++;
       let value: unknown;
@@ -79,22 +79,41 @@ export function readJsonlChunk(
     const head = new ChunkHead({ dropBom: chunkNo === 0, skipLines: chunkNo === 0 ? dialect.skipLeadingRows : 0 });
     const utf8 = new Utf8Validator();
     const lines = new LineSplitter(cap, tooLong);
-    const invalidUtf8 = () => new ChunkError('invalid UTF-8', head.inPreamble ? undefined : nextRowNo(), chunkNo);
 
+    // Past invalid UTF-8 the rest of the chunk is only counted, from the start of the line the bad
+    // byte sits in (the skipped leading lines still end at their line feeds).
+    const breakAt = (rest: Buffer): Broken => {
+      const counter = new JsonlRecordCounter(prefix);
+      counter.push(lines.inProgress());
+      const rowNo = head.inPreamble ? undefined : nextRowNo();
+      counter.push(head.push(rest));
+      return { rowNo, counter };
+    };
+    const invalidUtf8 = ({ rowNo, counter }: Broken) => {
+      counter.push(head.end());
+      return new ChunkError('invalid UTF-8', rowNo, chunkNo, nextRowNo() + counter.end());
+    };
+
+    let broken: Broken | undefined;
     for await (const chunk of bytes) {
       const buf = asBuffer(chunk);
+      if (broken !== undefined) {
+        broken.counter.push(head.push(buf));
+        continue;
+      }
       const bad = utf8.push(buf);
       for (const line of lines.push(head.push(bad < 0 ? buf : buf.subarray(0, bad)))) {
         const record = toRecord(line);
         if (record !== undefined) yield record;
       }
-      if (bad >= 0) throw invalidUtf8();
+      if (bad >= 0) broken = breakAt(buf.subarray(bad));
     }
+    if (broken !== undefined) throw invalidUtf8(broken);
     for (const line of lines.push(head.end())) {
       const record = toRecord(line);
       if (record !== undefined) yield record;
     }
-    if (!utf8.end()) throw invalidUtf8();
+    if (!utf8.end()) throw invalidUtf8(breakAt(Buffer.alloc(0)));
     const last = lines.end();
     if (last !== undefined) {
       const record = toRecord(last);
@@ -103,6 +122,12 @@ export function readJsonlChunk(
   }
 
   return { records: read(), rowsRead: () => rows };
+}
+
+/** Where invalid UTF-8 stopped a chunk: the row it sits in, and the counter of the records from there on. */
+interface Broken {
+  rowNo: number | undefined;
+  counter: JsonlRecordCounter;
 }
 
 /** Cuts a byte stream into lines (without LF or CRLF), holding only the line in progress. */
@@ -138,6 +163,11 @@ class LineSplitter {
     }
   }
 
+  /** The bytes of the line in progress, left held. */
+  inProgress(): Buffer {
+    return Buffer.concat(this.parts);
+  }
+
   /** The last line when the chunk does not end with a line break. */
   end(): Buffer | undefined {
     if (this.parts.length === 0) return undefined;
@@ -148,7 +178,7 @@ class LineSplitter {
   }
 
   private finish(line: Buffer): Buffer {
-    const text = line.length > 0 && line[line.length - 1] === CR ? line.subarray(0, line.length - 1) : line;
+    const text = withoutCr(line);
     if (text.length > this.cap) throw this.tooLong();
     return text;
   }
