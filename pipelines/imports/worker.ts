@@ -234,8 +234,8 @@ export class ImportWorker {
       await land();
       await inFlight;
       if (chunkNo === 0) fileHeader = reading.fileHeader() ?? fileHeader;
-      // Past invalid UTF-8 the chunk's later records were counted, unread: the next chunk's rows
-      // keep their numbers in the file.
+      // Past a chunk-level problem the chunk's later records may have been counted, unread: the
+      // next chunk's rows keep their numbers in the file.
       const counted = reading.nextRowNo();
       if (counted !== undefined) {
         nextRowNo = Math.max(nextRowNo, counted);
@@ -261,8 +261,8 @@ export class ImportWorker {
     const needsHeader = compiled.mapping.csv !== undefined && compiled.mapping.csv.hasHeader && compiled.mapping.csv.columns === undefined;
     if (chunkNo === 0 && counts.rowsRead === 0 && unreadable && needsHeader) await this.finish(db, job, 'failed', `chunk 0: ${unreadable}`);
     // Past a chunk-level problem the rest of the chunk (or a missing chunk) is never read, and,
-    // but after invalid UTF-8 (whose records are still counted), the later chunks' rows are
-    // numbered as if it held none. A mapping whose ids take @row_no would then give each later row
+    // unless its records could still be counted (dialects/types.ts ChunkError), the later chunks'
+    // rows are numbered as if it held none. A mapping whose ids take @row_no would then give each later row
     // another id than a clean re-import of the file gives it, and that re-import would land them
     // twice: such an import stops here, to be run again on a fixed file.
     else if (unreadable && !numbered && chunkNo < (job.chunk_count ?? 0) - 1 && readsRowNumber(compiled.mapping)) {

@@ -49,8 +49,8 @@ export interface ChunkReading {
   // The CSV header record read from chunk 0, for later chunks (undefined for JSONL).
   fileHeader: () => string[] | undefined;
   // Once the rows are read: after a chunk-level problem past which the chunk's records could still
-  // be counted (invalid UTF-8), the row number the next chunk starts at; else undefined (the rows
-  // read say where the next chunk starts).
+  // be counted (dialects/types.ts ChunkError), the row number the next chunk starts at; else
+  // undefined (the rows read say where the next chunk starts).
   nextRowNo: () => number | undefined;
 }
 

@@ -48,7 +48,7 @@ export async function dryRunStagedFile(pool: Pool, row: ImportRow & { tenant_id:
       addToReport(report, mapped);
     }
     if (chunkNo === 0) header = reading.fileHeader();
-    // Past invalid UTF-8 the chunk's later records were counted, unread (as landing does).
+    // Past a chunk-level problem the chunk's later records may have been counted, unread (as landing does).
     nextRowNo = Math.max(nextRowNo, reading.nextRowNo() ?? 0);
   }
   return report;

@@ -433,11 +433,51 @@ describe('chunk-level problems carry their chunk and row', () => {
     expect(report.valid).toBe(4);
     expect(report.rejects.map((r) => [r.row_no, r.chunk_no, r.code, r.message])).toEqual([
       [null, 1, 'svc:import/invalid_chunk', expect.stringContaining('header')],
-      [4, 2, 'svc:import/invalid_chunk', 'invalid UTF-8; nothing after it in chunk 2 was read'],
-      // u-6, unread after the invalid UTF-8, still has its row (5): u-7 is 6, u-8 7. (u-3, in the
-      // chunk whose header differs, is no row: nothing says where that chunk's records end.)
-      [7, 3, 'svc:import/invalid_chunk', expect.stringContaining('size cap')],
+      // u-3, unread in the chunk whose header differs, still has its row (3); so has u-6 (6),
+      // unread after the invalid UTF-8: u-8 is 8.
+      [5, 2, 'svc:import/invalid_chunk', 'invalid UTF-8; nothing after it in chunk 2 was read'],
+      [8, 3, 'svc:import/invalid_chunk', expect.stringContaining('size cap')],
     ]);
+  });
+});
+
+describe('row numbers past a record too big, a header unlike the first, invalid UTF-8 in the leading lines', () => {
+  it('are the file\'s own: the rows after each are counted, unread, and a later row\'s reject names its true row', async () => {
+    const mapping = movementMapping({ kind: 'csv', header_per_chunk: true, skip_leading_rows: 1 }, { 'data.memo': { from: 'memo', optional: true } });
+    const created = importViewSchema.parse(
+      (await api.client.post('/v1/imports', { mapping, go_live_at: '2026-08-01T00:00:00Z', backfill_from: '2026-01-01T00:00:00Z' }, api.keys.ingest)).json(),
+    );
+    // Each chunk a whole export: a title line, the header, rows.
+    const file = (title: string, ...rows: string[]) => Buffer.from(`${title}\nid,at,amount,memo\n${rows.join('')}`);
+    const row = (id: string, memo = '') => `${id},2026-06-01T10:00:00Z,1.00,${memo}\n`;
+    const chunks = [
+      // Row 2 is past the size cap; row 3 is never read.
+      file('export 1', row('v-1'), row('v-2', 'x'.repeat(1024 * 1024 + 10)), row('v-3')),
+      file('export 2', row('v-4', 'x,extra')),
+      // A header unlike the first's: rows 5 and 6 are never read.
+      Buffer.from('export 3\nid,at,amount,note\n' + row('v-5') + row('v-6')),
+      file('export 4', row('v-7', 'x,extra')),
+      // A byte that is not UTF-8 in the title line: rows 8 and 9 are never read.
+      Buffer.concat([Buffer.from('export '), Buffer.from([0xff]), file(' 5', row('v-8'), row('v-9'))]),
+      file('export 6', row('v-10', 'x,extra')),
+    ];
+    for (const [n, chunk] of chunks.entries()) {
+      await api.client.send({ method: 'PUT', url: `/v1/imports/${created.import_id}/chunks/${n}`, body: chunk, key: api.keys.ingest, headers: { 'content-type': 'text/csv' } });
+    }
+    const expected = [
+      [2, 0, 'svc:import/invalid_chunk', null],
+      [4, 1, 'svc:validation/schema', 'v-4'],
+      [null, 2, 'svc:import/invalid_chunk', null],
+      [7, 3, 'svc:validation/schema', 'v-7'],
+      [null, 4, 'svc:import/invalid_chunk', null],
+      [10, 5, 'svc:validation/schema', 'v-10'],
+    ];
+    const dry = importDryRunReportSchema.parse((await api.client.post(`/v1/imports/${created.import_id}/dry-run`, undefined, api.keys.ingest)).json());
+    expect(dry.rejects.map((r) => [r.row_no, r.chunk_no, r.code, r.external_id])).toEqual(expected);
+    await api.client.post(`/v1/imports/${created.import_id}/submit`, { chunk_count: chunks.length }, api.keys.ingest);
+    await landAll();
+    const rejects = importRejectPageSchema.parse((await api.client.get(`/v1/imports/${created.import_id}/rejects?format=json`, api.keys.ingest)).json());
+    expect(rejects.data.map((r) => [r.row_no, r.chunk_no, r.code, r.external_id])).toEqual(expected);
   });
 });
 

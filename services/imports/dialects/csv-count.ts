@@ -3,8 +3,10 @@
 // line feed outside quotes; a quote opens a quoted field only at the start of a field; inside one,
 // a doubled quote is a quote and any other quote closes it; empty lines and lines starting with the
 // comment prefix are no records. Used past a chunk-level problem whose bytes still show where
-// records end (invalid UTF-8), so the rows after it keep their numbers in the file. Bytes are
-// matched as bytes: invalid UTF-8 never looks like a quote, delimiter or line feed. Holds only a
+// records end (invalid UTF-8, a record past the size cap, a header that cannot be used), so the
+// rows after it keep their numbers in the file. Bytes are matched as bytes: invalid UTF-8 never
+// looks like a quote, delimiter or line feed. A quote still open at the end is the reader's
+// unterminated quote: where the records in it end is unknown, and so is the count. Holds only a
 // few bytes of lookahead between pieces.
 const LF = 10;
 const CR = 13;
@@ -45,12 +47,16 @@ export class CsvRecordCounter {
     this.carry = Buffer.from(buf.subarray(i));
   }
 
-  /** Counts a last record without its terminator; returns every record counted. */
-  end(): number {
+  /**
+   * Counts a last record without its terminator; returns every record counted, or undefined when
+   * the bytes end inside a quoted field.
+   */
+  end(): number | undefined {
     const buf = this.carry;
     this.carry = Buffer.alloc(0);
     let i = 0;
     while (i < buf.length) i = this.step(buf, i);
+    if (this.quoted) return undefined;
     if (!this.lineStart) this.endLine(false);
     return this.counted;
   }

@@ -226,6 +226,15 @@ describe('CSV dialect reader', () => {
     expect(missing.error?.message).toBe("the first chunk's header was not given");
   });
 
+  it('counts the records after a header that cannot be used, unread, so the next chunk starts at its true row number', async () => {
+    const at = { chunkNo: 1, firstRowNo: 7, header: ['a', 'b'] };
+    const perChunk = { hasHeader: true, headerPerChunk: true };
+    const differs = await read('a,c\n1,2\n"3\n",4\n', perChunk, at);
+    expect(differs.error).toMatchObject({ message: "header differs from the first chunk's", rowNo: undefined, nextRowNo: 9 });
+    const repeats = await read('a,a\r\n1,2\r\n', { hasHeader: true }, CHUNK0);
+    expect(repeats.error).toMatchObject({ message: 'header repeats a column name', nextRowNo: 2 });
+  });
+
   it('with header_per_chunk every chunk is a whole file: leading rows and the header again, which must match', async () => {
     const d = { headerPerChunk: true, skipLeadingRows: 1 };
     const first = await read('export 1\na,b\n1,2\n', d);
@@ -329,9 +338,13 @@ describe('CSV dialect reader', () => {
       // In the header: the records after it are the chunk's rows.
       const header = await read([Buffer.from('a,'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('\n1,2\n3,4\n')]);
       expect(header.error).toMatchObject({ rowNo: undefined, nextRowNo: 3 });
-      // In the skipped leading lines nothing says where the header is: the count is unknown.
-      const leading = await read([Buffer.from('title '), Buffer.from([0xfe]), Buffer.from('\na,b\n1,2\n')], { skipLeadingRows: 1 });
-      expect(leading.error).toMatchObject({ rowNo: undefined, nextRowNo: undefined });
+      // In the skipped leading lines: they still end at their line feeds, so the header and the
+      // records after it are where they were.
+      const leading = await read([Buffer.from('title '), Buffer.from([0xfe]), Buffer.from(' "x\nmore\na,"b\nc"\n1,2\n\n3,4\n')], { skipLeadingRows: 2 });
+      expect(leading.error).toMatchObject({ rowNo: undefined, nextRowNo: 3 });
+      // Past a quote that never closes nothing says where records end: the count is unknown.
+      const open = await read([Buffer.from('a,b\n1,'), Buffer.from([0xff]), Buffer.from('\n2,"x\n3,y\n')]);
+      expect(open.error).toMatchObject({ rowNo: 1, nextRowNo: undefined });
     });
   });
 
@@ -344,40 +357,51 @@ describe('CSV dialect reader', () => {
       expect(values(records, ['a'])).toEqual([[1, '1']]);
       expect(error).toMatchObject({ message: 'record past the size cap', rowNo: 2, chunkNo: 0 });
       const header = await read('abcdef,ghijk\n1,2\n', {}, CHUNK0, undefined, 9);
-      expect(header.error).toMatchObject({ message: 'record past the size cap', rowNo: undefined });
+      expect(header.error).toMatchObject({ message: 'record past the size cap', rowNo: undefined, nextRowNo: 2 });
     });
 
-    it('stops a record that keeps growing without reading the rest of the stream', async () => {
-      let pulled = 0;
+    it('counts the records after one past the cap, unread, so the next chunk starts at its true row number', async () => {
+      // Row 12 is too big; rows 13 to 15 follow (one quoted over two lines, a comment line between).
+      const input = '1,2\n12345,7890\n3,"x\ny"\n# note\n4,z\n\n5,w';
+      for (const size of [1, 3, Infinity]) {
+        const { records, error } = await read(input, { commentPrefix: '#' }, { chunkNo: 2, firstRowNo: 11, header: ['a', 'b'] }, size, 9);
+        expect(values(records, ['a']), `pieces of ${size}`).toEqual([[11, '1']]);
+        expect(error, `pieces of ${size}`).toMatchObject({ message: 'record past the size cap', rowNo: 12, nextRowNo: 16 });
+      }
+    });
+
+    it('stops a record that keeps growing as it passes the cap, then only counts the rest of the chunk', async () => {
       let closed = false;
-      async function* endless(start: string, line: string): AsyncGenerator<Buffer> {
+      async function* growing(start: string, line: string, end: string, blocks = 64): AsyncGenerator<Buffer> {
         try {
           yield Buffer.from('a,b\n1,2\n' + start);
           const block = Buffer.from(line.repeat(Math.ceil(65536 / line.length)));
-          for (;;) {
-            pulled += block.length;
-            yield block;
-          }
+          for (let n = 0; n < blocks; n++) yield block;
+          yield Buffer.from(end);
         } finally {
           closed = true;
         }
       }
-      // One endless line; an open quote followed by endless lines; endless empty fields.
-      for (const [start, line] of [['', 'x'], ['"', 'x\n'], ['', ',']] as const) {
-        pulled = 0;
+      // One long line; long empty fields; an open quote followed by long lines, closed at last; one
+      // never closed (nothing then says where records end).
+      for (const [start, line, end, nextRowNo] of [
+        ['', 'x', '\n3,4\n5,6\n', 5],
+        ['', ',', '\n3,4\n5,6\n', 5],
+        ['"', 'x\n', '",y\n3,4\n5,6\n', 5],
+        ['"', 'x\n', '\n3,4\n5,6\n', undefined],
+      ] as const) {
         closed = false;
-        const reader = readCsvChunk(endless(start, line), dialect(), CHUNK0, { maxRecordBytes: 1 << 20 });
+        const reader = readCsvChunk(growing(start, line, end), dialect(), CHUNK0, { maxRecordBytes: 1 << 20 });
         const { records, error } = await collect(reader);
         expect(records).toHaveLength(1);
         expect(closed).toBe(true);
         expect(error).toBeInstanceOf(ChunkError);
         expect(error!.message).toMatch(/^record past the size cap/);
-        expect(error!.rowNo).toBe(2);
-        expect(pulled).toBeLessThan((1 << 20) + 4 * 65536);
+        expect(error).toMatchObject({ rowNo: 2, nextRowNo });
       }
       // A stream of small records never trips the cap (stopped by hand).
       closed = false;
-      const reader = readCsvChunk(endless('', 'x\n'), dialect(), CHUNK0, { maxRecordBytes: 1 << 20 });
+      const reader = readCsvChunk(growing('', 'x\n', '', Infinity), dialect(), CHUNK0, { maxRecordBytes: 1 << 20 });
       for await (const r of reader.records) if (r.rowNo >= 300_000) break;
       expect(reader.rowsRead()).toBe(300_000);
       expect(closed).toBe(true);

@@ -2,8 +2,11 @@
 // with global row numbers and their source text.
 //
 // - Bytes are checked as UTF-8 as they pass (types.ts Utf8Validator); a BOM at the start of a chunk
-//   that starts a file is dropped. Past invalid UTF-8 nothing more is read, but the chunk's records
-//   are still counted (csv-count.ts), so the next chunk's rows keep their numbers in the file.
+//   that starts a file is dropped.
+// - Past a chunk-level problem after which the bytes still show where records end (invalid UTF-8,
+//   also in the skipped leading lines; a record past the size cap; a header that cannot be used)
+//   nothing more is read, but the chunk's records are still counted (csv-count.ts), so the next
+//   chunk's rows keep their numbers in the file. Past an unterminated quote they cannot be.
 // - A chunk "starts a file" when it is chunk 0, or any chunk with headerPerChunk (each chunk is then
 //   a whole exported file): skipLeadingRows physical lines are skipped there before the header.
 //   Skipped lines are raw text: quotes and delimiters in them mean nothing.
@@ -17,7 +20,8 @@
 //   inner line breaks); preceding comment and empty lines are not part of it.
 // - Memory: bytes are fed to the parser in slices of at most FEED_BYTES, the records of one slice are
 //   yielded before the next is read, and the bytes of the record in progress are capped: more than
-//   maxRecordBytes in one record (or one comment line) is a ChunkError before the rest is read.
+//   maxRecordBytes in one record (or one comment line) is a ChunkError before the rest is read (the
+//   rest of the chunk is then only counted, holding a few bytes).
 import { CsvError, parse, type InfoRecord, type Parser } from 'csv-parse';
 import { CsvRecordCounter } from './csv-count.ts';
 import {
@@ -124,15 +128,23 @@ export function readCsvChunk(
         salvage.bytes = Buffer.from(source);
         return null;
       }
-      if (text.length > cap) throw new ChunkError('record past the size cap', currentRowNo(), chunkNo);
-      // Only the final record of a chunk can lack its terminator. With headerPerChunk each chunk is
-      // a whole exported file, whose last line may end without one.
-      if (!terminated && at.more && !dialect.headerPerChunk) {
-        throw new ChunkError('the chunk ends in the middle of a record: every chunk but the last ends with a record terminator', currentRowNo(), chunkNo);
-      }
-      if (expectHeader) {
-        acceptHeader(fields);
-        return null;
+      try {
+        if (text.length > cap) throw new ChunkError('record past the size cap', currentRowNo(), chunkNo);
+        // Only the final record of a chunk can lack its terminator. With headerPerChunk each chunk is
+        // a whole exported file, whose last line may end without one.
+        if (!terminated && at.more && !dialect.headerPerChunk) {
+          throw new ChunkError('the chunk ends in the middle of a record: every chunk but the last ends with a record terminator', currentRowNo(), chunkNo);
+        }
+        if (expectHeader) {
+          acceptHeader(fields);
+          return null;
+        }
+      } catch (error) {
+        // The record ends where the parser says all the same: it is passed (a row, or the header),
+        // and the records after it are counted.
+        if (expectHeader) expectHeader = false;
+        else rows++;
+        throw error;
       }
       const rowNo = at.firstRowNo + rows;
       rows++;
@@ -177,30 +189,47 @@ export function readCsvChunk(
       return err;
     };
 
-    async function* feed(buf: Buffer): AsyncGenerator<SourceRecord> {
+    const countFrom = (...pieces: Buffer[]): CsvRecordCounter => {
+      const counter = new CsvRecordCounter(dialect);
+      for (const piece of pieces) counter.push(piece);
+      return counter;
+    };
+
+    /**
+     * Feeds bytes to the parser and yields their records, up to a record too big or a header that
+     * cannot be used: then the problem, with a counter of the records from the first one not read
+     * on (the window holds the bytes from there on that were fed), fed the bytes not yet fed.
+     */
+    async function* feed(buf: Buffer): AsyncGenerator<SourceRecord, Stopped | undefined> {
       for (let off = 0; off < buf.length; off += FEED_BYTES) {
         const piece = buf.subarray(off, off + FEED_BYTES);
+        const unfed = buf.subarray(off + piece.length);
         window.push(piece);
         const err = await write(parser, piece);
         yield* drain();
+        // Thrown by onRecord, past a whole record.
+        if (err instanceof ChunkError) return { error: err, counter: countFrom(window.rest(), unfed) };
         if (err !== undefined) throw toChunkError(err);
         dropSkipped(parser.info.comment_lines + parser.info.empty_lines);
         if (window.length > cap + LOOKAHEAD_SLACK) {
           const message = window.lineBreaks(3) >= 3
             ? 'record past the size cap (it runs over several lines: an unterminated quote?)'
             : 'record past the size cap';
-          throw new ChunkError(message, currentRowNo(), chunkNo);
+          // The window holds the record in progress from its start.
+          return { error: new ChunkError(message, currentRowNo(), chunkNo), counter: countFrom(window.rest(), unfed) };
         }
       }
+      return undefined;
     }
 
     /**
-     * After the valid prefix is fed: the records before the bad byte, then the row it sits in and a
-     * counter of the chunk's records from the start of that row on (fed the bytes from the bad one
-     * on, it numbers the rows after it), or none when the bad byte is in the skipped leading lines.
+     * After the valid prefix is fed: the records before the bad byte, then the problem (in the row
+     * the bad byte sits in, if it is in one) and a counter of the chunk's records from the start of
+     * that row on (fed the bytes from the bad one on, it numbers the rows after it). In the skipped
+     * leading lines nothing was fed: the counter starts at the chunk's first record, the header.
      */
-    async function* invalidUtf8(head: ChunkHead): AsyncGenerator<SourceRecord, Broken> {
-      if (head.inPreamble) return { rowNo: undefined, counter: undefined };
+    async function* invalidUtf8(head: ChunkHead): AsyncGenerator<SourceRecord, Stopped> {
+      if (head.inPreamble) return { error: new ChunkError('invalid UTF-8', undefined, chunkNo), counter: countFrom() };
       salvage = { rowNo: undefined, bytes: Buffer.alloc(0) };
       let rowNo: number | undefined;
       try {
@@ -212,41 +241,39 @@ export function readCsvChunk(
       yield* drain();
       // The bytes of the row in progress: cut short (salvaged), or still held (an open quote), with
       // any comment or empty lines before it, which the counter skips as the parser did.
-      const counter = new CsvRecordCounter(dialect);
-      counter.push(salvage.bytes);
-      counter.push(window.rest());
-      return { rowNo, counter };
+      return { error: new ChunkError('invalid UTF-8', rowNo, chunkNo), counter: countFrom(salvage.bytes, window.rest()) };
     }
 
-    // The records after the bad byte were counted: the file's next row number, past this chunk.
-    const invalidUtf8Error = (broken: Broken): ChunkError => {
-      if (broken.counter === undefined) return new ChunkError('invalid UTF-8', broken.rowNo, chunkNo);
-      const records = broken.counter.end() - (expectHeader ? 1 : 0);
-      return new ChunkError('invalid UTF-8', broken.rowNo, chunkNo, at.firstRowNo + rows + Math.max(records, 0));
+    // The problem, with the file's next row number past this chunk when its records were counted
+    // (none when the counter ended inside a quoted field).
+    const counted = ({ error, counter }: Stopped): ChunkError => {
+      const records = counter.end();
+      if (records === undefined) return error;
+      return new ChunkError(error.message, error.rowNo, chunkNo, at.firstRowNo + rows + Math.max(records - (expectHeader ? 1 : 0), 0));
     };
 
     try {
       const head = new ChunkHead({ dropBom: startsFile, skipLines: startsFile ? dialect.skipLeadingRows : 0 });
       const utf8 = new Utf8Validator();
-      // Past invalid UTF-8 the rest of the chunk is only counted, not read.
-      let broken: Broken | undefined;
+      // Past a problem the rest of the chunk is only counted, not read: through the head, since
+      // invalid UTF-8 may stop it in the skipped leading lines.
+      let stopped: Stopped | undefined;
       for await (const chunk of bytes) {
         const buf = asBuffer(chunk);
-        if (broken !== undefined) {
-          if (broken.counter === undefined) break;
-          broken.counter.push(buf);
+        if (stopped !== undefined) {
+          stopped.counter.push(head.push(buf));
           continue;
         }
         const bad = utf8.push(buf);
-        yield* feed(head.push(bad < 0 ? buf : buf.subarray(0, bad)));
-        if (bad >= 0) {
-          broken = yield* invalidUtf8(head);
-          broken.counter?.push(buf.subarray(bad));
-        }
+        stopped = yield* feed(head.push(bad < 0 ? buf : buf.subarray(0, bad)));
+        if (bad < 0) continue;
+        stopped ??= yield* invalidUtf8(head);
+        stopped.counter.push(head.push(buf.subarray(bad)));
       }
-      if (broken !== undefined) throw invalidUtf8Error(broken);
-      yield* feed(head.end());
-      if (!utf8.end()) throw invalidUtf8Error(yield* invalidUtf8(head));
+      if (stopped === undefined) stopped = yield* feed(head.end());
+      else stopped.counter.push(head.end());
+      if (stopped === undefined && !utf8.end()) stopped = yield* invalidUtf8(head);
+      if (stopped !== undefined) throw counted(stopped);
       let err: unknown;
       try {
         await end(parser);
@@ -269,10 +296,10 @@ export function readCsvChunk(
   };
 }
 
-/** Where invalid UTF-8 stopped a chunk: its row, and the counter of the records from there on. */
-interface Broken {
-  rowNo: number | undefined;
-  counter: CsvRecordCounter | undefined;
+/** A chunk-level problem past which the chunk's records are counted, and their counter. */
+interface Stopped {
+  error: ChunkError;
+  counter: CsvRecordCounter;
 }
 
 /** Why the dialect cannot be read, or undefined. Messages are about the mapping, never the data. */

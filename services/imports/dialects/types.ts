@@ -91,7 +91,8 @@ export type SourceRecord =
  * quote, invalid UTF-8, record past the size cap. `rowNo` is the row the problem sits in when it is
  * a data row (undefined in the header or the skipped leading lines). The message never quotes data.
  * `nextRowNo` is the number the record after the chunk's last has, when the chunk's records could
- * still be counted past the problem (invalid UTF-8 shows where they end): the next chunk starts there.
+ * still be counted past the problem (its bytes still show where they end: invalid UTF-8, a record
+ * past the size cap, a header that cannot be used): the next chunk starts there.
  */
 export class ChunkError extends Error {
   readonly code = 'svc:import/invalid_chunk' satisfies ErrorCode;
