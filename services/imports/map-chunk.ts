@@ -94,27 +94,25 @@ export function mapChunk(
 
   // A mapped column the header does not have (a renamed export column, a changed case) reads as
   // empty on every row: an optional field silently lost, a row_filter that skips every row or
-  // none. Checked at the chunk's first record, before any row of it is mapped.
+  // none. Checked at the chunk's first record, before any row of it is mapped; the chunk's records
+  // are then still read, only to be counted, so the next chunk's rows keep their numbers.
   let headerChecked = false;
-  const checkHeader = (): void => {
+  const checkHeader = async (first: SourceRecord): Promise<void> => {
     if (headerChecked) return;
     headerChecked = true;
     const names = headerNames();
     if (!names) return;
     const missing = columnsNamed(mapping).filter((column) => !names.includes(column));
-    if (missing.length > 0) throw new ChunkError(`mapping mismatch: the header has no column ${missing.join(', ')}`, undefined, at.chunkNo);
+    if (missing.length > 0) throw new ChunkError(`mapping mismatch: the header has no column ${missing.join(', ')}`, undefined, at.chunkNo, await rowAfter(records, first.rowNo + 1));
   };
 
   let nextRowNo: number | undefined;
   async function* rows(): AsyncIterable<MappedRow> {
     try {
-      let sinceYield = 0;
+      const pause = pacer();
       for await (const record of records) {
-        checkHeader();
-        if (++sinceYield >= YIELD_EVERY) {
-          sinceYield = 0;
-          await new Promise((resolve) => setImmediate(resolve));
-        }
+        await checkHeader(record);
+        await pause();
         if (record.kind === 'bad_row') {
           const fields = record.row;
           let externalId: string | undefined;
@@ -165,11 +163,41 @@ export function mapChunk(
       if (!(error instanceof ChunkError)) throw error;
       nextRowNo = error.nextRowNo;
       // The rows before it stand; the chunk stops here, reported as one reject that says so: the
-      // rows after it are in no count and no other reject.
-      yield reject(error.rowNo ?? null, 'svc:import/invalid_chunk', undefined, `${error.message}; nothing after it in chunk ${error.chunkNo} was read`, null);
+      // rows after it are in no count and no other reject. When they could not even be counted and
+      // more chunks follow, the reject says that later row numbers may be off.
+      const unread = `nothing after it in chunk ${error.chunkNo} was read`;
+      const message = nextRowNo === undefined && at.more ? `${unread} or counted, so later row numbers may be off` : unread;
+      yield reject(error.rowNo ?? null, 'svc:import/invalid_chunk', undefined, `${error.message}; ${message}`, null);
     }
   }
   return { rows: rows(), fileHeader, nextRowNo: () => nextRowNo };
+}
+
+// The number the record after a reader's last has, its records read from here on only to be counted
+// (`next` when none is left); undefined when a chunk-level problem left some uncounted. A reader's
+// records are a generator: iterating them again goes on where the caller stopped.
+async function rowAfter(records: AsyncIterable<SourceRecord>, next: number): Promise<number | undefined> {
+  const pause = pacer();
+  try {
+    for await (const record of records) {
+      next = record.rowNo + 1;
+      await pause();
+    }
+  } catch (error) {
+    if (!(error instanceof ChunkError)) throw error;
+    return error.nextRowNo;
+  }
+  return next;
+}
+
+// A pause for the event loop every YIELD_EVERY calls.
+function pacer(): () => Promise<void> {
+  let since = 0;
+  return async () => {
+    if (++since < YIELD_EVERY) return;
+    since = 0;
+    await new Promise((resolve) => setImmediate(resolve));
+  };
 }
 
 // The sources a mapping reads: its rules' `from` (each part of a joined one), its money parts' and

@@ -481,6 +481,40 @@ describe('row numbers past a record too big, a header unlike the first, invalid 
   });
 });
 
+describe('row numbers past a header without a mapped column', () => {
+  it('are the file\'s own in the whole-file dry-run (landing fails the import at chunk 0)', async () => {
+    const mapping = movementMapping({ kind: 'csv' }, { 'data.memo': { from: 'memo', optional: true } });
+    const created = importViewSchema.parse(
+      (await api.client.post('/v1/imports', { mapping, go_live_at: '2026-08-01T00:00:00Z', backfill_from: '2026-01-01T00:00:00Z' }, api.keys.ingest)).json(),
+    );
+    const row = (id: string) => `${id},2026-06-01T10:00:00Z,1.00,\n`;
+    const chunks = [
+      // No memo column: rows 1 and 2 are never mapped.
+      Buffer.from('id,at,amount,note\n' + row('h-1') + row('h-2')),
+      // Row 3 holds a byte that is not UTF-8.
+      Buffer.concat([Buffer.from('h-3,2026-06-01T10:00:00Z,1.00,caf'), Buffer.from([0xc3, 0x28]), Buffer.from('\n' + row('h-4'))]),
+      // Row 5 opens a quote it never closes: nothing after it can be numbered.
+      Buffer.from('h-5,"2026-06-01T10:00:00Z,1.00,\n' + row('h-6')),
+      Buffer.from(row('h-7')),
+    ];
+    for (const [n, chunk] of chunks.entries()) {
+      await api.client.send({ method: 'PUT', url: `/v1/imports/${created.import_id}/chunks/${n}`, body: chunk, key: api.keys.ingest, headers: { 'content-type': 'text/csv' } });
+    }
+    const mismatch = 'mapping mismatch: the header has no column memo';
+    const dry = importDryRunReportSchema.parse((await api.client.post(`/v1/imports/${created.import_id}/dry-run`, undefined, api.keys.ingest)).json());
+    expect(dry.rejects.map((r) => [r.row_no, r.chunk_no, r.message])).toEqual([
+      [null, 0, `${mismatch}; nothing after it in chunk 0 was read`],
+      [3, 1, 'invalid UTF-8; nothing after it in chunk 1 was read'],
+      [5, 2, 'unterminated quote; nothing after it in chunk 2 was read or counted, so later row numbers may be off'],
+      [null, 3, `${mismatch}; nothing after it in chunk 3 was read`],
+    ]);
+    await api.client.post(`/v1/imports/${created.import_id}/submit`, { chunk_count: chunks.length }, api.keys.ingest);
+    await landAll();
+    const landed = importViewSchema.parse((await api.client.get(`/v1/imports/${created.import_id}`, api.keys.ingest)).json());
+    expect(landed).toMatchObject({ state: 'failed', failure: expect.stringContaining(mismatch) });
+  });
+});
+
 describe('row numbers past invalid UTF-8', () => {
   it('are the file\'s own: a later row\'s reject names its true row, and its external_id', async () => {
     const mapping = movementMapping({ kind: 'csv' }, { 'data.memo': { from: 'memo', optional: true } });
