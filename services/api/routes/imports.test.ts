@@ -544,7 +544,7 @@ describe('row numbers past invalid UTF-8', () => {
     expect(rejects.data[1]).toMatchObject({ message: 'more fields than the header', raw: 'w-6,2026-06-01T10:00:00Z,1.00,x,extra' });
   });
 
-  it('in JSONL too: the lines after the bad byte are counted, unread', async () => {
+  it('in JSONL too: the lines after the bad byte, or after a line past the size cap, are counted, unread', async () => {
     const created = importViewSchema.parse(
       (await api.client.post('/v1/imports', { mapping: movementMapping({ kind: 'jsonl', comment_prefix: '#' }), go_live_at: '2026-08-01T00:00:00Z', backfill_from: '2026-01-01T00:00:00Z' }, api.keys.ingest)).json(),
     );
@@ -554,6 +554,9 @@ describe('row numbers past invalid UTF-8', () => {
       Buffer.concat([Buffer.from(line('j-1') + '{"id": "j-2", "memo": "caf'), Buffer.from([0xc3, 0x28]), Buffer.from('"}\n' + line('j-3') + '# note\n\n' + line('j-4'))]),
       // Row 5, then row 6, which is no JSON object.
       Buffer.from(line('j-5') + '[6]\n'),
+      // Row 7 is past the size cap; row 8 is never read.
+      Buffer.from(`{"id": "j-7", "memo": "${'x'.repeat(1024 * 1024)}"}\n` + line('j-8')),
+      Buffer.from('[9]\n'),
     ];
     for (const [n, chunk] of chunks.entries()) {
       await api.client.send({ method: 'PUT', url: `/v1/imports/${created.import_id}/chunks/${n}`, body: chunk, key: api.keys.ingest, headers: { 'content-type': 'application/x-ndjson' } });
@@ -561,10 +564,12 @@ describe('row numbers past invalid UTF-8', () => {
     const expected = [
       [2, 0, 'svc:import/invalid_chunk'],
       [6, 1, 'svc:validation/schema'],
+      [7, 2, 'svc:import/invalid_chunk'],
+      [9, 3, 'svc:validation/schema'],
     ];
     const dry = importDryRunReportSchema.parse((await api.client.post(`/v1/imports/${created.import_id}/dry-run`, undefined, api.keys.ingest)).json());
     expect(dry.rejects.map((r) => [r.row_no, r.chunk_no, r.code])).toEqual(expected);
-    await api.client.post(`/v1/imports/${created.import_id}/submit`, { chunk_count: 2 }, api.keys.ingest);
+    await api.client.post(`/v1/imports/${created.import_id}/submit`, { chunk_count: chunks.length }, api.keys.ingest);
     await landAll();
     const rejects = importRejectPageSchema.parse((await api.client.get(`/v1/imports/${created.import_id}/rejects?format=json`, api.keys.ingest)).json());
     expect(rejects.data.map((r) => [r.row_no, r.chunk_no, r.code])).toEqual(expected);

@@ -139,26 +139,35 @@ describe('JSONL dialect reader', () => {
       expect(error).toMatchObject({ message: 'record past the size cap', rowNo: 2 });
     });
 
-    it('stops a line that never ends without buffering it', async () => {
-      let pulled = 0;
+    it('stops a line that keeps growing as it passes the cap, then only counts the rest of the chunk', async () => {
       let closed = false;
-      async function* endless(): AsyncGenerator<Buffer> {
+      async function* growing(end: string): AsyncGenerator<Buffer> {
         try {
           yield Buffer.from('{"a":1}\n{"a":"');
           const block = Buffer.alloc(65536, 'x');
-          for (;;) {
-            pulled += block.length;
-            yield block;
-          }
+          for (let n = 0; n < 64; n++) yield block;
+          yield Buffer.from(end);
         } finally {
           closed = true;
         }
       }
-      const { records, error } = await collect(readJsonlChunk(endless(), dialect(), CHUNK0));
-      expect(values(records)).toEqual([[1, { a: 1 }]]);
-      expect(error).toMatchObject({ message: 'record past the size cap', rowNo: 2 });
-      expect(closed).toBe(true);
-      expect(pulled).toBeLessThan((1 << 20) + 2 * 65536);
+      for (const [end, nextRowNo] of [['"}\n{"a":3}\n\n{"a":4}', 5], ['', 3]] as const) {
+        closed = false;
+        const { records, error } = await collect(readJsonlChunk(growing(end), dialect(), CHUNK0));
+        expect(values(records)).toEqual([[1, { a: 1 }]]);
+        expect(error).toMatchObject({ message: 'record past the size cap', rowNo: 2, nextRowNo });
+        expect(closed).toBe(true);
+      }
+    });
+
+    it('counts the lines after one past the cap, unread, so the next chunk starts at its true row number', async () => {
+      // Row 41 is too long; rows 42 and 43 follow, a comment and a blank line between.
+      const input = '{"a":40}\r\n{"a":"123"}\r\n{"a":42}\n# note\n \n{"a":43}';
+      for (const size of [1, 3, Infinity]) {
+        const { records, error } = await read(input, { commentPrefix: '#' }, { chunkNo: 2, firstRowNo: 40 }, size, 10);
+        expect(values(records), `pieces of ${size}`).toEqual([[40, { a: 40 }]]);
+        expect(error, `pieces of ${size}`).toMatchObject({ message: 'record past the size cap', rowNo: 41, nextRowNo: 44 });
+      }
     });
   });
 

@@ -2,8 +2,8 @@
 //
 // - Bytes are checked as UTF-8 as they pass; a BOM at the start of chunk 0 is dropped, and the first
 //   skipLeadingRows physical lines of chunk 0 are skipped (later chunks start mid-file). Past invalid
-//   UTF-8 nothing more is read, but the chunk's records are still counted (jsonl-count.ts), so the
-//   next chunk's rows keep their numbers in the file.
+//   UTF-8 nothing more is read, but the chunk's records are still counted (jsonl-count.ts) from the
+//   line it sits in, so the next chunk's rows keep their numbers in the file.
 // - Lines end with LF or CRLF; the last line of a chunk may lack its terminator.
 // - Blank lines (only whitespace) and comment lines (commentPrefix after any leading blanks) are
 //   skipped and not counted as rows.
@@ -13,7 +13,8 @@
 //   empty so indexes keep their meaning); explicit JSON null is passed through for the consumer.
 // - `raw` is the line without its terminator.
 // - Memory: only the line in progress is held; a line longer than maxRecordBytes (even one that
-//   never ends) is a ChunkError as soon as it passes the cap.
+//   never ends) is a ChunkError as soon as it passes the cap; the rest of the chunk is then only
+//   counted, from that line's start (jsonl-count.ts), so the next chunk's rows keep their numbers.
 import { checkJsonBounds } from '../../../schemas/primitives/json-bounds.ts';
 import { jsonlRecordText, JsonlRecordCounter, withoutCr } from './jsonl-count.ts';
 import {
@@ -55,7 +56,6 @@ export function readJsonlChunk(
     const nulls = new Set(dialect.nullValues);
     const reviver = nulls.size === 0 ? undefined : (_key: string, value: unknown) => (typeof value === 'string' && nulls.has(value) ? undefined : value);
     const nextRowNo = () => at.firstRowNo + rows;
-    const tooLong = () => new ChunkError('record past the size cap', nextRowNo(), chunkNo);
 
     const toRecord = (line: Buffer): SourceRecord | undefined => {
       const text = jsonlRecordText(line, prefix);
@@ -78,22 +78,39 @@ export function readJsonlChunk(
 
     const head = new ChunkHead({ dropBom: chunkNo === 0, skipLines: chunkNo === 0 ? dialect.skipLeadingRows : 0 });
     const utf8 = new Utf8Validator();
-    const lines = new LineSplitter(cap, tooLong);
-
-    // Past invalid UTF-8 the rest of the chunk is only counted, from the start of the line the bad
-    // byte sits in (the skipped leading lines still end at their line feeds).
-    const breakAt = (rest: Buffer): Broken => {
+    const lines = new LineSplitter(cap);
+    const countFrom = (pieces: Buffer[]): JsonlRecordCounter => {
       const counter = new JsonlRecordCounter(prefix);
-      counter.push(lines.inProgress());
-      const rowNo = head.inPreamble ? undefined : nextRowNo();
-      counter.push(head.push(rest));
-      return { rowNo, counter };
-    };
-    const invalidUtf8 = ({ rowNo, counter }: Broken) => {
-      counter.push(head.end());
-      return new ChunkError('invalid UTF-8', rowNo, chunkNo, nextRowNo() + counter.end());
+      for (const piece of pieces) counter.push(piece);
+      return counter;
     };
 
+    // The records of some bytes (and of the last line, without its terminator, if `last`), up to a
+    // line past the cap: then the problem, with a counter of the records from that line's start on.
+    function* recordsOf(buf: Buffer, last = false): Generator<SourceRecord, Broken | undefined> {
+      try {
+        for (const line of lines.push(buf)) {
+          const record = toRecord(line);
+          if (record !== undefined) yield record;
+        }
+        const line = last ? lines.end() : undefined;
+        const record = line === undefined ? undefined : toRecord(line);
+        if (record !== undefined) yield record;
+      } catch (error) {
+        if (!(error instanceof LineTooLong)) throw error;
+        return { error: new ChunkError('record past the size cap', nextRowNo(), chunkNo), counter: countFrom(error.line) };
+      }
+      return undefined;
+    }
+
+    // Invalid UTF-8: the problem, with a counter of the records from the start of the line the bad
+    // byte sits in on (the skipped leading lines still end at their line feeds).
+    const invalidUtf8 = (): Broken => ({ error: new ChunkError('invalid UTF-8', head.inPreamble ? undefined : nextRowNo(), chunkNo), counter: countFrom([lines.inProgress()]) });
+    // The problem, with the file's next row number past this chunk.
+    const counted = ({ error, counter }: Broken) => new ChunkError(error.message, error.rowNo, chunkNo, nextRowNo() + counter.end());
+
+    // Past a problem the rest of the chunk is only counted, not read: through the head, since
+    // invalid UTF-8 may stop it in the skipped leading lines.
     let broken: Broken | undefined;
     for await (const chunk of bytes) {
       const buf = asBuffer(chunk);
@@ -102,63 +119,59 @@ export function readJsonlChunk(
         continue;
       }
       const bad = utf8.push(buf);
-      for (const line of lines.push(head.push(bad < 0 ? buf : buf.subarray(0, bad)))) {
-        const record = toRecord(line);
-        if (record !== undefined) yield record;
-      }
-      if (bad >= 0) broken = breakAt(buf.subarray(bad));
+      broken = yield* recordsOf(head.push(bad < 0 ? buf : buf.subarray(0, bad)));
+      if (bad < 0) continue;
+      broken ??= invalidUtf8();
+      broken.counter.push(head.push(buf.subarray(bad)));
     }
-    if (broken !== undefined) throw invalidUtf8(broken);
-    for (const line of lines.push(head.end())) {
-      const record = toRecord(line);
-      if (record !== undefined) yield record;
-    }
-    if (!utf8.end()) throw invalidUtf8(breakAt(Buffer.alloc(0)));
-    const last = lines.end();
-    if (last !== undefined) {
-      const record = toRecord(last);
-      if (record !== undefined) yield record;
-    }
+    if (broken === undefined) broken = yield* recordsOf(head.end(), utf8.end());
+    else broken.counter.push(head.end());
+    if (broken === undefined && !utf8.end()) broken = invalidUtf8();
+    if (broken !== undefined) throw counted(broken);
   }
 
   return { records: read(), rowsRead: () => rows };
 }
 
-/** Where invalid UTF-8 stopped a chunk: the row it sits in, and the counter of the records from there on. */
+/** A chunk-level problem past which the chunk's records are counted, and their counter. */
 interface Broken {
-  rowNo: number | undefined;
+  error: ChunkError;
   counter: JsonlRecordCounter;
 }
 
-/** Cuts a byte stream into lines (without LF or CRLF), holding only the line in progress. */
+/** A line past the cap: its bytes so far and all after them the splitter was given. */
+class LineTooLong extends Error {
+  constructor(readonly line: Buffer[]) {
+    super('line past the size cap');
+  }
+}
+
+/**
+ * Cuts a byte stream into lines (without LF or CRLF), holding only the line in progress; a line
+ * longer than the cap is a LineTooLong as soon as it passes it.
+ */
 class LineSplitter {
   private parts: Buffer[] = [];
   private held = 0;
 
-  constructor(
-    private readonly cap: number,
-    private readonly tooLong: () => Error,
-  ) {}
+  constructor(private readonly cap: number) {}
 
   *push(buf: Buffer): Generator<Buffer> {
     let from = 0;
     for (let lf = buf.indexOf(LF); lf >= 0; lf = buf.indexOf(LF, from)) {
       const piece = buf.subarray(from, lf);
+      if (this.held + piece.length > this.cap + 1) throw this.tooLong(buf.subarray(from)); // +1: room for the CR of a CRLF
+      const line = withoutCr(this.parts.length > 0 ? Buffer.concat([...this.parts, piece]) : piece);
+      if (line.length > this.cap) throw this.tooLong(buf.subarray(from));
+      this.parts = [];
+      this.held = 0;
       from = lf + 1;
-      if (this.held + piece.length > this.cap + 1) throw this.tooLong();
-      let line = piece;
-      if (this.parts.length > 0) {
-        this.parts.push(piece);
-        line = Buffer.concat(this.parts);
-        this.parts = [];
-        this.held = 0;
-      }
-      yield this.finish(line);
+      yield line;
     }
     if (from < buf.length) {
       const rest = buf.subarray(from);
+      if (this.held + rest.length > this.cap + 1) throw this.tooLong(rest);
       this.held += rest.length;
-      if (this.held > this.cap + 1) throw this.tooLong(); // +1: room for the CR of a CRLF
       this.parts.push(rest);
     }
   }
@@ -171,15 +184,16 @@ class LineSplitter {
   /** The last line when the chunk does not end with a line break. */
   end(): Buffer | undefined {
     if (this.parts.length === 0) return undefined;
-    const line = Buffer.concat(this.parts);
+    const line = withoutCr(Buffer.concat(this.parts));
+    if (line.length > this.cap) throw this.tooLong(EMPTY);
     this.parts = [];
     this.held = 0;
-    return this.finish(line);
+    return line;
   }
 
-  private finish(line: Buffer): Buffer {
-    const text = withoutCr(line);
-    if (text.length > this.cap) throw this.tooLong();
-    return text;
+  private tooLong(rest: Buffer): LineTooLong {
+    return new LineTooLong([...this.parts, rest]);
   }
 }
+
+const EMPTY = Buffer.alloc(0);
