@@ -13,7 +13,9 @@ describe('engine processes', () => {
     dir = await mkdtemp(join(tmpdir(), 'svc-processes-'));
   });
   afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
+    // A stand-in killed at a test's end has its end written in its log when its exit is seen,
+    // which can be while the directory is being removed.
+    await rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   });
 
   const logEndsWith = async (logFile: string, pattern: RegExp) => {
