@@ -13,16 +13,12 @@ import { TIMELINE_ACTIONS_MAX, TIMELINE_VIEWS_MAX, caseTimelineSchema } from '..
 import { createTestDatabase, type TestDatabase } from '../../../test/support/test-database.ts';
 import { CSRF_HEADER, SESSION_COOKIE } from '../app.ts';
 import { createConsole } from '../wiring.ts';
-import { signIn } from './console-session.test-kit.ts';
+import { signIn, type ConsoleSession } from './console-session.test-kit.ts';
 
 let db: TestDatabase;
 let app: FastifyInstance;
 const clock = new ManualClock('2026-09-10T12:00:00Z');
-interface Session {
-  cookie: string;
-  csrf: string;
-  userId: string;
-}
+type Session = ConsoleSession;
 let ana: Session;
 let sue: Session;
 let episodeId: string;

@@ -16,17 +16,12 @@ import { createTestDatabase, type TestDatabase } from '../../../test/support/tes
 import { CSRF_HEADER, SESSION_COOKIE } from '../app.ts';
 import { createConsoleUser, disableConsoleUser } from '../users.ts';
 import { createConsole } from '../wiring.ts';
-import { signIn } from './console-session.test-kit.ts';
+import { signIn, type ConsoleSession } from './console-session.test-kit.ts';
 
 let db: TestDatabase;
 let app: FastifyInstance;
 const clock = new ManualClock('2026-09-10T12:00:00Z');
-interface Session {
-  cookie: string;
-  csrf: string;
-  userId: string;
-  email: string;
-}
+type Session = ConsoleSession;
 let ana: Session; // analyst
 let ben: Session; // analyst
 let sue: Session; // supervisor

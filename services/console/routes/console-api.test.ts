@@ -9,15 +9,11 @@ import { createTenant } from '../../../platform/tenants/tenants.ts';
 import { startDetectionWorld, type DetectionWorld } from '../../../test/support/detection-world.ts';
 import { CSRF_HEADER, SESSION_COOKIE } from '../app.ts';
 import { createConsole } from '../wiring.ts';
-import { signIn } from './console-session.test-kit.ts';
+import { signIn, type ConsoleSession } from './console-session.test-kit.ts';
 
 let world: DetectionWorld;
 let app: FastifyInstance;
-interface Session {
-  cookie: string;
-  csrf: string;
-  userId: string;
-}
+type Session = ConsoleSession;
 let analyst: Session;
 let analyst2: Session;
 let supervisor: Session;
