@@ -2,7 +2,7 @@
 //
 //   npm run eval -- <dataset dir>     for example ../shared/datasets/ibm_amlsim/20K_fanin200,
 //                                     ../shared/datasets/ibm_amlsim/20K_cycle200 or
-//                                     ../shared/datasets/ibm_aml_hi_small
+//                                     ../shared/datasets/ibm_aml_hi_small or ../shared/datasets/berka_pkdd99
 //
 // A fresh service (`svc run api` on its own embedded PostgreSQL) with the four pipelines as
 // processes of their own (canonical, graph, aggregates, detect) and the built-in default ruleset
@@ -14,6 +14,9 @@
 //   - AMLworld HI-Small (patterns file + sample): per typology, the share of laundering attempts
 //     with at least one alert on an involved account (or its party); transaction-level precision:
 //     the share of movements cited as evidence by alerts that are labelled laundering.
+//   - Berka (../shared/datasets/berka_pkdd99, a real retail bank, no labels): the share of each
+//     half's accounts the rules alert, per detector (bench/lib/berka-rules.ts). Every alert there
+//     is taken as one an analyst would clear.
 // BENCH_MOVEMENTS keeps only the first movements (in time) for a quick check. EVAL_DUMP=<file>
 // writes the run's alerts (and, for AMLSim, episodes) there as JSON, for analysis. EVAL_MODEL=<id>
 // (AMLworld only, refused for AMLSim; e.g. default) runs that learned model live beside the
@@ -38,6 +41,8 @@ import pg from 'pg';
 import { AGGREGATES, CANONICAL, DETECT, GRAPH } from '../pipelines/groups.ts';
 import { PostgresLogBus } from '../platform/bus/postgres-log.ts';
 import { accountItem, loadDataset, movementItem, partyItem } from './lib/amlsim.ts';
+import * as berka from './lib/berka.ts';
+import { sharesByHalf } from './lib/berka-rules.ts';
 import type { Alert } from '../clients/typescript/src/index.ts';
 import type { Episode } from '../clients/typescript/src/generated/api-types.ts';
 import { benchClient } from './lib/api.ts';
@@ -99,7 +104,8 @@ async function drained(bus: PostgresLogBus): Promise<void> {
 
 const pct = (n: number) => `${(n * 100).toFixed(1)}%`;
 
-const isAmlsimDir = (dir: string): Promise<boolean> => readFile(join(dir, 'nodes.csv')).then(() => true, () => false);
+const hasFile = (dir: string, file: string): Promise<boolean> => readFile(join(dir, file)).then(() => true, () => false);
+const isAmlsimDir = (dir: string): Promise<boolean> => hasFile(dir, 'nodes.csv');
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -112,6 +118,8 @@ async function main(): Promise<void> {
   if (!arg) throw new Error('usage: npm run eval -- <dataset dir> | --cross [<AMLSim dir> <AMLSim dir>]');
   const dir = resolve(arg);
   const isAmlsim = await isAmlsimDir(dir);
+  const isBerka = await hasFile(dir, 'trans.asc');
+  if (isBerka && process.env.EVAL_MODEL) throw new Error('EVAL_MODEL applies to AMLworld sets; for Berka, npm run eval:retail judges the learned model');
 
   await runBench('eval', log, async (teardown) => {
     if (isAmlsim) {
@@ -126,7 +134,8 @@ async function main(): Promise<void> {
     const bus = new PostgresLogBus(pool);
     try {
       for (const name of ['canonical', 'graph', 'aggregates', 'detect'] as const) await startPipeline(teardown, service, name, name);
-      await evalAmlworld(service, compliance, bus, dir);
+      if (isBerka) await evalBerka(service, compliance, bus, dir);
+      else await evalAmlworld(service, compliance, bus, dir);
     } finally {
       await pool.end();
     }
@@ -296,6 +305,29 @@ async function crossDataset(args: string[]): Promise<void> {
   for (const dir of dirs) {
     const score = [...table.get(dir)!].find(([choice]) => isShipped(choice))?.[1];
     if (score) console.log(`shipped defaults (${describeChoice(shipped)}) on ${name(dir)}: ${scoreText(score)}`);
+  }
+}
+
+async function evalBerka(service: BenchService, key: { key_id: string; secret: string }, bus: PostgresLogBus, dir: string): Promise<void> {
+  const data = await berka.loadBerka(dir, () => true);
+  const payments = data.payments.slice(0, MOVEMENT_LIMIT);
+  log(`Berka ${dir}: ${data.accounts.length} accounts, ${payments.length} payments (${data.bankPostings} bank postings left out)`);
+  await send(service, data.accounts.flatMap((a) => [berka.partyItem(a), berka.accountItem(a)]));
+  await drained(bus);
+  const t0 = performance.now();
+  await send(service, payments.map(berka.movementItem));
+  log(`movements accepted in ${((performance.now() - t0) / 1000).toFixed(1)} s; waiting for detection`);
+  await drained(bus);
+  log(`detection complete ${((performance.now() - t0) / 1000).toFixed(1)} s after the first movement`);
+
+  const alerts = await readAll(benchClient(service, key).alerts.list({ limit: 200 }));
+  if (process.env.EVAL_DUMP) await writeFile(process.env.EVAL_DUMP, JSON.stringify({ alerts }));
+  for (const share of sharesByHalf(data.accounts.map((a) => a.id), alerts)) {
+    console.log(`${share.half} half: ${share.alerted} of ${share.accounts} accounts alerted (${pct(share.alerted / share.accounts)})`);
+    for (const [detector, row] of share.byDetector) {
+      console.log(`  ${detector.padEnd(28)} ${String(row.accounts).padStart(5)} accounts, ${String(row.alerts).padStart(5)} alerts`);
+    }
+    if (share.half === 'judged') console.log(`RESULT berka (judged half): ${pct(share.alerted / share.accounts)} of ${share.accounts} ordinary retail accounts alerted by the default ruleset`);
   }
 }
 
