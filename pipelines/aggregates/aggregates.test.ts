@@ -126,7 +126,7 @@ describe('the aggregates pipeline', () => {
     expect(baseline).toMatchObject({ days: 6, from: new Date('2026-08-25T00:00:00Z'), to: new Date('2026-08-31T00:00:00Z') });
     expect(baseline.out).toMatchObject({ meanSum: 5_333n, stddevSum: 11_055n });
     expect(baseline.out.meanCount).toBeCloseTo(1 / 3, 9);
-    expect(baseline.in).toEqual({ meanSum: 0n, stddevSum: 0n, meanCount: 0, stddevCount: 0 });
+    expect(baseline.in).toEqual({ meanSum: 0n, stddevSum: 0n, maxSum: 0n, meanCount: 0, stddevCount: 0 });
   });
 
   it('folds a movement ingested late into the windows its occurred_at falls in', async () => {

@@ -375,12 +375,15 @@ export function describeAggregateStoreContract(name: string, setup: () => Promis
         // variance 0.7 - 0.25 = 0.45.
         expect(baseline.in.meanSum).toBe(1_200n);
         expect(baseline.in.stddevSum).toBe(2_040n);
+        // The largest day: Aug 15's 6000, not the day of at's 150 000.
+        expect(baseline.in.maxSum).toBe(6_000n);
         expect(baseline.in.meanCount).toBeCloseTo(0.5, 9);
         expect(baseline.in.stddevCount).toBeCloseTo(Math.sqrt(0.45), 9);
         // out sums [0, 10000, 0 × 7, 5000]: mean 1500, variance 12 500 000 - 2 250 000, stddev
         // 3201.56 → 3202. Counts: mean 0.2, variance 0.2 - 0.04 = 0.16.
         expect(baseline.out.meanSum).toBe(1_500n);
         expect(baseline.out.stddevSum).toBe(3_202n);
+        expect(baseline.out.maxSum).toBe(10_000n);
         expect(baseline.out.meanCount).toBeCloseTo(0.2, 9);
         expect(baseline.out.stddevCount).toBeCloseTo(0.4, 9);
 
@@ -388,8 +391,8 @@ export function describeAggregateStoreContract(name: string, setup: () => Promis
         // Aug 17 to 19: in [0, 0, 2000] → mean 666.7 → 667, stddev 942.8 → 943; out [0, 0, 5000].
         expect(last3.days).toBe(3);
         expect(last3.from).toEqual(utc('2026-08-17T00:00:00Z'));
-        expect(last3.in).toMatchObject({ meanSum: 667n, stddevSum: 943n });
-        expect(last3.out).toMatchObject({ meanSum: 1_667n, stddevSum: 2_357n });
+        expect(last3.in).toMatchObject({ meanSum: 667n, stddevSum: 943n, maxSum: 2_000n });
+        expect(last3.out).toMatchObject({ meanSum: 1_667n, stddevSum: 2_357n, maxSum: 5_000n });
         expect(last3.in.meanCount).toBeCloseTo(1 / 3, 9);
         expect(last3.in.stddevCount).toBeCloseTo(Math.sqrt(2 / 9), 9);
       });
@@ -401,10 +404,10 @@ export function describeAggregateStoreContract(name: string, setup: () => Promis
         expect(baseline.days).toBe(90);
         expect(baseline.from).toEqual(utc('2026-05-22T00:00:00Z'));
         // [9000, 0 × 89]: mean 100, variance 900 000 - 10 000, stddev 943.4 → 943.
-        expect(baseline.in).toMatchObject({ meanSum: 100n, stddevSum: 943n });
+        expect(baseline.in).toMatchObject({ meanSum: 100n, stddevSum: 943n, maxSum: 9_000n });
         expect(baseline.in.meanCount).toBeCloseTo(1 / 90, 9);
         expect(baseline.in.stddevCount).toBeCloseTo(Math.sqrt(89) / 90, 9);
-        expect(baseline.out).toEqual({ meanSum: 0n, stddevSum: 0n, meanCount: 0, stddevCount: 0 });
+        expect(baseline.out).toEqual({ meanSum: 0n, stddevSum: 0n, maxSum: 0n, meanCount: 0, stddevCount: 0 });
 
         const half = subject('baseline-half');
         await record(half, [{ at: utc('2026-08-18T10:00:00Z'), base: 3n }]);
@@ -413,16 +416,27 @@ export function describeAggregateStoreContract(name: string, setup: () => Promis
           days: 2,
           from: utc('2026-08-18T00:00:00Z'),
           to: utc('2026-08-20T00:00:00Z'),
-          in: { meanSum: 2n, stddevSum: 2n, meanCount: 0.5, stddevCount: 0.5 },
-          out: { meanSum: 0n, stddevSum: 0n, meanCount: 0, stddevCount: 0 },
+          in: { meanSum: 2n, stddevSum: 2n, maxSum: 3n, meanCount: 0.5, stddevCount: 0.5 },
+          out: { meanSum: 0n, stddevSum: 0n, maxSum: 0n, meanCount: 0, stddevCount: 0 },
         });
+      });
+
+      it('takes the largest day over every day of the span, the days without activity at zero', async () => {
+        // Reversal legs can leave a day's sum below zero; a day without activity is zero.
+        const negative = subject('baseline-negative');
+        await record(negative, [{ at: utc('2026-08-18T10:00:00Z'), base: -700n }, { at: utc('2026-08-19T10:00:00Z'), base: -300n }]);
+        expect((await fixture.store.baseline(negative, AT, 2)).in.maxSum).toBe(-300n);
+        expect((await fixture.store.baseline(negative, AT, 3)).in.maxSum).toBe(-300n);
+        const gap = subject('baseline-negative-gap');
+        await record(gap, [{ at: utc('2026-08-17T10:00:00Z'), base: -700n }, { at: utc('2026-08-19T10:00:00Z'), base: -300n }]);
+        expect((await fixture.store.baseline(gap, AT)).in.maxSum).toBe(0n);
       });
 
       it('is empty for a subject with no activity before the day of at', async () => {
         const today = subject('baseline-today');
         await record(today, [{ at: ago(HOUR), base: 500n }]);
         const empty = { days: 0, from: utc('2026-08-20T00:00:00Z'), to: utc('2026-08-20T00:00:00Z') };
-        const zero = { meanSum: 0n, stddevSum: 0n, meanCount: 0, stddevCount: 0 };
+        const zero = { meanSum: 0n, stddevSum: 0n, maxSum: 0n, meanCount: 0, stddevCount: 0 };
         expect(await fixture.store.baseline(today, AT)).toEqual({ ...empty, in: zero, out: zero });
         expect(await fixture.store.baseline(subject('baseline-nobody'), AT)).toEqual({ ...empty, in: zero, out: zero });
       });

@@ -108,6 +108,9 @@ export interface FlowBaseline {
   // from zero) and counts.
   meanSum: bigint;
   stddevSum: bigint;
+  // The largest daily sum (0 when every day had none): income that arrives in lumps, a salary
+  // or a pension, is normal on its day however small the mean it makes.
+  maxSum: bigint;
   meanCount: number;
   stddevCount: number;
 }

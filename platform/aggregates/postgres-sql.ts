@@ -220,10 +220,12 @@ SELECT (SELECT from_at FROM span) AS from_at,
        count(*)::int AS days,
        round(avg(coalesce(d.in_sum, 0)))::text AS in_mean_sum,
        round(stddev_pop(coalesce(d.in_sum, 0)))::text AS in_stddev_sum,
+       max(coalesce(d.in_sum, 0))::text AS in_max_sum,
        avg(coalesce(d.in_count, 0))::float8 AS in_mean_count,
        stddev_pop(coalesce(d.in_count, 0))::float8 AS in_stddev_count,
        round(avg(coalesce(d.out_sum, 0)))::text AS out_mean_sum,
        round(stddev_pop(coalesce(d.out_sum, 0)))::text AS out_stddev_sum,
+       max(coalesce(d.out_sum, 0))::text AS out_max_sum,
        avg(coalesce(d.out_count, 0))::float8 AS out_mean_count,
        stddev_pop(coalesce(d.out_count, 0))::float8 AS out_stddev_count
   FROM days
@@ -235,10 +237,12 @@ export interface BaselineRow {
   days: number;
   in_mean_sum: string | null;
   in_stddev_sum: string | null;
+  in_max_sum: string | null;
   in_mean_count: number | null;
   in_stddev_count: number | null;
   out_mean_sum: string | null;
   out_stddev_sum: string | null;
+  out_max_sum: string | null;
   out_mean_count: number | null;
   out_stddev_count: number | null;
 }

@@ -117,8 +117,8 @@ export class PostgresAggregateStore implements AggregateStore {
       days: row.days,
       from: row.from_at,
       to,
-      in: flowBaselineOf(row.in_mean_sum, row.in_stddev_sum, row.in_mean_count, row.in_stddev_count),
-      out: flowBaselineOf(row.out_mean_sum, row.out_stddev_sum, row.out_mean_count, row.out_stddev_count),
+      in: flowBaselineOf(row.in_mean_sum, row.in_stddev_sum, row.in_max_sum, row.in_mean_count, row.in_stddev_count),
+      out: flowBaselineOf(row.out_mean_sum, row.out_stddev_sum, row.out_max_sum, row.out_mean_count, row.out_stddev_count),
     };
   }
 
@@ -269,6 +269,6 @@ function groupOf(group: GroupJson): GroupStats {
 }
 
 // The baseline statistics of one direction, computed by BASELINE_SQL (null: no days).
-function flowBaselineOf(meanSum: string | null, stddevSum: string | null, meanCount: number | null, stddevCount: number | null): FlowBaseline {
-  return { meanSum: integer(meanSum ?? '0'), stddevSum: integer(stddevSum ?? '0'), meanCount: meanCount ?? 0, stddevCount: stddevCount ?? 0 };
+function flowBaselineOf(meanSum: string | null, stddevSum: string | null, maxSum: string | null, meanCount: number | null, stddevCount: number | null): FlowBaseline {
+  return { meanSum: integer(meanSum ?? '0'), stddevSum: integer(stddevSum ?? '0'), maxSum: integer(maxSum ?? '0'), meanCount: meanCount ?? 0, stddevCount: stddevCount ?? 0 };
 }

@@ -195,7 +195,7 @@ export function baselineStart(span: BaselineSpan, firstActivity: number | undefi
   return from < span.to ? from : undefined;
 }
 
-const NO_FLOW: FlowBaseline = { meanSum: 0n, stddevSum: 0n, meanCount: 0, stddevCount: 0 };
+const NO_FLOW: FlowBaseline = { meanSum: 0n, stddevSum: 0n, maxSum: 0n, meanCount: 0, stddevCount: 0 };
 
 // The baseline of a subject without activity before the day of `at`.
 export function noBaseline(to: number): Baseline {
@@ -216,18 +216,23 @@ export function baselineOf(from: number, to: number, inDays: Iterable<DayFigures
 
 // Mean and population standard deviation of the daily sums over n days (days without activity are
 // zero), rounded half away from zero on exact integers, as PostgreSQL's round(numeric) does; counts
-// as floating point.
+// as floating point. The largest daily sum counts the days without activity as zero too.
 function flowBaseline(days: Iterable<DayFigures>, n: number): FlowBaseline {
   let sum = 0n;
   let squares = 0n;
   let count = 0;
   let countSquares = 0;
+  let active = 0;
+  let maxSum: bigint | undefined;
   for (const day of days) {
     sum += day.sum;
     squares += day.sum * day.sum;
     count += day.count;
     countSquares += day.count * day.count;
+    active += 1;
+    if (maxSum === undefined || day.sum > maxSum) maxSum = day.sum;
   }
+  if (maxSum === undefined || (active < n && maxSum < 0n)) maxSum = 0n;
   const N = BigInt(n);
   const variance = N * squares - sum * sum; // n² times the population variance
   const countVariance = n * countSquares - count * count;
@@ -235,6 +240,7 @@ function flowBaseline(days: Iterable<DayFigures>, n: number): FlowBaseline {
     meanSum: roundedDivision(sum, N),
     // round(sqrt(variance) / n) = floor((2·sqrt(variance) + n) / 2n), exact with an integer root.
     stddevSum: (isqrt(4n * variance) + N) / (2n * N),
+    maxSum,
     meanCount: count / n,
     stddevCount: Math.sqrt(Math.max(0, countVariance)) / n,
   };

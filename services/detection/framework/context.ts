@@ -144,7 +144,14 @@ export class SubjectContext {
   }
 
   baseline(days = 90): Promise<Baseline> {
-    return this.once(`baseline:${days}`, async () => this.prefetched.snapshot?.baseline(this.at, days) ?? this.stores.aggregates.baseline(this.aggregateSubject, this.at, days));
+    return this.baselineBefore(this.at, days);
+  }
+
+  // The baseline of the whole days before the day of `before` (no later than the evaluation's
+  // instant): what was normal before a window began, without the window's own days.
+  baselineBefore(before: Date, days = 90): Promise<Baseline> {
+    const at = before.getTime() < this.at.getTime() ? before : this.at;
+    return this.once(`baseline:${days}:${at.getTime()}`, async () => this.prefetched.snapshot?.baseline(at, days) ?? this.stores.aggregates.baseline(this.aggregateSubject, at, days));
   }
 
   lastActivityBefore(before: Date): Promise<Date | null> {

@@ -23,7 +23,8 @@ export type BaselineCheck =
   | { compared: true; usual: boolean; threshold: ThresholdCrossed; evidence: NonNullable<Evidence['baseline']> };
 
 // Compares either the window's movement count or its priced sum in one direction with the
-// subject's daily mean over its last 90 days, scaled to the window's length.
+// subject's daily mean over its last 90 days, scaled to the window's length (for a sum, at least
+// its largest day in the 90 before the window).
 export async function compareWithBaseline(
   ctx: SubjectContext,
   direction: 'in' | 'out',
@@ -51,8 +52,15 @@ export async function compareWithBaseline(
       },
     };
   }
-  // Money stays integral: the multiple in thousandths, the window's length in milliseconds.
-  const limit = (flow.meanSum * BigInt(Math.round(rule.multiple * 1000)) * BigInt(Math.round(windowMs))) / (1000n * BigInt(DAY_MS));
+  // Normal for the window is the daily mean over its length, or the largest day before the window
+  // began when that is more: a salary or a pension arrives in one day, so a window holding one
+  // like it is not unusual however small the mean it makes. The window's own days are left out of
+  // that day, or every lump would be its own normal. Money stays integral: the multiple in
+  // thousandths, the window's length in milliseconds.
+  const scaledMean = (flow.meanSum * BigInt(Math.round(windowMs))) / BigInt(DAY_MS);
+  const largest = (await ctx.baselineBefore(new Date(ctx.at.getTime() - windowMs), BASELINE_DAYS))[direction].maxSum;
+  const normal = largest > scaledMean ? largest : scaledMean;
+  const limit = (normal * BigInt(Math.round(rule.multiple * 1000))) / 1000n;
   return {
     compared: true,
     usual: observed.sum < limit,

@@ -129,6 +129,24 @@ describe('pass_through', () => {
     expect(unguarded.outcome).toBe('hit');
   });
 
+  it("judges a window against the account's largest day: a monthly salary spent within days is usual", async () => {
+    await holders(world, ['pt-sal', 'pt-sal-more', 'pt-employer', 'pt-landlord']);
+    const salaries = (account: string, now: number) => [
+      ...[89, 60, 30].map((days) => ({ id: `${account}-pay${days}`, from: side('pt-employer'), to: side(account), value: 400_000, at: before(AT, 24 * days) })),
+      { id: `${account}-pay`, from: side('pt-employer'), to: side(account), value: now, at: before(AT, 30) },
+      { id: `${account}-rent`, from: side(account), to: side('pt-landlord'), value: Math.round(now * 0.9), at: before(AT, 10) },
+    ];
+    await world.movements([...salaries('pt-sal', 400_000), ...salaries('pt-sal-more', 900_000)]);
+    await world.settle();
+    // The daily mean is about 18,000 cents (four salaries over 89 days): twice it over 48 hours is
+    // far below one salary, but the largest day before the window is one. The window's own salary
+    // is not.
+    expect(await world.evaluate(passThrough, { kind: 'account', id: 'pt-sal' }, AT)).toEqual({ outcome: 'no_hit' });
+    const more = (await world.evaluate(passThrough, { kind: 'account', id: 'pt-sal-more' }, AT)) as Hit;
+    expect(more.outcome).toBe('hit');
+    expect(more.evidence.thresholds).toContainEqual({ name: 'in_sum_vs_baseline', threshold: '800000', observed: '900000' });
+  });
+
   it('is not applicable to payroll accounts under their defaults, nor to parties', async () => {
     expect(await world.evaluate(passThrough, { kind: 'account', id: 'pt-a' }, AT, { params: passThrough.segmentDefaults!.payroll! })).toMatchObject({
       outcome: 'not_applicable',
