@@ -96,6 +96,27 @@ describe('mule_network', () => {
     expect(hit.summary).toContain('2 of the parties it was paid by or paid on to are under an open alert');
   });
 
+  it('does not count cash paid in and taken out again on a young account as a pass-through', async () => {
+    await world.party('mn-cash-p');
+    await world.account('mn-cash', 'mn-cash-p', openedDaysAgo(30));
+    await world.party('mn-wired-p');
+    await world.account('mn-wired', 'mn-wired-p', openedDaysAgo(30));
+    await holders(world, ['mn-wired-src']);
+    await world.movements([
+      { id: 'mn-cash-in', from: [null, null], to: ['mn-cash', 'mn-cash-p'], value: 400_000, at: before(AT, 30), type: 'cash_in' },
+      { id: 'mn-cash-out', from: ['mn-cash', 'mn-cash-p'], to: [null, null], value: 390_000, at: before(AT, 10), type: 'cash_out' },
+      // The same sums received from another party and taken out in cash.
+      { id: 'mn-wired-in', from: side('mn-wired-src'), to: ['mn-wired', 'mn-wired-p'], value: 400_000, at: before(AT, 30) },
+      { id: 'mn-wired-out', from: ['mn-wired', 'mn-wired-p'], to: [null, null], value: 390_000, at: before(AT, 10), type: 'cash_out' },
+    ]);
+    await world.settle();
+    expect(await world.evaluate(muleNetwork, { kind: 'account', id: 'mn-cash' }, AT)).toEqual({ outcome: 'no_hit' });
+    expect(await world.evaluate(muleNetwork, { kind: 'account', id: 'mn-wired' }, AT)).toMatchObject({
+      outcome: 'hit',
+      evidence: { facts: { indicators: ['young_account', 'pass_through'] } },
+    });
+  });
+
   it('scores two strong indicators medium and a young account with one other low', async () => {
     // An old account: fan-in from new senders (one of them flagged), then passed on.
     await holders(world, ['mn-old', 'mn-old-out']);

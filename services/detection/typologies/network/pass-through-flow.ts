@@ -6,6 +6,7 @@
 // account received and then sent back, or that was taken back, has the shape of money passing
 // through, and is the opposite. Their types are read only for a window that qualifies (the
 // activity record carries none, decision 0057), and the windows are then judged again without them.
+// Nor is cash paid in and taken out again with no counterparty on either side (decision 0074).
 import type { ActivityRecord } from '../../../../platform/aggregates/port.ts';
 import type { SubjectContext } from '../../framework/context.ts';
 import { perParameters } from '../../framework/per-parameters.ts';
@@ -89,6 +90,10 @@ async function judgeWindows(ctx: SubjectContext, rule: PassThroughRule, hours: r
     for (const a of activities) if (isOut(a)) outflow += a.baseValue ?? 0n;
     const ratio = moneyRatio(outflow, inflow);
     if (ratio < rule.minRatio || ratio > rule.maxRatio) continue;
+    // Cash paid in and cash taken out, with no counterparty on either side, pass nothing from one
+    // party to another that the data can show. Cash paid in and sent on (placement), or money
+    // received and taken out in cash, still counts.
+    if (!activities.some((a) => a.counterparty !== null && (isIn(a) || isOut(a)))) continue;
     const baseline = await compareWithBaseline(ctx, 'in', h * HOUR_MS, { sum: inflow }, { multiple: rule.baselineMultiple, minDays: rule.baselineMinDays });
     if (baseline.compared && baseline.usual) continue;
     const outs = activities.filter(isOut).sort(byRelevance);

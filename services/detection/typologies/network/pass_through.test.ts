@@ -129,6 +129,23 @@ describe('pass_through', () => {
     expect(unguarded.outcome).toBe('hit');
   });
 
+  it('does not take cash paid in and taken out again for money passing through, but counts cash paid on', async () => {
+    await holders(world, ['pt-cash', 'pt-placed', 'pt-placed-dst']);
+    await world.movements([
+      { id: 'pt-cash-in', from: [null, null], to: side('pt-cash'), value: 500_000, at: before(AT, 30), type: 'cash_in' },
+      { id: 'pt-cash-out', from: side('pt-cash'), to: [null, null], value: 480_000, at: before(AT, 10), type: 'cash_out' },
+      // Cash paid in and sent on to an account: placement.
+      { id: 'pt-placed-in', from: [null, null], to: side('pt-placed'), value: 500_000, at: before(AT, 30), type: 'cash_in' },
+      { id: 'pt-placed-out', from: side('pt-placed'), to: side('pt-placed-dst'), value: 480_000, at: before(AT, 10) },
+    ]);
+    await world.settle();
+    expect(await world.evaluate(passThrough, { kind: 'account', id: 'pt-cash' }, AT)).toEqual({ outcome: 'no_hit' });
+    expect(await world.evaluate(passThrough, { kind: 'account', id: 'pt-placed' }, AT)).toMatchObject({
+      outcome: 'hit',
+      evidence: { movements: ['pt-placed-in', 'pt-placed-out'] },
+    });
+  });
+
   it("judges a window against the account's largest day: a monthly salary spent within days is usual", async () => {
     await holders(world, ['pt-sal', 'pt-sal-more', 'pt-employer', 'pt-landlord']);
     const salaries = (account: string, now: number) => [
