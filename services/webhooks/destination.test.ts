@@ -172,6 +172,7 @@ describe('numeric IPv4 forms', () => {
 });
 
 describe('checkDestination refuses', () => {
+  const spaceOrControl = 'must not contain spaces or control characters';
   const long = `https://public.example/${'a'.repeat(2049 - 'https://public.example/'.length)}`;
 
   it.each([
@@ -258,7 +259,20 @@ describe('checkDestination refuses', () => {
     ['https://[::1/', 'must be an absolute URL'],
     ['https://1.2.3.256/', 'must be an absolute URL'],
     [long, 'must be at most 2048 characters'],
-  ])('%s: %s', async (text, message) => {
+    // text that parsing would change silently (dropped or encoded): stored, it would not be the
+    // URL delivered to
+    [' https://public.example/hook', spaceOrControl],
+    ['https://public.example/hook ', spaceOrControl],
+    ['https://public.example/hook\n', spaceOrControl],
+    ['https://public.example/a\tb', spaceOrControl],
+    ['https://public.example/a\r\nb', spaceOrControl],
+    ['https://public.example/a b', spaceOrControl],
+    ['https://public.example/a\u0000b', spaceOrControl],
+    ['https://public.example/\u007f', spaceOrControl],
+    ['https://public.example/\u00a0', spaceOrControl],
+    ['https://public.example/\u2028', spaceOrControl],
+    ['https://public.example/\ufeff', spaceOrControl],
+  ])('%j: %s', async (text, message) => {
     const result = await checkDestination(text, strict);
     expect(result).toEqual({ ok: false, message });
   });

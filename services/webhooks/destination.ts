@@ -23,6 +23,8 @@ export type DestinationCheck = { ok: true; url: URL } | { ok: false; message: st
 
 export const DESTINATION_REFUSED = 'ESVC_DESTINATION_REFUSED';
 const MAX_DESTINATION_LENGTH = 2048;
+// ASCII space and C0 controls, DEL, and the Unicode spaces and separators.
+const SPACE_OR_CONTROL = /[\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200b\u2028\u2029\u202f\u205f\u3000\ufeff]/u;
 
 type Block = { bytes: Uint8Array; bits: number; reason: string; embedsIPv4?: true };
 
@@ -102,6 +104,9 @@ export async function checkDestination(text: string, policy: DestinationPolicy):
   } catch {
     return failed('must be an absolute URL');
   }
+  // WHATWG parsing silently drops surrounding spaces and every tab and line break, and encodes
+  // inner spaces: the URL checked and delivered to would not be the text stored and listed back.
+  if (SPACE_OR_CONTROL.test(text)) return failed('must not contain spaces or control characters');
   // Normalising can lengthen the text (percent-encoding, punycode); the stored form is what counts.
   if (url.href.length > MAX_DESTINATION_LENGTH) return failed(`must be at most ${MAX_DESTINATION_LENGTH} characters`);
   if (url.protocol !== 'https:') return failed('must use https');
