@@ -168,6 +168,33 @@ describe('webhook endpoint registration rules (production policy: public HTTPS o
     expect(problemOf(await api.client.get('/v1/webhook-endpoints/whk_nonsense', api.keys.webhook_mgmt)).code).toBe('svc:resource/not_found');
   });
 
+  it('refuses a body on test, disable, enable and replay, which take none (or {}), and does nothing', async () => {
+    const created = webhookEndpointCreatedSchema.parse(
+      (await register({ url: 'https://hooks.example/bodyless', channel: 'compliance', event_types: ['alert.opened'] })).json(),
+    );
+    const path = `/v1/webhook-endpoints/${created.endpoint_id}`;
+    const targets = [`${path}/test`, `${path}/disable`, `${path}/enable`, '/v1/webhook-deliveries/whd_00000000-0000-7000-8000-000000000000/replay'];
+    const deliveriesOf = async () => (await api.db.pool.query('SELECT count(*)::int AS n FROM webhook_deliveries')).rows[0].n as number;
+    const before = await deliveriesOf();
+    for (const url of targets) {
+      const send = (body: unknown, headers?: Record<string, string>) => api.client.send({ method: 'POST', url, body, key: api.keys.webhook_mgmt, ...(headers ? { headers } : {}) });
+      expect(problemOf(await send('{bad')).code).toBe('svc:request/malformed_json');
+      expect(problemOf(await send({ previous_secret_valid_for_s: 0 })).errors).toEqual([
+        { path: 'previous_secret_valid_for_s', code: 'svc:validation/schema', message: 'unknown member' },
+      ]);
+      expect(problemOf(await send('[]')).code).toBe('svc:validation/schema');
+      const plain = await send('x', { 'content-type': 'text/plain' });
+      expect(plain.statusCode).toBe(415);
+      expect(problemOf(plain).code).toBe('svc:request/unsupported_media_type');
+    }
+    // Nothing was done: still enabled, no probe queued.
+    expect(webhookEndpointSchema.parse((await api.client.get(path, api.keys.webhook_mgmt)).json()).status).toBe('enabled');
+    expect(await deliveriesOf()).toBe(before);
+    // No body, or {}, is taken.
+    expect(webhookEndpointSchema.parse((await api.client.post(`${path}/disable`, {}, api.keys.webhook_mgmt)).json()).status).toBe('disabled');
+    expect(webhookEndpointSchema.parse((await api.client.send({ method: 'POST', url: `${path}/enable`, key: api.keys.webhook_mgmt })).json()).status).toBe('enabled');
+  });
+
   it('pages the endpoint list with a cursor bound to it', async () => {
     await register({ url: 'https://hooks.example/page', channel: 'compliance', event_types: ['episode.updated'] });
     const first = webhookEndpointPageSchema.parse((await api.client.get('/v1/webhook-endpoints?limit=1', api.keys.webhook_mgmt)).json());

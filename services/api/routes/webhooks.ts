@@ -23,6 +23,7 @@ import { checkRegistration } from '../../webhooks/registration.ts';
 import type { CursorCodec } from '../../../platform/http/cursor.ts';
 import { rawBody, bodyRefusal, readJsonBody } from '../../../platform/http/json-body.ts';
 import { badCursor, page, readCursor } from '../../../platform/http/paging.ts';
+import { NO_BODY_RESPONSES, refuseBody } from '../http/no-body.ts';
 import { refuseIdempotencyKey } from '../http/no-idempotency-key.ts';
 import { sendProblem } from '../../../platform/http/problem-reply.ts';
 import { dateTime, pagingShape, single, text } from '../../../platform/http/query-schema.ts';
@@ -67,7 +68,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
     tags,
     summary: summary(what),
     params: endpointParams,
-    response: { 200: json(webhookEndpointSchema, 'the endpoint after the action'), 404: unknownEndpoint },
+    response: { 200: json(webhookEndpointSchema, 'the endpoint after the action'), ...NO_BODY_RESPONSES, 404: unknownEndpoint },
   });
   const endpointNotFound = (request: FastifyRequest, reply: FastifyReply) =>
     sendProblem(request, reply, 'svc:resource/not_found', { detail: 'no webhook endpoint with this id in this tenant' });
@@ -136,8 +137,11 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
   for (const [action, status, what] of toggles) {
     routes.post(`/v1/webhook-endpoints/:id/${action}`, { ...scoped, schema: endpointAction(what) }, async (request, reply) => {
       const id = parseId('webhookEndpoint', request.params.id);
+      if (!id) return endpointNotFound(request, reply);
+      const refused = refuseBody(request, action);
+      if (refused) return sendProblem(request, reply, refused.code, refused);
       const now = deps.clock.now();
-      const row = id && (await deps.endpoints.setStatus(request.apiKey!.tenantId, id, status, now));
+      const row = await deps.endpoints.setStatus(request.apiKey!.tenantId, id, status, now);
       return row ? endpointView(row, now) : endpointNotFound(request, reply);
     });
   }
@@ -190,6 +194,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
     params: endpointParams,
     response: {
       200: json(webhookDeliverySchema, 'the endpoint answered 2xx (verified; stamped as verified_at)'),
+      ...NO_BODY_RESPONSES,
       404: unknownEndpoint,
       409: problem('svc:webhook/endpoint_inactive: the endpoint is disabled'),
       502: problem('svc:webhook/endpoint_failed: the endpoint did not answer 2xx (the detail names the delivery and why)'),
@@ -199,7 +204,10 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
   routes.post('/v1/webhook-endpoints/:id/test', { ...scoped, schema: probe }, async (request, reply) => {
     const tenantId = request.apiKey!.tenantId;
     const id = parseId('webhookEndpoint', request.params.id);
-    const endpoint = id && (await deps.endpoints.find(tenantId, id));
+    if (!id) return endpointNotFound(request, reply);
+    const refused = refuseBody(request, 'test');
+    if (refused) return sendProblem(request, reply, refused.code, refused);
+    const endpoint = await deps.endpoints.find(tenantId, id);
     if (!endpoint) return endpointNotFound(request, reply);
     if (endpoint.status !== 'enabled') return sendProblem(request, reply, 'svc:webhook/endpoint_inactive', { detail: 'enable the endpoint before testing it' });
     const outcome = await deps.deliveries.test(tenantId, endpoint, deps.clock.now(), deps.testWaitMs);
@@ -256,6 +264,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
     params: deliveryParams,
     response: {
       202: json(webhookDeliverySchema, 'the new delivery, due now'),
+      ...NO_BODY_RESPONSES,
       404: notFound(),
       409: problem('svc:webhook/endpoint_inactive: the endpoint is disabled or deleted'),
     },
@@ -263,6 +272,8 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
   routes.post('/v1/webhook-deliveries/:id/replay', { ...scoped, schema: replay }, async (request, reply) => {
     const id = parseId('webhookDelivery', request.params.id);
     if (!id) return deliveryNotFound(request, reply);
+    const refused = refuseBody(request, 'replay');
+    if (refused) return sendProblem(request, reply, refused.code, refused);
     const outcome = await deps.deliveries.replay(request.apiKey!.tenantId, id, deps.clock.now());
     switch (outcome.kind) {
       case 'not_found':
