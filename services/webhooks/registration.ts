@@ -31,7 +31,7 @@ export async function checkRegistration(body: unknown, policy: DestinationPolicy
       errors.push({
         path,
         code: 'svc:webhook/event_not_deliverable',
-        message: `a ${WEBHOOK_EVENT_CATALOG[type].classification} event deliverable only on ${WEBHOOK_EVENT_CATALOG[type].channels.join(' and ')}, not on ${registration.channel}`,
+        message: `${withArticle(WEBHOOK_EVENT_CATALOG[type].classification)} event deliverable only on ${WEBHOOK_EVENT_CATALOG[type].channels.join(' and ')}, not on ${registration.channel}`,
       });
     }
     seen.add(type);
@@ -40,4 +40,9 @@ export async function checkRegistration(body: unknown, policy: DestinationPolicy
   if (!destination.ok) errors.push({ path: 'url', code: 'svc:webhook/destination_refused', message: destination.message });
   if (errors.length > 0) return { ok: false, code: PRECEDENCE.find((c) => errors.some((e) => e.code === c))!, errors };
   return { ok: true, registration: { ...registration, event_types: registration.event_types as WebhookEventType[] } };
+}
+
+// The message is read by people: "an advisory event", "an operational event", "a restricted_aml event".
+function withArticle(classification: string): string {
+  return `${/^[aeiou]/.test(classification) ? 'an' : 'a'} ${classification}`;
 }

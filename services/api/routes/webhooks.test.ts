@@ -99,8 +99,12 @@ describe('webhook endpoint registration rules (production policy: public HTTPS o
       ['event_types.2', 'svc:webhook/event_not_deliverable'],
     ]);
     // And the other way round: an operational-only event on a compliance endpoint.
-    const back = await register({ url: 'https://hooks.example/c', channel: 'compliance', event_types: ['import.completed'] });
-    expect(problemOf(back).errors).toEqual([expect.objectContaining({ path: 'event_types.0', code: 'svc:webhook/event_not_deliverable' })]);
+    const back = await register({ url: 'https://hooks.example/c', channel: 'compliance', event_types: ['import.completed', 'recommendation.issued'] });
+    expect(problemOf(back).errors).toEqual([
+      { path: 'event_types.0', code: 'svc:webhook/event_not_deliverable', message: 'an operational event deliverable only on operational, not on compliance' },
+      { path: 'event_types.1', code: 'svc:webhook/event_not_deliverable', message: 'an advisory event deliverable only on operational, not on compliance' },
+    ]);
+    expect(problem.errors[0]!.message).toBe('a restricted_aml event deliverable only on compliance, not on operational');
   });
 
   it.each([
