@@ -21,7 +21,8 @@ export const endpointRegistrationSchema = z.strictObject({
   url: z.string().min(1).max(WEBHOOK_URL_MAX),
   channel: z.enum(CHANNELS),
   event_types: z.array(z.string().min(1).max(64)).min(1).max(WEBHOOK_EVENT_TYPES.length),
-  description: upTo(WEBHOOK_DESCRIPTION_MAX).optional(),
+  // null as the views show it: "no description", so a view sent back registers.
+  description: upTo(WEBHOOK_DESCRIPTION_MAX).nullable().optional(),
 });
 export type EndpointRegistration = z.infer<typeof endpointRegistrationSchema>;
 

@@ -53,6 +53,12 @@ describe('webhook endpoint registration rules (production policy: public HTTPS o
     expect(rows.every((r) => !Buffer.from(r.secret_sealed).includes(created.secret))).toBe(true);
   });
 
+  it('registers what a view shows back: description null is no description', async () => {
+    const res = await register({ url: 'https://hooks.example/null', channel: 'compliance', event_types: ['alert.opened'], description: null });
+    expect(res.statusCode).toBe(201);
+    expect(webhookEndpointCreatedSchema.parse(res.json()).description).toBeNull();
+  });
+
   it('refuses a description PostgreSQL cannot store, with its path, and registers nothing', async () => {
     const { rows: before } = await api.db.pool.query('SELECT count(*)::int AS n FROM webhook_endpoints');
     const res = await register({ url: 'https://hooks.example/svc', channel: 'compliance', event_types: ['alert.opened'], description: 'case\u0000system' });

@@ -2059,7 +2059,7 @@ export interface WebhookEndpointRegistration {
     | 'conformance.drift_detected'
     | 'webhook.test'
   )[];
-  description?: string;
+  description?: string | null;
 }
 /**
  * The probe of POST /v1/webhook-endpoints/{id}/test (spec: endpoint_id, channel, message, sent_at).
