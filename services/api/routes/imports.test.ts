@@ -366,6 +366,25 @@ describe('an import from creation to its reject report', () => {
     expect(problemSchema.parse((await api.client.get(`/v1/imports/${created.import_id}`, stranger)).json()).code).toBe('svc:resource/not_found');
     expect((await api.client.get(`/v1/imports/${created.import_id}`, api.keys.read)).statusCode).toBe(403);
   });
+
+  it('refuses an Idempotency-Key rather than ignore it, so a retried creation makes no second import', async () => {
+    const keyed = (method: 'POST' | 'PUT', url: string, body?: unknown) =>
+      api.client.send({ method, url, key: api.keys.ingest, headers: { 'Idempotency-Key': 'imp-k-1' }, ...(body === undefined ? {} : { body }) });
+    const count = async () => (await api.db.pool.query(`SELECT count(*)::int AS n FROM imports WHERE tenant_id = $1`, [api.tenantId])).rows[0].n;
+    const before = await count();
+    const body = { mapping: csvMapping, go_live_at: '2026-08-01T00:00:00Z' };
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const res = await keyed('POST', '/v1/imports', body);
+      expect(res.statusCode).toBe(400);
+      expect(problemSchema.parse(res.json()).code).toBe('svc:request/bad_request');
+    }
+    expect(await count()).toBe(before);
+    // The transitions of an existing import are refused too, and leave it as it was.
+    const created = await create();
+    expect(problemSchema.parse((await keyed('POST', `/v1/imports/${created.import_id}/cancel`)).json()).code).toBe('svc:request/bad_request');
+    expect(problemSchema.parse((await keyed('POST', `/v1/imports/${created.import_id}/submit`, { chunk_count: 1 })).json()).code).toBe('svc:request/bad_request');
+    expect(importViewSchema.parse((await api.client.get(`/v1/imports/${created.import_id}`, api.keys.ingest)).json()).state).toBe('created');
+  });
 });
 
 describe('row codes that need landing or a mapped schema_version', () => {

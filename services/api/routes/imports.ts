@@ -24,6 +24,7 @@ import { rawBody, bodyRefusal, readJsonBody } from '../../../platform/http/json-
 import { sendProblem } from '../../../platform/http/problem-reply.ts';
 import { integer, optionalText, single } from '../../../platform/http/query-schema.ts';
 import { csvStream, idParam, invalidQuery, json, notFound as unknownId, problem } from '../http/route-schema.ts';
+import { refuseIdempotencyKey } from '../http/no-idempotency-key.ts';
 import type { Pool } from '../../../platform/postgres/pool.ts';
 
 export interface ImportRouteDeps {
@@ -53,10 +54,12 @@ const MAX_CHUNK_NO = 99_999;
 // credential runs one). The file is uploaded as numbered chunks of whole records (PUT
 // /v1/imports/{id}/chunks/{n}, the raw bytes), then submitted; the import worker lands it.
 // The dry-runs store nothing; their work is bounded by the payload cap (the sample) or the staged
-// chunks, so they are not charged to the rate limit.
+// chunks, so they are not charged to the rate limit. No import route honours an Idempotency-Key
+// (the spec: only the ingest endpoints do), so one is refused: ignored, it let a client retry a
+// creation it believed safe and get a second import.
 export function registerImportRoutes(app: FastifyInstance, deps: ImportRouteDeps): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
-  const scoped = { config: { scopes: ['ingest'] as const } };
+  const scoped = { config: { scopes: ['ingest'] as const }, preHandler: refuseIdempotencyKey('historical imports') };
   const tags = ['imports'];
   const summary = (what: string) => `${what} (scope ingest)`;
   const notFound = (request: FastifyRequest, reply: FastifyReply) => sendProblem(request, reply, 'svc:resource/not_found', { detail: 'no import with this id in this tenant' });
@@ -89,7 +92,7 @@ export function registerImportRoutes(app: FastifyInstance, deps: ImportRouteDeps
     tags,
     summary: summary('Create an import: its mapping (compiled now), go-live watermark and backfill window'),
     body: importCreateRequestContract,
-    response: { 201: json(importViewSchema, 'created; upload its chunks next'), 400: problem('svc:validation/schema (mapping findings under mapping.)') },
+    response: { 201: json(importViewSchema, 'created; upload its chunks next'), 400: problem('svc:validation/schema (mapping findings under mapping.), or an Idempotency-Key (svc:request/bad_request)') },
   };
   routes.post('/v1/imports', { ...scoped, schema: create }, async (request, reply) => {
     const body = readJsonBody(request);
