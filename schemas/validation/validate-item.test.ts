@@ -91,6 +91,9 @@ describe('envelope sequence (integer >= 0, optional)', () => {
   it.each(FAMILIES)('is optional (%s)', (family) => expectAccepted(check(family, onEvent('sequence', REMOVE))));
   it.each([0, 1, 42, Number.MAX_SAFE_INTEGER])('accepts %d', (value) => expectAccepted(check('party', onEvent('sequence', value))));
   it.each([-1, 1.5, '1', null, true])('refuses %j', (value) => expectRefused(check('party', onEvent('sequence', value)), SCHEMA, 'event.sequence'));
+  // One finding each, not the integer check's and a bound's both saying "too big".
+  it.each([Number.MAX_SAFE_INTEGER + 2, 2 ** 63])('refuses %d, past the safe integers, with one finding', (value) =>
+    expectRefused(check('party', onEvent('sequence', value)), SCHEMA, 'event.sequence'));
 });
 
 describe('envelope sequence: version number for entity families, absent for facts', () => {
