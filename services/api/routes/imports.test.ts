@@ -385,6 +385,17 @@ describe('an import from creation to its reject report', () => {
     expect(problemSchema.parse((await keyed('POST', `/v1/imports/${created.import_id}/submit`, { chunk_count: 1 })).json()).code).toBe('svc:request/bad_request');
     expect(importViewSchema.parse((await api.client.get(`/v1/imports/${created.import_id}`, api.keys.ingest)).json()).state).toBe('created');
   });
+
+  it('refuses a body on cancel, which takes none (or {}), and leaves the import open', async () => {
+    const created = await create();
+    const url = `/v1/imports/${created.import_id}/cancel`;
+    const send = (body: unknown, headers?: Record<string, string>) => api.client.send({ method: 'POST', url, body, key: api.keys.ingest, ...(headers ? { headers } : {}) });
+    expect(problemSchema.parse((await send('{bad')).json()).code).toBe('svc:request/malformed_json');
+    expect(problemSchema.parse((await send({ reason: 'duplicate file' })).json()).errors).toEqual([{ path: 'reason', code: 'svc:validation/schema', message: 'unknown member' }]);
+    expect((await send('x', { 'content-type': 'text/plain' })).statusCode).toBe(415);
+    expect(importViewSchema.parse((await api.client.get(`/v1/imports/${created.import_id}`, api.keys.ingest)).json()).state).toBe('created');
+    expect(importViewSchema.parse((await api.client.post(url, {}, api.keys.ingest)).json()).state).toBe('cancelled');
+  });
 });
 
 describe('row codes that need landing or a mapped schema_version', () => {

@@ -25,6 +25,7 @@ import { sendProblem } from '../../../platform/http/problem-reply.ts';
 import { integer, optionalText, single } from '../../../platform/http/query-schema.ts';
 import { csvStream, idParam, invalidQuery, json, notFound as unknownId, problem } from '../http/route-schema.ts';
 import { refuseIdempotencyKey } from '../http/no-idempotency-key.ts';
+import { NO_BODY_RESPONSES, refuseBody } from '../http/no-body.ts';
 import type { Pool } from '../../../platform/postgres/pool.ts';
 
 export interface ImportRouteDeps {
@@ -196,11 +197,15 @@ export function registerImportRoutes(app: FastifyInstance, deps: ImportRouteDeps
     tags,
     summary: summary('Cancel an import not yet landing'),
     params,
-    response: { 200: json(importViewSchema, 'cancelled'), 404: unknownImport, 409: notOpen },
+    response: { 200: json(importViewSchema, 'cancelled'), ...NO_BODY_RESPONSES, 404: unknownImport, 409: notOpen },
   };
+  // Cancelling takes no body, or {}: anything else is refused, not ignored (http/no-body.ts).
   routes.post('/v1/imports/:id/cancel', { ...scoped, schema: cancel }, async (request, reply) => {
     const id = parseId('import', request.params.id);
-    const outcome = id ? await deps.imports.cancel(request.apiKey!.tenantId, id, deps.clock.now()) : 'not_found';
+    if (!id) return notFound(request, reply);
+    const refused = refuseBody(request, 'cancel');
+    if (refused) return sendProblem(request, reply, refused.code, refused);
+    const outcome = await deps.imports.cancel(request.apiKey!.tenantId, id, deps.clock.now());
     if (outcome === 'not_found') return notFound(request, reply);
     if (outcome === 'not_open') return sendProblem(request, reply, 'svc:import/not_open', { detail: 'the import is already being landed or has ended' });
     return importView(outcome);
