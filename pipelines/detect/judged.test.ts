@@ -47,6 +47,16 @@ describe('judged subjects', () => {
     });
   });
 
+  it('keeps a mark to the millisecond', async () => {
+    const odd = (ms: number) => ({ ...item('C1', 0), at: new Date(T0 + ms) });
+    await markJudged(db.pool, [odd(123_456_789)], 1);
+    const { rows } = await db.pool.query(`SELECT judged_to FROM judged_subjects WHERE tenant_id = 'acme' AND subject_id = 'C1'`);
+    expect((rows[0].judged_to as Date).toISOString()).toBe(new Date(T0 + 123_456_790).toISOString());
+    // Asked at the millisecond before the mark, it was judged beyond; at the mark, not.
+    expect([...(await markJudged(db.pool, [odd(123_456_788)], 1)).values()].map((at) => at.getTime())).toEqual([T0 + 123_456_790]);
+    expect((await markJudged(db.pool, [odd(123_456_789)], 1)).size).toBe(0);
+  });
+
   it('does not count the statement\'s own marks as an earlier judgement', async () => {
     expect(marks(await markJudged(db.pool, [item('B1', 20), item('B1', 15)], 0))).toEqual({});
     expect(marks(await markJudged(db.pool, [item('B1', 15)], 0))).toEqual({ 'acme/account/B1': 20 });
