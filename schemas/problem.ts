@@ -1,10 +1,13 @@
 import { z } from 'zod';
 import { ERROR_CATALOG, ERROR_CODES, type ErrorCode } from './errors/catalog.ts';
 
+// A code of the governed catalog.
+export const errorCodeSchema = z.enum(ERROR_CODES as [ErrorCode, ...ErrorCode[]]);
+
 // RFC 9457 problem details as the spec shapes them.
 const fieldErrorSchema = z.strictObject({
   path: z.string(),
-  code: z.enum(ERROR_CODES as [ErrorCode, ...ErrorCode[]]),
+  code: errorCodeSchema,
   message: z.string(),
 });
 
@@ -12,7 +15,7 @@ export const problemSchema = z.strictObject({
   type: z.string(),
   title: z.string(),
   status: z.number().int(),
-  code: z.enum(ERROR_CODES as [ErrorCode, ...ErrorCode[]]),
+  code: errorCodeSchema,
   detail: z.string(),
   instance: z.string(),
   correlation_id: z.string(),

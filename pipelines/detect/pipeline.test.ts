@@ -5,6 +5,7 @@ import { defineDetector, noHit, type DetectorOutcome } from '../../services/dete
 import { applyCaseAction } from '../../services/cases/actions.ts';
 import type { DetectPipeline } from './pipeline.ts';
 import { sweepOutbox } from '../../services/webhooks/declared-payloads.test-kit.ts';
+import { addTallies } from '../../services/conformance/store.ts';
 
 // A detector simple enough to reason about: a subject that sent at least `threshold` in one
 // movement in the last 24h; high from ten times the threshold.
@@ -173,6 +174,19 @@ describe('the detection pipeline', () => {
     expect(rows[0].state).toBe('active');
   });
 
+  it("announces at its sweep a feed refused far more than the week before (decision 0077)", async () => {
+    const bucket = new Date(Math.floor(world.api.clock.now().getTime() / 300_000) * 300_000);
+    await addTallies(db(), [
+      { tenantId: 'acme', family: 'party', bucket, code: '', path: '', items: 70 },
+      { tenantId: 'acme', family: 'party', bucket, code: 'svc:validation/schema', path: 'event.data.type', items: 30 },
+    ]);
+    await detect.sweep();
+    const drift = await events('conformance.drift_detected');
+    expect(drift.map((e) => [e.classification, e.data.family, e.data.refused, e.data.received])).toEqual([['operational', 'party', 30, 100]]);
+    await detect.sweep();
+    expect(await events('conformance.drift_detected')).toHaveLength(1);
+  });
+
   it('never re-alerts facts an analyst disposed of, and reopens the episode on a new fact', async () => {
     const { rows } = await db().query(`SELECT DISTINCT episode_id FROM alerts WHERE tenant_id = 'acme' AND mode = 'live'`);
     expect(rows).toHaveLength(1);
@@ -273,5 +287,5 @@ describe('the detection pipeline', () => {
 it('every event the detect pipeline enqueued parses with its type\'s declared payload', async () => {
   const swept = await sweepOutbox(db());
   expect(swept.refused).toEqual([]);
-  expect(swept.types).toEqual(expect.arrayContaining(['alert.opened', 'episode.updated', 'episode.escalated', 'coverage.degraded', 'coverage.recovered', 'risk_state.changed']));
+  expect(swept.types).toEqual(expect.arrayContaining(['alert.opened', 'episode.updated', 'episode.escalated', 'coverage.degraded', 'coverage.recovered', 'risk_state.changed', 'conformance.drift_detected']));
 });

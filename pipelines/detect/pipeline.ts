@@ -20,6 +20,7 @@ import type { EpisodePolicy } from './episodes.ts';
 import type { AnyDetector } from '../../services/detection/framework/detector.ts';
 import { DETECTOR_LIBRARY } from '../../services/detection/library.ts';
 import { enqueueEvents } from '../../services/webhooks/outgoing-events.ts';
+import { sweepConformance } from '../../services/conformance/drift.ts';
 import { limitHeapGrowth } from './node-options.ts';
 import { DetectionRunner } from './run.ts';
 import { dueForSchedule } from './schedule.ts';
@@ -87,7 +88,7 @@ export async function startDetectPipeline(options: DetectPipelineOptions): Promi
   const sweep = async () => {
     const now = options.clock.now();
     await withTransaction(options.pool, async (db) => {
-      const events = await sweepCoverage(db, now, options.silence ?? DEFAULT_SILENCE);
+      const events = [...(await sweepCoverage(db, now, options.silence ?? DEFAULT_SILENCE)), ...(await sweepConformance(db, now))];
       await enqueueEvents(db, events, now);
     });
     const due = await dueForSchedule(options.pool, SCHEDULED_PER_SWEEP, runner.recorded);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { FAMILY_NAMES } from '../families/index.ts';
 import { moneyViewSchema } from '../primitives/money.ts';
 import { CASE_STATUSES, DISPOSITIONS, EPISODE_STATUSES } from '../responses.ts';
+import { errorCodeSchema } from '../problem.ts';
 import { CHANNELS, type WebhookEventType } from './catalog.ts';
 
 // The `data` of every webhook event type, declared once (decision 0049). The outbox writer
@@ -168,6 +169,22 @@ const importProgress = {
   skipped: count,
 };
 
+// A family's live feed refused far more than in the week before (decision 0077): counts, the
+// governed codes and the field paths of the refusals, never a value of the events.
+const share = z.number().min(0).max(1);
+const driftDetected = z.strictObject({
+  family: z.enum(FAMILY_NAMES),
+  detected_at: instant,
+  window: z.strictObject({ from: instant, to: instant }),
+  received: count,
+  refused: count,
+  refused_share: share,
+  baseline: z.strictObject({ from: instant, to: instant, received: count, refused: count, refused_share: share.nullable() }),
+  // The most frequent first findings of the refused items: path relative to the item, array
+  // indices as *, "(other)" past the distinct paths counted per five minutes.
+  problems: z.array(z.strictObject({ code: errorCodeSchema, path: z.string(), items: count })),
+});
+
 const rulesetVersion = z.number().int().min(0);
 const candidateReady = z.discriminatedUnion('stage', [
   z.strictObject({ version: rulesetVersion, stage: z.literal('created'), name: z.string() }),
@@ -198,7 +215,7 @@ export const WEBHOOK_PAYLOADS = {
   'ruleset.activated': described(z.strictObject({ version: rulesetVersion, previous_version: rulesetVersion }), 'A ruleset went live; the previous one (0: the built-in default) retired.'),
   'ruleset.rolled_back': described(z.strictObject({ from_version: rulesetVersion, to_version: rulesetVersion }), 'The live ruleset was rolled back to the one before it (0: the built-in default).'),
   // Nothing emits it yet: no payload is accepted until one is declared here.
-  'conformance.drift_detected': described(z.never(), 'Reserved: not emitted by this version, and no payload is declared yet.'),
+  'conformance.drift_detected': described(driftDetected, "A family's live feed started to be refused far more than in the week before: the last hour's counts against the week's, and the most frequent problems."),
   'webhook.test': described(
     z.strictObject({ endpoint_id: prefixed('whk_'), channel: z.enum(CHANNELS), message: z.string(), sent_at: instant }),
     'The probe of POST /v1/webhook-endpoints/{id}/test (spec: endpoint_id, channel, message, sent_at).',

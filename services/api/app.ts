@@ -25,6 +25,7 @@ import { registerHealthRoutes } from './routes/health.ts';
 import { registerImportRoutes, type ImportRouteDeps } from './routes/imports.ts';
 import { registerReconciliationRoutes } from './routes/reconciliations.ts';
 import type { Reconciliations } from '../reconciliations/reconciliations.ts';
+import type { ConformanceTally } from '../conformance/tally.ts';
 import { registerIngestRoutes } from './routes/ingest.ts';
 import { registerMetricsRoute, type MetricsEngines } from './routes/metrics.ts';
 import { registerValidateRoute } from './routes/validate.ts';
@@ -56,6 +57,8 @@ export interface ApiDeps {
   imports: ImportRouteDeps['imports'];
   reconciliations: Reconciliations;
   settings: { maxBodyBytes: number; occurredAtFutureSkewS: number; idempotencyRetentionS: number };
+  // Items answered on the ingest routes, counted for conformance drift (decision 0077).
+  conformance: ConformanceTally;
   logger: FastifyServerOptions['logger'];
 }
 
@@ -99,6 +102,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     assets: deps.assets,
     occurredAtFutureSkewS: deps.settings.occurredAtFutureSkewS,
     idempotencyRetentionS: deps.settings.idempotencyRetentionS,
+    conformance: deps.conformance,
   });
   registerEventRoutes(app, { pool: deps.pool, buckets: deps.buckets });
   registerCanonicalReads(app, { pool: deps.pool, clock: deps.clock, cursors: deps.cursors });

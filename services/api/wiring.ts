@@ -19,6 +19,8 @@ import type { Resolve } from '../webhooks/destination.ts';
 import { WebhookEndpoints } from '../webhooks/endpoints.ts';
 import { Imports } from '../imports/imports.ts';
 import { Reconciliations } from '../reconciliations/reconciliations.ts';
+import { ConformanceTally } from '../conformance/tally.ts';
+import { flushTallies } from '../conformance/flush.ts';
 
 export type ApiConfig = Pick<
   Config,
@@ -64,6 +66,7 @@ export async function createApi(options: {
   const graph = await openGraphStore(config, pool);
   const bus = await openBus(config, pool, { relay: false });
   const engines = await openEngineProbes(config, { pool });
+  const conformance = new ConformanceTally();
   const app = await buildApp({
     pool,
     clock,
@@ -93,10 +96,12 @@ export async function createApi(options: {
       occurredAtFutureSkewS: config.SVC_OCCURRED_AT_FUTURE_SKEW_S,
       idempotencyRetentionS: config.SVC_IDEMPOTENCY_RETENTION_H * 3600,
     },
+    conformance,
     logger: options.logger ?? { level: config.LOG_LEVEL },
   });
+  const tallies = flushTallies(conformance, pool, (error) => app.log.warn({ err: error }, 'conformance tallies not stored'));
   app.addHook('onClose', async () => {
-    await Promise.allSettled([noncePool.end(), graph.close(), bus.close(), engines.close()]);
+    await Promise.allSettled([tallies.stop(), noncePool.end(), graph.close(), bus.close(), engines.close()]);
   });
   // Housekeeping that runs by itself in every API process: expired nonces and idempotency keys.
   const startMaintenance = () => {

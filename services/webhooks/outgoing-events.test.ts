@@ -32,7 +32,7 @@ describe('the outbox writer', () => {
     ['the fields of another cause', { tenantId: 'acme', type: 'episode.escalated', data: { ...samplePayload('episode.reopened'), status: 'escalated', reason: 'case_action' } }, 'case_status'],
     ['a value outside its enum', { tenantId: 'acme', type: 'recommendation.issued', data: { ...samplePayload('recommendation.issued'), band: 'low' } }, 'band'],
     ['an id without its prefix', { tenantId: 'acme', type: 'episode.updated', data: { ...samplePayload('episode.updated'), alert_id: 'alrt_1' } }, 'alert_id'],
-    ['any data for a type nothing may emit yet', { tenantId: 'acme', type: 'conformance.drift_detected', data: {} }, '(data)'],
+    ['a share past one', { tenantId: 'acme', type: 'conformance.drift_detected', data: { ...samplePayload('conformance.drift_detected'), refused_share: 1.5 } }, 'refused_share'],
   ])('refuses %s, and writes none of the batch', async (_, wrong, path) => {
     const before = await count();
     const batch = [sampleEvent('acme', 'webhook.test'), wrong as OutgoingEvent];
@@ -59,8 +59,8 @@ describe('the outbox writer', () => {
       { tenantId: 'acme', type: 'ruleset.activated', data: { from_version: 2, to_version: 1 } },
       // @ts-expect-error a threshold escalation names its alert
       { tenantId: 'acme', type: 'episode.escalated', data: { episode_id: 'epsd_x', status: 'escalated', severity: 'high', alert_count: 1, reason: 'threshold' } },
-      // @ts-expect-error nothing may emit conformance.drift_detected until its payload is declared
-      { tenantId: 'acme', type: 'conformance.drift_detected', data: {} },
+      // @ts-expect-error a drift names its family
+      { tenantId: 'acme', type: 'conformance.drift_detected', data: { ...samplePayload('conformance.drift_detected'), family: undefined } },
     ];
     expect(typed).toHaveLength(4);
     expect(Object.keys(WEBHOOK_PAYLOADS)).toHaveLength(19);

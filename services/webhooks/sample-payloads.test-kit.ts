@@ -29,7 +29,7 @@ const counts = (n: number) => ({
   skipped: 0,
 });
 
-type Samples = { [T in Exclude<WebhookEventType, 'conformance.drift_detected'>]: (n: number) => WebhookEventData<T> };
+type Samples = { [T in WebhookEventType]: (n: number) => WebhookEventData<T> };
 
 const SAMPLES: Samples = {
   'alert.opened': (n) => ({
@@ -59,6 +59,16 @@ const SAMPLES: Samples = {
   'coverage.degraded': () => ({ reason: 'feed_silence', family: 'movement', last_received_at: '2026-09-01T10:00:00.000Z', degraded_at: AT, silence_minutes: 60 }),
   'coverage.recovered': () => ({ reason: 'feed_silence', family: 'movement', silent_since: '2026-09-01T10:00:00.000Z', recovered_at: AT }),
   'import.progress': (n) => ({ ...counts(n), chunk_no: 0 }),
+  'conformance.drift_detected': (n) => ({
+    family: 'movement',
+    detected_at: AT,
+    window: { from: '2026-09-01T11:05:00.000Z', to: AT },
+    received: 400 + n,
+    refused: 40,
+    refused_share: 0.1,
+    baseline: { from: '2026-08-25T11:05:00.000Z', to: '2026-09-01T11:05:00.000Z', received: 7000, refused: 70, refused_share: 0.01 },
+    problems: [{ code: 'svc:validation/schema', path: 'event.data.amount.value', items: 40 }],
+  }),
   'import.completed': (n) => counts(n),
   'import.failed': (n) => ({ ...counts(n), failure: 'chunk 1 could not be landed' }),
   'ruleset.candidate_ready': (n) => ({ version: n + 1, stage: 'created', name: 'tuned thresholds' }),

@@ -16,7 +16,7 @@ afterEach(async () => {
   await world.close();
 });
 
-const enqueue = (types: Array<Exclude<WebhookEventType, 'conformance.drift_detected'>>, tenantId = world.tenantId) =>
+const enqueue = (types: WebhookEventType[], tenantId = world.tenantId) =>
   enqueueEvents(
     world.db.pool,
     types.map((type, i) => sampleEvent(tenantId, type, i)),

@@ -11,8 +11,7 @@ const T = 1_800_000_000;
 const NOW = { now: () => T * 1000 };
 const SECRET = newWebhookSecret();
 
-// Nothing emits conformance.drift_detected yet: no payload is declared for it.
-const dataOf = (type: (typeof WEBHOOK_EVENT_TYPES)[number]) => (type === 'conformance.drift_detected' ? {} : samplePayload(type));
+const dataOf = (type: (typeof WEBHOOK_EVENT_TYPES)[number]) => samplePayload(type);
 
 function delivery(type: (typeof WEBHOOK_EVENT_TYPES)[number], classification: string = WEBHOOK_EVENT_CATALOG[type].classification, data: unknown = dataOf(type)) {
   const built = buildEnvelope(

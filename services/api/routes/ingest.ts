@@ -22,6 +22,7 @@ import {
 import { ingestItems, prepareItems, settleItems, type IncomingItem, type ItemResult } from '../ingest/ingest-items.ts';
 import { batchResponse, problemResponse, singleResponse } from '../ingest/render.ts';
 import { batchItems, wrapperRefusal, type RequestItems } from '../ingest/request-items.ts';
+import type { ConformanceTally } from '../../conformance/tally.ts';
 
 export interface IngestDeps {
   pool: Pool;
@@ -35,6 +36,8 @@ export interface IngestDeps {
   assets: TenantAssetRegistry;
   occurredAtFutureSkewS: number;
   idempotencyRetentionS: number;
+  // What became of each item, counted for conformance drift (decision 0077).
+  conformance: ConformanceTally;
 }
 
 type Shape = { kind: 'single'; family: Family } | { kind: 'batch' };
@@ -94,19 +97,24 @@ async function handle(request: FastifyRequest, reply: FastifyReply, shape: Shape
       const refused = answerRefusedAdmission(request, reply, accepted.admission, cost);
       if (refused) return refused;
     }
-    return send(reply, render(settleItems(found.items, prepared, accepted.outcomes)));
+    const results = settleItems(found.items, prepared, accepted.outcomes);
+    tally(deps, tenantId, now, found.items, results);
+    return send(reply, render(results));
   }
   // The endpoint is the route, not its spelling: /v1/%70arties reaches (and signs as) /v1/parties.
   const scope = { tenantId, endpoint: request.routeOptions.url ?? requestPath(request), key: idempotencyKey };
   const outcome = await withTransaction(deps.pool, async (client) => {
     const claim = await claimIdempotencyKey(client, scope, contentHash(body.value), now, deps.idempotencyRetentionS);
     if (claim.kind !== 'owned') return claim;
-    const response = render(await ingestItems(found.items, context, (events) => acceptEvents(client, events)));
+    const results = await ingestItems(found.items, context, (events) => acceptEvents(client, events));
+    const response = render(results);
     await storeIdempotentResponse(client, scope, response);
-    return { kind: 'fresh' as const, response };
+    return { kind: 'fresh' as const, response, results };
   });
   switch (outcome.kind) {
     case 'fresh':
+      // A replay was counted when it was answered first.
+      tally(deps, tenantId, now, found.items, outcome.results);
       return send(reply, outcome.response);
     case 'replay':
       reply.header('Idempotent-Replayed', 'true');
@@ -114,6 +122,11 @@ async function handle(request: FastifyRequest, reply: FastifyReply, shape: Shape
     case 'conflict':
       return send(reply, problemResponse(request, 'svc:idempotency/key_conflict', { detail: 'this Idempotency-Key was used with a different body' }));
   }
+}
+
+function tally(deps: IngestDeps, tenantId: string, at: Date, items: IncomingItem[], results: ItemResult[]): void {
+  const findings = (result: ItemResult) => (result.kind === 'accepted' ? [] : result.errors);
+  deps.conformance.note(tenantId, at, items.map((item, i) => ({ value: item.value, prefix: item.prefix, errors: findings(results[i]!) })));
 }
 
 // A single-event body is the item's event: its refusal's paths start `event.`, as every other

@@ -1020,10 +1020,70 @@ export interface CaseDisposedData {
   case_action_seq: number;
 }
 /**
- * Reserved: not emitted by this version, and no payload is declared yet.
+ * A family's live feed started to be refused far more than in the week before: the last hour's counts against the week's, and the most frequent problems.
  */
 export interface ConformanceDriftDetectedData {
-  [k: string]: unknown | undefined;
+  family: 'party' | 'account' | 'instrument' | 'movement' | 'relationship' | 'control_event';
+  detected_at: string;
+  window: {
+    from: string;
+    to: string;
+  };
+  received: number;
+  refused: number;
+  refused_share: number;
+  baseline: {
+    from: string;
+    to: string;
+    received: number;
+    refused: number;
+    refused_share: number | null;
+  };
+  problems: {
+    code:
+      | 'svc:validation/schema'
+      | 'svc:validation/unsupported_schema_version'
+      | 'svc:validation/timestamp_out_of_range'
+      | 'svc:validation/money_scale_mismatch'
+      | 'svc:validation/pan_detected'
+      | 'svc:auth/unauthenticated'
+      | 'svc:auth/timestamp_skew'
+      | 'svc:auth/invalid_signature'
+      | 'svc:auth/nonce_replayed'
+      | 'svc:auth/insufficient_scope'
+      | 'svc:sequence/conflict'
+      | 'svc:idempotency/key_conflict'
+      | 'svc:request/payload_too_large'
+      | 'svc:batch/too_large'
+      | 'svc:rate_limit/exceeded'
+      | 'svc:import/invalid_chunk'
+      | 'svc:webhook/test_timeout'
+      | 'svc:auth/unsupported_scheme'
+      | 'svc:request/malformed_json'
+      | 'svc:request/unsupported_media_type'
+      | 'svc:request/bad_request'
+      | 'svc:request/invalid_parameter'
+      | 'svc:request/not_found'
+      | 'svc:resource/not_found'
+      | 'svc:internal/error'
+      | 'svc:webhook/destination_refused'
+      | 'svc:webhook/event_not_deliverable'
+      | 'svc:webhook/endpoint_inactive'
+      | 'svc:reconciliation/asset_not_held'
+      | 'svc:import/not_open'
+      | 'svc:webhook/endpoint_failed'
+      | 'svc:console/invalid_credentials'
+      | 'svc:console/unauthenticated'
+      | 'svc:console/csrf_failed'
+      | 'svc:console/password_change_required'
+      | 'svc:console/locked'
+      | 'svc:reconciliation/reference_conflict'
+      | 'svc:reconciliation/break_state'
+      | 'svc:reconciliation/expectation_exists'
+      | 'svc:service/unavailable';
+    path: string;
+    items: number;
+  }[];
 }
 export interface DryRunResponse {
   valid: boolean;

@@ -1,0 +1,2 @@
+DROP TABLE conformance_states;
+DROP TABLE conformance_tallies;
