@@ -1,7 +1,7 @@
 // The CSV dialect reader: streams one import chunk's bytes through csv-parse and yields its records
 // with global row numbers and their source text.
 //
-// - Bytes are checked as UTF-8 as they pass (types.ts Utf8Validator); a BOM at the start of a chunk
+// - Bytes are checked as UTF-8 as they pass (chunk-bytes.ts); a BOM at the start of a chunk
 //   that starts a file is dropped.
 // - Past a chunk-level problem after which the bytes still show where records end (invalid UTF-8,
 //   also in the skipped leading lines; a record past the size cap; a header that cannot be used)
@@ -23,13 +23,12 @@
 //   maxRecordBytes in one record (or one comment line) is a ChunkError before the rest is read (the
 //   rest of the chunk is then only counted, holding a few bytes).
 import { CsvError, parse, type InfoRecord, type Parser } from 'csv-parse';
+import { readChunkBytes, type Stopped } from './chunk-bytes.ts';
 import { CsvRecordCounter } from './csv-count.ts';
 import {
-  asBuffer,
   ChunkError,
   ChunkHead,
   DEFAULT_MAX_RECORD_BYTES,
-  Utf8Validator,
   type ChunkPosition,
   type CsvDialect,
   type CsvRow,
@@ -200,7 +199,7 @@ export function readCsvChunk(
      * cannot be used: then the problem, with a counter of the records from the first one not read
      * on (the window holds the bytes from there on that were fed), fed the bytes not yet fed.
      */
-    async function* feed(buf: Buffer): AsyncGenerator<SourceRecord, Stopped | undefined> {
+    async function* feed(buf: Buffer): AsyncGenerator<SourceRecord, Stopped<CsvRecordCounter> | undefined> {
       for (let off = 0; off < buf.length; off += FEED_BYTES) {
         const piece = buf.subarray(off, off + FEED_BYTES);
         const unfed = buf.subarray(off + piece.length);
@@ -228,7 +227,7 @@ export function readCsvChunk(
      * that row on (fed the bytes from the bad one on, it numbers the rows after it). In the skipped
      * leading lines nothing was fed: the counter starts at the chunk's first record, the header.
      */
-    async function* invalidUtf8(head: ChunkHead): AsyncGenerator<SourceRecord, Stopped> {
+    async function* invalidUtf8(head: ChunkHead): AsyncGenerator<SourceRecord, Stopped<CsvRecordCounter>> {
       if (head.inPreamble) return { error: new ChunkError('invalid UTF-8', undefined, chunkNo), counter: countFrom() };
       salvage = { rowNo: undefined, bytes: Buffer.alloc(0) };
       let rowNo: number | undefined;
@@ -246,7 +245,7 @@ export function readCsvChunk(
 
     // The problem, with the file's next row number past this chunk when its records were counted
     // (none when the counter ended inside a quoted field).
-    const counted = ({ error, counter }: Stopped): ChunkError => {
+    const counted = ({ error, counter }: Stopped<CsvRecordCounter>): ChunkError => {
       const records = counter.end();
       if (records === undefined) return error;
       return new ChunkError(error.message, error.rowNo, chunkNo, at.firstRowNo + rows + Math.max(records - (expectHeader ? 1 : 0), 0));
@@ -254,25 +253,13 @@ export function readCsvChunk(
 
     try {
       const head = new ChunkHead({ dropBom: startsFile, skipLines: startsFile ? dialect.skipLeadingRows : 0 });
-      const utf8 = new Utf8Validator();
-      // Past a problem the rest of the chunk is only counted, not read: through the head, since
-      // invalid UTF-8 may stop it in the skipped leading lines.
-      let stopped: Stopped | undefined;
-      for await (const chunk of bytes) {
-        const buf = asBuffer(chunk);
-        if (stopped !== undefined) {
-          stopped.counter.push(head.push(buf));
-          continue;
-        }
-        const bad = utf8.push(buf);
-        stopped = yield* feed(head.push(bad < 0 ? buf : buf.subarray(0, bad)));
-        if (bad < 0) continue;
-        stopped ??= yield* invalidUtf8(head);
-        stopped.counter.push(head.push(buf.subarray(bad)));
-      }
-      if (stopped === undefined) stopped = yield* feed(head.end());
-      else stopped.counter.push(head.end());
-      if (stopped === undefined && !utf8.end()) stopped = yield* invalidUtf8(head);
+      // feed leaves `last` aside: the parser closes the chunk's last record when it is ended, below.
+      const stopped = yield* readChunkBytes(bytes, head, {
+        read: feed,
+        async *readToInvalid(buf) {
+          return (yield* feed(buf)) ?? (yield* invalidUtf8(head));
+        },
+      });
       if (stopped !== undefined) throw counted(stopped);
       let err: unknown;
       try {
@@ -294,12 +281,6 @@ export function readCsvChunk(
     fileHeader: () => fileHeader,
     rowsRead: () => handedOut,
   };
-}
-
-/** A chunk-level problem past which the chunk's records are counted, and their counter. */
-interface Stopped {
-  error: ChunkError;
-  counter: CsvRecordCounter;
 }
 
 /** Why the dialect cannot be read, or undefined. Messages are about the mapping, never the data. */

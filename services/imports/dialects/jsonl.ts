@@ -16,13 +16,12 @@
 //   never ends) is a ChunkError as soon as it passes the cap; the rest of the chunk is then only
 //   counted, from that line's start (jsonl-count.ts), so the next chunk's rows keep their numbers.
 import { checkJsonBounds } from '../../../schemas/primitives/json-bounds.ts';
+import { readChunkBytes, type Stopped } from './chunk-bytes.ts';
 import { jsonlRecordText, JsonlRecordCounter, withoutCr } from './jsonl-count.ts';
 import {
-  asBuffer,
   ChunkError,
   ChunkHead,
   DEFAULT_MAX_RECORD_BYTES,
-  Utf8Validator,
   type ChunkPosition,
   type JsonlDialect,
   type ReadLimits,
@@ -77,7 +76,6 @@ export function readJsonlChunk(
     };
 
     const head = new ChunkHead({ dropBom: chunkNo === 0, skipLines: chunkNo === 0 ? dialect.skipLeadingRows : 0 });
-    const utf8 = new Utf8Validator();
     const lines = new LineSplitter(cap);
     const countFrom = (pieces: Buffer[]): JsonlRecordCounter => {
       const counter = new JsonlRecordCounter(prefix);
@@ -87,7 +85,7 @@ export function readJsonlChunk(
 
     // The records of some bytes (and of the last line, without its terminator, if `last`), up to a
     // line past the cap: then the problem, with a counter of the records from that line's start on.
-    function* recordsOf(buf: Buffer, last = false): Generator<SourceRecord, Broken | undefined> {
+    function* recordsOf(buf: Buffer, last = false): Generator<SourceRecord, Stopped<JsonlRecordCounter> | undefined> {
       try {
         for (const line of lines.push(buf)) {
           const record = toRecord(line);
@@ -105,38 +103,20 @@ export function readJsonlChunk(
 
     // Invalid UTF-8: the problem, with a counter of the records from the start of the line the bad
     // byte sits in on (the skipped leading lines still end at their line feeds).
-    const invalidUtf8 = (): Broken => ({ error: new ChunkError('invalid UTF-8', head.inPreamble ? undefined : nextRowNo(), chunkNo), counter: countFrom([lines.inProgress()]) });
+    const invalidUtf8 = (): Stopped<JsonlRecordCounter> => ({ error: new ChunkError('invalid UTF-8', head.inPreamble ? undefined : nextRowNo(), chunkNo), counter: countFrom([lines.inProgress()]) });
     // The problem, with the file's next row number past this chunk.
-    const counted = ({ error, counter }: Broken) => new ChunkError(error.message, error.rowNo, chunkNo, nextRowNo() + counter.end());
+    const counted = ({ error, counter }: Stopped<JsonlRecordCounter>) => new ChunkError(error.message, error.rowNo, chunkNo, nextRowNo() + counter.end());
 
-    // Past a problem the rest of the chunk is only counted, not read: through the head, since
-    // invalid UTF-8 may stop it in the skipped leading lines.
-    let broken: Broken | undefined;
-    for await (const chunk of bytes) {
-      const buf = asBuffer(chunk);
-      if (broken !== undefined) {
-        broken.counter.push(head.push(buf));
-        continue;
-      }
-      const bad = utf8.push(buf);
-      broken = yield* recordsOf(head.push(bad < 0 ? buf : buf.subarray(0, bad)));
-      if (bad < 0) continue;
-      broken ??= invalidUtf8();
-      broken.counter.push(head.push(buf.subarray(bad)));
-    }
-    if (broken === undefined) broken = yield* recordsOf(head.end(), utf8.end());
-    else broken.counter.push(head.end());
-    if (broken === undefined && !utf8.end()) broken = invalidUtf8();
-    if (broken !== undefined) throw counted(broken);
+    const stopped = yield* readChunkBytes(bytes, head, {
+      read: recordsOf,
+      *readToInvalid(buf) {
+        return (yield* recordsOf(buf)) ?? invalidUtf8();
+      },
+    });
+    if (stopped !== undefined) throw counted(stopped);
   }
 
   return { records: read(), rowsRead: () => rows };
-}
-
-/** A chunk-level problem past which the chunk's records are counted, and their counter. */
-interface Broken {
-  error: ChunkError;
-  counter: JsonlRecordCounter;
 }
 
 /** A line past the cap: its bytes so far and all after them the splitter was given. */
