@@ -285,7 +285,13 @@ describe('difference items, page by page', () => {
     return { reconciliations: new Reconciliations(watch(pool, { query, connect })), queries };
   };
 
-  it('compares the period once for a listing, not once per page; each page reads its rows with a LIMIT, every item once', async () => {
+  // A statement of a listing that changes a table: a listing is a read, whatever key makes it.
+  const writes = (queries: Array<{ text: string }>) => queries.filter((q) => /\b(INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM)\b/i.test(q.text));
+  // The statements of a listing that judge movement rows: each from a position, a bounded number.
+  const rowReads = (queries: Array<{ text: string; values: unknown[] }>) =>
+    queries.filter((q) => q.text.includes('FROM canonical_movements')).map((q) => ({ at: q.values[10] as string | null, id: q.values[11] as string | null, rows: q.values[12] as number }));
+
+  it('reads a listing page by page from its position, writing nothing, every item once', async () => {
     // Eight movements the totals leave out: five failed, a correction's original, a reversal pair.
     for (let i = 1; i <= 5; i++) await send(`jun-f-${i}`, `2026-06-03T0${i}:00:00Z`, '100', { status: 'failed' });
     await send('jun-c', '2026-06-03T06:00:00Z', '200');
@@ -308,24 +314,60 @@ describe('difference items, page by page', () => {
       after = page!.next;
       pages += 1;
       // A movement the totals leave out lands mid-listing, before the pages still to come: this
-      // listing goes on as it began, neither repeating nor skipping an item.
+      // listing goes on from its position, neither repeating nor skipping an item.
       if (pages === 3) {
         await send('jun-f-late', '2026-06-03T02:30:00Z', '100', { status: 'failed' });
         await pipeline.drain();
       }
     } while (after && pages < 20);
     expect(paged).toEqual(whole.data.map((i) => i.external_id));
-    // The period was compared once; every page read its rows from the set, limited to the page and one more.
-    expect(queries.filter((q) => q.text.includes('WITH raw AS'))).toHaveLength(1);
-    const reads = queries.filter((q) => q.text.includes('FROM reconciliation_set_items'));
+    expect(writes(queries)).toEqual([]);
+    // Every page after the first reads on from where the one before stopped, never from the start.
+    const reads = rowReads(queries);
     expect(reads.length).toBeGreaterThanOrEqual(8);
-    for (const read of reads) {
-      expect(read.text).toMatch(/ORDER BY at, event_id LIMIT \$5/);
-      expect(read.values[4]).toBe(2);
-    }
+    expect(reads[0]!.at).toBeNull();
+    for (const read of reads.slice(1)) expect(read.at).not.toBeNull();
     // A new listing sees the late movement.
     const again = differenceItemPageSchema.parse((await api.client.get(`/v1/reconciliations/${rcn.reconciliation_id}/items?limit=200`, api.keys.read)).json());
     expect(again.data.map((i) => i.external_id)).toEqual(['jun-f-1', 'jun-f-2', 'jun-f-late', 'jun-f-3', 'jun-f-4', 'jun-f-5', 'jun-c', 'jun-r', 'jun-r-rev']);
+  });
+
+  it('lists more than 5,000 items reading the period once, and pairs a reversal with an original thousands of rows away', async () => {
+    // A day of 6,000 failed movements (seeded as the canonical pipeline writes them, to keep the
+    // test quick), between an original and its reversal sent through the API.
+    const june5 = { from: '2026-06-05T00:00:00Z', to: '2026-06-06T00:00:00Z' };
+    await send('j5-r', '2026-06-05T00:00:00Z', '300');
+    await send('j5-r-rev', '2026-06-05T23:00:00Z', '300', { type: 'reversal', links: { reverses: 'j5-r' }, debit: 'acct-2', credit: 'acct-1' });
+    await pipeline.drain();
+    const seeded = 6_000;
+    await api.db.pool.query(
+      `INSERT INTO canonical_movements (tenant_id, external_id, event_id, occurred_at, received_at, type, status, amount_value, amount_asset, amount_scale, debit_account_id, debit_party_id, credit_account_id, credit_party_id, data)
+       SELECT $1, 'j5-f-' || lpad(n::text, 5, '0'), gen_random_uuid(), timestamptz '2026-06-05T01:00:00Z' + n * interval '1 second', now(), 'p2p', 'failed', 100, 'USD', 2,
+              'acct-1', 'party-1', 'acct-2', 'party-2', '{}'::jsonb
+         FROM generate_series(1, $2::int) n`,
+      [api.tenantId, seeded],
+    );
+    const rcn = await view({ period: june5, declared: { count: 0, sum: usd('0') } });
+    const { reconciliations, queries } = watched();
+    const id = rcn.reconciliation_id.slice('rcn_'.length);
+    const listed: Array<{ reason: string; external_id: string }> = [];
+    let after: Parameters<Reconciliations['items']>[2] = null;
+    do {
+      // The CSV's page size.
+      const page: Awaited<ReturnType<Reconciliations['items']>> = await reconciliations.items(api.tenantId, id, after, 500);
+      listed.push(...page!.items);
+      after = page!.next;
+    } while (after);
+    expect(listed).toHaveLength(seeded + 2);
+    expect(new Set(listed.map((i) => i.external_id)).size).toBe(seeded + 2);
+    expect(listed[0]).toMatchObject({ reason: 'reversal_pair', external_id: 'j5-r' });
+    expect(listed.at(-1)).toMatchObject({ reason: 'reversal_pair', external_id: 'j5-r-rev' });
+    expect(writes(queries)).toEqual([]);
+    // The period's rows were read once over the listing (each page from the last one's position,
+    // a page more and one row), never the whole period per batch of items.
+    const reads = rowReads(queries);
+    for (const read of reads) expect(read.rows).toBeLessThanOrEqual(5_000);
+    expect(reads.reduce((sum, read) => sum + read.rows, 0)).toBeLessThan((seeded + 2) * 1.1);
   });
 
   it('pages through the API with the same items, in the same order, as one page has them', async () => {

@@ -1,12 +1,11 @@
 // The difference items of a reconciliation, every one, page by page: first the movements of its
 // definition the totals leave out (superseded by a correction, cancelled by a reversal pair, or in
-// a status not counted), found a batch at a time into the listing's set and read from it
-// (item-sets.ts), then the accepted events not (yet) counted (pending, held, quarantined,
-// rejected), read in their index order. Either way a page costs a bounded read from a position;
-// the position says which source, where, and the movements' set.
+// a status not counted; movement-items.ts), then the accepted events not (yet) counted (pending,
+// held, quarantined, rejected), read in their index order. Either way a page reads from a position
+// on and writes nothing; the position says which source and where.
 import { ID_PREFIXES } from '../../platform/ids.ts';
 import type { Pool } from '../../platform/postgres/pool.ts';
-import { movementItemsPage } from './item-sets.ts';
+import { movementItemsAfter } from './movement-items.ts';
 import type { Definition } from './ledger.ts';
 import { readUnsettled } from './unsettled.ts';
 
@@ -27,8 +26,6 @@ export interface DifferenceItem {
 
 export interface ItemsPosition {
   source: 'movement' | 'event';
-  // The listing's set of movement items (null: none yet, or the events, which need none).
-  set: string | null;
   at: string | null;
   id: string | null;
 }
@@ -37,16 +34,15 @@ const UNSETTLED_ROWS_PER_READ = 500;
 
 export async function differenceItems(
   pool: Pool,
-  reconciliationId: string,
   def: Definition,
   scale: number,
   after: ItemsPosition | null,
   limit: number,
 ): Promise<{ items: DifferenceItem[]; next: ItemsPosition | null }> {
   const items: DifferenceItem[] = [];
-  let position = after ?? { source: 'movement', set: null, at: null, id: null };
+  let position = after ?? { source: 'movement', at: null, id: null };
   if (position.source === 'movement') {
-    const { setId, rows } = await movementItemsPage(pool, def, reconciliationId, { setId: position.set, at: position.at, id: position.id }, limit + 1);
+    const rows = await movementItemsAfter(pool, def, { at: position.at, id: position.id }, limit + 1);
     for (const row of rows.slice(0, limit)) {
       items.push({
         source: 'movement',
@@ -63,9 +59,9 @@ export async function differenceItems(
     }
     if (rows.length > limit) {
       const last = rows[limit - 1]!;
-      return { items, next: { source: 'movement', set: setId, at: last.at, id: last.event_id } };
+      return { items, next: { source: 'movement', at: last.at, id: last.event_id } };
     }
-    position = { source: 'event', set: null, at: null, id: null };
+    position = { source: 'event', at: null, id: null };
   }
   // Unsettled events: read on until the page is full or the period is exhausted. A full page reads
   // on until one more item shows that a next page has something (never has_more, then nothing).
@@ -74,7 +70,7 @@ export async function differenceItems(
     const room = limit - items.length;
     const { events, next } = await readUnsettled(pool, def, from, UNSETTLED_ROWS_PER_READ);
     if (room === 0) {
-      if (events.length > 0) return { items, next: from ? { source: 'event', set: null, at: from.at.toISOString(), id: from.id } : { source: 'event', set: null, at: null, id: null } };
+      if (events.length > 0) return { items, next: from ? { source: 'event', at: from.at.toISOString(), id: from.id } : { source: 'event', at: null, id: null } };
       if (!next) return { items, next: null };
       from = next;
       continue;
@@ -97,7 +93,7 @@ export async function differenceItems(
       // The page is full inside this read: go on after its last item.
       const last = events[room - 1]!;
       const at = def.basis === 'recorded' ? last.receivedAt : last.occurredAt;
-      return { items, next: { source: 'event', set: null, at: at.toISOString(), id: last.eventId } };
+      return { items, next: { source: 'event', at: at.toISOString(), id: last.eventId } };
     }
     if (!next) return { items, next: null };
     from = next;

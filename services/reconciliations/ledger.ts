@@ -59,16 +59,27 @@ function counterpartySql(def: Definition): string {
   return `($8::text IS NULL OR ${viaDebit} OR ${viaCredit})`;
 }
 
+// The movement rows of the definition, as `m`: tenant, asset, period on its basis, type, rail and
+// import (the legs are judged on the entries, after a reversal takes its original's).
+export function definitionRowsSql(def: Definition): string {
+  return `m.tenant_id = $1 AND m.amount_asset = $2 AND ${periodSql(timeColumn(def, 'm'), def)}
+         AND ($6::text[] IS NULL OR m.type = ANY ($6::text[]))
+         AND ($7::text[] IS NULL OR m.data->>'rail' = ANY ($7::text[]))
+         AND ($9::uuid IS NULL OR EXISTS (SELECT 1 FROM inbox_events i WHERE i.tenant_id = m.tenant_id AND i.event_id = m.event_id AND i.import_id = $9::uuid))`;
+}
+
 // Entries of the definition (every status), each with `sign` (+1; -1 for a reversal sent with the
 // sign of what it reverses, so that it always counts against it),
 // `superseded` (a correction replaced it) and `cancelled` (both halves of a reversal pair inside
 // the definition). Only entries neither superseded nor cancelled count. Columns: external_id,
 // event_id, occurred_at, received_at, status, type, amount_value, base_value (null when no rate),
 // base_scale, sign, reverses, superseded, corrected_by, reversed_by, cancelled.
-export function entriesSql(def: Definition): string {
-  const time = timeColumn(def, 'm');
+// `narrow` evaluates the same rules over part of the definition (movement-items.ts): `ctes` come
+// before `raw`, one of them (`ids`, a column `id`) names the movements that part needs, each then
+// read by primary key rather than the period by its index.
+export function entriesSql(def: Definition, narrow?: { ctes: string; ids: string }): string {
   return `
-    WITH raw AS (
+    WITH ${narrow ? `${narrow.ctes},` : ''} raw AS (
       SELECT m.external_id, m.event_id, m.occurred_at, m.received_at, m.status, m.type, m.amount_value,
              CASE WHEN m.amount_asset = t.base_asset THEN m.amount_value ELSE (m.normalized->'amount'->>'value')::numeric END AS base_value,
              CASE WHEN m.amount_asset = t.base_asset THEN m.amount_scale ELSE (m.normalized->'amount'->>'scale')::int END AS base_scale,
@@ -81,7 +92,7 @@ export function entriesSql(def: Definition): string {
              coalesce(o.credit_account_id, CASE WHEN o.external_id IS NULL THEN m.credit_account_id END) AS credit_account,
              coalesce(o.credit_party_id, CASE WHEN o.external_id IS NULL THEN m.credit_party_id END) AS credit_party,
              CASE WHEN o.external_id IS NULL THEN m.data ELSE o.data END AS legs
-        FROM canonical_movements m
+        FROM ${narrow ? `${narrow.ids} n CROSS JOIN LATERAL (SELECT * FROM canonical_movements m WHERE m.tenant_id = $1 AND m.external_id = n.id OFFSET 0) m` : 'canonical_movements m'}
         JOIN tenants t ON t.tenant_id = m.tenant_id
         -- Probed by primary key, and only for a completed movement that names what it reverses.
         LEFT JOIN LATERAL (
@@ -90,10 +101,7 @@ export function entriesSql(def: Definition): string {
              AND o.tenant_id = m.tenant_id AND o.external_id = m.data->'links'->>'reverses' AND o.amount_asset = m.amount_asset
           OFFSET 0 -- kept a per-row probe: a hash join would read every movement of the tenant
         ) o ON true
-       WHERE m.tenant_id = $1 AND m.amount_asset = $2 AND ${periodSql(time, def)}
-         AND ($6::text[] IS NULL OR m.type = ANY ($6::text[]))
-         AND ($7::text[] IS NULL OR m.data->>'rail' = ANY ($7::text[]))
-         AND ($9::uuid IS NULL OR EXISTS (SELECT 1 FROM inbox_events i WHERE i.tenant_id = m.tenant_id AND i.event_id = m.event_id AND i.import_id = $9::uuid))
+       WHERE ${definitionRowsSql(def)}
     ),
     scoped AS (
       SELECT e.*, c.corrected_by, c.corrected_by IS NOT NULL AS superseded

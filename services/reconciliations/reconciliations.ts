@@ -167,7 +167,7 @@ export class Reconciliations {
   // Every difference item of a reconciliation, a page at a time (items.ts).
   async items(tenantId: string, id: string, after: ItemsPosition | null, limit: number): Promise<{ items: DifferenceItem[]; next: ItemsPosition | null } | undefined> {
     const row = await this.row(tenantId, id);
-    return row && differenceItems(this.pool, id, definitionOf(row), row.scale, after, limit);
+    return row && differenceItems(this.pool, definitionOf(row), row.scale, after, limit);
   }
 
   async create(tenantId: string, body: unknown, registry: AssetRegistry, now: Date): Promise<CreateOutcome> {

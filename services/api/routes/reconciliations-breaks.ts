@@ -88,14 +88,14 @@ export function registerReconciliationBreakRoutes(
       const payload = deps.cursors.decode(cursorText);
       const matches = payload && Object.entries(filters).every(([k, v]) => payload[k] === v) && (payload.s === 'movement' || payload.s === 'event');
       if (!matches) return badCursor(request, reply);
-      after = { source: payload.s as ItemsPosition['source'], set: (payload.n as string | null | undefined) ?? null, at: (payload.o as string | null) ?? null, id: (payload.e as string | null) ?? null };
+      after = { source: payload.s as ItemsPosition['source'], at: (payload.o as string | null) ?? null, id: (payload.e as string | null) ?? null };
     }
     const found = await deps.reconciliations.items(tenantId, id, after, limit);
     if (!found) return notFound(request, reply, 'reconciliation');
     return {
       data: found.items,
       has_more: found.next !== null,
-      ...(found.next ? { next_cursor: deps.cursors.encode({ ...filters, s: found.next.source, n: found.next.set, o: found.next.at, e: found.next.id }) } : {}),
+      ...(found.next ? { next_cursor: deps.cursors.encode({ ...filters, s: found.next.source, o: found.next.at, e: found.next.id }) } : {}),
     };
   });
 
