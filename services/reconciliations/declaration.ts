@@ -49,6 +49,10 @@ export function parseDeclaration(body: unknown, registry: AssetRegistry): Declar
   if (request.scope.kind === 'tenant' && request.direction !== 'both') schemaError('direction', 'a tenant scope counts every movement once: use both');
   const periodMs = dateTimeMs(request.period.to) - dateTimeMs(request.period.from);
   if (periodMs < 0) schemaError('period.to', 'must not be before period.from');
+  // One instant with a bound left out holds nothing: compared with zero forever, it would open a
+  // break (and announce coverage.degraded) that no movement could ever close.
+  else if (periodMs === 0 && !(request.period.from_inclusive && request.period.to_inclusive))
+    schemaError('period.to', 'must be after period.from, or equal to it with both bounds inclusive: this period holds no instant');
   else if (periodMs > MAX_PERIOD_DAYS * DAY_MS) schemaError('period.to', `must be at most ${MAX_PERIOD_DAYS} days after period.from`);
   if (request.declared.sum.asset !== request.asset) schemaError('declared.sum.asset', 'must be the reconciliation\'s asset');
   const corrects = request.corrects === undefined ? null : (parseId('reconciliation', request.corrects) ?? false);

@@ -156,6 +156,13 @@ describe('reconciliations', () => {
     expect(decade.statusCode).toBe(400);
     expect(problemSchema.parse(decade.json())).toMatchObject({ code: 'svc:validation/schema', errors: [{ path: 'period.to', code: 'svc:validation/schema', message: 'must be at most 366 days after period.from' }] });
 
+    // A period holding no instant is refused; one instant with both bounds inclusive is a period.
+    const empty = await declare({ period: { from: '2026-08-10T00:00:00Z', to: '2026-08-10T00:00:00.000+00:00' }, declared: { count: 0, sum: usd('0') } });
+    expect(empty.statusCode).toBe(400);
+    expect(problemSchema.parse(empty.json())).toMatchObject({ code: 'svc:validation/schema', errors: [{ path: 'period.to', code: 'svc:validation/schema' }] });
+    const instant = await declare({ period: { from: '2026-08-10T00:00:00Z', to: '2026-08-10T00:00:00Z', to_inclusive: true }, declared: { count: 0, sum: usd('0') } });
+    expect(instant.statusCode, instant.body).toBe(201);
+
     const { rows: before } = await api.db.pool.query(`SELECT count(*)::int AS n FROM reconciliations`);
     const keyed = await declare({ declared: { count: 0, sum: usd('0') } }, { 'idempotency-key': 'k-1' });
     expect(keyed.statusCode).toBe(400);
