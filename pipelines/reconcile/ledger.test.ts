@@ -247,6 +247,12 @@ describe('breaks and notice', () => {
     expect(lines[2]).toMatch(/^movement,reversal_pair,may-2,evt_[0-9a-f-]+,2026-05-01T11:00:00.000Z,[^,]+,completed,p2p,500,USD,2,may-2-rev$/);
     expect(lines.at(-1)).toBe('');
     expect((await api.client.get(`/v1/reconciliations/${rcn.reconciliation_id}/items?cursor=forged`, api.keys.read)).statusCode).toBe(400);
+    // The CSV is every item: a page parameter it would ignore is refused, naming it.
+    for (const [query, paths] of [['&limit=2', ['limit']], ['&cursor=x&limit=2', ['cursor', 'limit']]] as const) {
+      const refused = await api.client.get(`/v1/reconciliations/${rcn.reconciliation_id}/items?format=csv${query}`, api.keys.read);
+      expect(refused.statusCode).toBe(400);
+      expect(problemSchema.parse(refused.json())).toMatchObject({ code: 'svc:request/invalid_parameter', errors: paths.map((path) => ({ path })) });
+    }
 
     // Movement items that fill the page exactly, and nothing unsettled after them: no next page.
     const morning = await view({ period: { from: '2026-05-01T00:00:00Z', to: '2026-05-01T14:00:00Z' }, declared: { count: 3, sum: usd('1100') } });

@@ -22,6 +22,19 @@ export function badCursor(request: FastifyRequest, reply: FastifyReply): Fastify
   });
 }
 
+// A whole export (a list's format=csv) takes no page parameters: one it would ignore is refused,
+// so a caller asking for a page does not silently get everything. Read from the query as sent,
+// since the parsed query has the default limit.
+export function refusePaging(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
+  const sent = new URLSearchParams(request.raw.url?.split('?')[1] ?? '');
+  const given = ['cursor', 'limit'].filter((name) => sent.has(name));
+  if (given.length === 0) return undefined;
+  return sendProblem(request, reply, 'svc:request/invalid_parameter', {
+    detail: 'the CSV holds every item: it takes no cursor or limit',
+    errors: given.map((path) => ({ path, code: 'svc:request/invalid_parameter' as const, message: 'not taken with format=csv' })),
+  });
+}
+
 export function page<R, V>(rows: R[], limit: number, view: (row: R) => V, cursorAfter: (last: R) => string) {
   const data = rows.slice(0, limit);
   const last = data[data.length - 1];

@@ -20,7 +20,7 @@ import { requestSchemaErrors } from '../../../schemas/validation/request-errors.
 import type { CursorCodec } from '../../../platform/http/cursor.ts';
 import { bodyRefusal, readJsonBody } from '../../../platform/http/json-body.ts';
 import { refuseIdempotencyKey } from '../http/no-idempotency-key.ts';
-import { badCursor, page, readCursor } from '../../../platform/http/paging.ts';
+import { badCursor, page, readCursor, refusePaging } from '../../../platform/http/paging.ts';
 import { sendProblem } from '../../../platform/http/problem-reply.ts';
 import { pagingShape, single, text } from '../../../platform/http/query-schema.ts';
 import { csvStream, idParam, invalidQuery, json, notFound as unknownId, problem } from '../http/route-schema.ts';
@@ -77,6 +77,8 @@ export function registerReconciliationBreakRoutes(
     const format = request.query.format ?? 'json';
     if (!id) return notFound(request, reply, 'reconciliation');
     if (format === 'csv') {
+      const refused = refusePaging(request, reply);
+      if (refused) return refused;
       const first = await deps.reconciliations.items(tenantId, id, null, 500);
       if (!first) return notFound(request, reply, 'reconciliation');
       reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', `attachment; filename="rcn_${id}-items.csv"`);

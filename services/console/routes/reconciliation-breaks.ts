@@ -17,7 +17,7 @@ import {
   reconciliationParamsSchema,
 } from '../../../schemas/console/routes.ts';
 import { breakSchema } from '../../../schemas/reconciliation-breaks.ts';
-import { badCursor, page, readCursor } from '../../../platform/http/paging.ts';
+import { badCursor, page, readCursor, refusePaging } from '../../../platform/http/paging.ts';
 import { sendProblem } from '../../../platform/http/problem-reply.ts';
 import { consoleContext } from '../app.ts';
 import { auditAs, notFound, type ConsoleRouteDeps } from './common.ts';
@@ -59,6 +59,8 @@ export function registerReconciliationBreakRoutes(app: FastifyInstance, deps: Co
       const { format = 'json', limit, cursor: cursorText } = request.query as z.output<typeof reconciliationItemsQuerySchema>;
       if (!id) return notFound(request, reply, 'reconciliation');
       if (format === 'csv') {
+        const refused = refusePaging(request, reply);
+        if (refused) return refused;
         const first = await reconciliations.items(tenantId, id, null, 500);
         if (!first) return notFound(request, reply, 'reconciliation');
         await auditAs(deps.pool, request, 'reconciliation.items_exported', ID_PREFIXES.reconciliation + id, {}, deps.clock.now());
