@@ -62,7 +62,7 @@ export interface DetectionWorld {
   // Waits until canonical, graph and aggregates (and detection, once started) have taken in everything sent.
   settle(): Promise<void>;
   // Evaluates one detector through the framework; params go over the detector's defaults.
-  evaluate(detector: AnyDetector, subject: SubjectRef, at: string | Date, options?: { params?: Record<string, unknown>; trigger?: TriggerKind }): Promise<DetectorOutcome>;
+  evaluate(detector: AnyDetector, subject: SubjectRef, at: string | Date, options?: { params?: Record<string, unknown>; trigger?: TriggerKind; baseAsset?: string }): Promise<DetectorOutcome>;
   close(): Promise<void>;
 }
 
@@ -199,7 +199,7 @@ export async function startDetectionWorld(env: Record<string, string> = {}): Pro
       const seen = new Set(Object.entries(rows[0]!).filter(([, v]) => v).map(([k]) => k));
       // Loaded as the pipeline loads a batch, so detectors are tested on the reads they get there.
       const [prefetched] = await prefetch(stores, [{ tenantId, subject, at: new Date(iso(at)) }]);
-      const ctx = new SubjectContext(stores, tenantId, 'USD', subject, new Date(iso(at)), null, prefetched);
+      const ctx = new SubjectContext(stores, tenantId, options.baseAsset ?? 'USD', subject, new Date(iso(at)), null, prefetched);
       const [evaluation] = await evaluateSubject(ctx, compiled.ruleset, options.trigger ?? detector.triggers[0]!, seen);
       if (!evaluation) return { outcome: 'not_applicable', reason: `${detector.id} does not evaluate ${subject.kind} subjects on this trigger` };
       return evaluation.outcome;

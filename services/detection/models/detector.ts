@@ -10,7 +10,7 @@ import type { SubjectContext } from '../framework/context.ts';
 import { formatMoney } from '../framework/money-text.ts';
 import { earlierFeatures, FEATURE_DAYS, FEATURES, subjectFeatures, type FeatureValues } from './features.ts';
 import { score, topContributions, type Contribution } from './model.ts';
-import { MODEL_ID_PATTERN, ModelCache, type StoredModel } from './store.ts';
+import { DEFAULT_MODEL_BASE_ASSET, DEFAULT_MODEL_ID, MODEL_ID_PATTERN, ModelCache, type StoredModel } from './store.ts';
 
 export const LEARNED_DETECTOR_ID = 'learned_model';
 // Features named in a hit's explanation.
@@ -36,6 +36,11 @@ export const learnedModel = defineDetector({
   async evaluate(ctx, params) {
     const model = await models.get(ctx.stores.pool, ctx.tenantId, params.model);
     if (!model) return nonResult('not_applicable', `model ${params.model} is not available to this tenant`);
+    // Rulesets naming it are refused for such a tenant (references.ts); one stored before that
+    // refusal must still not score amounts of another asset as the default model's USD.
+    if (params.model === DEFAULT_MODEL_ID && ctx.baseAsset !== DEFAULT_MODEL_BASE_ASSET) {
+      return nonResult('not_applicable', `the default model reads amounts in ${DEFAULT_MODEL_BASE_ASSET}; the tenant's base asset is ${ctx.baseAsset}`);
+    }
     const { values, records } = await subjectFeatures(ctx);
     if (records.length === 0) return noHit();
     const scored = score(model.document, values);

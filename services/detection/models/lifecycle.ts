@@ -11,8 +11,8 @@ import type { AnyDetector } from '../framework/detector.ts';
 import { defaultRulesetDocument, type RulesetDocument } from '../framework/ruleset.ts';
 import { activate, createCandidate, startShadow, type Outcome } from '../rulesets/lifecycle.ts';
 import { LEARNED_DETECTOR_ID } from './detector.ts';
-import { activeRulesetDocument, DEFAULT_MODEL_BASE_ASSET, DEFAULT_MODEL_ID, loadModel, shadowRulesetModel } from './store.ts';
-import { baseAssetOf } from '../../../platform/tenants/tenants.ts';
+import { foreignAssetRefusal } from './references.ts';
+import { activeRulesetDocument, loadModel, shadowRulesetModel } from './store.ts';
 
 export interface ModelStep {
   model: string;
@@ -33,17 +33,8 @@ function withModel(document: RulesetDocument, modelId: string): RulesetDocument 
 
 async function candidateWithModel(pool: Pool, tenantId: string, modelId: string, library: readonly AnyDetector[], now: Date): Promise<Outcome<{ version: number }>> {
   if (!(await loadModel(pool, tenantId, modelId))) return { kind: 'not_found', message: `tenant ${tenantId} has no model ${modelId} (svc models list)` };
-  // The default model's money features are minor units of the asset it was trained on: another
-  // base asset would shift them by its rate and scale (an IDR tenant's amounts read 16,000 times
-  // larger), and the score would follow the currency, not the behaviour.
-  const baseAsset = modelId === DEFAULT_MODEL_ID ? await baseAssetOf(pool, tenantId) : undefined;
-  if (baseAsset !== undefined && baseAsset !== DEFAULT_MODEL_BASE_ASSET) {
-    return {
-      kind: 'invalid',
-      message: `the default model was trained on amounts in ${DEFAULT_MODEL_BASE_ASSET} and ${tenantId}'s base asset is ${baseAsset}: train a model of its own (svc models train)`,
-      issues: [],
-    };
-  }
+  const refusal = await foreignAssetRefusal(pool, tenantId, modelId);
+  if (refusal) return { kind: 'invalid', message: refusal, issues: [] };
   return createCandidate(pool, tenantId, withModel(await liveDocument(pool, tenantId, library), modelId), library, now);
 }
 

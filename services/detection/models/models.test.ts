@@ -166,6 +166,25 @@ describe('the default model', () => {
     expect((await pool.query('SELECT count(*)::int AS n FROM rulesets WHERE tenant_id = $1', ['idr-bank'])).rows[0].n).toBe(0);
   });
 
+  it('is refused for another base asset in a ruleset written by hand too, and does not score such a tenant', async () => {
+    const pool = world.api.db.pool;
+    await createTenant(pool, 'eur-bank', 'EUR');
+    const document = { name: 'by hand', detectors: { [LEARNED_DETECTOR_ID]: { params: { model: 'default' }, by_segment: { merchant: { model: 'default' } } } } };
+    expect(await createCandidate(pool, 'eur-bank', document, [learnedModel], world.api.clock.now())).toEqual({
+      kind: 'invalid',
+      message: 'the ruleset document names a model the tenant cannot run',
+      issues: [
+        { path: 'detectors.learned_model.params.model', message: "the default model was trained on amounts in USD and eur-bank's base asset is EUR: train a model of its own (svc models train)" },
+        { path: 'detectors.learned_model.by_segment.merchant.model', message: "the default model was trained on amounts in USD and eur-bank's base asset is EUR: train a model of its own (svc models train)" },
+      ],
+    });
+    expect((await pool.query('SELECT count(*)::int AS n FROM rulesets WHERE tenant_id = $1', ['eur-bank'])).rows[0].n).toBe(0);
+    // A ruleset stored before the refusal existed: the detector answers not_applicable, not a score.
+    const mule = { kind: 'account' as const, id: 'mule-0' };
+    expect(await world.evaluate(learnedModel, mule, day(2, 17), { params: { model: 'default' }, baseAsset: 'EUR' })).toMatchObject({ outcome: 'not_applicable' });
+    expect((await world.evaluate(learnedModel, mule, day(2, 17), { params: { model: 'default' } })).outcome).not.toBe('not_applicable');
+  });
+
   it('goes live on what is live now, not on the ruleset it was shadowed beside when that has changed since', async () => {
     const pool = world.api.db.pool;
     const now = world.api.clock.now();

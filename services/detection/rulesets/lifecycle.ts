@@ -9,7 +9,7 @@ import { tenantExists } from '../../../platform/tenants/tenants.ts';
 import { lockTenantDetection } from '../detection-lock.ts';
 import type { AnyDetector } from '../framework/detector.ts';
 import { compileRuleset, defaultRulesetDocument, type RulesetIssue } from '../framework/ruleset.ts';
-import { unknownModels } from '../models/references.ts';
+import { unusableModels } from '../models/references.ts';
 import { activeRulesetDocument } from '../models/store.ts';
 import { enqueueEvents, type OutgoingEvent } from '../../webhooks/outgoing-events.ts';
 import type { BacktestReport } from './backtest.ts';
@@ -103,8 +103,8 @@ export async function createCandidate(
   const runs = new Set(compiled.ruleset.detectors.map((d) => d.detector.id));
   return step<{ version: number; name: string; leftOut: string[] }>(pool, tenantId, now, async (db) => {
     if (!(await tenantExists(db, tenantId))) return { result: { kind: 'not_found', message: `no tenant ${tenantId}` } };
-    const missing = await unknownModels(db, tenantId, document);
-    if (missing.length > 0) return { result: { kind: 'invalid', message: 'the ruleset document names a model the tenant does not have', issues: missing } };
+    const unusable = await unusableModels(db, tenantId, document);
+    if (unusable.length > 0) return { result: { kind: 'invalid', message: 'the ruleset document names a model the tenant cannot run', issues: unusable } };
     const { rows } = await db.query<{ version: number }>({
       text: `INSERT INTO rulesets (tenant_id, version, name, document, state, created_at)
              SELECT $1, coalesce(max(version), 0) + 1, $2, $3::jsonb, 'candidate', $4 FROM rulesets WHERE tenant_id = $1
