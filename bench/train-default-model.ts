@@ -58,7 +58,7 @@ await runBench('train-default-model', log, async (teardown) => {
       accounts: world.labels.size,
       movements: world.movements,
       positives: [...world.labels.values()].filter(Boolean).length,
-      without_activity: withoutActivity,
+      without_activity: withoutActivity.length,
     });
     log(`${world.name}: ${found.length} examples`);
   }

@@ -45,7 +45,7 @@ export async function modelsCommand(args: string[], print: Print): Promise<void>
 
   if (action === 'train') {
     if (!values.labels) throw new UsageError(`--labels is required\n${MODELS_USAGE}`);
-    const parsed = parseLabelFile(await readTextFile(values.labels));
+    const parsed = parseLabelFile(await readTextFile(values.labels), systemClock.now());
     if (!parsed.ok) throw new UsageError(`${values.labels} is not a usable label file:\n${parsed.issues.map((i) => `  line ${i.line}: ${i.message}`).join('\n')}`);
     return withContext(async (context) => {
       const { config, db } = context;

@@ -19,23 +19,28 @@ export interface LabelledAccount {
 
 export interface ExamplesOutcome {
   examples: Example[];
-  // Accounts with no activity at or before their instant: nothing to learn from.
-  withoutActivity: number;
+  // Accounts with no activity in the FEATURE_DAYS up to their instant: nothing to learn from, and
+  // nothing the detector would score (it answers no_hit without activity). Taken as examples, an
+  // as_of long after an account's activity taught the model that an empty window is the label.
+  withoutActivity: string[];
 }
 
 export async function examplesFor(stores: DetectionStores, tenantId: string, baseAsset: string, labelled: readonly LabelledAccount[], now: Date): Promise<ExamplesOutcome> {
   const instants = await resolveInstants(stores, tenantId, labelled, now);
   const items = labelled.flatMap((l, i) => (instants[i] ? [{ tenantId, subject: { kind: 'account' as const, id: l.account }, at: instants[i]!, label: l.label }] : []));
+  const withoutActivity = labelled.filter((_, i) => !instants[i]).map((l) => l.account);
   const examples: Example[] = [];
   for (let i = 0; i < items.length; i += CHUNK) {
     const chunk = items.slice(i, i + CHUNK);
     const prefetched = await prefetch(stores, chunk);
     for (const [j, item] of chunk.entries()) {
       const ctx = new SubjectContext(stores, tenantId, baseAsset, item.subject, item.at, null, prefetched[j]);
-      examples.push({ values: (await subjectFeatures(ctx)).values, label: item.label });
+      const { values, records } = await subjectFeatures(ctx);
+      if (records.length === 0) withoutActivity.push(item.subject.id);
+      else examples.push({ values, label: item.label });
     }
   }
-  return { examples, withoutActivity: labelled.length - items.length };
+  return { examples, withoutActivity };
 }
 
 // The instant of each label: its as_of, else the account's latest activity at or before now

@@ -128,6 +128,12 @@ describe('label files', () => {
     expect(parsed.issues[2]!.message).toMatch(/label must be/);
   });
 
+  it('refuses an as_of later than now, by its line', () => {
+    const now = new Date('2026-03-01T00:00:00Z');
+    const parsed = parseLabelFile('kind,external_id,label,as_of\naccount,A1,1,2026-03-01T00:00:00Z\naccount,A2,1,2099-01-01T00:00:00Z\n', now);
+    expect(parsed).toEqual({ ok: false, issues: [{ line: 3, message: 'as_of 2099-01-01T00:00:00Z is later than now (2026-03-01T00:00:00.000Z): a label describes an instant that has passed' }] });
+  });
+
   it('refuses a header without the required columns', () => {
     const parsed = parseLabelFile('account,label\nA1,1\n');
     expect(parsed).toMatchObject({ ok: false, issues: [{ line: 1, message: expect.stringMatching(/missing kind, external_id/) }] });

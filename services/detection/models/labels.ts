@@ -1,7 +1,8 @@
 // Labels for training: what a bank knows from its own history. A label file is CSV with the
 // header `kind,external_id,label[,as_of]`: kind account or party, label 1/true (confirmed
 // laundering) or 0/false (cleared), as_of the RFC 3339 instant the label describes (default: the
-// subject's latest activity when training runs). Every bad row is reported by its line, none
+// subject's latest activity when training runs), not later than now: an account judged at a
+// future instant has no activity in its window, and the model would learn the empty window. Every bad row is reported by its line, none
 // is dropped silently; an account labelled both ways keeps one label, and training reports it.
 import { parse, type Info } from 'csv-parse/sync';
 import { dateTimeMs, isDateTime } from '../../../schemas/primitives/timestamp.ts';
@@ -30,7 +31,8 @@ const MAX_EXTERNAL_ID = 256;
 const TRUE = new Set(['1', 'true']);
 const FALSE = new Set(['0', 'false']);
 
-export function parseLabelFile(text: string): LabelFileOutcome {
+// now: the instant training runs at; an as_of after it is refused.
+export function parseLabelFile(text: string, now: Date = new Date()): LabelFileOutcome {
   let rows: Array<{ record: string[]; info: Info }>;
   try {
     // info: each record's line in the file, blank lines included (a record whose quoted field spans
@@ -46,7 +48,7 @@ export function parseLabelFile(text: string): LabelFileOutcome {
   const issues: LabelIssue[] = [];
   const labels: Label[] = [];
   for (const { record, info } of rows.slice(1)) {
-    const read = labelOf(header, record);
+    const read = labelOf(header, record, now);
     if (typeof read === 'string') issues.push({ line: info.lines, message: read });
     else labels.push(read);
   }
@@ -69,7 +71,7 @@ function checkHeader(header: readonly string[]): string | null {
 }
 
 // One row's label, or what is wrong with it.
-function labelOf(header: readonly string[], row: readonly string[]): Label | string {
+function labelOf(header: readonly string[], row: readonly string[], now: Date): Label | string {
   if (row.length !== header.length) return `${row.length} columns where the header has ${header.length}`;
   const cell = (name: string) => (header.includes(name) ? (row[header.indexOf(name)] ?? '') : '');
   const kind = cell('kind').toLowerCase();
@@ -80,7 +82,9 @@ function labelOf(header: readonly string[], row: readonly string[]): Label | str
   if (externalId === '' || externalId.length > MAX_EXTERNAL_ID) return `external_id must be 1 to ${MAX_EXTERNAL_ID} characters`;
   if (!TRUE.has(label) && !FALSE.has(label)) return `label must be 1, 0, true or false, not ${JSON.stringify(cell('label'))}`;
   if (asOf !== '' && !isDateTime(asOf)) return `as_of must be an RFC 3339 date-time with an offset or Z, not ${JSON.stringify(asOf)}`;
-  return { kind, externalId, label: TRUE.has(label), asOf: asOf === '' ? null : new Date(dateTimeMs(asOf)), source: 'file' };
+  const at = asOf === '' ? null : new Date(dateTimeMs(asOf));
+  if (at && at.getTime() > now.getTime()) return `as_of ${asOf} is later than now (${now.toISOString()}): a label describes an instant that has passed`;
+  return { kind, externalId, label: TRUE.has(label), asOf: at, source: 'file' };
 }
 
 // A label on one account: as given, or a party's label on an account the party holds.

@@ -65,6 +65,18 @@ describe('training', () => {
     expect(shipped!.document.training.held_out.examples).toBeGreaterThan(0);
   });
 
+  it('takes no example of an account without activity in the 90 days up to its instant', async () => {
+    // Judged long after their activity (an as_of given past it), the mules' windows are empty: no
+    // example, where they taught the model that an empty window is laundering.
+    const late = new Date('2027-01-01T00:00:00Z');
+    const quiet = labelFile(labelRows()).map((l) => (l.label ? { ...l, asOf: late } : l));
+    const refused = await trainModel(deps(), TENANT, quiet);
+    expect(refused).toMatchObject({ kind: 'too_few' });
+    if (refused.kind !== 'too_few') return;
+    expect(refused.message).toContain('got 0 positive and 24 negative');
+    expect(refused.message).toContain('8 without an account or activity');
+  });
+
   it('refuses too few labels of a class, and an unknown tenant', async () => {
     expect(await trainModel(deps(), TENANT, labelFile(['account,mule-0,1', 'account,normal-0,0']))).toMatchObject({ kind: 'too_few' });
     expect(await trainModel(deps(), 'nobody', [])).toMatchObject({ kind: 'not_found' });

@@ -42,13 +42,13 @@ export async function trainModel(deps: TrainingDeps, tenantId: string, fileLabel
   const fitted = await fit(examples);
   if (fitted.kind !== 'fitted') {
     const disagreeing = conflicts.length ? `; ${conflicts.length} account(s) labelled both ways` : '';
-    return { kind: 'too_few', message: `${fitted.message} (labels: ${fileLabels.length} from the file, ${fromCases.length} from case dispositions; ${skipped + withoutActivity} without an account or activity${disagreeing})` };
+    return { kind: 'too_few', message: `${fitted.message} (labels: ${fileLabels.length} from the file, ${fromCases.length} from case dispositions; ${skipped + withoutActivity.length} without an account or activity${disagreeing})` };
   }
   const document: ModelDocument = {
     ...fitted.model,
     training: {
       ...fitted.model.training,
-      labels: { file: fileLabels.length, dispositions: fromCases.length, skipped: skipped + withoutActivity },
+      labels: { file: fileLabels.length, dispositions: fromCases.length, skipped: skipped + withoutActivity.length },
       seconds: Math.round((performance.now() - started) / 100) / 10,
     },
   };
