@@ -65,6 +65,21 @@ describe('training', () => {
     expect(shipped!.document.training.held_out.examples).toBeGreaterThan(0);
   });
 
+  it('names the labels it could not use: ids the tenant does not have, and accounts quiet over the 90 days up to their instant', async () => {
+    const labels = labelFile([...labelRows(), 'account,never-seen,0', 'account,other-bank-7,1', 'party,no-such-party,1']);
+    const outcome = await trainModel(deps(), TENANT, labels);
+    expect(outcome).toMatchObject({
+      kind: 'done',
+      warnings: [
+        '1 label(s) on a party holding no account of acme: party no-such-party',
+        "2 account(s) unknown to acme or without activity in the 90 days up to their label's instant: never-seen, other-bank-7",
+      ],
+    });
+    // Ten named, the rest counted.
+    const many = await trainModel(deps(), TENANT, labelFile([...labelRows(), ...Array.from({ length: 12 }, (_, i) => `account,gone-${i},0`)]));
+    expect(many).toMatchObject({ kind: 'done', warnings: [expect.stringMatching(/^12 account\(s\) unknown to acme .*: gone-0, gone-1, .*, gone-9, and 2 more$/)] });
+  });
+
   it('takes no example of an account without activity in the 90 days up to its instant', async () => {
     // Judged long after their activity (an as_of given past it), the mules' windows are empty: no
     // example, where they taught the model that an empty window is laundering.
@@ -75,6 +90,7 @@ describe('training', () => {
     if (refused.kind !== 'too_few') return;
     expect(refused.message).toContain('got 0 positive and 24 negative');
     expect(refused.message).toContain('8 without an account or activity');
+    expect(refused.message).toContain(`8 account(s) unknown to acme or without activity in the 90 days up to their label's instant: ${Array.from({ length: MULES }, (_, i) => `mule-${i}`).join(', ')}`);
   });
 
   it('refuses too few labels of a class, and an unknown tenant', async () => {

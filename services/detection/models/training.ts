@@ -7,6 +7,7 @@ import type { Clock } from '../../../platform/clock.ts';
 import { baseAssetOf } from '../../../platform/tenants/tenants.ts';
 import type { DetectionStores } from '../framework/context.ts';
 import { examplesFor } from './examples.ts';
+import { FEATURE_DAYS } from './features.ts';
 import { accountsOfParties, dispositionLabels } from './label-store.ts';
 import { oneLabelPerAccount, type AccountLabel, type Label, type LabelConflict } from './labels.ts';
 import type { ModelDocument } from './model.ts';
@@ -33,42 +34,67 @@ export async function trainModel(deps: TrainingDeps, tenantId: string, fileLabel
   const fromCases = await dispositionLabels(deps.pool, tenantId);
   const labels = [...fileLabels, ...fromCases];
   // 2. Accounts, one label each.
-  const { onAccount, skipped } = await onAccounts(deps, tenantId, labels);
+  const { onAccount, unknown } = await onAccounts(deps, tenantId, labels);
   const { labels: labelled, conflicts } = oneLabelPerAccount(onAccount);
   // 3. Features.
   const baseAsset = await baseAssetOf(deps.pool, tenantId);
   const { examples, withoutActivity } = await examplesFor(deps, tenantId, baseAsset, labelled, now);
+  const skipped = unknown.length + withoutActivity.length;
+  const unused = unusedLabelNotes(tenantId, unknown, withoutActivity);
   // 4. Fit.
   const fitted = await fit(examples);
   if (fitted.kind !== 'fitted') {
     const disagreeing = conflicts.length ? `; ${conflicts.length} account(s) labelled both ways` : '';
-    return { kind: 'too_few', message: `${fitted.message} (labels: ${fileLabels.length} from the file, ${fromCases.length} from case dispositions; ${skipped + withoutActivity.length} without an account or activity${disagreeing})` };
+    const summary = `${fitted.message} (labels: ${fileLabels.length} from the file, ${fromCases.length} from case dispositions; ${skipped} without an account or activity${disagreeing})`;
+    return { kind: 'too_few', message: [summary, ...unused].join('\n') };
   }
   const document: ModelDocument = {
     ...fitted.model,
     training: {
       ...fitted.model.training,
-      labels: { file: fileLabels.length, dispositions: fromCases.length, skipped: skipped + withoutActivity.length },
+      labels: { file: fileLabels.length, dispositions: fromCases.length, skipped },
       seconds: Math.round((performance.now() - started) / 100) / 10,
     },
   };
   // 5. Store.
-  return { kind: 'done', model: await saveModel(deps.pool, tenantId, document, now), warnings: conflicts.map(conflictWarning) };
+  return { kind: 'done', model: await saveModel(deps.pool, tenantId, document, now), warnings: [...unused, ...conflicts.map(conflictWarning)] };
 }
 
 // Account labels as they are; a party label on every account the party holds. An account may
 // then have several labels; oneLabelPerAccount keeps one (a case disposition over the file, then
 // the later instant), so each account is one example and falls on one side of the split.
-async function onAccounts(deps: TrainingDeps, tenantId: string, labels: readonly Label[]): Promise<{ onAccount: AccountLabel[]; skipped: number }> {
+// unknown: the labels (as `kind external_id`) on a party that holds no account of the tenant.
+// An account label is checked later, with its activity: an account unknown to the tenant has none.
+async function onAccounts(deps: TrainingDeps, tenantId: string, labels: readonly Label[]): Promise<{ onAccount: AccountLabel[]; unknown: string[] }> {
   const held = await accountsOfParties(deps.pool, tenantId, labels.filter((l) => l.kind === 'party').map((l) => l.externalId));
   const onAccount: AccountLabel[] = [];
-  let skipped = 0;
+  const unknown: string[] = [];
   for (const l of labels) {
     const accounts = l.kind === 'account' ? [l.externalId] : (held.get(l.externalId) ?? []);
-    if (accounts.length === 0) skipped += 1;
+    if (accounts.length === 0) unknown.push(`party ${l.externalId}`);
     for (const account of accounts) onAccount.push({ account, label: l.label, asOf: l.asOf, source: l.source });
   }
-  return { onAccount, skipped };
+  return { onAccount, unknown };
+}
+
+// Names shown of the labels training could not use; the counts are always whole.
+const NAMED = 10;
+
+function named(ids: readonly string[]): string {
+  const distinct = [...new Set(ids)];
+  const more = distinct.length > NAMED ? `, and ${distinct.length - NAMED} more` : '';
+  return `${distinct.slice(0, NAMED).join(', ')}${more}`;
+}
+
+// What to fix in the labels training could not use, by name: counted only, an id of another
+// tenant or a typo could not be told from an account that was quiet at its instant.
+function unusedLabelNotes(tenantId: string, parties: readonly string[], accounts: readonly string[]): string[] {
+  return [
+    ...(parties.length ? [`${parties.length} label(s) on a party holding no account of ${tenantId}: ${named(parties)}`] : []),
+    ...(accounts.length
+      ? [`${accounts.length} account(s) unknown to ${tenantId} or without activity in the ${FEATURE_DAYS} days up to their label's instant: ${named(accounts)}`]
+      : []),
+  ];
 }
 
 function conflictWarning(c: LabelConflict): string {
