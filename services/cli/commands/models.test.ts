@@ -56,6 +56,12 @@ describe('svc models', () => {
     }
   });
 
+  it('says --model is required when it is left out', async () => {
+    const refused = await svc('show', '--tenant', TENANT);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/^svc: --model is required\n/);
+  });
+
   it('names the bad lines of a label file and refuses it', async () => {
     const bad = await file('bad.csv', 'kind,external_id,label\naccount,mule-0,yes\nvendor,x,1\n');
     const refused = await svc('train', '--tenant', TENANT, '--labels', bad);
@@ -84,7 +90,8 @@ describe('svc models', () => {
     // rollback would return to with the model still live.
     const again = await svc('activate', '--tenant', TENANT, '--model', 'm1');
     expect(again.code).toBe(2);
-    expect(again.stderr).toMatch(/model m1 is already live for acme/);
+    // The refusal alone: no colon and empty issue list after it.
+    expect(again.stderr).toBe('svc: model m1 is already live for acme\n');
     const after = await world.api.db.pool.query(`SELECT state FROM rulesets WHERE tenant_id = $1`, [TENANT]);
     expect(after.rows).toEqual([{ state: 'active' }]);
   }, 60_000);

@@ -7,8 +7,8 @@ import { parseLabelFile } from '../../detection/models/labels.ts';
 import { activateModel, shadowModel } from '../../detection/models/lifecycle.ts';
 import { defaultModel, listModels, loadModel, MODEL_ID_PATTERN, type StoredModel } from '../../detection/models/store.ts';
 import { trainModel } from '../../detection/models/training.ts';
-import type { Refusal } from '../../detection/rulesets/lifecycle.ts';
 import { requireTenant, UsageError, withContext } from '../context.ts';
+import { refuse } from './rulesets.ts';
 
 type Print = (line: string) => void;
 
@@ -103,14 +103,9 @@ export async function modelsCommand(args: string[], print: Print): Promise<void>
 }
 
 function modelIdOf(text: string | undefined): string {
-  if (text === undefined || !MODEL_ID_PATTERN.test(text)) throw new UsageError(`--model must be a model id: default, or m1, m2, … (svc models list)\n${MODELS_USAGE}`);
+  if (text === undefined) throw new UsageError(`--model is required\n${MODELS_USAGE}`);
+  if (!MODEL_ID_PATTERN.test(text)) throw new UsageError(`--model must be a model id: default, or m1, m2, … (svc models list)\n${MODELS_USAGE}`);
   return text;
-}
-
-
-function refuse(refusal: Refusal): never {
-  if (refusal.kind === 'invalid') throw new UsageError(`${refusal.message}:\n${refusal.issues.map((i) => `  ${i.path || '(document)'}: ${i.message}`).join('\n')}`);
-  throw new UsageError(refusal.message);
 }
 
 const round = (n: number) => Math.round(n * 1000) / 1000;

@@ -198,8 +198,13 @@ async function readDocument(file: string): Promise<unknown> {
   return readJsonFile(file);
 }
 
-function refuse(refusal: Refusal): never {
-  if (refusal.kind === 'invalid') throw new UsageError(`${refusal.message}:\n${refusal.issues.map((i) => `  ${i.path || '(document)'}: ${i.message}`).join('\n')}`);
+// A lifecycle refusal as the CLI prints it (svc rulesets, svc models): the issues under the
+// message when there are any; one without issues (a model already live, another base asset) is
+// its message alone, not one ending in a colon and an empty line.
+export function refuse(refusal: Refusal): never {
+  if (refusal.kind === 'invalid' && refusal.issues.length > 0) {
+    throw new UsageError(`${refusal.message}:\n${refusal.issues.map((i) => `  ${i.path || '(document)'}: ${i.message}`).join('\n')}`);
+  }
   throw new UsageError(refusal.message);
 }
 

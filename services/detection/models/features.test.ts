@@ -134,6 +134,16 @@ describe('label files', () => {
     expect(parsed).toEqual({ ok: false, issues: [{ line: 3, message: 'as_of 2099-01-01T00:00:00Z is later than now (2026-03-01T00:00:00.000Z): a label describes an instant that has passed' }] });
   });
 
+  it('refuses a file that is not CSV at the line the parser stopped, without echoing all of it', () => {
+    expect(parseLabelFile('kind,external_id,label\naccount,"A1,1\n')).toEqual({
+      ok: false,
+      issues: [{ line: 2, message: 'not CSV: Quote Not Closed: the parsing is finished with an opening quote at line 2' }],
+    });
+    const binary = parseLabelFile(`kind,external_id,label\naccount,a"${'\u0000'.repeat(5000)}",1\n`);
+    expect(binary).toMatchObject({ ok: false, issues: [{ line: 2, message: expect.stringMatching(/^not CSV: Invalid Opening Quote/) }] });
+    if (!binary.ok) expect(binary.issues[0]!.message.length).toBeLessThanOrEqual(210);
+  });
+
   it('refuses a header without the required columns', () => {
     const parsed = parseLabelFile('account,label\nA1,1\n');
     expect(parsed).toMatchObject({ ok: false, issues: [{ line: 1, message: expect.stringMatching(/missing kind, external_id/) }] });

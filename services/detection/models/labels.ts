@@ -26,6 +26,8 @@ const REQUIRED = ['kind', 'external_id', 'label'] as const;
 const KNOWN = new Set<string>([...REQUIRED, 'as_of']);
 // Reported issues at most: a file wrong throughout says so in the first few.
 const MAX_ISSUES = 20;
+// Characters of the CSV parser's own message shown.
+const MAX_PARSE_MESSAGE = 200;
 // The spec's external_id: 1 to 256 characters.
 const MAX_EXTERNAL_ID = 256;
 const TRUE = new Set(['1', 'true']);
@@ -39,7 +41,11 @@ export function parseLabelFile(text: string, now: Date = new Date()): LabelFileO
     // lines is named by its last).
     rows = parse(text, { skip_empty_lines: true, trim: true, relax_column_count: true, info: true }) as unknown as typeof rows;
   } catch (error) {
-    return { ok: false, issues: [{ line: 0, message: `not CSV: ${(error as Error).message}` }] };
+    // csv-parse names the line it stopped at; its message may quote a whole field (a binary file's
+    // kilobytes), so it is cut short.
+    const line = (error as { lines?: number }).lines ?? 1;
+    const message = (error as Error).message;
+    return { ok: false, issues: [{ line, message: `not CSV: ${message.length > MAX_PARSE_MESSAGE ? `${message.slice(0, MAX_PARSE_MESSAGE)}…` : message}` }] };
   }
   const header = rows[0]?.record.map((cell) => cell.toLowerCase());
   if (!header) return { ok: false, issues: [{ line: 1, message: 'the file is empty; expected the header kind,external_id,label[,as_of]' }] };
