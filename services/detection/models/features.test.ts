@@ -7,6 +7,8 @@ import { oneLabelPerAccount, parseLabelFile, type AccountLabel } from './labels.
 import { seededRandom } from './split.ts';
 
 const at = new Date('2026-03-31T12:00:00Z');
+// When a label file is read: every as_of in these files is before it.
+const LABELS_NOW = new Date('2026-09-01T00:00:00Z');
 const rec = (iso: string, direction: 'in' | 'out', cents: number, counterparty: string | null): ActivityRecord => ({
   movementId: `m-${iso}-${direction}-${counterparty}`,
   direction,
@@ -110,7 +112,7 @@ describe('negative money (reversal legs)', () => {
 
 describe('label files', () => {
   it('reads accounts and parties, with or without as_of', () => {
-    const parsed = parseLabelFile('kind,external_id,label,as_of\naccount,A1,1,2026-02-01T00:00:00Z\nparty,P2,false,\n');
+    const parsed = parseLabelFile('kind,external_id,label,as_of\naccount,A1,1,2026-02-01T00:00:00Z\nparty,P2,false,\n', LABELS_NOW);
     expect(parsed).toEqual({
       ok: true,
       labels: [
@@ -121,7 +123,7 @@ describe('label files', () => {
   });
 
   it('names every bad row by its line', () => {
-    const parsed = parseLabelFile('kind,external_id,label\ninstrument,I1,1\naccount,,0\naccount,A3,maybe\naccount,A4,1,extra\n');
+    const parsed = parseLabelFile('kind,external_id,label\ninstrument,I1,1\naccount,,0\naccount,A3,maybe\naccount,A4,1,extra\n', LABELS_NOW);
     expect(parsed.ok).toBe(false);
     if (parsed.ok) return;
     expect(parsed.issues.map((i) => i.line)).toEqual([2, 3, 4, 5]);
@@ -135,41 +137,49 @@ describe('label files', () => {
   });
 
   it('refuses a file that is not CSV at the line the parser stopped, without echoing all of it', () => {
-    expect(parseLabelFile('kind,external_id,label\naccount,"A1,1\n')).toEqual({
+    expect(parseLabelFile('kind,external_id,label\naccount,"A1,1\n', LABELS_NOW)).toEqual({
       ok: false,
       issues: [{ line: 2, message: 'not CSV: Quote Not Closed: the parsing is finished with an opening quote at line 2' }],
     });
-    const binary = parseLabelFile(`kind,external_id,label\naccount,a"${'\u0000'.repeat(5000)}",1\n`);
+    const binary = parseLabelFile(`kind,external_id,label\naccount,a"${'\u0000'.repeat(5000)}",1\n`, LABELS_NOW);
     expect(binary).toMatchObject({ ok: false, issues: [{ line: 2, message: expect.stringMatching(/^not CSV: Invalid Opening Quote/) }] });
     if (!binary.ok) expect(binary.issues[0]!.message.length).toBeLessThanOrEqual(210);
   });
 
+  it('says a UTF-16 file is not UTF-8, rather than listing its header as unknown columns', () => {
+    const utf16 = Buffer.from('\uFEFFkind,external_id,label\naccount,A1,1\n', 'utf16le').toString('utf8');
+    expect(parseLabelFile(utf16, LABELS_NOW)).toEqual({
+      ok: false,
+      issues: [{ line: 1, message: 'the file is not UTF-8 text (its header holds NUL bytes: UTF-16, or not text at all); save it as CSV in UTF-8' }],
+    });
+  });
+
   it('refuses a header without the required columns', () => {
-    const parsed = parseLabelFile('account,label\nA1,1\n');
+    const parsed = parseLabelFile('account,label\nA1,1\n', LABELS_NOW);
     expect(parsed).toMatchObject({ ok: false, issues: [{ line: 1, message: expect.stringMatching(/missing kind, external_id/) }] });
   });
 
   it('names the line of a bad row after blank lines', () => {
     for (const newline of ['\n', '\r\n']) {
-      const parsed = parseLabelFile(['kind,external_id,label', '', 'account,A1,1', '', '', 'account,A3,maybe', 'party,P4,2', ''].join(newline));
+      const parsed = parseLabelFile(['kind,external_id,label', '', 'account,A1,1', '', '', 'account,A3,maybe', 'party,P4,2', ''].join(newline), LABELS_NOW);
       expect(parsed).toMatchObject({ ok: false, issues: [{ line: 6, message: expect.stringMatching(/label must be/) }, { line: 7 }] });
     }
   });
 
   it('refuses a column named twice', () => {
-    const parsed = parseLabelFile('kind,external_id,label,As_Of,as_of\naccount,A1,1,2026-01-01T00:00:00Z,2026-02-01T00:00:00Z\n');
+    const parsed = parseLabelFile('kind,external_id,label,As_Of,as_of\naccount,A1,1,2026-01-01T00:00:00Z,2026-02-01T00:00:00Z\n', LABELS_NOW);
     expect(parsed).toMatchObject({ ok: false, issues: [{ line: 1, message: expect.stringMatching(/repeated as_of/) }] });
   });
 
   it('reads kind in any case', () => {
-    const parsed = parseLabelFile('kind,external_id,label\nAccount,A1,1\nPARTY,P1,0\n');
+    const parsed = parseLabelFile('kind,external_id,label\nAccount,A1,1\nPARTY,P1,0\n', LABELS_NOW);
     expect(parsed).toMatchObject({ ok: true, labels: [{ kind: 'account', externalId: 'A1' }, { kind: 'party', externalId: 'P1' }] });
   });
 
   it('takes external ids of up to 256 characters, as the spec allows', () => {
     const long = 'x'.repeat(256);
-    expect(parseLabelFile(`kind,external_id,label\naccount,${long},1\n`)).toMatchObject({ ok: true, labels: [{ externalId: long }] });
-    expect(parseLabelFile(`kind,external_id,label\naccount,${long}x,1\n`)).toMatchObject({ ok: false, issues: [{ line: 2, message: 'external_id must be 1 to 256 characters' }] });
+    expect(parseLabelFile(`kind,external_id,label\naccount,${long},1\n`, LABELS_NOW)).toMatchObject({ ok: true, labels: [{ externalId: long }] });
+    expect(parseLabelFile(`kind,external_id,label\naccount,${long}x,1\n`, LABELS_NOW)).toMatchObject({ ok: false, issues: [{ line: 2, message: 'external_id must be 1 to 256 characters' }] });
   });
 });
 

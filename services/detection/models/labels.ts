@@ -2,8 +2,9 @@
 // header `kind,external_id,label[,as_of]`: kind account or party, label 1/true (confirmed
 // laundering) or 0/false (cleared), as_of the RFC 3339 instant the label describes (default: the
 // subject's latest activity when training runs), not later than now: an account judged at a
-// future instant has no activity in its window, and the model would learn the empty window. Every bad row is reported by its line, none
-// is dropped silently; an account labelled both ways keeps one label, and training reports it.
+// future instant has no activity in its window, and the model would learn the empty window.
+// Every bad row is reported by its line, none is dropped silently; an account labelled both ways
+// keeps one label, and training reports it.
 import { parse, type Info } from 'csv-parse/sync';
 import { dateTimeMs, isDateTime } from '../../../schemas/primitives/timestamp.ts';
 
@@ -34,7 +35,12 @@ const TRUE = new Set(['1', 'true']);
 const FALSE = new Set(['0', 'false']);
 
 // now: the instant training runs at; an as_of after it is refused.
-export function parseLabelFile(text: string, now: Date = new Date()): LabelFileOutcome {
+export function parseLabelFile(text: string, now: Date): LabelFileOutcome {
+  // Read as UTF-8, a UTF-16 file (Excel's "Unicode text") has a NUL byte between every letter of
+  // its header, which then read as "unknown k i n d": name the encoding instead.
+  if (text.split('\n', 1)[0]!.includes('\u0000')) {
+    return { ok: false, issues: [{ line: 1, message: 'the file is not UTF-8 text (its header holds NUL bytes: UTF-16, or not text at all); save it as CSV in UTF-8' }] };
+  }
   let rows: Array<{ record: string[]; info: Info }>;
   try {
     // info: each record's line in the file, blank lines included (a record whose quoted field spans

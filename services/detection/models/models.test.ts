@@ -18,7 +18,7 @@ let world: DetectionWorld;
 
 const deps = () => ({ ...world.stores, clock: world.api.clock });
 const labelFile = (rows: string[]) => {
-  const parsed = parseLabelFile(['kind,external_id,label', ...rows].join('\n'));
+  const parsed = parseLabelFile(['kind,external_id,label', ...rows].join('\n'), world.api.clock.now());
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
   return parsed.labels;
 };
@@ -48,7 +48,7 @@ describe('training', () => {
 
   it('takes each account as one example, on one side of the split, and says which accounts are labelled both ways', async () => {
     // mule-0 cleared as of its first payments, then (no as_of: at its latest activity) confirmed.
-    const parsed = parseLabelFile(['kind,external_id,label,as_of', 'account,mule-0,0,2026-07-02T12:00:00Z', ...labelRows().map((row) => `${row},`)].join('\n'));
+    const parsed = parseLabelFile(['kind,external_id,label,as_of', 'account,mule-0,0,2026-07-02T12:00:00Z', ...labelRows().map((row) => `${row},`)].join('\n'), world.api.clock.now());
     if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
     const outcome = await trainModel(deps(), TENANT, parsed.labels);
     expect(outcome).toMatchObject({ kind: 'done', warnings: ['account mule-0 is labelled both ways (1 positive, 1 negative); kept positive from the label file'] });
