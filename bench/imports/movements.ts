@@ -77,9 +77,13 @@ export function movementRow(n: number, rows: number, goLiveMs: number): Movement
 const csvField = (text: string): string => (/[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
 const decimal = (cents: number): string => `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
 
-// The row as a line of the file (RFC 3339 without fractional seconds, amounts in decimal).
+// The row's instant as the file writes it: RFC 3339 without fractional seconds. The mapping keeps
+// a datetime in that form as written, so the baseline sends it the same way.
+const fileInstant = (at: Date): string => at.toISOString().replace('.000Z', 'Z');
+
+// The row as a line of the file (amounts in decimal).
 export function csvLine(id: string, row: MovementRow): string {
-  const at = row.at.toISOString().replace('.000Z', 'Z');
+  const at = fileInstant(row.at);
   return `${id},${at},${decimal(row.cents)},${row.currency},${row.from},${row.to},${csvField(row.memo)}\n`;
 }
 
@@ -88,7 +92,7 @@ export function movementEvent(id: string, row: MovementRow) {
   return {
     external_id: id,
     schema_version: SCHEMA_VERSION,
-    occurred_at: row.at.toISOString(),
+    occurred_at: fileInstant(row.at),
     data: {
       type: 'p2p',
       status: 'completed',
