@@ -210,6 +210,25 @@ describe('breaks and notice', () => {
     expect(superseded).toMatchObject({ state: 'resolved', resolved: { by: 'system', resolution: `superseded by correction ${fixed.reconciliation_id}` } });
   });
 
+  it('takes a second correction of one declaration as replacing the first, also when both come at once', async () => {
+    const apr = { from: '2026-04-01T00:00:00Z', to: '2026-04-02T00:00:00Z' };
+    const wrong = await view({ period: apr, declared: { count: 1, sum: usd('1') } });
+    const first = await view({ period: apr, declared: { count: 1, sum: usd('2') }, corrects: wrong.reconciliation_id });
+    const second = await view({ period: apr, declared: { count: 0, sum: usd('0') }, corrects: wrong.reconciliation_id });
+    expect(first.corrects).toBe(wrong.reconciliation_id);
+    expect(second.corrects).toBe(first.reconciliation_id);
+    const [replaced] = breakPageSchema.parse((await api.client.get(`/v1/reconciliation-breaks?reconciliation_id=${first.reconciliation_id}`, api.keys.read)).json()).data;
+    expect(replaced).toMatchObject({ state: 'resolved', resolved: { by: 'system', resolution: `superseded by correction ${second.reconciliation_id}` } });
+
+    const again = await view({ period: apr, declared: { count: 1, sum: usd('3') } });
+    const both = await Promise.all([1, 2].map((n) => view({ period: apr, declared: { count: n, sum: usd(String(n)) }, corrects: again.reconciliation_id })));
+    const live = (await api.db.pool.query(
+      `SELECT count(*)::int AS n FROM reconciliations r WHERE r.reconciliation_id = ANY($1::uuid[]) AND NOT EXISTS (SELECT 1 FROM reconciliations c WHERE c.corrects = r.reconciliation_id)`,
+      [[again, ...both].map((v) => v.reconciliation_id.slice('rcn_'.length))],
+    )).rows[0].n;
+    expect(live).toBe(1);
+  });
+
   it('lists every difference item, paged, and exports them as CSV', async () => {
     // Two movements held on an account the service has not received: unsettled.
     await send('may-held-1', '2026-05-01T15:00:00Z', '10', { debit: 'acct-1', credit: 'acct-404' });

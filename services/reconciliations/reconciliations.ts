@@ -194,16 +194,11 @@ export class Reconciliations {
     const id = uuidv7(now.getTime());
     try {
       await withTransaction(this.pool, async (db) => {
-        // The corrected declaration is locked first and its re-comparison mark cleared: a recheck
-        // of it already running commits before this (its break is then resolved below), and one
-        // waiting for the lock finds it corrected and compares nothing (recheckNextStale).
-        if (declaration.corrects) {
-          await db.query(`UPDATE reconciliations SET stale = false WHERE tenant_id = $1 AND reconciliation_id = $2`, [tenantId, declaration.corrects]);
-        }
+        const corrects = declaration.corrects && (await standingFor(db, tenantId, declaration.corrects));
         const result = await compare(db, def, declaration);
-        await insertDeclaration(db, id, def, declaration, now, result.status);
+        await insertDeclaration(db, id, def, { ...declaration, corrects }, now, result.status);
         await appendResult(db, tenantId, id, 1, now, result);
-        if (declaration.corrects) await resolveBySystem(db, tenantId, declaration.corrects, `superseded by correction ${ID_PREFIXES.reconciliation}${id}`, now);
+        if (corrects) await resolveBySystem(db, tenantId, corrects, `superseded by correction ${ID_PREFIXES.reconciliation}${id}`, now);
         if (result.status === 'mismatched') await announce(db, tenantId, id, { asset: def.asset, scale: declaration.scale }, result, now);
         await recoverMisses(db, def, id, now);
       });
@@ -364,6 +359,25 @@ export class Reconciliations {
       [tenantId, asset],
     );
     return rows[0]!.held;
+  }
+}
+
+// The declaration that stands for `id` now, which a correction of `id` replaces: `id` itself, or
+// the latest correction down its chain (a customer correcting the same declaration twice means
+// the second to replace the first, not two live declarations of one scope and period). Each is
+// locked, and its re-comparison mark cleared, before its corrections are looked for: a recheck of
+// it already running commits first (its break is then resolved), one waiting for the lock finds
+// it corrected and compares nothing (recheckNextStale), and of two corrections made at once the
+// second waits and then replaces the first.
+async function standingFor(db: Db, tenantId: string, id: string): Promise<string> {
+  for (let current = id; ; ) {
+    await db.query(`UPDATE reconciliations SET stale = false WHERE tenant_id = $1 AND reconciliation_id = $2`, [tenantId, current]);
+    const { rows } = await db.query<{ reconciliation_id: string }>(
+      `SELECT reconciliation_id FROM reconciliations WHERE tenant_id = $1 AND corrects = $2 ORDER BY created_at DESC, reconciliation_id DESC LIMIT 1`,
+      [tenantId, current],
+    );
+    if (!rows[0]) return current;
+    current = rows[0].reconciliation_id;
   }
 }
 
