@@ -47,7 +47,8 @@ function renderEdge(edge: GraphEdge, base: BaseAsset) {
     valid_to: instant(edge.validTo),
     count: edge.count,
     // Transfers only: the priced movements' sum; unpriced ones (no FX rate) are counted apart.
-    amount: edge.type === 'transfer' && edge.sum !== null ? money(edge.sum, base) : null,
+    // With none priced there is no sum: a 0 would tell the analyst that nothing moved.
+    amount: edge.type === 'transfer' && edge.sum !== null && edge.count > edge.unpriced ? money(edge.sum, base) : null,
     unpriced: edge.unpriced,
     first_at: instant(edge.firstAt),
     last_at: instant(edge.lastAt),
