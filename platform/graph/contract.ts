@@ -17,8 +17,11 @@ export const identifier = (key: string): NodeRef => ({ kind: 'identifier', key }
 export const device = (key: string): NodeRef => ({ kind: 'device', key });
 
 const ref = (node: NodeRef) => `${node.kind}:${node.key}`;
-// Edge ids as port.ts spells them: `<type>:<from kind>:<from key>><to kind>:<to key>#<qualifier>`.
-const edgeIdOf = (type: EdgeType, from: NodeRef, to: NodeRef, qualifier = '') => `${type}:${ref(from)}>${ref(to)}${qualifier ? `#${qualifier}` : ''}`;
+// Edge ids as port.ts spells them: `<type>:<from kind>:<from key>><to kind>:<to key>#<qualifier>`,
+// `%`, `>` and `#` in keys and qualifier percent-escaped.
+const escaped = (text: string) => text.replaceAll('%', '%25').replaceAll('>', '%3E').replaceAll('#', '%23');
+const edgeIdOf = (type: EdgeType, from: NodeRef, to: NodeRef, qualifier = '') =>
+  `${type}:${from.kind}:${escaped(from.key)}>${to.kind}:${escaped(to.key)}${qualifier ? `#${escaped(qualifier)}` : ''}`;
 const transferId = (from: string, to: string) => edgeIdOf('transfer', account(from), account(to));
 const holdsId = (holder: string, acct: string) => edgeIdOf('holds', party(holder), account(acct));
 
@@ -270,6 +273,21 @@ export function describeGraphStoreContract(name: string, setup: () => Promise<{ 
         ]);
         return g.tenantId;
       };
+
+      // External ids are free text: unescaped, both holds edges were `holds:party:Q>account:Z>account:W`
+      // and the answer, keyed by edge id, kept one of them.
+      it('gives edges between ids that hold the id separators ids of their own, and answers both', async () => {
+        const g = graphOf(newTenant());
+        await store.apply([g.account('Z>account:W', 'Q', day(1)), g.account('W', 'Q>account:Z', day(1)), g.transfer('m#1', 'W', 'Z>account:W', 5n, day(2))]);
+        const net = await store.egoNetwork(g.tenantId, party('Q'), { depth: 3, nodeCap: 50 });
+        expect(nodeIds(net)).toEqual(['account:W', 'account:Z>account:W', 'party:Q', 'party:Q>account:Z']);
+        expect(edgeIds(net)).toEqual([
+          'holds:party:Q%3Eaccount:Z>account:W',
+          'holds:party:Q>account:Z%3Eaccount:W',
+          'transfer:account:W>account:Z%3Eaccount:W',
+        ]);
+        expect(edgeIds(net)).toEqual([holdsId('Q>account:Z', 'W'), holdsId('Q', 'Z>account:W'), transferId('W', 'Z>account:W')].sort());
+      });
 
       it('reaches one more level per hop, over any edge type in either direction', async () => {
         const tenantId = await chain();

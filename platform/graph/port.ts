@@ -19,8 +19,13 @@ export function nodeId(node: NodeRef): string {
   return `${node.kind}:${node.key}`;
 }
 
+// External ids are free text: `>` and `#` inside a key or qualifier are percent-escaped (and `%`
+// itself), so no two edges share an id (answers key edges by id; a drawing library refuses
+// duplicates). Ids of keys without those characters read as they always did.
+const idPart = (text: string) => text.replace(/[%>#]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
 export function edgeId(type: string, from: NodeRef, to: NodeRef, qualifier: string): string {
-  return `${type}:${nodeId(from)}>${nodeId(to)}${qualifier ? `#${qualifier}` : ''}`;
+  return `${type}:${from.kind}:${idPart(from.key)}>${to.kind}:${idPart(to.key)}${qualifier ? `#${idPart(qualifier)}` : ''}`;
 }
 
 // ---- writes (from pipelines/graph) ----
@@ -97,7 +102,8 @@ export interface TransferMovement {
 }
 
 export interface GraphEdge extends DeclaredEdge {
-  // Stable: `<type>:<from kind>:<from key>><to kind>:<to key>` plus `#<qualifier>` when there is one.
+  // Stable: `<type>:<from kind>:<from key>><to kind>:<to key>` plus `#<qualifier>` when there is
+  // one, `%`, `>` and `#` in keys and qualifier percent-escaped (edgeId).
   id: string;
   // Transfers: movements (in the filter's window) and their priced sum; observed edges: sightings.
   count: number;
