@@ -10,18 +10,11 @@
 // each, and the stage entry's cost as a share of the store's; then the same stage entries written
 // again (a redelivery), which must add no row.
 import { randomUUID } from 'node:crypto';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { PostgresGraphStore } from '../platform/graph/postgres/store.ts';
 import type { GraphChange } from '../platform/graph/port.ts';
 import { appendStageOnce } from '../platform/inbox/event-stages.ts';
-import { startEmbeddedPostgres } from '../platform/postgres/embedded.ts';
-import { migrate } from '../platform/postgres/migrate.ts';
-import { createPool } from '../platform/postgres/pool.ts';
+import { migratedPostgres, pgMeasure } from './lib/bench-postgres.ts';
 import { positiveInteger } from './lib/options.ts';
-import { postgresCpu } from './lib/proc-cpu.ts';
 import { runBench } from './lib/teardown.ts';
 
 const BATCHES = positiveInteger('BENCH_BATCHES', 200);
@@ -30,7 +23,6 @@ const ACCOUNTS = 20_000;
 const TENANT = 'bench';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
-const pgCpu = (pgDir: string) => [...postgresCpu(pgDir).values()].reduce((a, b) => a + b, 0);
 
 function batch(n: number): GraphChange[] {
   const at = new Date(Date.UTC(2026, 0, 1) + n * 60_000);
@@ -46,26 +38,11 @@ function batch(n: number): GraphChange[] {
 }
 
 await runBench('stages', log, async (teardown) => {
-  const dataDir = await mkdtemp(join(tmpdir(), 'svc-bench-stages-'));
-  // PostgreSQL runs as the postgres user when we are root: it must reach its directory.
-  await chmod(dataDir, 0o755);
-  teardown.closers.push(() => rm(dataDir, { recursive: true, force: true }));
-  const server = await startEmbeddedPostgres({ dataDir, port: 0 });
-  teardown.closers.push(() => server.stop());
-  const pool = createPool(server.url(), 2);
-  teardown.closers.push(() => pool.end());
-  await migrate(pool);
-  const pgDir = join(dataDir, 'pg');
+  const { pool, pgDir } = await migratedPostgres(teardown, 'stages');
   const store = new PostgresGraphStore(pool);
 
   const spent = { store: { ms: 0, cpu: 0 }, stages: { ms: 0, cpu: 0 } };
-  const measure = async (into: { ms: number; cpu: number }, work: () => Promise<void>) => {
-    const cpu = pgCpu(pgDir);
-    const started = performance.now();
-    await work();
-    into.ms += performance.now() - started;
-    into.cpu += pgCpu(pgDir) - cpu;
-  };
+  const measure = pgMeasure(pgDir);
   const written: GraphChange[][] = [];
   for (let n = 0; n < BATCHES; n++) {
     const changes = batch(n);

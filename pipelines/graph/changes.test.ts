@@ -6,6 +6,8 @@ const EVENT_ID = '6f1c2a7e-0000-4000-8000-000000000001';
 const AT = '2026-08-10T10:00:00Z';
 const base = { tenant_id: 'acme', event_id: EVENT_ID, occurred_at: AT, received_at: '2026-08-10T10:00:01Z' };
 const expectedBase = { tenantId: 'acme', eventId: EVENT_ID, occurredAt: new Date(AT) };
+// A movement's change names the movement, whatever it does to the network.
+const movementBase = { ...expectedBase, movement: 'mv-1' };
 
 const entity = (object: EntityChange['object'], externalId: string, data: Record<string, unknown>, current = true): EntityChange => ({
   ...base,
@@ -132,7 +134,7 @@ describe('graphChangeOf: entities', () => {
 
 describe('graphChangeOf: movements', () => {
   it('a movement between two accounts is a transfer in base minor units', () => {
-    expect(graphChangeOf(movement())).toEqual({ ...expectedBase, transfer: { movementId: 'mv-1', from: 'a-1', to: 'a-2', amount: 10825n } });
+    expect(graphChangeOf(movement())).toEqual({ ...movementBase, transfer: { movementId: 'mv-1', from: 'a-1', to: 'a-2', amount: 10825n } });
   });
 
   it('a movement without a base amount is an unpriced transfer', () => {
@@ -142,15 +144,15 @@ describe('graphChangeOf: movements', () => {
   it('a pending movement links; a failed or reversed one links nobody', () => {
     expect(graphChangeOf(movement({ status: 'pending' })).transfer?.amount).toBe(10825n);
     const seen = { device_ref_hash: 'hmac-sha256:d', instrument_ref: 'i-1' };
-    expect(graphChangeOf(movement({ status: 'failed' }, seen))).toEqual(expectedBase);
-    expect(graphChangeOf(movement({ status: 'reversed' }, seen))).toEqual(expectedBase);
+    expect(graphChangeOf(movement({ status: 'failed' }, seen))).toEqual(movementBase);
+    expect(graphChangeOf(movement({ status: 'reversed' }, seen))).toEqual(movementBase);
   });
 
   it('a correction retracts what it corrects, unless it failed; one saying the payment was reversed adds no transfer', () => {
     const correcting = { links: { correction_of: 'mv-0' } };
-    expect(graphChangeOf(movement({ data: correcting }))).toEqual({ ...expectedBase, retracts: 'mv-0', transfer: { movementId: 'mv-1', from: 'a-1', to: 'a-2', amount: 10825n } });
-    expect(graphChangeOf(movement({ status: 'reversed', data: correcting }))).toEqual({ ...expectedBase, retracts: 'mv-0' });
-    expect(graphChangeOf(movement({ status: 'failed', data: correcting }))).toEqual(expectedBase);
+    expect(graphChangeOf(movement({ data: correcting }))).toEqual({ ...movementBase, retracts: 'mv-0', transfer: { movementId: 'mv-1', from: 'a-1', to: 'a-2', amount: 10825n } });
+    expect(graphChangeOf(movement({ status: 'reversed', data: correcting }))).toEqual({ ...movementBase, retracts: 'mv-0' });
+    expect(graphChangeOf(movement({ status: 'failed', data: correcting }))).toEqual(movementBase);
     expect(graphChangeOf(movement({ data: { links: { reverses: 'mv-0' } } })).retracts).toBeUndefined();
   });
 

@@ -15,7 +15,7 @@ export function graphChangeOf(change: CanonicalChange): GraphChange {
   switch (change.object) {
     case 'movement': {
       const corrected = correctedMovementOf(change);
-      return { ...base, ...movementEffects(change), ...(corrected === null ? {} : { retracts: corrected }) };
+      return { ...base, movement: change.external_id, ...movementEffects(change), ...(corrected === null ? {} : { retracts: corrected }) };
     }
     case 'control_event': {
       const seen = sightings(change.subject_party_id, change.data);

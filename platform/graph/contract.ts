@@ -15,6 +15,7 @@ export const party = (key: string): NodeRef => ({ kind: 'party', key });
 export const account = (key: string): NodeRef => ({ kind: 'account', key });
 export const identifier = (key: string): NodeRef => ({ kind: 'identifier', key });
 export const device = (key: string): NodeRef => ({ kind: 'device', key });
+const instrument = (key: string): NodeRef => ({ kind: 'instrument', key });
 
 const ref = (node: NodeRef) => `${node.kind}:${node.key}`;
 // Edge ids as port.ts spells them: `<type>:<from kind>:<from key>><to kind>:<to key>#<qualifier>`,
@@ -61,11 +62,16 @@ export function graphOf(tenantId: string) {
       change(at, {
         entity: { origin: `relationship:${id}`, sequence: next(`relationship:${id}`), node: null, edges: [declared(type, from, to, { qualifier: id, ...extra })] },
       }),
-    transfer: (movementId: string, from: string, to: string, amount: bigint | null, at: Date) => change(at, { transfer: { movementId, from, to, amount } }),
+    transfer: (movementId: string, from: string, to: string, amount: bigint | null, at: Date) =>
+      change(at, { movement: movementId, transfer: { movementId, from, to, amount } }),
     // A correction of `original`: its own transfer (none when it says the payment was reversed).
     correction: (movementId: string, original: string, transfer: { from: string; to: string; amount: bigint | null } | null, at: Date) =>
-      change(at, { retracts: original, ...(transfer ? { transfer: { movementId, ...transfer } } : {}) }),
+      change(at, { movement: movementId, retracts: original, ...(transfer ? { transfer: { movementId, ...transfer } } : {}) }),
+    // Seen by a control event.
     seen: (from: NodeRef, to: NodeRef, at: Date, type: 'uses' | 'shares' = 'shares') => change(at, { observed: [{ type, from, to }] }),
+    // A movement that saw devices, ips or instruments, and made no transfer.
+    sightedBy: (movementId: string, seen: Array<{ from: NodeRef; to: NodeRef; type?: 'uses' | 'shares' }>, at: Date) =>
+      change(at, { movement: movementId, observed: seen.map((o) => ({ type: o.type ?? 'shares', from: o.from, to: o.to })) }),
   };
 }
 
@@ -174,6 +180,86 @@ export function describeGraphStoreContract(name: string, setup: () => Promise<{ 
         await store.apply([theirs.correction('m1-fix', 'm1', null, day(2))]);
         expect(edgeIn(await store.egoNetwork(mine.tenantId, account('A1'), { depth: 1, nodeCap: 10 }), transferId('A1', 'A2'))).toMatchObject({ count: 1, sum: 100n });
         expect(edgeIds(await store.egoNetwork(theirs.tenantId, account('A1'), { depth: 1, nodeCap: 10 }))).toEqual([]);
+      });
+    });
+
+    describe("retracted movements' sightings", () => {
+      const onD1 = edgeIdOf('shares', party('P1'), device('D1'));
+
+      it('leave their edges, which keep the count, first and last of the sightings left; an edge left with none goes', async () => {
+        const g = graphOf(newTenant());
+        await store.apply([
+          g.sightedBy('m1', [{ from: party('P1'), to: device('D1') }, { type: 'uses', from: account('A1'), to: instrument('I1') }], day(1)),
+          g.sightedBy('m2', [{ from: party('P1'), to: device('D1') }], day(5)),
+          g.sightedBy('m3', [{ from: party('P1'), to: device('D1') }], day(3)),
+          g.sightedBy('m4', [{ from: party('P2'), to: device('D1') }], day(4)),
+        ]);
+        await store.apply([g.correction('m1-fix', 'm1', null, day(6)), g.correction('m2-fix', 'm2', null, day(7)), g.correction('m4-fix', 'm4', null, day(8))]);
+        const net = await store.egoNetwork(g.tenantId, party('P1'), { depth: 2, nodeCap: 10 });
+        expect(edgeIds(net)).toEqual([onD1]);
+        expect(edgeIn(net, onD1)).toMatchObject({ count: 1, firstAt: day(3), lastAt: day(3) });
+        expect(edgeIds(await store.egoNetwork(g.tenantId, account('A1'), { depth: 1, nodeCap: 10 }))).toEqual([]);
+        // P2 was linked to P1 only through the device a corrected movement saw.
+        expect((await store.shortestPaths(g.tenantId, party('P1'), party('P2'), { maxDepth: 4, limit: 10 })).paths).toEqual([]);
+        expect((await store.sharedAttributes(g.tenantId, 'P1', { limit: 10, until: day(10) })).shared).toEqual([]);
+      });
+
+      it('never enter when the movement comes after its correction, also within one batch, and change nothing applied again', async () => {
+        const g = graphOf(newTenant());
+        const fix = g.correction('m1-fix', 'm1', null, day(2));
+        await store.apply([fix]);
+        await store.apply([g.sightedBy('m1', [{ from: party('P1'), to: device('D1') }], day(1))]);
+        const m2 = g.sightedBy('m2', [{ from: party('P1'), to: device('D1') }], day(3));
+        await store.apply([fix, g.sightedBy('m3', [{ from: party('P1'), to: device('D1') }], day(4)), m2, g.correction('m2-fix', 'm2', null, day(5))]);
+        await store.apply([m2]);
+        expect(edgeIn(await store.egoNetwork(g.tenantId, party('P1'), { depth: 1, nodeCap: 10 }), onD1)).toMatchObject({ count: 1, firstAt: day(4), lastAt: day(4) });
+      });
+
+      it("keep another tenant's sightings of a movement of the same id, and a control event's", async () => {
+        const mine = graphOf(newTenant());
+        const theirs = graphOf(newTenant());
+        await store.apply([
+          mine.sightedBy('m1', [{ from: party('P1'), to: device('D1') }], day(1)),
+          theirs.sightedBy('m1', [{ from: party('P1'), to: device('D1') }], day(1)),
+          theirs.seen(party('P1'), device('D1'), day(2)),
+        ]);
+        await store.apply([theirs.correction('m1-fix', 'm1', null, day(3))]);
+        expect(edgeIn(await store.egoNetwork(mine.tenantId, party('P1'), { depth: 1, nodeCap: 10 }), onD1)).toMatchObject({ count: 1, firstAt: day(1) });
+        expect(edgeIn(await store.egoNetwork(theirs.tenantId, party('P1'), { depth: 1, nodeCap: 10 }), onD1)).toMatchObject({ count: 1, firstAt: day(2), lastAt: day(2) });
+      });
+    });
+
+    describe('observed edges in a window', () => {
+      it('count only the sightings inside it, first and last among them, and leave out an edge seen only outside it', async () => {
+        const g = graphOf(newTenant());
+        await store.apply([
+          g.seen(party('P1'), device('D1'), day(1)),
+          g.sightedBy('m1', [{ from: party('P1'), to: device('D1') }], day(5)),
+          g.seen(party('P1'), device('D1'), day(7)),
+          g.seen(party('P1'), device('D2'), day(9)),
+          g.seen(party('P2'), device('D2'), day(9)),
+        ]);
+        const d1 = edgeIdOf('shares', party('P1'), device('D1'));
+        const d2 = edgeIdOf('shares', party('P1'), device('D2'));
+        const within = (since: Date | undefined, until: Date | undefined) =>
+          store.egoNetwork(g.tenantId, party('P1'), { depth: 1, nodeCap: 10, filter: { ...(since ? { since } : {}), ...(until ? { until } : {}) } });
+        expect(edgeIds(await within(day(2), day(4)))).toEqual([]);
+        const middle = await within(day(4), day(8));
+        expect(edgeIds(middle)).toEqual([d1]);
+        expect(edgeIn(middle, d1)).toMatchObject({ count: 2, firstAt: day(5), lastAt: day(7) });
+        expect(edgeIn(await within(undefined, day(5)), d1)).toMatchObject({ count: 2, firstAt: day(1), lastAt: day(5) });
+        expect(edgeIn(await within(day(6), undefined), d1)).toMatchObject({ count: 1, firstAt: day(7), lastAt: day(7) });
+        expect(edgeIn(await within(undefined, undefined), d1)).toMatchObject({ count: 3, firstAt: day(1), lastAt: day(7) });
+        expect(edgeIds(await within(day(8), day(10)))).toEqual([d2]);
+        // Reach, many at once, and paths read edges by the same rule.
+        const options = { depth: 2, nodeCap: 10, filter: { since: day(2), until: day(8) } };
+        expect((await store.reach(g.tenantId, party('P1'), options)).nodes.map(ref)).toEqual(['device:D1', 'party:P1']);
+        expect((await store.reachMany(g.tenantId, [{ center: party('P2'), options }, { center: party('P1'), options: { ...options, filter: { since: day(8) } } }])).map((r) => r.nodes.map(ref))).toEqual([
+          ['party:P2'],
+          ['device:D2', 'party:P1', 'party:P2'],
+        ]);
+        expect((await store.shortestPaths(g.tenantId, party('P1'), party('P2'), { maxDepth: 4, limit: 10, filter: { until: day(8) } })).paths).toEqual([]);
+        expect((await store.shortestPaths(g.tenantId, party('P1'), party('P2'), { maxDepth: 4, limit: 10, filter: { since: day(8) } })).paths).toHaveLength(1);
       });
     });
 

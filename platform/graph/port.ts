@@ -69,17 +69,20 @@ export interface GraphChange {
   entity?: { origin: string; sequence: number | null; node: { ref: NodeRef; attrs: Record<string, unknown> } | null; edges: DeclaredEdge[] };
   // A movement between two accounts.
   transfer?: TransferFact;
-  // The movement this change's movement corrects: its transfers leave the network, and one that
-  // arrives later never enters it (decision 0064).
+  // The movement this change records (its external id), when it records one.
+  movement?: string;
+  // The movement this change's movement corrects: its transfers and sightings leave the network,
+  // and one that arrives later never enters it (decision 0064).
   retracts?: string;
-  // Edges observed in facts (an instrument used, a device or ip seen): counted, first and last seen.
+  // Edges observed in facts (an instrument used, a device or ip seen): each sighting kept, so the
+  // edge's count, first and last seen are those of its sightings (in a window, of those inside it).
   observed?: Array<{ type: 'uses' | 'shares'; from: NodeRef; to: NodeRef }>;
 }
 
 // ---- reads ----
 
 export interface EdgeFilter {
-  // Event-time window: transfers inside it, other edges valid (or seen) at some time in it.
+  // Event-time window: transfers and sightings inside it, declared edges valid at some time in it.
   since?: Date;
   until?: Date;
   types?: EdgeType[];
@@ -105,7 +108,8 @@ export interface GraphEdge extends DeclaredEdge {
   // Stable: `<type>:<from kind>:<from key>><to kind>:<to key>` plus `#<qualifier>` when there is
   // one, `%`, `>` and `#` in keys and qualifier percent-escaped (edgeId).
   id: string;
-  // Transfers: movements (in the filter's window) and their priced sum; observed edges: sightings.
+  // Transfers: movements (in the filter's window) and their priced sum; observed edges: sightings
+  // (in the filter's window).
   count: number;
   sum: bigint | null;
   unpriced: number;

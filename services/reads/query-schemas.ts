@@ -7,12 +7,12 @@ import { GRAPH_LIMITS, type GraphLimits } from './graph.ts';
 
 // The edge filter both graph queries take: an event-time window, edge types and a transfer floor.
 const edgeFilterShape = {
-  since: dateTime().meta({ description: 'event-time window start (transfers in it; other edges valid in it)' }),
+  since: dateTime().meta({ description: 'event-time window start (transfers and sightings in it; declared edges valid in it)' }),
   until: dateTime(),
   edge_types: list(EDGE_TYPES),
   // The network holds amounts as 64-bit integers (Neo4j's), so a floor above them is refused, not
   // answered differently by each engine.
-  min_amount: minorUnits(2n ** 63n - 1n).meta({ description: 'transfers of at least this many base-asset minor units (at most 2^63-1)' }),
+  min_amount: minorUnits(2n ** 63n - 1n).meta({ description: 'transfers made of the movements of at least this many base-asset minor units each (at most 2^63-1)' }),
 };
 
 export const edgeFilterOf = (query: { since?: Date; until?: Date; edge_types?: (typeof EDGE_TYPES)[number][]; min_amount?: bigint }): EdgeFilter => ({

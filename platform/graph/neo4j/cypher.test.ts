@@ -59,7 +59,7 @@ describe('the Cypher statements of the Neo4j GraphStore', () => {
 
   it('key every node and relationship they match or merge by tenant first', () => {
     for (const statement of STATEMENTS.filter((s) => !s.name.startsWith('schema:') && s !== cypher.AWAIT_INDEXES)) {
-      const labelled = [...statement.text.matchAll(/:(GraphNode|GraphEvent|GraphRetraction|GraphVersion|EDGE|MOVEMENT)\b(.{0,20})/g)];
+      const labelled = [...statement.text.matchAll(/:(GraphNode|GraphEvent|GraphRetraction|GraphVersion|EDGE|MOVEMENT|SIGHTING)\b(.{0,20})/g)];
       expect(labelled.length, statement.name).toBeGreaterThan(0);
       for (const [, label, rest] of labelled) expect(`${label}${rest}`, statement.name).toMatch(/^\w+ \{tenant: (\$tenant|[a-z]+\.tenant|tenant)[,}]/);
     }

@@ -50,7 +50,7 @@ export function isDefinedStatement(statement: unknown): statement is Statement {
 
 export const GRAPH_MODEL = {
   labels: ['GraphNode', 'GraphEvent', 'GraphRetraction', 'GraphVersion'],
-  relationshipTypes: ['EDGE', 'MOVEMENT'],
+  relationshipTypes: ['EDGE', 'MOVEMENT', 'SIGHTING'],
   propertyKeys: [
     'tenant', 'kind', 'key', 'attrs', 'updatedAt', 'eventId', 'batch', 'identity', 'type', 'qualifier', 'origin',
     'validFrom', 'validTo', 'count', 'sum', 'unpriced', 'firstAt', 'lastAt', 'movementId', 'at', 'amount', 'src', 'dst', 'sequence',
@@ -201,20 +201,41 @@ WITH e WHERE e.count = 0
 DELETE e`,
 );
 
-// Observed edges (an instrument used, a device or ip seen): sightings counted, first and last.
+// Observed edges (an instrument used, a device or ip seen): each sighting a SIGHTING of its
+// event beside the edge (none of a retracted movement), the EDGE adding up exactly those added.
+// The events were claimed first, so each sighting is new.
 export const ADD_OBSERVED = define(
   'add-observed',
   `UNWIND $observed AS r
-WITH r.tenant AS tenant, r.identity AS identity, r.type AS type, r.fromKind AS fromKind, r.fromKey AS fromKey,
-     r.toKind AS toKind, r.toKey AS toKey, count(*) AS seen, min(r.at) AS firstAt, max(r.at) AS lastAt
+WITH r WHERE r.movementId IS NULL OR NOT EXISTS { MATCH (:GraphRetraction {tenant: r.tenant, movementId: r.movementId}) }
+MERGE (a:GraphNode {tenant: r.tenant, kind: r.fromKind, key: r.fromKey})
+MERGE (b:GraphNode {tenant: r.tenant, kind: r.toKind, key: r.toKey})
+MERGE (a)-[s:SIGHTING {tenant: r.tenant, eventId: r.eventId, identity: r.identity}]->(b)
+  ON CREATE SET s.at = r.at, s.movementId = r.movementId
+WITH a, b, r.tenant AS tenant, r.identity AS identity, r.type AS type, count(s) AS seen, min(s.at) AS firstAt, max(s.at) AS lastAt
 ORDER BY tenant, identity
-MERGE (a:GraphNode {tenant: tenant, kind: fromKind, key: fromKey})
-MERGE (b:GraphNode {tenant: tenant, kind: toKind, key: toKey})
 MERGE (a)-[e:EDGE {tenant: tenant, identity: identity}]->(b)
   ON CREATE SET e.type = type, e.qualifier = '', e.count = 0, e.unpriced = 0
 SET e.count = e.count + seen,
     e.firstAt = CASE WHEN e.firstAt IS NULL OR firstAt < e.firstAt THEN firstAt ELSE e.firstAt END,
     e.lastAt = CASE WHEN e.lastAt IS NULL OR lastAt > e.lastAt THEN lastAt ELSE e.lastAt END`,
+);
+
+// The SIGHTINGs of movements a correction supersedes deleted, each EDGE giving back what they
+// added (its first and last instants those of the sightings left; an edge left with none deleted).
+export const RETRACT_SIGHTINGS = define(
+  'retract-sightings',
+  `UNWIND $retractions AS r
+MATCH (a)-[s:SIGHTING {tenant: r.tenant, movementId: r.movementId}]->(b)
+WITH a, b, r.tenant AS tenant, s.identity AS identity, s
+DELETE s
+WITH a, b, tenant, identity, count(*) AS removed
+MATCH (a)-[e:EDGE {tenant: tenant, identity: identity}]->(b)
+OPTIONAL MATCH (a)-[m:SIGHTING {tenant: tenant, identity: identity}]->(b)
+WITH e, removed, min(m.at) AS firstAt, max(m.at) AS lastAt
+SET e.count = e.count - removed, e.firstAt = firstAt, e.lastAt = lastAt
+WITH e WHERE e.count = 0
+DELETE e`,
 );
 
 // ---- reads ----
@@ -236,7 +257,9 @@ RETURN n.kind AS kind, n.key AS key, n.attrs AS attrs`,
 // The stored edges touching the frontier (either direction) that pass the filter: declared edges
 // valid, observed edges seen, at some time in [since, until]; transfer edges left out when they
 // are rebuilt from movements ($rebuilt). With $within ([kind, key] pairs), only edges whose other
-// end is one of them.
+// end is one of them. An observed edge read in a window (`windowed`) is its SIGHTINGs inside it
+// (how many, the first and the last; the subquery's aggregate answers one row also when it
+// matches nothing), and one seen only outside it is left out.
 export const INCIDENT_EDGES = define(
   'incident-edges',
   `UNWIND $frontier AS f
@@ -247,9 +270,19 @@ WHERE ($types IS NULL OR e.type IN $types)
   AND ($since IS NULL OR coalesce(e.validTo, CASE WHEN e.origin IS NULL THEN e.lastAt END) IS NULL
        OR coalesce(e.validTo, CASE WHEN e.origin IS NULL THEN e.lastAt END) >= $since)
   AND ($within IS NULL OR [o.kind, o.key] IN $within)
+WITH e, ($since IS NOT NULL OR $until IS NOT NULL) AND e.origin IS NULL AND e.type <> 'transfer' AS windowed
+CALL (e, windowed) {
+  WITH e, startNode(e) AS a, endNode(e) AS b WHERE windowed
+  MATCH (a)-[s:SIGHTING {tenant: $tenant, identity: e.identity}]->(b)
+  WHERE ($since IS NULL OR s.at >= $since) AND ($until IS NULL OR s.at <= $until)
+  RETURN count(s) AS seen, min(s.at) AS seenFirst, max(s.at) AS seenLast
+}
+WITH e, windowed, seen, seenFirst, seenLast WHERE NOT windowed OR seen > 0
 RETURN startNode(e).kind AS fromKind, startNode(e).key AS fromKey, e.type AS type, endNode(e).kind AS toKind,
        endNode(e).key AS toKey, e.qualifier AS qualifier, e.validFrom AS validFrom, e.validTo AS validTo,
-       e.count AS count, e.sum AS sum, e.unpriced AS unpriced, e.firstAt AS firstAt, e.lastAt AS lastAt, e.attrs AS attrs
+       CASE WHEN windowed THEN seen ELSE e.count END AS count, e.sum AS sum, e.unpriced AS unpriced,
+       CASE WHEN windowed THEN seenFirst ELSE e.firstAt END AS firstAt, CASE WHEN windowed THEN seenLast ELSE e.lastAt END AS lastAt,
+       e.attrs AS attrs
 LIMIT $limit`,
 );
 
@@ -283,9 +316,19 @@ CALL (r) {
     AND (r.until IS NULL OR coalesce(e.validFrom, e.firstAt) IS NULL OR coalesce(e.validFrom, e.firstAt) <= r.until)
     AND (r.since IS NULL OR coalesce(e.validTo, CASE WHEN e.origin IS NULL THEN e.lastAt END) IS NULL
          OR coalesce(e.validTo, CASE WHEN e.origin IS NULL THEN e.lastAt END) >= r.since)
+  WITH r, e, (r.since IS NOT NULL OR r.until IS NOT NULL) AND e.origin IS NULL AND e.type <> 'transfer' AS windowed
+  CALL (r, e, windowed) {
+    WITH r, e, startNode(e) AS a, endNode(e) AS b WHERE windowed
+    MATCH (a)-[s:SIGHTING {tenant: $tenant, identity: e.identity}]->(b)
+    WHERE (r.since IS NULL OR s.at >= r.since) AND (r.until IS NULL OR s.at <= r.until)
+    RETURN count(s) AS seen, min(s.at) AS seenFirst, max(s.at) AS seenLast
+  }
+  WITH e, windowed, seen, seenFirst, seenLast WHERE NOT windowed OR seen > 0
   WITH collect({fromKind: startNode(e).kind, fromKey: startNode(e).key, type: e.type, toKind: endNode(e).kind,
-                toKey: endNode(e).key, qualifier: e.qualifier, validFrom: e.validFrom, validTo: e.validTo, count: e.count,
-                sum: e.sum, unpriced: e.unpriced, firstAt: e.firstAt, lastAt: e.lastAt, attrs: e.attrs}) AS rows
+                toKey: endNode(e).key, qualifier: e.qualifier, validFrom: e.validFrom, validTo: e.validTo,
+                count: CASE WHEN windowed THEN seen ELSE e.count END, sum: e.sum, unpriced: e.unpriced,
+                firstAt: CASE WHEN windowed THEN seenFirst ELSE e.firstAt END, lastAt: CASE WHEN windowed THEN seenLast ELSE e.lastAt END,
+                attrs: e.attrs}) AS rows
   RETURN rows[0..r.limit] AS edges
 }
 RETURN r.i AS i, edges`,

@@ -5,7 +5,7 @@
 
 import { compare, type GraphWrites } from '../shared/access.ts';
 import { EDGE_IDENTITY_SEPARATOR, edgeIdentity } from '../shared/apply.ts';
-import { ADD_OBSERVED, ADD_TRANSFERS, CLAIM_EVENTS, CLAIM_VERSIONS, CLOSE_UNDECLARED, RETRACT_TRANSFERS, UPSERT_DECLARED, UPSERT_NODES } from './cypher.ts';
+import { ADD_OBSERVED, ADD_TRANSFERS, CLAIM_EVENTS, CLAIM_VERSIONS, CLOSE_UNDECLARED, RETRACT_SIGHTINGS, RETRACT_TRANSFERS, UPSERT_DECLARED, UPSERT_NODES } from './cypher.ts';
 import { bigintOf, run, type QueryRunner } from './session.ts';
 
 // The writes of one apply, in the caller's write transaction; `batch` marks the events it claims.
@@ -59,11 +59,12 @@ export function neo4jWrites(tx: QueryRunner, batch: string): GraphWrites {
       await run(tx, UPSERT_DECLARED, { edges });
     },
 
-    async retractTransfers(retractions) {
+    async retractMovements(retractions) {
       const rows = retractions
         .map((r) => ({ tenant: r.tenantId, movementId: r.movementId }))
         .sort((a, b) => compare(a.tenant, b.tenant) || compare(a.movementId, b.movementId));
       await run(tx, RETRACT_TRANSFERS, { retractions: rows, sep: EDGE_IDENTITY_SEPARATOR });
+      await run(tx, RETRACT_SIGHTINGS, { retractions: rows });
     },
 
     async addTransfers(changes) {
@@ -83,9 +84,11 @@ export function neo4jWrites(tx: QueryRunner, batch: string): GraphWrites {
       await run(tx, ADD_TRANSFERS, { movements });
     },
 
-    async addObserved(edges) {
-      const observed = edges.map((o) => ({
+    async addObserved(sightings) {
+      const observed = sightings.map((o) => ({
         tenant: o.tenantId,
+        eventId: o.eventId,
+        movementId: o.movementId,
         identity: edgeIdentity(o.type, o.from, o.to, ''),
         type: o.type,
         fromKind: o.from.kind,

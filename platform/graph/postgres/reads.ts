@@ -57,14 +57,40 @@ function toCounterparty(row: TotalsRow & { account: string }): FlowSet['counterp
   return { account: row.account, count: Number(row.count), sum: BigInt(row.sum), unpriced: Number(row.unpriced), firstAt: row.first_at, lastAt: row.last_at };
 }
 
+// Whether edge `e` is an observed edge read in a window: then it is its sightings inside the window
+// (w, sightingsIn): how many, the first and the last, and an edge seen only outside it is left out.
+const observedInWindow = (since: string, until: string) =>
+  `(e.origin IS NULL AND e.type <> 'transfer' AND (${since} IS NOT NULL OR ${until} IS NOT NULL))`;
+
+// A lateral over edge `e`: its sightings in the window, when observedInWindow.
+const sightingsIn = (since: string, until: string) => `
+      LEFT JOIN LATERAL (
+        SELECT count(*) AS count, min(s.occurred_at) AS first_at, max(s.occurred_at) AS last_at
+          FROM graph_sightings s
+         WHERE ${observedInWindow(since, until)}
+           AND s.tenant_id = e.tenant_id AND s.src_kind = e.src_kind AND s.src_key = e.src_key AND s.type = e.type
+           AND s.dst_kind = e.dst_kind AND s.dst_key = e.dst_key
+           AND (${since} IS NULL OR s.occurred_at >= ${since}) AND (${until} IS NULL OR s.occurred_at <= ${until})
+      ) w ON true`;
+
+const edgeColumns = (since: string, until: string) => {
+  const windowed = observedInWindow(since, until);
+  return `e.src_kind, e.src_key, e.type, e.dst_kind, e.dst_key, e.qualifier, e.valid_from, e.valid_to,
+           CASE WHEN ${windowed} THEN w.count ELSE e.count END AS count, e.sum::text AS sum, e.unpriced,
+           CASE WHEN ${windowed} THEN w.first_at ELSE e.first_at END AS first_at,
+           CASE WHEN ${windowed} THEN w.last_at ELSE e.last_at END AS last_at, e.attrs`;
+};
+
+const seenInWindow = (since: string, until: string) => `(NOT ${observedInWindow(since, until)} OR w.count > 0)`;
+
 // The stored edges touching the frontier from one side (the frontier node is the edge's `near`
 // end), passing the filter: declared edges valid, observed edges seen, at some time in the window.
 const incidentSide = (near: 'src' | 'dst', far: 'src' | 'dst') => `
-    SELECT e.src_kind, e.src_key, e.type, e.dst_kind, e.dst_key, e.qualifier, e.valid_from, e.valid_to, e.count, e.sum::text AS sum,
-           e.unpriced, e.first_at, e.last_at, e.attrs
+    SELECT ${edgeColumns('$7::timestamptz', '$6::timestamptz')}
       FROM unnest($2::text[], $3::text[]) AS f(kind, key)
       JOIN graph_edges e ON e.tenant_id = $1 AND e.${near}_kind = f.kind AND e.${near}_key = f.key
-     WHERE ($4::text[] IS NULL OR e.type = ANY ($4))
+      ${sightingsIn('$7::timestamptz', '$6::timestamptz')}
+     WHERE ($4::text[] IS NULL OR e.type = ANY ($4)) AND ${seenInWindow('$7::timestamptz', '$6::timestamptz')}
        AND NOT ($5::boolean AND e.type = 'transfer')
        AND ($6::timestamptz IS NULL OR coalesce(e.valid_from, e.first_at) IS NULL OR coalesce(e.valid_from, e.first_at) <= $6)
        AND ($7::timestamptz IS NULL OR coalesce(e.valid_to, CASE WHEN e.origin IS NULL THEN e.last_at END) IS NULL
@@ -88,11 +114,11 @@ const transfersSide = (near: 'src' | 'dst', far: 'src' | 'dst') => `
 // fenced by OFFSET 0: joined instead, the planner hashes a scan of the tenant's edges for every
 // request (it cannot tell how short a frontier is).
 const incidentSideMany = (near: 'src' | 'dst') => `
-    SELECT e.src_kind, e.src_key, e.type, e.dst_kind, e.dst_key, e.qualifier, e.valid_from, e.valid_to, e.count, e.sum::text AS sum,
-           e.unpriced, e.first_at, e.last_at, e.attrs
+    SELECT ${edgeColumns('r.since', 'r.until')}
       FROM jsonb_to_recordset(r.frontier::jsonb) AS f(kind text, key text)
      CROSS JOIN LATERAL (SELECT * FROM graph_edges x WHERE x.tenant_id = $1 AND x.${near}_kind = f.kind AND x.${near}_key = f.key OFFSET 0) e
-     WHERE (r.types IS NULL OR e.type IN (SELECT jsonb_array_elements_text(r.types::jsonb)))
+      ${sightingsIn('r.since', 'r.until')}
+     WHERE (r.types IS NULL OR e.type IN (SELECT jsonb_array_elements_text(r.types::jsonb))) AND ${seenInWindow('r.since', 'r.until')}
        AND NOT (r.rebuilt AND e.type = 'transfer')
        AND (r.until IS NULL OR coalesce(e.valid_from, e.first_at) IS NULL OR coalesce(e.valid_from, e.first_at) <= r.until)
        AND (r.since IS NULL OR coalesce(e.valid_to, CASE WHEN e.origin IS NULL THEN e.last_at END) IS NULL

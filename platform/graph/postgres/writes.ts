@@ -101,46 +101,10 @@ export function postgresWrites(db: Db): GraphWrites {
       await lockTenants(db, 'graph-lock-tenants', GRAPH_LOCK_NAMESPACE, tenants, retracting);
     },
 
-    // The retracted movements' rows go, and each pair's transfer edge gives back what they added:
-    // its first and last instants are those of the movements left, and an edge left with none goes.
-    async retractTransfers(retractions) {
-      const { rows } = await db.query<{ tenant_id: string; src: string; dst: string; count: string }>({
-        name: 'graph-retract-transfers',
-        text: `WITH r AS (
-                 SELECT DISTINCT tenant_id, movement_id FROM json_to_recordset($1::json) AS r(tenant_id text, movement_id text)
-               ), kept AS (
-                 INSERT INTO graph_retracted (tenant_id, movement_id) SELECT tenant_id, movement_id FROM r ORDER BY 1, 2 ON CONFLICT DO NOTHING
-               ), removed AS (
-                 DELETE FROM graph_transfers t USING r WHERE t.tenant_id = r.tenant_id AND t.movement_id = r.movement_id
-                 RETURNING t.tenant_id, t.src, t.dst, t.occurred_at, t.movement_id, t.amount
-               ), pairs AS (
-                 SELECT tenant_id, src, dst, count(*) AS n, coalesce(sum(amount), 0) AS total, count(*) FILTER (WHERE amount IS NULL) AS unpriced
-                   FROM removed GROUP BY tenant_id, src, dst
-               ), left_over AS (
-                 SELECT p.tenant_id, p.src, p.dst, min(g.occurred_at) AS first_at, max(g.occurred_at) AS last_at
-                   FROM pairs p JOIN graph_transfers g ON g.tenant_id = p.tenant_id AND g.src = p.src AND g.dst = p.dst
-                  WHERE NOT EXISTS (SELECT 1 FROM removed d WHERE d.tenant_id = g.tenant_id AND d.src = g.src AND d.dst = g.dst
-                                                              AND d.occurred_at = g.occurred_at AND d.movement_id = g.movement_id)
-                  GROUP BY p.tenant_id, p.src, p.dst
-               )
-               UPDATE graph_edges e
-                  SET count = e.count - p.n, sum = coalesce(e.sum, 0) - p.total, unpriced = e.unpriced - p.unpriced,
-                      first_at = l.first_at, last_at = l.last_at
-                 FROM pairs p LEFT JOIN left_over l ON l.tenant_id = p.tenant_id AND l.src = p.src AND l.dst = p.dst
-                WHERE e.tenant_id = p.tenant_id AND e.src_kind = 'account' AND e.src_key = p.src AND e.type = 'transfer'
-                  AND e.dst_kind = 'account' AND e.dst_key = p.dst AND e.qualifier = ''
-               RETURNING e.tenant_id, e.src_key AS src, e.dst_key AS dst, e.count::text AS count`,
-        values: [JSON.stringify(retractions.map((r) => ({ tenant_id: r.tenantId, movement_id: r.movementId })))],
-      });
-      const emptied = rows.filter((row) => row.count === '0');
-      if (emptied.length === 0) return;
-      await db.query({
-        name: 'graph-drop-empty-transfers',
-        text: `DELETE FROM graph_edges e USING unnest($1::text[], $2::text[], $3::text[]) AS u(tenant_id, src, dst)
-                WHERE e.tenant_id = u.tenant_id AND e.src_kind = 'account' AND e.src_key = u.src AND e.type = 'transfer'
-                  AND e.dst_kind = 'account' AND e.dst_key = u.dst AND e.qualifier = '' AND e.count = 0`,
-        values: [emptied.map((row) => row.tenant_id), emptied.map((row) => row.src), emptied.map((row) => row.dst)],
-      });
+    // The retracted movements' transfers and sightings go, and each edge gives back what they added.
+    async retractMovements(retractions) {
+      await retractTransfers(db, retractions);
+      await retractSightings(db, retractions);
     },
 
     // The pair edge adds up exactly the movements this statement inserted.
@@ -175,19 +139,113 @@ export function postgresWrites(db: Db): GraphWrites {
       });
     },
 
-    async addObserved(edges) {
+    // The edge adds up exactly the sightings this statement inserted.
+    async addObserved(sightings) {
       await db.query({
         name: 'graph-observed',
-        text: `INSERT INTO graph_edges (tenant_id, src_kind, src_key, type, dst_kind, dst_key, qualifier, count, first_at, last_at)
-               SELECT tenant_id, src_kind, src_key, type, dst_kind, dst_key, '', count(*), min(at), max(at)
-                 FROM json_to_recordset($1::json) AS r(tenant_id text, src_kind text, src_key text, type text, dst_kind text, dst_key text, at timestamptz)
+        text: `WITH added AS (
+                 INSERT INTO graph_sightings (tenant_id, src_kind, src_key, type, dst_kind, dst_key, occurred_at, event_id, movement_id)
+                 SELECT tenant_id, src_kind, src_key, type, dst_kind, dst_key, at, event_id, movement_id
+                   FROM json_to_recordset($1::json) AS r(tenant_id text, src_kind text, src_key text, type text, dst_kind text, dst_key text,
+                        at timestamptz, event_id uuid, movement_id text)
+                  WHERE r.movement_id IS NULL
+                     OR NOT EXISTS (SELECT 1 FROM graph_retracted x WHERE x.tenant_id = r.tenant_id AND x.movement_id = r.movement_id)
+                 ON CONFLICT DO NOTHING
+                 RETURNING tenant_id, src_kind, src_key, type, dst_kind, dst_key, occurred_at
+               )
+               INSERT INTO graph_edges (tenant_id, src_kind, src_key, type, dst_kind, dst_key, qualifier, count, first_at, last_at)
+               SELECT tenant_id, src_kind, src_key, type, dst_kind, dst_key, '', count(*), min(occurred_at), max(occurred_at)
+                 FROM added
                 GROUP BY tenant_id, src_kind, src_key, type, dst_kind, dst_key
                 ORDER BY tenant_id, src_kind, src_key, type, dst_kind, dst_key
                ON CONFLICT (tenant_id, src_kind, src_key, type, dst_kind, dst_key, qualifier) DO UPDATE
                  SET count = graph_edges.count + EXCLUDED.count,
                      first_at = least(graph_edges.first_at, EXCLUDED.first_at), last_at = greatest(graph_edges.last_at, EXCLUDED.last_at)`,
-        values: [JSON.stringify(edges.map((o) => ({ tenant_id: o.tenantId, ...endpoints(o.from, o.to), type: o.type, at: o.at })))],
+        values: [
+          JSON.stringify(
+            sightings.map((o) => ({ tenant_id: o.tenantId, ...endpoints(o.from, o.to), type: o.type, at: o.at, event_id: o.eventId, movement_id: o.movementId })),
+          ),
+        ],
       });
     },
   };
+}
+
+type Retractions = Parameters<GraphWrites['retractMovements']>[0];
+
+// Each pair's transfer edge gives back what the retracted movements added: its first and last
+// instants are those of the movements left, and an edge left with none goes.
+async function retractTransfers(db: Db, retractions: Retractions): Promise<void> {
+    const { rows } = await db.query<{ tenant_id: string; src: string; dst: string; count: string }>({
+      name: 'graph-retract-transfers',
+      text: `WITH r AS (
+               SELECT DISTINCT tenant_id, movement_id FROM json_to_recordset($1::json) AS r(tenant_id text, movement_id text)
+             ), kept AS (
+               INSERT INTO graph_retracted (tenant_id, movement_id) SELECT tenant_id, movement_id FROM r ORDER BY 1, 2 ON CONFLICT DO NOTHING
+             ), removed AS (
+               DELETE FROM graph_transfers t USING r WHERE t.tenant_id = r.tenant_id AND t.movement_id = r.movement_id
+               RETURNING t.tenant_id, t.src, t.dst, t.occurred_at, t.movement_id, t.amount
+             ), pairs AS (
+               SELECT tenant_id, src, dst, count(*) AS n, coalesce(sum(amount), 0) AS total, count(*) FILTER (WHERE amount IS NULL) AS unpriced
+                 FROM removed GROUP BY tenant_id, src, dst
+             ), left_over AS (
+               SELECT p.tenant_id, p.src, p.dst, min(g.occurred_at) AS first_at, max(g.occurred_at) AS last_at
+                 FROM pairs p JOIN graph_transfers g ON g.tenant_id = p.tenant_id AND g.src = p.src AND g.dst = p.dst
+                WHERE NOT EXISTS (SELECT 1 FROM removed d WHERE d.tenant_id = g.tenant_id AND d.src = g.src AND d.dst = g.dst
+                                                            AND d.occurred_at = g.occurred_at AND d.movement_id = g.movement_id)
+                GROUP BY p.tenant_id, p.src, p.dst
+             )
+             UPDATE graph_edges e
+                SET count = e.count - p.n, sum = coalesce(e.sum, 0) - p.total, unpriced = e.unpriced - p.unpriced,
+                    first_at = l.first_at, last_at = l.last_at
+               FROM pairs p LEFT JOIN left_over l ON l.tenant_id = p.tenant_id AND l.src = p.src AND l.dst = p.dst
+              WHERE e.tenant_id = p.tenant_id AND e.src_kind = 'account' AND e.src_key = p.src AND e.type = 'transfer'
+                AND e.dst_kind = 'account' AND e.dst_key = p.dst AND e.qualifier = ''
+             RETURNING e.tenant_id, e.src_key AS src, e.dst_key AS dst, e.count::text AS count`,
+      values: [JSON.stringify(retractions.map((r) => ({ tenant_id: r.tenantId, movement_id: r.movementId })))],
+    });
+    const emptied = rows.filter((row) => row.count === '0');
+    if (emptied.length === 0) return;
+    await db.query({
+      name: 'graph-drop-empty-transfers',
+      text: `DELETE FROM graph_edges e USING unnest($1::text[], $2::text[], $3::text[]) AS u(tenant_id, src, dst)
+              WHERE e.tenant_id = u.tenant_id AND e.src_kind = 'account' AND e.src_key = u.src AND e.type = 'transfer'
+                AND e.dst_kind = 'account' AND e.dst_key = u.dst AND e.qualifier = '' AND e.count = 0`,
+      values: [emptied.map((row) => row.tenant_id), emptied.map((row) => row.src), emptied.map((row) => row.dst)],
+    });
+}
+
+// Each observed edge gives back the retracted movements' sightings: its first and last instants
+// are those of the sightings left, and an edge left with none goes.
+async function retractSightings(db: Db, retractions: Retractions): Promise<void> {
+  await db.query({
+    name: 'graph-retract-sightings',
+    text: `WITH r AS (
+             SELECT DISTINCT tenant_id, movement_id FROM json_to_recordset($1::json) AS r(tenant_id text, movement_id text)
+           ), removed AS (
+             DELETE FROM graph_sightings s USING r WHERE s.tenant_id = r.tenant_id AND s.movement_id = r.movement_id
+             RETURNING s.tenant_id, s.src_kind, s.src_key, s.type, s.dst_kind, s.dst_key, s.occurred_at, s.event_id
+           ), edges AS (
+             SELECT tenant_id, src_kind, src_key, type, dst_kind, dst_key, count(*) AS n FROM removed GROUP BY 1, 2, 3, 4, 5, 6
+           ), left_over AS (
+             SELECT d.tenant_id, d.src_kind, d.src_key, d.type, d.dst_kind, d.dst_key, min(s.occurred_at) AS first_at, max(s.occurred_at) AS last_at
+               FROM edges d JOIN graph_sightings s ON s.tenant_id = d.tenant_id AND s.src_kind = d.src_kind AND s.src_key = d.src_key
+                                                  AND s.type = d.type AND s.dst_kind = d.dst_kind AND s.dst_key = d.dst_key
+              WHERE NOT EXISTS (SELECT 1 FROM removed x WHERE x.tenant_id = s.tenant_id AND x.src_kind = s.src_kind AND x.src_key = s.src_key
+                                                          AND x.type = s.type AND x.dst_kind = s.dst_kind AND x.dst_key = s.dst_key
+                                                          AND x.occurred_at = s.occurred_at AND x.event_id = s.event_id)
+              GROUP BY 1, 2, 3, 4, 5, 6
+           ), kept AS (
+             -- Edges keeping sightings are updated, edges left with none deleted: two disjoint sets
+             -- of rows, so one statement never touches a row twice.
+             UPDATE graph_edges e SET count = e.count - d.n, first_at = l.first_at, last_at = l.last_at
+               FROM edges d LEFT JOIN left_over l USING (tenant_id, src_kind, src_key, type, dst_kind, dst_key)
+              WHERE e.tenant_id = d.tenant_id AND e.src_kind = d.src_kind AND e.src_key = d.src_key AND e.type = d.type
+                AND e.dst_kind = d.dst_kind AND e.dst_key = d.dst_key AND e.qualifier = '' AND e.origin IS NULL AND e.count > d.n
+           )
+           DELETE FROM graph_edges e USING edges d
+            WHERE e.tenant_id = d.tenant_id AND e.src_kind = d.src_kind AND e.src_key = d.src_key AND e.type = d.type
+              AND e.dst_kind = d.dst_kind AND e.dst_key = d.dst_key AND e.qualifier = '' AND e.origin IS NULL AND e.count <= d.n`,
+    values: [JSON.stringify(retractions.map((r) => ({ tenant_id: r.tenantId, movement_id: r.movementId })))],
+  });
 }

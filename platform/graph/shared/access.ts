@@ -141,8 +141,11 @@ export interface DeclaredWrite {
   at: Date;
 }
 
+// One sighting: what event saw the edge, and the movement it records (null for a control event).
 export interface ObservedWrite {
   tenantId: string;
+  eventId: string;
+  movementId: string | null;
   type: 'uses' | 'shares';
   from: NodeRef;
   to: NodeRef;
@@ -168,9 +171,9 @@ export interface GraphWrites {
   // anything else, exclusively for those in `retracting` and shared for the others, so that a
   // retraction and a recording of the same movement never both miss the other.
   lockTenants?(tenants: string[], retracting: Set<string>): Promise<void>;
-  // Records the retractions (once each) and takes the retracted movements' transfers out of the
-  // network, their pairs' transfer edges with them.
-  retractTransfers(retractions: RetractionWrite[]): Promise<void>;
+  // Records the retractions (once each) and takes the retracted movements' transfers and sightings
+  // out of the network: each edge gives back what they added, and one left with nothing goes.
+  retractMovements(retractions: RetractionWrite[]): Promise<void>;
   // Marks the events of the changes as applied; answers those marked now (not before).
   claim(changes: GraphChange[]): Promise<Array<{ tenantId: string; eventId: string }>>;
   // Records each entity's version (one per origin) where it ranks above the one held (a sequence
@@ -182,7 +185,8 @@ export interface GraphWrites {
   // Each movement once, none retracted; the pair's transfer edge adds up exactly the movements
   // added now.
   addTransfers(changes: TransferChange[]): Promise<void>;
-  addObserved(edges: ObservedWrite[]): Promise<void>;
+  // Each sighting once, none of a retracted movement; the edge adds up exactly the sightings added now.
+  addObserved(sightings: ObservedWrite[]): Promise<void>;
 }
 
 // Code-point order: tie-breaks every engine makes alike.

@@ -26,12 +26,24 @@ export async function applyChanges(writes: GraphWrites, changes: GraphChange[]):
   for (const round of versionRounds(fresh.filter((c) => c.entity))) await applyEntities(writes, round);
   // Retractions first: a movement and its correction in one batch leave the correction alone.
   const retractions = fresh.filter((c) => c.retracts !== undefined).map((c): RetractionWrite => ({ tenantId: c.tenantId, movementId: c.retracts! }));
-  if (retractions.length > 0) await writes.retractTransfers(retractions);
+  if (retractions.length > 0) await writes.retractMovements(retractions);
   const retracted = new Set(retractions.map((r) => `${r.tenantId}${SEP}${r.movementId}`));
   const transfers = fresh.filter((c): c is TransferChange => c.transfer !== undefined && !retracted.has(`${c.tenantId}${SEP}${c.transfer.movementId}`));
   if (transfers.length > 0) await writes.addTransfers(transfers);
-  const observed = fresh.flatMap((c) => (c.observed ?? []).map((o): ObservedWrite => ({ tenantId: c.tenantId, type: o.type, from: o.from, to: o.to, at: c.occurredAt })));
+  // A retracted movement's sightings are left out by the engine, which also knows the retractions
+  // of earlier batches.
+  const observed = fresh.flatMap((c) => sightingsOf(c));
   if (observed.length > 0) await writes.addObserved(observed);
+}
+
+// One sighting per edge an event saw (an event sees an edge once, however often it names it).
+function sightingsOf(change: GraphChange): ObservedWrite[] {
+  const seen = new Map<string, ObservedWrite>();
+  for (const o of change.observed ?? []) {
+    const sighting = { tenantId: change.tenantId, eventId: change.eventId, movementId: change.movement ?? null, type: o.type, from: o.from, to: o.to, at: change.occurredAt };
+    seen.set(edgeIdentity(o.type, o.from, o.to, ''), sighting);
+  }
+  return [...seen.values()];
 }
 
 async function claimEvents(writes: GraphWrites, changes: GraphChange[]): Promise<GraphChange[]> {

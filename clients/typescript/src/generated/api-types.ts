@@ -2156,7 +2156,7 @@ export interface GraphPartiesNetworkQuery {
    */
   limit?: number;
   /**
-   * event-time window start (transfers in it; other edges valid in it)
+   * event-time window start (transfers and sightings in it; declared edges valid in it)
    */
   since?: string;
   until?: string;
@@ -2165,7 +2165,7 @@ export interface GraphPartiesNetworkQuery {
    */
   edge_types?: string;
   /**
-   * transfers of at least this many base-asset minor units (at most 2^63-1)
+   * transfers made of the movements of at least this many base-asset minor units each (at most 2^63-1)
    */
   min_amount?: string;
 }
@@ -2190,7 +2190,7 @@ export interface GraphPathsQuery {
    */
   limit?: number;
   /**
-   * event-time window start (transfers in it; other edges valid in it)
+   * event-time window start (transfers and sightings in it; declared edges valid in it)
    */
   since?: string;
   until?: string;
@@ -2199,7 +2199,7 @@ export interface GraphPathsQuery {
    */
   edge_types?: string;
   /**
-   * transfers of at least this many base-asset minor units (at most 2^63-1)
+   * transfers made of the movements of at least this many base-asset minor units each (at most 2^63-1)
    */
   min_amount?: string;
 }
