@@ -31,6 +31,13 @@ interface FeatureDefinition {
   flow?: Flow;
 }
 
+// Counts that are 0 whenever their flow's payment count is: an account that sent nothing had no
+// payee, no busiest sending day and sent nothing in the last day. Four reasons saying one thing.
+export const IMPLIED_BY_NONE: Readonly<Record<'in_count' | 'out_count', readonly string[]>> = {
+  in_count: ['in_counterparties', 'max_in_day', 'last_day_in'],
+  out_count: ['out_counterparties', 'max_out_day', 'last_day_out'],
+};
+
 export const FEATURES = [
   { name: 'in_count', kind: 'count', text: 'payments received' },
   { name: 'out_count', kind: 'count', text: 'payments sent' },

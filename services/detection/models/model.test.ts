@@ -29,6 +29,18 @@ describe('scoring', () => {
     expect(score(scorer([{ name: 'out_mean', kind: 'money', flow: 'out' }, { name: 'in_count', kind: 'count' }]), sender).contributions[0]!.contribution).toBeCloseTo(-1.5 * ((Math.log1p(100) - 10) / 2), 9);
   });
 
+  it('names a flow without payments once, by its payment count, with the weight of every count it implies', () => {
+    const features: FeatureSpec[] = ['out_count', 'out_counterparties', 'max_out_day', 'in_count', 'in_counterparties'].map((name) => ({ name, kind: 'count' }));
+    const model: Scorer = { features, mean: [2, 2, 2, 0, 0], std: [1, 1, 1, 1, 1], weights: [-1, -0.5, -0.25, 0.1, 0.2], bias: 0 };
+    // Sent nothing: -1 × (0 - 2) + -0.5 × (0 - 2) + -0.25 × (0 - 2) = 3.5, one reason.
+    const top = topContributions(score(model, payee), 4);
+    expect(top.map((c) => [c.feature, c.value])).toEqual([['out_count', 0], ['in_counterparties', 1], ['in_count', 2]]);
+    expect(top[0]!.contribution).toBeCloseTo(3.5, 9);
+    // A sender's counts are reasons of their own.
+    const sender = valuesOf({ ...payee, out_count: 1, out_counterparties: 1, max_out_day: 1 });
+    expect(topContributions(score(model, sender), 4).map((c) => c.feature)).toEqual(['out_count', 'out_counterparties', 'max_out_day', 'in_counterparties']);
+  });
+
   it('weighs a count only above what is ordinary', () => {
     const model = { features: [{ name: 'max_same_counterparty_day', kind: 'count', ordinary: 2 }] as FeatureSpec[], mean: [0], std: [1] };
     const input = (n: number) => inputsOf(model, valuesOf({ max_same_counterparty_day: n }))[0];

@@ -11,7 +11,7 @@
 // alert any payee. `ordinary`: a count up to it weighs as none. A v1 model has neither, and scores
 // as it always did.
 import { z } from 'zod';
-import { FEATURES, type FeatureValues } from './features.ts';
+import { FEATURES, IMPLIED_BY_NONE, type FeatureValues } from './features.ts';
 
 export const MODEL_FORMAT = 'logistic-regression/v2' as const;
 const FORMATS = ['logistic-regression/v1', MODEL_FORMAT] as const;
@@ -116,9 +116,22 @@ export function score(model: Scorer, values: FeatureValues): Scored {
   return { score: 1 / (1 + Math.exp(-logit)), contributions };
 }
 
-// The features that pushed the score up most, largest first.
+// The features that pushed the score up most, largest first. A flow without payments is one
+// reason, named once by its payment count ("payments sent 0"), weighing what every count it
+// implies weighed (IMPLIED_BY_NONE; decision 0069).
 export function topContributions(scored: Scored, count: number): Contribution[] {
-  return scored.contributions.filter((c) => c.contribution > 0).sort((a, b) => b.contribution - a.contribution).slice(0, count);
+  const byName = new Map(scored.contributions.map((c) => [c.feature, { ...c }]));
+  for (const [flowCount, implied] of Object.entries(IMPLIED_BY_NONE)) {
+    const none = byName.get(flowCount);
+    if (!none || none.value !== 0) continue;
+    for (const name of implied) {
+      const merged = byName.get(name);
+      if (!merged) continue;
+      none.contribution += merged.contribution;
+      byName.delete(name);
+    }
+  }
+  return [...byName.values()].filter((c) => c.contribution > 0).sort((a, b) => b.contribution - a.contribution).slice(0, count);
 }
 
 // The features every model is fitted on, with their flows. An `ordinary` count is left to the
