@@ -246,7 +246,8 @@ function shadowText(report: ShadowReport): string[] {
     `  ${'detector'.padEnd(36)} ${'shadow'.padStart(9)} ${'live'.padStart(9)}   subjects (shadow/live)`,
   ];
   for (const d of report.detectors) {
-    lines.push(`  ${d.detector.padEnd(36)} ${String(d.shadow_alerts).padStart(9)} ${String(d.live_alerts).padStart(9)}   ${d.shadow_subjects}/${d.live_subjects}`);
+    const name = d.model === undefined ? d.detector : `${d.detector} (model ${d.model})`;
+    lines.push(`  ${name.padEnd(36)} ${String(d.shadow_alerts).padStart(9)} ${String(d.live_alerts).padStart(9)}   ${d.shadow_subjects}/${d.live_subjects}`);
   }
   if (report.detectors.length === 0) lines.push('  no alerts in this period');
   return lines;

@@ -6,6 +6,7 @@ import { defineDetector, noHit } from '../framework/detector.ts';
 import { aboveZero } from '../framework/parameter-rules.ts';
 import { learnedModel } from '../models/detector.ts';
 import { RulesetCache } from './active.ts';
+import { LEARNED_DETECTOR_ID } from '../models/detector.ts';
 import { activate, createCandidate, listRulesets, rollback, shadowReport, showRuleset, startShadow } from './lifecycle.ts';
 import { sweepOutbox } from '../../../services/webhooks/declared-payloads.test-kit.ts';
 
@@ -55,7 +56,7 @@ const create = async (tenant: string, name: string, threshold?: string) => {
 
 beforeAll(async () => {
   api = await startTestApi();
-  for (const tenant of ['lc-create', 'lc-states', 'lc-roll', 'lc-broken', 'lc-shadow', 'lc-models']) await createTenant(db(), tenant, 'USD');
+  for (const tenant of ['lc-create', 'lc-states', 'lc-roll', 'lc-broken', 'lc-shadow', 'lc-shadow-models', 'lc-models']) await createTenant(db(), tenant, 'USD');
 });
 afterAll(async () => api?.close());
 
@@ -219,12 +220,14 @@ describe('rollback', () => {
 
 describe('the shadow report', () => {
   const insertAlert = async (tenant: string, mode: 'live' | 'shadow', rulesetVersion: number, detector: string, subject: string, createdAt: string) => {
-    await db().query(
+    const { rows } = await db().query<{ alert_id: string }>(
       `INSERT INTO alerts (tenant_id, alert_id, mode, ruleset_version, detector_id, detector_version, typology, subject_kind, subject_id, party_id,
                            window_from, window_to, score, severity, status, summary, explanation, hits, created_at, updated_at)
-       VALUES ($1, gen_random_uuid(), $2, $3, $4, 1, 't', 'account', $5, NULL, '2026-08-01T00:00:00Z', '2026-08-01T01:00:00Z', 0.5, 'medium', 'open', 's', 'e', 1, $6, $6)`,
+       VALUES ($1, gen_random_uuid(), $2, $3, $4, 1, 't', 'account', $5, NULL, '2026-08-01T00:00:00Z', '2026-08-01T01:00:00Z', 0.5, 'medium', 'open', 's', 'e', 1, $6, $6)
+       RETURNING alert_id`,
       [tenant, mode, rulesetVersion, detector, subject, createdAt],
     );
+    return rows[0]!.alert_id;
   };
 
   it('compares, per detector, what the shadow ruleset opened with what live detection opened since its first shadow alert', async () => {
@@ -256,6 +259,30 @@ describe('the shadow report', () => {
         totals: { shadow_alerts: 4, live_alerts: 2 },
       },
     });
+  });
+
+  it("reports the learned detector once per model: the shadow ruleset's and the live one's apart", async () => {
+    const tenant = 'lc-shadow-models';
+    const v = await create(tenant, 'with a model', '5000');
+    expect((await startShadow(db(), tenant, v, LIBRARY, new Date('2026-08-30T00:00:00Z'))).kind).toBe('done');
+    const modelAlert = async (mode: 'live' | 'shadow', rulesetVersion: number, model: string, subject: string, at: string) => {
+      const id = await insertAlert(tenant, mode, rulesetVersion, LEARNED_DETECTOR_ID, subject, at);
+      await db().query(
+        `INSERT INTO alert_evidence (tenant_id, alert_id, seq, recorded_at, event_at, score, severity, evidence)
+         VALUES ($1, $2, 1, $3, $3, 0.9, 'high', $4)`,
+        [tenant, id, at, JSON.stringify({ facts: { model: { id: model, version: 1 } } })],
+      );
+    };
+    await modelAlert('shadow', v, 'm4', 'a1', '2026-08-30T10:00:00Z');
+    await modelAlert('shadow', v, 'm4', 'a2', '2026-08-30T11:00:00Z');
+    await modelAlert('live', 0, 'default', 'a1', '2026-08-30T12:00:00Z');
+    await insertAlert(tenant, 'live', 0, 'big_out', 'a3', '2026-08-30T12:00:00Z');
+    const outcome = await shadowReport(db(), tenant, v, new Date('2026-09-01T12:00:00Z'));
+    expect(outcome.kind === 'done' && outcome.report.detectors).toEqual([
+      { detector: 'big_out', shadow_alerts: 0, live_alerts: 1, shadow_subjects: 0, live_subjects: 1 },
+      { detector: LEARNED_DETECTOR_ID, model: 'default', shadow_alerts: 0, live_alerts: 1, shadow_subjects: 0, live_subjects: 1 },
+      { detector: LEARNED_DETECTOR_ID, model: 'm4', shadow_alerts: 2, live_alerts: 0, shadow_subjects: 2, live_subjects: 0 },
+    ]);
   });
 
   it('has nothing to compare for a candidate that never alerted in shadow', async () => {

@@ -9,6 +9,7 @@ import { tenantExists } from '../../../platform/tenants/tenants.ts';
 import { lockTenantDetection } from '../detection-lock.ts';
 import type { AnyDetector } from '../framework/detector.ts';
 import { compileRuleset, defaultRulesetDocument, type RulesetIssue } from '../framework/ruleset.ts';
+import { LEARNED_DETECTOR_ID } from '../models/detector.ts';
 import { unusableModels } from '../models/references.ts';
 import { activeRulesetDocument } from '../models/store.ts';
 import { enqueueEvents, type OutgoingEvent } from '../../webhooks/outgoing-events.ts';
@@ -234,6 +235,9 @@ export async function showRuleset(pool: Pick<Pool, 'query'>, tenantId: string, v
 // A report document, like the backtest's: snake_case, as printed with --json.
 interface ShadowReportRow {
   detector: string;
+  // The learned detector's rows are one per model (its alerts' evidence names it): the shadow
+  // ruleset's model and the live one's are compared, not added together.
+  model?: string;
   shadow_alerts: number;
   live_alerts: number;
   // Distinct subjects alerted.
@@ -267,22 +271,27 @@ export async function shadowReport(pool: Pick<Pool, 'query'>, tenantId: string, 
   }
   const from = first ?? row.created_at;
   const to = row.state === 'shadow' ? now : (span[0]?.last ?? now);
-  const { rows } = await pool.query<{ detector_id: string; mode: 'live' | 'shadow'; alerts: number; subjects: number }>({
-    text: `SELECT detector_id, mode, count(*)::int AS alerts, count(DISTINCT (subject_kind, subject_id))::int AS subjects
-             FROM alerts
-            WHERE tenant_id = $1 AND created_at >= $3 AND created_at <= $4
-              AND ((mode = 'shadow' AND ruleset_version = $2) OR mode = 'live')
-            GROUP BY detector_id, mode`,
-    values: [tenantId, version, from, to],
+  const { rows } = await pool.query<{ detector_id: string; model: string | null; mode: 'live' | 'shadow'; alerts: number; subjects: number }>({
+    text: `SELECT a.detector_id, m.model, a.mode, count(*)::int AS alerts, count(DISTINCT (a.subject_kind, a.subject_id))::int AS subjects
+             FROM alerts a
+             LEFT JOIN LATERAL (
+               SELECT ev.evidence->'facts'->'model'->>'id' AS model FROM alert_evidence ev
+                WHERE a.detector_id = $5 AND ev.tenant_id = a.tenant_id AND ev.alert_id = a.alert_id ORDER BY ev.seq LIMIT 1
+             ) m ON true
+            WHERE a.tenant_id = $1 AND a.created_at >= $3 AND a.created_at <= $4
+              AND ((a.mode = 'shadow' AND a.ruleset_version = $2) OR a.mode = 'live')
+            GROUP BY a.detector_id, m.model, a.mode`,
+    values: [tenantId, version, from, to, LEARNED_DETECTOR_ID],
   });
   const byDetector = new Map<string, ShadowReportRow>();
   for (const r of rows) {
-    const entry = byDetector.get(r.detector_id) ?? { detector: r.detector_id, shadow_alerts: 0, live_alerts: 0, shadow_subjects: 0, live_subjects: 0 };
+    const key = `${r.detector_id}:${r.model ?? ''}`;
+    const entry = byDetector.get(key) ?? { detector: r.detector_id, ...(r.model === null ? {} : { model: r.model }), shadow_alerts: 0, live_alerts: 0, shadow_subjects: 0, live_subjects: 0 };
     if (r.mode === 'shadow') Object.assign(entry, { shadow_alerts: r.alerts, shadow_subjects: r.subjects });
     else Object.assign(entry, { live_alerts: r.alerts, live_subjects: r.subjects });
-    byDetector.set(r.detector_id, entry);
+    byDetector.set(key, entry);
   }
-  const detectors = [...byDetector.values()].sort((a, b) => a.detector.localeCompare(b.detector));
+  const detectors = [...byDetector.values()].sort((a, b) => a.detector.localeCompare(b.detector) || (a.model ?? '').localeCompare(b.model ?? ''));
   return {
     kind: 'done',
     report: {
