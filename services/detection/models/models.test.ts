@@ -192,6 +192,9 @@ describe('the default model', () => {
     });
     expect(await activateModel(pool, 'idr-bank', 'default', [learnedModel], world.api.clock.now())).toMatchObject({ kind: 'invalid' });
     expect((await pool.query('SELECT count(*)::int AS n FROM rulesets WHERE tenant_id = $1', ['idr-bank'])).rows[0].n).toBe(0);
+    // Nor is it listed among the models the tenant can run.
+    expect((await listModels(pool, 'usd-bank')).map((m) => m.id)).toEqual(['default']);
+    expect(await listModels(pool, 'idr-bank')).toEqual([]);
   });
 
   it('is refused for another base asset in a ruleset written by hand too, and does not score such a tenant', async () => {

@@ -3,6 +3,7 @@
 // `default`, or `m<version>` for the tenant's own.
 import { readFileSync } from 'node:fs';
 import { withTransaction, type Pool } from '../../../platform/postgres/pool.ts';
+import { baseAssetOf } from '../../../platform/tenants/tenants.ts';
 import { lockTenantDetection } from '../detection-lock.ts';
 import { modelDocumentSchema, type ModelDocument } from './model.ts';
 
@@ -70,7 +71,8 @@ export async function loadModel(db: Pick<Pool, 'query'>, tenantId: string, id: s
   return row ? { id, version, createdAt: row.created_at, document: modelDocumentSchema.parse(row.document) } : null;
 }
 
-// The tenant's models, oldest first, after the built-in default (when shipped).
+// The tenant's models, oldest first, after the built-in default (when shipped and the tenant's
+// base asset is the one it reads).
 export async function listModels(db: Pick<Pool, 'query'>, tenantId: string): Promise<StoredModel[]> {
   const { rows } = await db.query<{ version: number; document: unknown; created_at: Date }>({
     text: 'SELECT version, document, created_at FROM detection_models WHERE tenant_id = $1 ORDER BY version',
@@ -78,7 +80,9 @@ export async function listModels(db: Pick<Pool, 'query'>, tenantId: string): Pro
   });
   const stored = rows.map((r) => ({ id: `m${r.version}`, version: r.version, createdAt: r.created_at, document: modelDocumentSchema.parse(r.document) }));
   const shipped = defaultModel()?.model;
-  return shipped ? [shipped, ...stored] : stored;
+  // The default model reads amounts in its own asset: a tenant of another cannot run it
+  // (references.ts), so it is not one of that tenant's models.
+  return shipped && (await baseAssetOf(db, tenantId)) === DEFAULT_MODEL_BASE_ASSET ? [shipped, ...stored] : stored;
 }
 
 // The document of the tenant's active ruleset, if it has one.
