@@ -29,9 +29,27 @@ describe('metrics', () => {
   });
 
   it('picks the threshold with the best F1', () => {
-    // F1 per cut: 0.9 → 0.5, 0.8 → 0.4, 0.7 → 0.667, 0.6 → 0.571, 0.5 → 0.75.
+    // F1 per cut: 0.9 → 0.5, 0.8 → 0.4, 0.7 → 0.667, 0.6 → 0.571, 0.5 → 0.75 (nothing left out).
     expect(bestF1Threshold(ranked)).toBe(0.5);
     expect(bestF1Threshold([{ score: 0.3, label: false }])).toBe(0.5);
+  });
+
+  it('puts the threshold halfway, in log-odds, between the lowest score flagged and the highest left out', () => {
+    // Separable: the best cut flags 0.9999 and above and leaves 0.2 out; the middle of the gap is
+    // sigmoid((logit(0.9999) + logit(0.2)) / 2), about 0.980, where the lowest positive was kept.
+    const separable = [
+      { score: 0.99999, label: true },
+      { score: 0.9999, label: true },
+      { score: 0.2, label: false },
+      { score: 0.1, label: false },
+    ];
+    const threshold = bestF1Threshold(separable);
+    expect(threshold).toBeCloseTo(1 / (1 + Math.exp(-(Math.log(0.9999 / 0.0001) + Math.log(0.2 / 0.8)) / 2)), 12);
+    expect(threshold).toBeGreaterThan(0.97);
+    expect(threshold).toBeLessThan(0.99);
+    expect(atThreshold(separable, threshold)).toEqual({ precision: 1, recall: 1, f1: 1 });
+    // A saturated score: halfway in probability.
+    expect(bestF1Threshold([{ score: 1, label: true }, { score: 0, label: false }])).toBe(0.5);
   });
 });
 

@@ -52,13 +52,18 @@ export function averagePrecision(examples: readonly Scored[]): number {
   return sum / positives;
 }
 
-// The score threshold (one of the scores seen) with the highest F1; 0.5 on a set without positives.
+// The threshold with the highest F1 on these examples. Every threshold between the lowest score
+// the best cut flags and the highest score it leaves out scores the same here; the middle of that
+// gap, in log-odds, leaves the most room either way for an account not seen (on separable labels
+// the lowest positive's score sits near 1, and an account a little less extreme than every
+// training positive was missed). The lowest score itself when the cut leaves nothing out; 0.5 on
+// a set without positives.
 export function bestF1Threshold(examples: readonly Scored[]): number {
   const ranked = [...examples].sort((a, b) => b.score - a.score);
   const positives = ranked.filter((e) => e.label).length;
   if (positives === 0) return 0.5;
   let tp = 0;
-  let best = { f1: -1, threshold: 0.5 };
+  let best = { f1: -1, flagged: 0, next: null as number | null };
   for (let i = 0; i < ranked.length; ) {
     let j = i;
     while (j < ranked.length && ranked[j]!.score === ranked[i]!.score) {
@@ -66,8 +71,16 @@ export function bestF1Threshold(examples: readonly Scored[]): number {
       j += 1;
     }
     const f1 = f1Of(tp / j, tp / positives);
-    if (f1 > best.f1) best = { f1, threshold: ranked[i]!.score };
+    if (f1 > best.f1) best = { f1, flagged: ranked[i]!.score, next: j < ranked.length ? ranked[j]!.score : null };
     i = j;
   }
-  return best.threshold;
+  return best.next === null ? best.flagged : logOddsMidpoint(best.flagged, best.next);
+}
+
+const logOdds = (p: number) => Math.log(p / (1 - p));
+
+// Halfway between two probabilities in log-odds; halfway in probability when one of them is 0 or 1.
+function logOddsMidpoint(high: number, low: number): number {
+  const middle = (logOdds(high) + logOdds(low)) / 2;
+  return Number.isFinite(middle) ? 1 / (1 + Math.exp(-middle)) : (high + low) / 2;
 }
