@@ -20,8 +20,12 @@ export interface NormalisationRequest {
 }
 
 // For each request, the amount in the tenant's base asset at the movement's event time, from
-// the latest rate valid then: a direct rate for the pair, else the inverse of the reverse pair.
-// Undefined when the amount is already in the base asset. One query for the whole batch.
+// the latest rate valid then, whichever way round it was quoted: a direct rate for the pair or
+// the inverse of the reverse pair. The newest valid_from wins; a direct rate only breaks a tie
+// (decision 0006). Preferring any direct rate kept an older one over a newer inverse one, so a
+// treasury that quotes against its base (USD/EUR) after an older EUR/USD file was converted at
+// the stale rate forever. Undefined when the amount is already in the base asset. One query for
+// the whole batch.
 export async function normaliseMany(db: Pick<PoolClient, 'query'>, requests: NormalisationRequest[], now: Date): Promise<Array<Normalization | undefined>> {
   const results: Array<Normalization | undefined> = new Array(requests.length).fill(undefined);
   const needed = requests.map((r, i) => ({ r, i })).filter(({ r }) => r.amount.asset !== r.baseAsset);
@@ -37,7 +41,7 @@ export async function normaliseMany(db: Pick<PoolClient, 'query'>, requests: Nor
                  UNION ALL
                  (SELECT rate, rate_scale, file_id, valid_from, 'inverse', 1 FROM fx_rates
                    WHERE base = u.base AND quote = u.asset AND valid_from <= u.at ORDER BY valid_from DESC, loaded_at DESC LIMIT 1)
-               ) candidates ORDER BY preference LIMIT 1
+               ) candidates ORDER BY valid_from DESC, preference LIMIT 1
              ) r ON true`,
     values: [needed.map(({ i }) => i), needed.map(({ r }) => r.amount.asset), needed.map(({ r }) => r.baseAsset), needed.map(({ r }) => r.occurredAt)],
   });
