@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ParkedRecordStore } from '../platform/bus/parking/store.ts';
+import { loadRateFile } from '../platform/fx/rate-files.ts';
 import { accountEvent, movementEvent, partyEvent } from './fixtures/events.ts';
 import { startDetectionWorld, type DetectionWorld } from './support/detection-world.ts';
 
@@ -101,3 +102,29 @@ it('processes every accepted odd-but-valid event in every pipeline', async () =>
     { numRuns: 25, seed: Number(process.env.PROPERTY_SEED ?? 20261127) },
   );
 }, 300_000);
+
+// A conversion can carry an accepted amount past 38 digits (9…9 EUR at 1.5 USD): the movement is
+// still processed everywhere, and the graph holds it with its exact base-asset amount.
+it('processes a movement whose base-asset amount has more digits than any accepted amount', async () => {
+  const rates = 'base,quote,rate,rate_scale,valid_from\nEUR,USD,1.5,1,2000-01-01T00:00:00Z\n';
+  expect((await loadRateFile(world.api.db.pool, 'rates.csv', rates, new Date())).kind).toBe('loaded');
+  const [a, b, x, y] = ['big-a', 'big-b', 'big-x', 'big-y'];
+  const movement = movementEvent('big-eur');
+  movement.data = { ...movement.data, amount: { value: '9'.repeat(38), asset: 'EUR', scale: 2 }, debit: { account_id: x, party_id: a }, credit: { account_id: y, party_id: b }, fees: [] };
+  const events = [
+    { object: 'party', event: partyEvent(a) },
+    { object: 'party', event: partyEvent(b) },
+    { object: 'account', event: accountEvent(x, a) },
+    { object: 'account', event: accountEvent(y, b) },
+    { object: 'movement', event: movement },
+  ];
+  const res = await world.api.client.post('/v1/batches', { events }, world.api.keys.ingest);
+  expect(res.statusCode, res.body).toBe(202);
+  await world.settle();
+  expect(await new ParkedRecordStore(world.api.db.pool).list({})).toEqual([]);
+  const { rows } = await world.api.db.pool.query<{ amount: string }>(
+    'SELECT amount::text FROM graph_transfers WHERE tenant_id = $1 AND movement_id = $2',
+    [world.api.tenantId, 'big-eur'],
+  );
+  expect(rows).toEqual([{ amount: `14${'9'.repeat(36)}8` }]);
+}, 120_000);
