@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadRateFile } from '../../../../platform/fx/rate-files.ts';
 import { startDetectionWorld, type DetectionWorld, type MovementSpec } from '../../../../test/support/detection-world.ts';
 import { expectedProfileDeviation } from './expected_profile_deviation.ts';
 
@@ -118,6 +119,22 @@ describe('expected_profile_deviation', () => {
       outcome: 'hit',
       evidence: { thresholds: [{ name: 'cash_share_low_intensity', observed: 0.8 }, { name: 'cash_minimum' }], facts: { deviations: ['cash'], volume_check: expect.stringContaining('GBP') } },
     });
+  });
+
+  it('converts a declared volume in another asset with the rate valid at the evaluation time', async () => {
+    // GBP/USD 1.25 from 25 August: 2,500.00 GBP declared is 3,125.00 USD, so 9,000.00 USD in is
+    // 2.88 times it. Before that rate the volume cannot be judged (the test above, on 20 August).
+    const rates = 'base,quote,rate,rate_scale,valid_from\nGBP,USD,1.25,2,2026-08-25T00:00:00Z\n';
+    expect((await loadRateFile(world.api.db.pool, 'rates.csv', rates, new Date())).kind).toBe('loaded');
+    const outcome = await world.evaluate(expectedProfileDeviation, { kind: 'party', id: 'ep-p3' }, '2026-08-30T16:00:00Z');
+    expect(outcome).toMatchObject({
+      outcome: 'hit',
+      evidence: {
+        thresholds: expect.arrayContaining([{ name: 'volume_vs_declared', threshold: '625000', observed: '900000' }]),
+        facts: { deviations: ['volume'], volume_check: expect.stringContaining('2,500.00 GBP = 3,125.00 USD at GBP/USD 1.25') },
+      },
+    });
+    if (outcome.outcome === 'hit') expect(outcome.summary).toContain('2.88x the declared monthly 3,125.00 USD (2,500.00 GBP)');
   });
 
   it('is not applicable without an expected profile, and stale on old KYC data', async () => {

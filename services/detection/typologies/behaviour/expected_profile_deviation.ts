@@ -10,9 +10,10 @@
 //   them. Declared corridors ('GB-US') are read as both directions (GB>US and US>GB as the
 //   aggregate store writes them); domestic corridors (US>US) are never "undeclared".
 // Transfers between the party's own accounts are left out of volume and cash (nothing moved).
-// The declared volume is in its own asset: in another asset than the base one it cannot be
-// compared (no conversion is available to detectors), so the volume check is skipped; if nothing
-// else deviates the answer is insufficient_data, saying so, rather than a guessed comparison.
+// The declared volume is in its own asset: in another asset than the base one it is converted
+// with the FX rate valid at the evaluation's time (the rate a movement of that time would get,
+// decision 0006). Without such a rate the volume check is skipped; if nothing else deviates the
+// answer is insufficient_data, saying so, rather than a guessed comparison.
 // Stale KYC (party data older than 730 days) is answered `stale` by the framework.
 //
 // Severity: excess = the largest excess among the checks that deviate (observed / allowed),
@@ -26,6 +27,8 @@ import { dealings, LISTING_LIMIT, windowStart } from './dealings.ts';
 import { byAmount, evidenceOf } from './evidence.ts';
 import { grade } from './grade.ts';
 import { formatMoney } from '../../framework/money-text.ts';
+import { convertWith, ratesAt } from '../../../../platform/fx/rates.ts';
+import { isoRegistry } from '../../../../schemas/assets/registry.ts';
 import { maxOf, minorUnits, ratio, round2, sumOf } from './money.ts';
 
 const params = z.strictObject({
@@ -66,19 +69,20 @@ export const expectedProfileDeviation = defineDetector({
     const from = windowStart(ctx, '30d');
     const { records, truncated } = await dealings(ctx, from);
     const volume = profile.declared_monthly_volume;
-    const volumeComparable = !volume || volume.asset === ctx.baseAsset;
+    const declared = volume ? await declaredInBase(ctx, volume) : null;
+    const volumeComparable = !volume || declared !== null;
     // A listing cut at its limit under-counts exactly the high-volume parties this check is for: the
     // volume is then the window's exact sums, less the party's own transfers the listing shows.
     const flows = truncated ? await windowFlows(ctx, records) : flowAmounts(records);
     const deviations = [
-      volume && volumeComparable ? volumeDeviation(records, flows, BigInt(volume.value), p, ctx.baseAsset) : null,
+      volume && declared ? volumeDeviation(records, flows, declared, p, ctx.baseAsset) : null,
       profile.cash_intensity ? cashDeviation(records, profile.cash_intensity, p, ctx.baseAsset) : null,
       profile.corridors ? corridorDeviation(records, profile.corridors, p, ctx.baseAsset) : null,
     ].filter((d): d is Deviation => d !== null);
 
     if (deviations.length === 0) {
       if (!volumeComparable) {
-        return nonResult('insufficient_data', `the declared monthly volume is in ${volume!.asset}, not the base asset ${ctx.baseAsset}, and cannot be converted; no other declared check deviates`);
+        return nonResult('insufficient_data', `the declared monthly volume is in ${volume!.asset}, not the base asset ${ctx.baseAsset}, and no FX rate for it was valid at ${ctx.at.toISOString()}; no other declared check deviates`);
       }
       return noHit();
     }
@@ -102,7 +106,7 @@ export const expectedProfileDeviation = defineDetector({
         facts: {
           declared: profile,
           deviations: deviations.map((d) => d.check),
-          volume_check: volumeComparable ? (volume ? 'done' : 'not declared') : `skipped: declared in ${volume!.asset}, base asset ${ctx.baseAsset}, no conversion available`,
+          volume_check: !volume ? 'not declared' : declared ? declared.check : `skipped: declared in ${volume.asset}, base asset ${ctx.baseAsset}, no FX rate valid at ${ctx.at.toISOString()}`,
           listing_truncated: truncated,
         },
       }),
@@ -111,8 +115,20 @@ export const expectedProfileDeviation = defineDetector({
   },
 });
 
+interface Money {
+  value: string;
+  asset: string;
+  scale: number;
+}
+
+interface DeclaredVolume {
+  value: bigint;
+  check: string;
+  asSent: string;
+}
+
 interface ExpectedProfile {
-  declared_monthly_volume?: { value: string; asset: string; scale: number };
+  declared_monthly_volume?: Money;
   corridors?: string[];
   cash_intensity?: 'low' | 'medium' | 'high';
 }
@@ -140,7 +156,26 @@ async function windowFlows(ctx: SubjectContext, listed: readonly ActivityRecord[
   };
 }
 
-function volumeDeviation(records: ActivityRecord[], flows: { in: bigint; out: bigint }, declared: bigint, p: Params, asset: string): Deviation | null {
+// The declared volume in base minor units: as sent when it is in the base asset, else converted at
+// the rate valid at the evaluation's time; null without such a rate. `check` says which, with the
+// rate's provenance, for the evidence.
+async function declaredInBase(ctx: SubjectContext, volume: Money): Promise<DeclaredVolume | null> {
+  const asSent = formatMoney(volume.value, volume.asset);
+  if (volume.asset === ctx.baseAsset) return { value: BigInt(volume.value), check: 'done', asSent };
+  const toScale = isoRegistry.scaleOf(ctx.baseAsset);
+  const [rate] = await ratesAt(ctx.stores.pool, [{ asset: volume.asset, base: ctx.baseAsset, at: ctx.at }]);
+  if (!rate || toScale === undefined) return null;
+  const value = convertWith(rate, BigInt(volume.value), volume.scale, toScale);
+  const pair = rate.direction === 'direct' ? `${volume.asset}/${ctx.baseAsset}` : `${ctx.baseAsset}/${volume.asset}`;
+  return {
+    value,
+    check: `done: declared ${asSent} = ${formatMoney(value, ctx.baseAsset)} at ${pair} ${rate.rate} (${rate.direction}, valid from ${rate.validFrom.toISOString()}, rate file ${rate.fileId})`,
+    asSent,
+  };
+}
+
+function volumeDeviation(records: ActivityRecord[], flows: { in: bigint; out: bigint }, volume: DeclaredVolume, p: Params, asset: string): Deviation | null {
+  const declared = volume.value;
   const { in: inflow, out: outflow } = flows;
   const observed = maxOf(inflow, outflow);
   const minVolume = BigInt(p.minVolume);
@@ -156,7 +191,9 @@ function volumeDeviation(records: ActivityRecord[], flows: { in: bigint; out: bi
       { name: 'volume_minimum', threshold: p.minVolume, observed: observed.toString() },
     ],
     records: records.filter((r) => r.direction === direction).sort(byAmount).slice(0, 20),
-    words: `${direction === 'in' ? 'inflow' : 'outflow'} of ${formatMoney(observed, asset)} is ${round2(ratio(observed, declared))}x the declared monthly ${formatMoney(declared, asset)} (limit ${p.volumeMultiple}x)`,
+    words:
+      `${direction === 'in' ? 'inflow' : 'outflow'} of ${formatMoney(observed, asset)} is ${round2(ratio(observed, declared))}x the declared monthly ${formatMoney(declared, asset)}` +
+      `${formatMoney(declared, asset) === volume.asSent ? '' : ` (${volume.asSent})`} (limit ${p.volumeMultiple}x)`,
   };
 }
 
