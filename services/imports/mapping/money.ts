@@ -17,9 +17,10 @@ import { SCHEMA, fail, ok, sourceValue, type FieldOutcome, type Result, type Sou
 // three, the ones before it two). "12,34" is refused: most likely a decimal comma read with the
 // wrong separators, which would make the amount a hundred times too large. ",5", "1,,2", "1,.5"
 // and any separator after the decimal one are refused too. More fraction digits than the scale is
-// svc:validation/money_scale_mismatch, never rounded, even when they are zeros ("1000.00" for a
-// scale-0 asset). units minor: an integer (sign, parentheses and group separators as above, no
-// decimal separator). At most 38 digits of minor units after leading zeros are dropped.
+// svc:validation/money_scale_mismatch, never rounded; zeros past the scale are not more precision
+// and are dropped ("1000.00" of a scale-0 asset is 1000). units minor: an integer (sign,
+// parentheses and group separators as above, no decimal separator). At most 38 digits of minor
+// units after leading zeros are dropped.
 // A malformed amount is svc:validation/schema.
 //
 // In JSONL, a JSON number is an amount only when it is an integer in the safe range: a fraction
