@@ -1,10 +1,12 @@
 import { readJsonFile } from '../files.ts';
 import { parseArgs } from 'node:util';
 import { systemClock } from '../../../platform/clock.ts';
+import { tenantExists } from '../../../platform/tenants/tenants.ts';
 import { openDetectionStores } from '../../../platform/engines.ts';
 import { DETECTOR_LIBRARY } from '../../detection/library.ts';
 import { defaultRulesetDocument } from '../../detection/framework/ruleset.ts';
 import { backtest, DEFAULT_MAX_CHANGES, MAX_CHANGES_LIMIT, type BacktestReport } from '../../detection/rulesets/backtest.ts';
+import { moneyDefaultsFor } from '../../detection/rulesets/money-defaults.ts';
 import {
   activate,
   createCandidate,
@@ -111,8 +113,10 @@ export async function rulesetsCommand(args: string[], print: Print): Promise<voi
       }
       case 'show': {
         if (version === 0) {
-          // The built-in default (what runs while no ruleset is active): a document to start from.
-          const document = defaultRulesetDocument(DETECTOR_LIBRARY);
+          // The built-in default (what runs while no ruleset is active): a document to start from,
+          // its money in the tenant's base asset as the detectors run it (decision 0081).
+          if (!(await tenantExists(db.pool, tenantId))) refuse({ kind: 'not_found', message: `no tenant ${tenantId}` });
+          const document = defaultRulesetDocument(DETECTOR_LIBRARY, await moneyDefaultsFor(db.pool, tenantId, now));
           return out({ version: 0, name: document.name, state: 'built-in', document }, () => [
             'ruleset 0 (default): built-in, what runs while no ruleset is active',
             'document:',

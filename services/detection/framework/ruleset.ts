@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { partyDataSchema } from '../../../schemas/families/party.ts';
 import type { AnyDetector } from './detector.ts';
+import { convertedMoneyDefaults, convertMoneyLayer, withoutMoneyDefaults, type MoneyDefaults } from './money-params.ts';
 
 const SEGMENTS = partyDataSchema.shape.segment.unwrap().options;
 
@@ -50,7 +51,14 @@ export type CompileOutcome = { ok: true; ruleset: CompiledRuleset } | { ok: fals
 
 // `rules`: whether the detectors' parameter rules are checked too. A new document must keep them;
 // a stored one (rules: false) compiles as it did when it was accepted (parameter-rules.ts).
-export function compileRuleset(version: number, document: unknown, library: readonly AnyDetector[], options: { rules?: boolean } = {}): CompileOutcome {
+// `moneyDefaults`: how money parameters the document leaves to their USD defaults become the
+// tenant's base asset (money-params.ts); without it they stay as they are (a USD tenant).
+export function compileRuleset(
+  version: number,
+  document: unknown,
+  library: readonly AnyDetector[],
+  options: { rules?: boolean; moneyDefaults?: MoneyDefaults } = {},
+): CompileOutcome {
   const parsed = rulesetDocumentSchema.safeParse(document);
   if (!parsed.success) return { ok: false, issues: parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message })) };
   const byId = new Map(library.map((detector) => [detector.id, detector]));
@@ -62,7 +70,7 @@ export function compileRuleset(version: number, document: unknown, library: read
       issues.push({ path: `detectors.${id}`, message: `no detector ${id}; known: ${[...byId.keys()].sort().join(', ')}` });
       continue;
     }
-    const configured = configure(detector, config, `detectors.${id}`, issues, options.rules ?? true);
+    const configured = configure(detector, config, `detectors.${id}`, issues, options.rules ?? true, options.moneyDefaults);
     if (configured && config.enabled) detectors.push(configured);
   }
   if (issues.length > 0) return { ok: false, issues };
@@ -71,10 +79,19 @@ export function compileRuleset(version: number, document: unknown, library: read
 
 // Every combination a subject can meet is parsed once, here: the base, each segment, each tier,
 // and each segment with each tier.
-function configure(detector: AnyDetector, config: DetectorConfig, path: string, issues: RulesetIssue[], checkRules: boolean): ConfiguredDetector | undefined {
+function configure(
+  detector: AnyDetector,
+  config: DetectorConfig,
+  path: string,
+  issues: RulesetIssue[],
+  checkRules: boolean,
+  moneyDefaults: MoneyDefaults | undefined,
+): ConfiguredDetector | undefined {
   const before = issues.length;
+  // Money parameters the layers leave out start from their defaults in the base asset.
+  const start = convertedMoneyDefaults(detector, moneyDefaults);
   const parse = (layers: Array<Record<string, unknown>>, where: string) => {
-    const result = detector.params.safeParse(Object.assign({}, ...layers));
+    const result = detector.params.safeParse(Object.assign({}, start, ...layers));
     if (!result.success) {
       for (const issue of result.error.issues) issues.push({ path: [where, ...issue.path].join('.'), message: issue.message });
       return undefined;
@@ -95,7 +112,7 @@ function configure(detector: AnyDetector, config: DetectorConfig, path: string, 
   }
   if (issues.length > before) return undefined;
   return {
-    detector,
+    detector: withoutMoneyDefaults(detector, config.params, moneyDefaults),
     paramsFor(segment, tier) {
       const withTier = tier !== undefined && tiers.has(tier) ? tier : '';
       const withSegment = segment !== undefined && segments.has(segment) ? segment : '';
@@ -106,13 +123,16 @@ function configure(detector: AnyDetector, config: DetectorConfig, path: string, 
 }
 
 // The built-in ruleset (version 0): every detector of the library with its own defaults and the
-// segment overrides it ships with. A tenant runs it until it activates a ruleset of its own.
-export function defaultRulesetDocument(library: readonly AnyDetector[]): ParsedDocument {
+// segment overrides it ships with (their money in the base asset, as the defaults). A tenant runs
+// it until it activates a ruleset of its own.
+export function defaultRulesetDocument(library: readonly AnyDetector[], moneyDefaults?: MoneyDefaults): ParsedDocument {
+  const segmentsOf = (detector: AnyDetector) =>
+    Object.fromEntries(Object.entries(detector.segmentDefaults ?? {}).map(([segment, layer]) => [segment, convertMoneyLayer(detector, layer ?? {}, moneyDefaults)]));
   return {
     name: 'default',
     description: 'Every detector of the library with its default parameters.',
     detectors: Object.fromEntries(
-      library.filter((detector) => !detector.optIn).map((detector) => [detector.id, { enabled: true, params: {}, by_segment: { ...detector.segmentDefaults }, by_risk_tier: {} }]),
+      library.filter((detector) => !detector.optIn).map((detector) => [detector.id, { enabled: true, params: {}, by_segment: segmentsOf(detector), by_risk_tier: {} }]),
     ),
   };
 }

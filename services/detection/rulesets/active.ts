@@ -3,7 +3,9 @@
 // activated or put in shadow takes effect within CACHE_MS on every detection worker.
 import type { Pool } from '../../../platform/postgres/pool.ts';
 import type { AnyDetector } from '../framework/detector.ts';
+import type { MoneyDefaults } from '../framework/money-params.ts';
 import { compileRuleset, defaultRulesetDocument, type CompiledRuleset } from '../framework/ruleset.ts';
+import { moneyDefaultsFor } from './money-defaults.ts';
 
 const CACHE_MS = 5_000;
 
@@ -38,6 +40,8 @@ export class RulesetCache {
     return entry.rulesets;
   }
 
+  // Money parameters left to their defaults are in the tenant's base asset at the rate valid now,
+  // so a rate file loaded takes effect with the next read (decision 0081).
   private async read(tenantId: string): Promise<TenantRulesets> {
     const { rows } = await this.pool.query<{ version: number; state: 'active' | 'shadow'; document: unknown }>({
       name: 'rulesets-running',
@@ -46,17 +50,19 @@ export class RulesetCache {
     });
     const active = rows.find((r) => r.state === 'active');
     const shadow = rows.find((r) => r.state === 'shadow');
+    const money = await moneyDefaultsFor(this.pool, tenantId, new Date(this.now()));
+    const fallback = money.kind === 'usd' ? this.fallback : compileOrThrow(0, defaultRulesetDocument(this.library, money), this.library, money);
     return {
-      live: active ? compileOrThrow(active.version, active.document, this.library) : this.fallback,
-      shadow: shadow ? compileOrThrow(shadow.version, shadow.document, this.library) : null,
+      live: active ? compileOrThrow(active.version, active.document, this.library, money) : fallback,
+      shadow: shadow ? compileOrThrow(shadow.version, shadow.document, this.library, money) : null,
     };
   }
 }
 
 // Stored rulesets were checked when they were created; one that no longer compiles means the
 // library lost a detector it names, which is a deployment error, not a data problem.
-function compileOrThrow(version: number, document: unknown, library: readonly AnyDetector[]): CompiledRuleset {
-  const compiled = compileRuleset(version, document, library, { rules: false });
+function compileOrThrow(version: number, document: unknown, library: readonly AnyDetector[], moneyDefaults?: MoneyDefaults): CompiledRuleset {
+  const compiled = compileRuleset(version, document, library, { rules: false, moneyDefaults });
   if (!compiled.ok) throw new Error(`ruleset ${version} no longer compiles: ${compiled.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
   return compiled.ruleset;
 }

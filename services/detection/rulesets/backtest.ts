@@ -20,12 +20,14 @@ import type { ControlEventChange, MovementChange } from '../../../schemas/bus/ca
 import { lockTenantDetection } from '../detection-lock.ts';
 import { SubjectContext, type DetectionStores } from '../framework/context.ts';
 import type { AnyDetector, NonResultOutcome } from '../framework/detector.ts';
+import type { MoneyDefaults } from '../framework/money-params.ts';
 import { evaluateSubject, type Evaluation } from '../framework/evaluate.ts';
 import { prefetch } from '../framework/prefetch.ts';
 import { compileRuleset, defaultRulesetDocument, type CompiledRuleset, type RulesetIssue } from '../framework/ruleset.ts';
 import { enqueueEvents } from '../../webhooks/outgoing-events.ts';
 import { subjectsOf, type SubjectWork } from '../subjects.ts';
 import { DEFAULT_VERSION, loadRuleset, wrongState, type Refusal, type RulesetState } from './lifecycle.ts';
+import { moneyDefaultsFor } from './money-defaults.ts';
 
 // At most this many movements and control events are replayed by default: a backtest holds pooled
 // connections for as long as it runs (each change evaluates up to four subjects under two
@@ -132,9 +134,11 @@ export async function backtest(deps: BacktestDeps, tenantId: string, version: nu
   if (!BACKTESTABLE.includes(row.state)) return wrongState(version, row.state, BACKTESTABLE, 'backtested');
   // A stored document compiles as it did when it was accepted (decision 0063): a parameter rule
   // added since does not stop it being backtested, as it does not stop it being shadowed.
-  const candidate = compileRuleset(version, row.document, library, { rules: false });
+  // Money defaults as the live pipeline has them now (decision 0081).
+  const money = await moneyDefaultsFor(deps.pool, tenantId, deps.clock.now());
+  const candidate = compileRuleset(version, row.document, library, { rules: false, moneyDefaults: money });
   if (!candidate.ok) return { kind: 'invalid', message: `ruleset ${version} no longer compiles against the detector library`, issues: candidate.issues };
-  const active = await activeRuleset(deps, tenantId, library);
+  const active = await activeRuleset(deps, tenantId, library, money);
 
   const baseAsset = await baseAssetOf(deps.pool, tenantId);
   const changes = await changesIn(deps, tenantId, baseAsset, options.from, options.to, maxChanges + 1);
@@ -178,7 +182,7 @@ function checkWindow(options: BacktestOptions, maxChanges: number): RulesetIssue
   return issues;
 }
 
-async function activeRuleset(deps: BacktestDeps, tenantId: string, library: readonly AnyDetector[]): Promise<CompiledRuleset> {
+async function activeRuleset(deps: BacktestDeps, tenantId: string, library: readonly AnyDetector[], moneyDefaults: MoneyDefaults): Promise<CompiledRuleset> {
   const { rows } = await deps.pool.query<{ version: number; document: unknown }>(
     `SELECT version, document FROM rulesets WHERE tenant_id = $1 AND state = 'active'`,
     [tenantId],
@@ -186,7 +190,9 @@ async function activeRuleset(deps: BacktestDeps, tenantId: string, library: read
   const active = rows[0];
   // The stored one compiles as the live pipeline compiles it (rules: false, decision 0063); the
   // built-in default, made of the library's own defaults, is still checked against them.
-  const compiled = active ? compileRuleset(active.version, active.document, library, { rules: false }) : compileRuleset(DEFAULT_VERSION, defaultRulesetDocument(library), library);
+  const compiled = active
+    ? compileRuleset(active.version, active.document, library, { rules: false, moneyDefaults })
+    : compileRuleset(DEFAULT_VERSION, defaultRulesetDocument(library, moneyDefaults), library, { moneyDefaults });
   // The live pipeline could not run it either: a deployment error, not an operator's.
   if (!compiled.ok) throw new Error(`the active ruleset ${active?.version ?? DEFAULT_VERSION} no longer compiles: ${compiled.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
   return compiled.ruleset;

@@ -1,9 +1,9 @@
 // Money arithmetic for behaviour detectors: base-asset minor units stay bigint; only ratios
 // (how far a threshold was exceeded) become numbers.
-import { z } from 'zod';
+import { moneyParameter } from '../../framework/money-params.ts';
 
-// A money parameter: a decimal string of base-asset minor units, so rulesets stay plain JSON.
-export const minorUnits = (defaultValue: string) => z.string().regex(/^\d+$/, 'must be a decimal string of minor units').default(defaultValue);
+// A money parameter: base-asset minor units, its default in USD cents (framework/money-params.ts).
+export const minorUnits = moneyParameter;
 
 // a / b as a number; Infinity when b is zero and a is not.
 export function ratio(a: bigint, b: bigint): number {

@@ -1,8 +1,8 @@
 // Evidence pieces every network detector builds the same way: keys, windows, capped lists and
 // money as decimal strings of base minor units.
-import { z } from 'zod';
 import type { ActivityRecord } from '../../../../platform/aggregates/port.ts';
 import type { SubjectContext } from '../../framework/context.ts';
+import { moneyParameter } from '../../framework/money-params.ts';
 
 // Evidence lists are capped so an alert on a hub with thousands of movements stays readable.
 const MAX_LISTED = 50;
@@ -10,8 +10,9 @@ const MAX_LISTED = 50;
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 
-// Money parameters are decimal strings of base minor units, so rulesets stay plain JSON.
-export const moneyParam = (fallback: string) => z.string().regex(/^\d+$/).default(fallback);
+// Money parameters are decimal strings of base minor units, their defaults in USD cents
+// (framework/money-params.ts).
+export const moneyParam = moneyParameter;
 
 export const accountKey = (account: string) => `account:${account}`;
 
