@@ -135,3 +135,56 @@ it('keeps headline, explanation and evidence of one hit when a weaker, earlier h
   await record([stronger]);
   expect(await read()).toEqual([{ severity: 'critical', score: 0.9, summary: 'stronger hit', explanation: 'critical, score 0.90', movements: ['c2', 'c3'], from: '11:50:00', hits: 3 }]);
 });
+
+const headlineOf = async (subject: string) =>
+  (await world.api.db.pool.query(`SELECT ${ALERT_COLUMNS} FROM alerts a WHERE a.tenant_id = $1 AND a.subject_id = $2`, [world.api.tenantId, subject])).rows.map((row) => ({
+    summary: row.summary,
+    explanation: row.explanation,
+    movements: row.evidence.movements,
+    hits: row.hits,
+  }));
+
+// The same facts in another order: a hit as strong as the headline but judged at an earlier
+// instant (a late fact judged at its own time) is an older picture of the subject. It used to take
+// the headline for being recorded later, so the alert's words and evidence depended on arrival order.
+it('keeps the later picture as headline when a hit as strong but judged earlier is recorded after it', async () => {
+  const tie = (subject: string, to: string, movements: string[], summary: string) => {
+    const entry = hitOn(subject, '13:00:00', to, movements);
+    entry.hit = { ...entry.hit, score: 0.66, severity: 'medium', summary };
+    entry.explanation = `${summary}, medium, score 0.66`;
+    return entry;
+  };
+  const later = (subject: string) => tie(subject, '14:00:00', ['d2', 'd3'], 'picture at 14:00');
+  const earlier = (subject: string) => tie(subject, '13:30:00', ['d1', 'd2'], 'picture at 13:30');
+  const headline = { summary: 'picture at 14:00', explanation: 'picture at 14:00, medium, score 0.66', movements: ['d2', 'd3'], hits: 2 };
+
+  // In event-time order, and the later picture recorded first: one call each, or both in one call.
+  await record([earlier('D-1')]);
+  await record([later('D-1')]);
+  await record([later('D-2')]);
+  await record([earlier('D-2')]);
+  await record([later('D-3'), earlier('D-3')]);
+  for (const subject of ['D-1', 'D-2', 'D-3']) expect(await headlineOf(subject)).toEqual([headline]);
+
+  // A tie judged at the same instant is the newer judgement of that picture: it takes the headline.
+  const again = tie('D-2', '14:00:00', ['d3', 'd4'], 'picture at 14:00, judged again');
+  await record([again]);
+  expect((await headlineOf('D-2'))[0]).toMatchObject({ summary: 'picture at 14:00, judged again', movements: ['d3', 'd4'], hits: 3 });
+});
+
+// Alerts written before the alert named its headline row (migration 0057) keep the headline the
+// old rule finds, and a hit that does not outrank it names that row rather than its own.
+it('names the old headline row of an alert written before headline_seq when a weaker hit extends it', async () => {
+  const first = hitOn('E-1', '15:00:00', '15:30:00', ['e1']);
+  first.hit = { ...first.hit, score: 0.7, severity: 'high', summary: 'first' };
+  first.explanation = 'first';
+  await record([first]);
+  await world.api.db.pool.query(`UPDATE alerts SET headline_seq = NULL WHERE tenant_id = $1 AND subject_id = 'E-1'`, [world.api.tenantId]);
+  const weaker = hitOn('E-1', '15:10:00', '15:40:00', ['e2']);
+  weaker.hit = { ...weaker.hit, score: 0.7, severity: 'high', summary: 'earlier picture' };
+  weaker.eventAt = new Date('2026-03-01T15:20:00Z');
+  await record([weaker]);
+  expect(await headlineOf('E-1')).toEqual([{ summary: 'first', explanation: 'first', movements: ['e1'], hits: 2 }]);
+  const { rows } = await world.api.db.pool.query(`SELECT headline_seq FROM alerts WHERE tenant_id = $1 AND subject_id = 'E-1'`, [world.api.tenantId]);
+  expect(rows).toEqual([{ headline_seq: 1 }]);
+});

@@ -1,15 +1,17 @@
 // Alerts: one per detector, subject and overlapping event-time window. A hit whose window overlaps
 // an open alert of the same detector on the same subject updates that alert (window widened) and
 // appends its evidence. The alert's headline (score, severity, summary, explanation, versions) is
-// that of its strongest hit (highest severity, then highest score; the later recorded on a tie), so
-// score and severity are never lowered, and a weaker hit recorded later (one earlier in event time,
-// say) adds its facts without lending the alert its own words; readers show the evidence row of the
-// headline hit (the latest with the alert's score and severity). A hit with nothing new (no movement,
+// that of its strongest hit (highest severity, then highest score; on a tie the later in event
+// time, then the later recorded), so score and severity are never lowered, and a hit recorded
+// later but judged at an earlier instant (a late fact) adds its facts without lending the alert
+// an older picture's words, however its strength compares. The alert names its headline's
+// evidence row (headline_seq), which readers show. A hit with nothing new (no movement,
 // counterparty or fact beyond evidence recorded before) changes nothing, and neither does one
 // whose facts a closed (disposed) alert already holds. Evidence rows are never edited (rule 5).
 // Windows that only touch count as overlapping: a hit on a single fact has from = to.
 // Runs inside the caller's transaction, which holds the tenant's detection lock.
 import { ID_PREFIXES, uuidv7 } from '../../platform/ids.ts';
+import { HEADLINE_EVIDENCE_ORDER } from '../../services/cases/store.ts';
 import type { PoolClient } from '../../platform/postgres/pool.ts';
 import { severityRank, type AnyDetector, type Hit, type Severity, type SubjectRef } from '../../services/detection/framework/detector.ts';
 import type { OutgoingEvent } from '../../services/webhooks/outgoing-events.ts';
@@ -73,6 +75,9 @@ interface OpenAlertRow {
   status: 'open' | 'closed';
   unchanged: boolean;
   last_seq: number;
+  // The headline hit's evidence row and the instant it was judged at (null: no evidence row).
+  headline_seq: number | null;
+  headline_at: Date | null;
 }
 
 // The facts a hit's evidence names: a later evaluation citing the same ones (say, with a window
@@ -87,7 +92,8 @@ const factsOf = (hit: Hit): string =>
 const OPEN_ALERT_SQL = `
   SELECT h.i, a.alert_id, a.episode_id, a.severity, a.score, a.status,
          EXISTS (SELECT 1 FROM alert_evidence e WHERE e.tenant_id = a.tenant_id AND e.alert_id = a.alert_id AND e.evidence @> h.facts) AS unchanged,
-         (SELECT max(e.seq) FROM alert_evidence e WHERE e.tenant_id = a.tenant_id AND e.alert_id = a.alert_id) AS last_seq
+         (SELECT max(e.seq) FROM alert_evidence e WHERE e.tenant_id = a.tenant_id AND e.alert_id = a.alert_id) AS last_seq,
+         hd.seq AS headline_seq, hd.event_at AS headline_at
     FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[], $9::jsonb[], $10::int[])
            AS h(i, mode, detector_id, subject_kind, subject_id, window_from, window_to, facts, ruleset_version)
    CROSS JOIN LATERAL (
@@ -98,7 +104,13 @@ const OPEN_ALERT_SQL = `
         AND (a.mode = 'live' OR a.ruleset_version = h.ruleset_version)
       ORDER BY (a.status = 'open') DESC, a.window_to DESC
       LIMIT 1
-   ) a`;
+   ) a
+   LEFT JOIN LATERAL (
+     -- The row the alert names is read by its key; only an alert written before names none.
+     SELECT e.seq, e.event_at FROM alert_evidence e WHERE e.tenant_id = a.tenant_id AND e.alert_id = a.alert_id
+        AND (a.headline_seq IS NULL OR e.seq = a.headline_seq)
+      ORDER BY ${HEADLINE_EVIDENCE_ORDER('e', 'a')} LIMIT 1
+   ) hd ON true`;
 
 async function findOpenAlerts(db: PoolClient, tenantId: string, hits: Array<{ index: number; entry: HitToRecord }>): Promise<Map<number, OpenAlertRow>> {
   const found = new Map<number, OpenAlertRow>();
@@ -130,11 +142,21 @@ interface Extension {
   // Whether the hit becomes the alert's headline.
   headline: boolean;
   seq: number;
+  // The headline's evidence row when the hit does not take it: named on the alert, which an alert
+  // written before migration 0057 did not yet do.
+  keptSeq: number | null;
 }
 
-// Whether a hit is at least as strong as the alert's headline: it then takes the headline.
-const outranks = (hit: Hit, alert: { severity: Severity; score: number }): boolean =>
-  severityRank(hit.severity) > severityRank(alert.severity) || (severityRank(hit.severity) === severityRank(alert.severity) && hit.score >= alert.score);
+// Whether a hit takes the alert's headline: it is stronger, or as strong and judged at the same or
+// a later instant. A tie judged earlier (a late fact's own instant) describes an older picture of
+// the subject than the headline does, and taking it would make the alert's words depend on the
+// order facts arrived in (the detection issue, item 4).
+const outranks = (hit: Hit, eventAt: Date, alert: { severity: Severity; score: number; headline_at: Date | null }): boolean => {
+  const bySeverity = severityRank(hit.severity) - severityRank(alert.severity);
+  if (bySeverity !== 0) return bySeverity > 0;
+  if (hit.score !== alert.score) return hit.score > alert.score;
+  return alert.headline_at === null || eventAt.getTime() >= alert.headline_at.getTime();
+};
 
 interface Opening {
   entry: HitToRecord;
@@ -175,9 +197,9 @@ export async function recordHits(db: PoolClient, hits: HitToRecord[], now: Date)
     if (found?.unchanged && (found.status === 'closed' || severityRank(hit.severity) <= severityRank(found.severity))) continue;
     const open = found?.status === 'open' ? found : undefined;
     if (open) {
-      const headline = outranks(hit, open);
+      const headline = outranks(hit, entry.eventAt, open);
       const severity = headline ? hit.severity : open.severity;
-      writes.extensions.push({ entry, alertId: open.alert_id, headline, seq: open.last_seq + 1 });
+      writes.extensions.push({ entry, alertId: open.alert_id, headline, seq: open.last_seq + 1, keptSeq: open.headline_seq });
       result.updated += 1;
       const fresh = openedHere.get(open.alert_id);
       if (fresh) strengthen(fresh, entry, headline);
@@ -286,7 +308,7 @@ class AlertWrites {
         // The alerts are found by key (= ANY), then matched to their rows: a join of the table
         // with rows the planner cannot count could otherwise scan the tenant's alerts.
         text: `WITH h AS MATERIALIZED (
-                 SELECT * FROM json_to_recordset($3::json) AS h(alert_id uuid, headline boolean, window_from timestamptz, window_to timestamptz, score float8,
+                 SELECT * FROM json_to_recordset($3::json) AS h(alert_id uuid, headline boolean, kept_seq int, window_from timestamptz, window_to timestamptz, score float8,
                    severity text, summary text, explanation text, detector_version int, ruleset_version int,
                    seq int, event_at timestamptz, hit_score float8, hit_severity text, evidence jsonb)
                ),
@@ -298,6 +320,7 @@ class AlertWrites {
                                      explanation = CASE WHEN h.headline THEN h.explanation ELSE a.explanation END,
                                      detector_version = CASE WHEN h.headline THEN h.detector_version ELSE a.detector_version END,
                                      ruleset_version = CASE WHEN h.headline THEN h.ruleset_version ELSE a.ruleset_version END,
+                                     headline_seq = CASE WHEN h.headline THEN h.seq ELSE coalesce(h.kept_seq, a.headline_seq) END,
                                      hits = a.hits + 1, updated_at = $2
                    FROM h
                   WHERE a.tenant_id = $1 AND a.alert_id = ANY($4::uuid[]) AND a.alert_id = h.alert_id
@@ -308,9 +331,10 @@ class AlertWrites {
           this.tenantId,
           this.now,
           JSON.stringify(
-            extensions.map(({ entry, alertId, headline, seq }) => ({
+            extensions.map(({ entry, alertId, headline, seq, keptSeq }) => ({
               alert_id: alertId,
               headline,
+              kept_seq: keptSeq,
               severity: entry.hit.severity,
               ...hitFields(entry, seq),
             })),
@@ -330,9 +354,9 @@ class AlertWrites {
                ),
                opened AS (
                  INSERT INTO alerts (tenant_id, alert_id, mode, ruleset_version, detector_id, detector_version, typology, subject_kind, subject_id,
-                                     party_id, window_from, window_to, score, severity, status, summary, explanation, hits, created_at, updated_at)
+                                     party_id, window_from, window_to, score, severity, status, summary, explanation, hits, headline_seq, created_at, updated_at)
                  SELECT $1, alert_id, mode, ruleset_version, detector_id, detector_version, typology, subject_kind, subject_id,
-                        party_id, window_from, window_to, score, severity, 'open', summary, explanation, 1, $2, $2
+                        party_id, window_from, window_to, score, severity, 'open', summary, explanation, 1, seq, $2, $2
                    FROM h
                  RETURNING tenant_id, alert_id
                )

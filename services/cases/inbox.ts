@@ -5,6 +5,7 @@
 // and SLA. Runs in the caller's transaction, so the row commits with the change it reflects.
 // Decisions: docs/decisions/0030-case-inbox.md.
 import type { Pool } from '../../platform/postgres/pool.ts';
+import { HEADLINE_EVIDENCE_ORDER } from './store.ts';
 
 type Db = Pick<Pool, 'query'>;
 
@@ -18,7 +19,7 @@ export type CaseSlaHours = { critical: number; high: number; medium: number; low
 const PRIORITY_RANK = `(CASE e.severity WHEN 'critical' THEN 4 WHEN 'high' THEN 3 WHEN 'medium' THEN 2 ELSE 1 END)`;
 
 // The amount at stake: the largest total one of the episode's live alerts states in its headline
-// evidence (the hit that set its severity and score), in the tenant's base asset. Detection
+// evidence (the hit whose words the alert carries), in the tenant's base asset. Detection
 // already converts every amount to the base asset with the tenant's fx rates; alerts overlap
 // (two detectors on the same movements), so their totals are not added.
 // A largest total of nothing (a sanctions hit no movement followed) is no amount at stake: null.
@@ -26,7 +27,7 @@ const AMOUNT = `
   SELECT NULLIF(max((h.evidence -> 'amounts' ->> 'total')::numeric), 0) AS value
     FROM alerts a
     CROSS JOIN LATERAL (SELECT x.evidence FROM alert_evidence x WHERE x.tenant_id = a.tenant_id AND x.alert_id = a.alert_id
-                         ORDER BY (x.score = a.score AND x.severity = a.severity) DESC, x.seq DESC LIMIT 1) h
+                         ORDER BY ${HEADLINE_EVIDENCE_ORDER('x', 'a')} LIMIT 1) h
    WHERE a.tenant_id = e.tenant_id AND a.episode_id = e.episode_id AND a.mode = 'live'
      AND h.evidence -> 'amounts' ->> 'asset' = t.base_asset
      AND h.evidence -> 'amounts' ->> 'total' ~ '^[0-9]{1,38}$'`;

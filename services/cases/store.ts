@@ -44,11 +44,19 @@ export interface AlertRow extends AlertSummaryRow {
 export const ALERT_SUMMARY_COLUMNS = `a.alert_id, a.status, a.detector_id, a.typology, a.subject_kind, a.subject_id, a.severity, a.score,
   a.window_from, a.window_to, a.episode_id, a.created_at, a.updated_at, a.created_at::text AS cursor_at`;
 
-// The columns of AlertRow from `alerts a`, with the evidence of its headline hit: the latest row
-// with the alert's score and severity (pipelines/detect/alerts.ts), so headline and evidence agree.
+// The evidence rows `e` of alert `a` in an order whose first row is the headline hit's, whose
+// summary and explanation the alert carries: the row the alert names (headline_seq, migration
+// 0057). An alert written before names none; its headline is the latest row with its score and
+// severity, the rule it was written under. Detection reads the headline by the same order
+// (pipelines/detect/alerts.ts), so what it compares a new hit with is what readers show.
+export const HEADLINE_EVIDENCE_ORDER = (e: string, a: string): string =>
+  `(${e}.seq = ${a}.headline_seq) DESC NULLS LAST, (${e}.score = ${a}.score AND ${e}.severity = ${a}.severity) DESC, ${e}.seq DESC`;
+
+// The columns of AlertRow from `alerts a`, with the evidence of its headline hit, so headline and
+// evidence agree.
 export const ALERT_COLUMNS = `${ALERT_SUMMARY_COLUMNS}, a.detector_version, a.ruleset_version, a.party_id, a.summary, a.explanation, a.hits,
   (SELECT e.evidence FROM alert_evidence e WHERE e.tenant_id = a.tenant_id AND e.alert_id = a.alert_id
-    ORDER BY (e.score = a.score AND e.severity = a.severity) DESC, e.seq DESC LIMIT 1) AS evidence`;
+    ORDER BY ${HEADLINE_EVIDENCE_ORDER('e', 'a')} LIMIT 1) AS evidence`;
 
 export interface EvidenceRow {
   seq: number;

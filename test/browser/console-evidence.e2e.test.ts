@@ -8,6 +8,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureConsoleBuilt } from '../../console/web/ensure-built.ts';
+import { HEADLINE_EVIDENCE_ORDER } from '../../services/cases/store.ts';
 import { formatMoney } from '../../services/detection/framework/money-text.ts';
 import type { Evidence } from '../../services/detection/framework/detector.ts';
 import { startDetectionWorld, type DetectionWorld } from '../support/detection-world.ts';
@@ -86,7 +87,7 @@ afterAll(async () => {
 describe('evidence and the network in Chromium (real console API)', () => {
   it('shows the alert total in major units of its asset, and the thresholds as observed / limit', async () => {
     const { rows } = await world.api.db.pool.query<{ evidence: Evidence }>(
-      `SELECT e.evidence FROM alert_evidence e JOIN alerts a USING (tenant_id, alert_id) WHERE a.tenant_id = 'acme' AND a.alert_id = $1 ORDER BY (e.score = a.score AND e.severity = a.severity) DESC, e.seq DESC LIMIT 1`,
+      `SELECT e.evidence FROM alert_evidence e JOIN alerts a USING (tenant_id, alert_id) WHERE a.tenant_id = 'acme' AND a.alert_id = $1 ORDER BY ${HEADLINE_EVIDENCE_ORDER('e', 'a')} LIMIT 1`,
       [alertId.slice('alrt_'.length)],
     );
     const evidence = rows[0]!.evidence;
