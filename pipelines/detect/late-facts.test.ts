@@ -198,9 +198,10 @@ describe('factsAhead', () => {
     world = await startDetectionWorld();
     const activity = (id: string, days: number) => activityOf(account(id), `${id}-${days}`, at(days));
     // A-ahead: facts half an hour, 2 days, 20 days and 80 days after day 0. A-near: only within
-    // the span. A-far: only 100 days later, past every window.
+    // the span. A-far: only 100 days later, past every window. A-close: 5 hours and 2 days later.
     await world.stores.aggregates.record([
       ...[0, 1 / 48, 2, 20, 80].map((d) => activity('A-ahead', d)),
+      ...[0, 5 / 24, 2].map((d) => activity('A-close', d)),
       ...[0, 1 / 48].map((d) => activity('A-near', d)),
       ...[0, 100].map((d) => activity('A-far', d)),
     ]);
@@ -223,6 +224,18 @@ describe('factsAhead', () => {
       ['A-ahead', 'movement', 20],
       ['A-ahead', 'movement', 80],
     ]);
+  });
+
+  // Day 2 is the latest within 90, 30 and 7 days; the 24-hour window's latest, 5 hours on, was
+  // left out, so a 24-hour detector never saw the late fact beside it (an alert raised in order was
+  // missed out of order).
+  it('judges at a shorter window\'s latest fact when a longer window\'s latest is further', async () => {
+    expect(found(await factsAhead(world.stores.aggregates, [item('A-close', 0)], judged({ 'A-close': 1000 })))).toEqual([
+      ['A-close', 'movement', 5 / 24],
+      ['A-close', 'movement', 2],
+    ]);
+    // Judged only up to the 5-hour fact: day 2 will be judged with the late one in its windows.
+    expect(found(await factsAhead(world.stores.aggregates, [item('A-close', 0)], judged({ 'A-close': 5 / 24 })))).toEqual([['A-close', 'movement', 5 / 24]]);
   });
 
   it('judges only at facts the subject was judged at or beyond', async () => {

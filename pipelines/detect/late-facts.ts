@@ -93,10 +93,11 @@ export function placeLateFacts(work: readonly SubjectWork[], prefetched: readonl
 
 // Evaluations, as movements, at each latest fact less than a longer window after a triggering
 // fact and at least a span after it (what placeLateFacts does not reach), each instant once per
-// subject: the longest window's, then each shorter one's while the latest found lies beyond it
-// (within it, it is that window's latest too). Only facts the subject was judged at or beyond
-// (`judgedTo`, by subject key, markJudged): a later fact not judged yet will be, with the late one
-// in its windows. The store is asked only about subjects judged beyond the span: in order, none.
+// subject. Every window's latest counts, not only the longest one's: with facts 5 hours and 2 days
+// after a late one, the 7-day window's latest is day 2, but only an evaluation at the 5-hour fact
+// holds both in a 24-hour window (two split transfers, say). Only facts the subject was judged at
+// or beyond (`judgedTo`, by subject key, markJudged): a later fact not judged yet will be, with
+// the late one in its windows. The store is asked only about subjects judged beyond the span: in order, none.
 export async function factsAhead(
   store: Pick<AggregateStore, 'latestWithin'>,
   work: readonly SubjectWork[],
@@ -125,11 +126,9 @@ export async function factsAhead(
       const at = latest[i * LONGER_WINDOWS_MS.length + w];
       // Nothing ahead within this window: nor within a shorter one.
       if (!at) return;
+      // A shorter window whose latest is the same fact adds the same instant: kept once by its key.
       const found: SubjectWork = { ...item, trigger: 'movement', at };
       if (at.getTime() <= judged) ahead.set(keyOf(found), found);
-      // Within the next shorter window, the latest there is this one too.
-      const shorter = LONGER_WINDOWS_MS[w + 1];
-      if (shorter === undefined || at.getTime() <= item.at.getTime() + shorter - 1) return;
     }
   });
   return [...ahead.values()];
