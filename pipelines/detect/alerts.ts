@@ -56,6 +56,8 @@ export interface ExtendedAlert {
   episodeId: string;
   eventAt: Date;
   counterparties: string[];
+  // Whether the hit took the alert's headline: the episode's amount at stake may have changed.
+  headline: boolean;
 }
 
 export interface RecordedHits {
@@ -204,7 +206,7 @@ export async function recordHits(db: PoolClient, hits: HitToRecord[], now: Date)
       const fresh = openedHere.get(open.alert_id);
       if (fresh) strengthen(fresh, entry, headline);
       if (open.episode_id && entry.mode === 'live') {
-        result.extended.push({ tenantId: entry.tenantId, episodeId: open.episode_id, eventAt: entry.eventAt, counterparties: hit.evidence.counterparties });
+        result.extended.push({ tenantId: entry.tenantId, episodeId: open.episode_id, eventAt: entry.eventAt, counterparties: hit.evidence.counterparties, headline });
       }
       if (severity !== open.severity && open.episode_id) {
         result.raised.push({ alertId: open.alert_id, tenantId: entry.tenantId, episodeId: open.episode_id, severity });

@@ -127,6 +127,22 @@ describe('episodes', () => {
       { member: 'party:p2', role: 'subject' },
     ]);
   });
+
+  // A late fact judged at the alert's latest instant makes its headline stronger, at the same
+  // severity and inside the episode's span: nothing else of the episode changes.
+  it("rewrites the case's amount at stake when a hit inside the span takes the alert's headline", async () => {
+    const withTotal = (entry: HitToRecord, total: string) => {
+      entry.hit.evidence.amounts = { ...entry.hit.evidence.amounts, total };
+      return entry;
+    };
+    await commit([withTotal(hit(first, 'a1', 'p1', '2026-03-10T10:00:00Z', '2026-03-10T12:00:00Z', ['k1', 'k2'], 'medium', 0.52), '1100000')]);
+    const { episode_id } = await episodeOf('probe_one', 'a1', '2026-03-10T11:00:00Z');
+    const amount = async () =>
+      (await world.api.db.pool.query(`SELECT amount_value FROM case_inbox WHERE tenant_id = $1 AND episode_id = $2`, [world.api.tenantId, episode_id])).rows[0].amount_value;
+    expect(await amount()).toBe('1100000');
+    await commit([withTotal(hit(first, 'a1', 'p1', '2026-03-10T10:00:00Z', '2026-03-10T12:00:00Z', ['k1', 'k2', 'k3'], 'medium', 0.56), '1400000')]);
+    expect(await amount()).toBe('1400000');
+  });
 });
 
 describe('a filed report', () => {

@@ -277,6 +277,9 @@ async function subjectParties(db: PoolClient, tenantId: string, episodeId: strin
 // Alerts kept alive by new hits keep their episodes active: an episode's span follows its alerts'
 // hits, so a new alert on the subject weeks later still finds it within the horizon. The
 // counterparties a later hit names join the episode as related members, as an opening hit's do.
+// The inbox copy is rewritten for an episode whose span or members changed, and for one whose
+// alert took a new headline: its amount at stake is read from the headline's evidence (a late
+// fact can make the headline stronger inside the span, changing nothing else).
 export async function spanEpisodes(db: PoolClient, extended: ExtendedAlert[], now: Date): Promise<void> {
   if (extended.length === 0) return;
   const tenantId = extended[0]!.tenantId;
@@ -297,5 +300,6 @@ export async function spanEpisodes(db: PoolClient, extended: ExtendedAlert[], no
            RETURNING e.episode_id`,
     values: [tenantId, extended.map((x) => x.episodeId), extended.map((x) => x.eventAt), now],
   });
-  await refreshCaseInbox(db, tenantId, [...new Set([...rows, ...joined].map((row) => row.episode_id))]);
+  const reheaded = extended.filter((x) => x.headline).map((x) => x.episodeId);
+  await refreshCaseInbox(db, tenantId, [...new Set([...rows, ...joined].map((row) => row.episode_id).concat(reheaded))]);
 }
